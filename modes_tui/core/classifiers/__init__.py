@@ -1,0 +1,76 @@
+"""Classifier backends and the one place that builds them from `router.yaml`.
+
+`keyword` lives here in the core. The others need a model or an encoder; the caller
+passes them in through `ClassifierServices`, so the core never imports litellm or torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from modes_tui.core.errors import DeclarationError, Problem
+from modes_tui.core.profiles import Pack
+from modes_tui.core.routing import Classifier
+
+BackendFactory = Callable[[Pack, "ClassifierServices"], Classifier]
+
+
+@dataclass
+class ClassifierServices:
+    """What non-keyword backends need, supplied by the wiring layer (cli.py)."""
+
+    factories: dict[str, BackendFactory]
+    """Backend name -> factory, for backends that live outside the core."""
+    default_model: str = "default"
+    """The model id that `default` stands for."""
+
+
+def build_classifier(
+    pack: Pack, name: str | None = None, services: ClassifierServices | None = None
+) -> Classifier:
+    """The classifier called `name` (default: the pack's), ready to route."""
+    from modes_tui.core.classifiers.keyword import KeywordClassifier
+
+    name = name or pack.router.classifier
+    if name == "keyword":
+        return KeywordClassifier()
+    if name.startswith("python:"):
+        return _import_classifier(name, pack)
+    if services is not None and name in services.factories:
+        return services.factories[name](pack, services)
+    known = ["keyword", *(services.factories if services else ())]
+    raise DeclarationError(
+        [
+            Problem(
+                "router.yaml",
+                "classifier",
+                f"backend {name!r} is not available here; available: {', '.join(known)}",
+            )
+        ],
+        pack=pack.name,
+    )
+
+
+def _import_classifier(spec: str, pack: Pack) -> Classifier:
+    """`python:package.module:object`: an object with `classify`, or a class to build."""
+    target = spec.removeprefix("python:")
+    module_name, _, attribute = target.partition(":")
+    problem = None
+    obj: Any = None
+    try:
+        obj = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError, ValueError) as error:
+        problem = f"cannot import {target!r}: {error}"
+    if obj is not None and isinstance(obj, type):
+        obj = obj()
+    if problem is None and not callable(getattr(obj, "classify", None)):
+        problem = (
+            f"{target!r} has no classify(message, history, modes, instructions, inputs) method"
+        )
+    if problem is not None:
+        raise DeclarationError([Problem("router.yaml", "classifier", problem)], pack=pack.name)
+    classifier: Classifier = obj
+    return classifier

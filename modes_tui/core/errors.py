@@ -1,0 +1,145 @@
+"""Every error modes-tui raises on purpose, under one root.
+
+    ModesError                    root: a message for the user and a short title
+    ├── DeclarationError          a pack (profiles, router.yaml, prompts) is broken; lists every problem
+    ├── SettingsError             config.yaml, an environment variable or an option is wrong
+    ├── UnknownMode               a mode name that the pack does not have or that is unavailable
+    ├── ContractError             a classifier returned something that is not a Decision
+    ├── RoutingDecisionError      a model's routing answer could not be parsed (stage, raw_output)
+    ├── ProviderError             a model call failed (kind, provider message, hint)
+    ├── ToolError                 a tool refused or failed in a way the model should read
+    └── SessionError              a session file is missing or unreadable
+
+The core raises; the edges (TUI, REPL, CLI) show `str(error)` and never a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+
+class ModesError(Exception):
+    """Root of every error modes-tui raises on purpose."""
+
+    title = "Error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong in a pack: where it is and what would fix it."""
+
+    file: str
+    """The file that holds the problem (relative to the pack when possible)."""
+    field: str
+    """The key path inside that file, e.g. `examples[3]` or `fallback`."""
+    message: str
+    """What is wrong and what would fix it."""
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.field}" if self.field else self.file
+        return f"{where}: {self.message}"
+
+
+class DeclarationError(ModesError):
+    """A pack is broken. Carries every problem found, not just the first."""
+
+    title = "Broken pack"
+
+    def __init__(self, problems: Sequence[Problem], pack: str = "") -> None:
+        self.problems = tuple(problems)
+        self.pack = pack
+        head = f"pack {pack!r} has" if pack else "the declaration has"
+        count = len(self.problems)
+        lines = [f"{head} {count} problem{'s' if count != 1 else ''}:"]
+        lines += [f"  - {problem}" for problem in self.problems]
+        super().__init__("\n".join(lines))
+
+
+class SettingsError(ModesError):
+    """A setting is wrong: names the file or variable, the key, and the fix."""
+
+    title = "Bad setting"
+
+
+class UnknownMode(ModesError, KeyError):
+    """A mode name that is not in the pack, or not available right now."""
+
+    title = "Unknown mode"
+
+    def __init__(self, name: str, available: Sequence[str]) -> None:
+        self.name = name
+        self.available = tuple(available)
+        choices = ", ".join(self.available) or "(none)"
+        super().__init__(f"unknown mode {name!r}; available modes: {choices}")
+
+    def __str__(self) -> str:  # KeyError would otherwise add quotes
+        return self.message
+
+
+class ContractError(ModesError):
+    """A classifier broke its contract (did not return a well-formed Decision)."""
+
+    title = "Classifier contract"
+
+
+class RoutingDecisionError(ModesError):
+    """A routing model's answer was not a usable decision; the raw text is kept."""
+
+    title = "Unusable routing answer"
+
+    def __init__(
+        self, message: str, *, stage: Literal["json-parse", "shape"], raw_output: str
+    ) -> None:
+        super().__init__(message)
+        self.stage = stage
+        self.raw_output = raw_output
+
+
+ProviderErrorKind = Literal[
+    "timeout",
+    "rate_limit",
+    "auth",
+    "connection",
+    "bad_stream",
+    "context_too_long",
+    "not_found",
+    "bad_request",
+    "unknown",
+]
+
+
+class ProviderError(ModesError):
+    """A model call failed. Keeps the provider's own words and adds a hint."""
+
+    title = "Model call failed"
+
+    def __init__(
+        self, kind: ProviderErrorKind, provider_message: str, *, hint: str = "", model: str = ""
+    ) -> None:
+        self.kind = kind
+        self.provider_message = provider_message
+        self.hint = hint
+        self.model = model
+        where = f" ({model})" if model else ""
+        text = f"{kind.replace('_', ' ')}{where}: {provider_message}"
+        if hint:
+            text += f"\nhint: {hint}"
+        super().__init__(text)
+
+
+class ToolError(ModesError):
+    """A tool failed in a way that the model is allowed to read."""
+
+    title = "Tool failed"
+
+
+class SessionError(ModesError):
+    """A session could not be found or read."""
+
+    title = "Session"

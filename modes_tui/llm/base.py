@@ -1,0 +1,177 @@
+"""The model seam: what the engine and the router need from a model or an encoder.
+
+Pure data and protocols; importing this module loads no model library. Adapters:
+`litellm_model.LiteLLMChatModel` (every real call, local model included) and
+`fake.ScriptedModel` (tests and demos). Encoders: `encoders.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from modes_tui.core.conversation import ToolCall
+
+SECRET_KEYS = frozenset({"api_key", "authorization", "x-api-key", "api-key", "token", "secret"})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as the model sees it."""
+
+    name: str
+    """The tool's name."""
+    description: str
+    """What it does, from the docstring."""
+    parameters: Mapping[str, Any]
+    """JSON schema of its arguments."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """OpenAI function-tool format."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": dict(self.parameters),
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """Exactly what one model call is given."""
+
+    model: str
+    """A litellm model id."""
+    messages: tuple[Mapping[str, Any], ...]
+    """OpenAI-format messages, system prompt first."""
+    tools: tuple[ToolSpec, ...] = ()
+    """The tools offered on this call (only the mode's)."""
+    temperature: float | None = None
+    """Sampling temperature, when set."""
+    max_tokens: int | None = None
+    """Answer length cap, when set."""
+    reasoning_effort: str | None = None
+    """low | medium | high, only where the model supports it."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Any other provider parameters (response_format, logprobs, timeout, ...)."""
+
+    def params(self) -> dict[str, Any]:
+        """Keyword arguments for the call (litellm's names)."""
+        params: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in self.messages]}
+        if self.tools:
+            params["tools"] = [tool.to_dict() for tool in self.tools]
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
+        if self.reasoning_effort is not None:
+            params["reasoning_effort"] = self.reasoning_effort
+        params.update(self.extra)
+        return params
+
+    def to_dict(self) -> dict[str, Any]:
+        """The exact arguments, with secrets redacted, for logs and sessions."""
+        return redact(self.params())
+
+
+def redact(value: Any) -> Any:
+    """A copy of `value` with API keys, tokens and auth headers replaced."""
+    if isinstance(value, Mapping):
+        return {
+            key: "[redacted]"
+            if str(key).lower() in SECRET_KEYS and value[key]
+            else redact(value[key])
+            for key in value
+        }
+    if isinstance(value, list | tuple):
+        return [redact(item) for item in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    """Part of the answer's text."""
+
+    kind: ClassVar[str] = "text"
+    text: str
+    """The new text."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningChunk:
+    """Part of the model's reasoning, shown folded."""
+
+    kind: ClassVar[str] = "reasoning"
+    text: str
+    """The new reasoning text."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallChunk:
+    """A complete tool call (the adapter assembles streamed fragments)."""
+
+    kind: ClassVar[str] = "tool_call"
+    call: ToolCall
+    """The call."""
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    """Token counts and cost of one model call."""
+
+    kind: ClassVar[str] = "usage"
+    prompt_tokens: int
+    """Tokens in the request."""
+    completion_tokens: int
+    """Tokens in the answer."""
+    cost: float | None = None
+    """Cost in USD where the price is known."""
+
+
+ModelEvent = TextChunk | ReasoningChunk | ToolCallChunk | UsageReport
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A whole, non-streamed answer (the chat and judge routing backends use it)."""
+
+    text: str
+    """The answer's text."""
+    top_logprobs: tuple[Mapping[str, float], ...] = ()
+    """Per generated token: candidate token -> log probability."""
+    usage: UsageReport | None = None
+    """Token counts and cost."""
+    model: str = ""
+    """The model that answered."""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Anything that can answer a ModelRequest."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream the answer. Raises ProviderError on failure."""
+        ...
+
+    async def complete(self, request: ModelRequest) -> Completion:
+        """The whole answer at once. Raises ProviderError on failure."""
+        ...
+
+    def supports_reasoning(self, model: str) -> bool:
+        """Whether `reasoning_effort` means anything to `model`."""
+        ...
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Turns texts into vectors for the embedding router."""
+
+    name: str
+    """Identifies the encoder (cache keys include it)."""
+
+    def encode(self, texts: Sequence[str]) -> list[list[float]]:
+        """One normalised vector per text."""
+        ...

@@ -1,0 +1,62 @@
+"""Shared fixtures: every test gets its own MODES_TUI_HOME, and packs are cheap to write."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+# litellm reaches for the network at import unless told otherwise; tests never may.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def modes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private MODES_TUI_HOME for each test, so nothing touches the real config."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("MODES_TUI_HOME", str(home))
+    yield home
+
+
+PackWriter = Callable[..., Path]
+
+
+@pytest.fixture
+def write_pack(tmp_path: Path) -> PackWriter:
+    """Write a pack folder from dicts: write_pack(router={...}, modes={"a": {...}})."""
+
+    def write(
+        router: dict[str, Any] | None = None,
+        modes: dict[str, dict[str, Any] | str] | None = None,
+        prompts: dict[str, str] | None = None,
+        name: str = "testpack",
+    ) -> Path:
+        folder = tmp_path / "packs" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        router = {"classifier": "keyword", "fallback": "chat"} if router is None else router
+        (folder / "router.yaml").write_text(yaml.safe_dump(router), encoding="utf-8")
+        if modes is None:
+            modes = {
+                "chat": {"description": "Everyday chat.", "keywords": ["hello"]},
+                "code": {"description": "Code questions.", "keywords": ["segfault", "python"]},
+            }
+        for mode, data in modes.items():
+            text = data if isinstance(data, str) else yaml.safe_dump(data)
+            (folder / f"{mode}.yaml").write_text(text, encoding="utf-8")
+        for relative, text in (prompts or {}).items():
+            path = folder / "prompts" / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        return folder
+
+    return write

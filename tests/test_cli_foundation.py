@@ -1,0 +1,96 @@
+"""`modes-tui profiles` and `modes-tui route`: output, exit codes and errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from modes_tui.cli import main
+from tests.conftest import PackWriter
+
+
+def test_route_json_prints_a_valid_route(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["route", "my build fails with a segfault", "--json", "--classifier", "keyword"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert out["mode_name"] == "code" and out["decided_by"] == "classifier"
+    assert out["classifier"] == {"with": "keyword", "model": None}
+    assert set(out["decision"]["probabilities"]) == {"chat", "code", "reason", "shell", "write"}
+
+
+def test_route_text_output_names_mode_and_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["route", "--classifier", "keyword", "git", "rebase", "conflict"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("shell  (by classifier, confidence")
+    assert "reason: keywords:" in out
+
+
+def test_route_without_a_keyword_match_falls_back(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["route", "--classifier", "keyword", "--json", "zzzz qqqq"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["mode_name"], out["decided_by"], out["reason"]) == (
+        "chat",
+        "fallback",
+        "No mode chosen",
+    )
+
+
+def test_route_in_another_pack(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["route", "--pack", "support", "--classifier", "keyword", "--json", "I want a refund"])
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["mode_name"] == "returns"
+
+
+def test_route_with_an_unknown_classifier_says_what_exists(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["route", "--classifier", "psychic", "hi"]) == 1
+    assert "backend 'psychic' is not available here; available: keyword" in capsys.readouterr().err
+
+
+def test_profiles_lists_modes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["profiles"]) == 0
+    out = capsys.readouterr().out
+    for mode in ("chat", "code", "shell", "write", "reason"):
+        assert f"\n  {mode}" in out
+
+
+def test_profiles_check_passes_on_shipped_packs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["profiles", "--check", "--pack", "support"]) == 0
+    assert "pack 'support' is valid: 4 modes" in capsys.readouterr().out
+
+
+def test_profiles_check_names_every_problem(
+    write_pack: PackWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = write_pack(
+        router={"fallback": "help", "below_confidence": 7},
+        modes={"chat": {"examples": ["hi"]}, "code": {"description": "d", "tools": ["nuke"]}},
+    )
+    assert main(["profiles", "--check", "--profiles", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert "has 4 problems" in err
+    assert "testpack/chat.yaml: description: missing" in err
+    assert "testpack/code.yaml: tools[0]: unknown tool 'nuke'" in err
+    assert "testpack/router.yaml: fallback: 'help' is not a mode" in err
+    assert "testpack/router.yaml: below_confidence: 7 must be a number from 0 to 1" in err
+
+
+def test_profiles_of_a_missing_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["profiles", "--profiles", str(tmp_path / "nope")]) == 1
+    assert "no such folder" in capsys.readouterr().err
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["route"]) == 2
+    assert main(["frobnicate"]) == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == "modes-tui 0.1.0"

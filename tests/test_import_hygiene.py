@@ -1,0 +1,53 @@
+"""The core stays headless: importing it loads no UI and no model library."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ["textual", "prompt_toolkit", "litellm", "llama_cpp", "torch", "sentence_transformers"]
+
+CORE_MODULES = [
+    "modes_tui.core",
+    "modes_tui.core.profiles",
+    "modes_tui.core.routing",
+    "modes_tui.core.routing_prompt",
+    "modes_tui.core.events",
+    "modes_tui.core.classifiers",
+    "modes_tui.core.classifiers.keyword",
+    "modes_tui.llm.base",
+    "modes_tui.cli",
+]
+
+
+def loaded_after_import(module: str) -> list[str]:
+    code = (
+        f"import json, sys, importlib; importlib.import_module({module!r}); "
+        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return list(json.loads(out.stdout))
+
+
+@pytest.mark.parametrize("module", CORE_MODULES)
+def test_core_module_loads_no_ui_or_model_library(module: str) -> None:
+    assert loaded_after_import(module) == []
+
+
+def test_routing_a_message_from_the_cli_loads_no_model_library(tmp_path) -> None:
+    code = (
+        "import json, sys; from modes_tui.cli import main; "
+        "rc = main(['route', '--classifier', 'keyword', 'my build fails with a segfault']); "
+        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
