@@ -1,0 +1,578 @@
+"""The modes-tui app: chat on the left, routing decisions on the right, a prompt below.
+
+It translates the engine's events into widgets and the user's keys into control-file
+writes; it owns no routing or model logic. `build_app` is the one factory the CLI, the
+tests, the screenshot script and the benchmarks use. Importing this module loads no
+model library: the engine is built in a worker thread after the first paint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import tzinfo
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingsMap
+from textual.containers import Horizontal
+from textual.widgets import Footer, Input
+from textual.worker import Worker, WorkerState
+
+from modes_tui.core.control import AUTO, OFF, ControlReading
+from modes_tui.core.errors import ModesError
+from modes_tui.core.events import (
+    RequestBuilt,
+    RouteDecided,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequested,
+    TurnCancelled,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+)
+from modes_tui.tui.chat import ChatLog, TurnNote, TurnView
+from modes_tui.tui.commands import (
+    COMMANDS,
+    Command,
+    CommandError,
+    is_command,
+    message_text,
+    mode_settings,
+    parse_command,
+)
+from modes_tui.tui.confirm import DialogConfirmer
+from modes_tui.tui.inspector import InspectorScreen
+from modes_tui.tui.keys import ModeKey, mode_keys, next_setting
+from modes_tui.tui.palette import ModeCommands
+from modes_tui.tui.panel import RoutePanel
+from modes_tui.tui.prompt import CommandSuggester, PromptInput
+from modes_tui.tui.replay import ReplayScreen, SessionsScreen
+from modes_tui.tui.services import AppServices, ReplayedSession, TurnEngine
+from modes_tui.tui.status import ModeHeader, StatusLine, model_label, setting_label
+from modes_tui.tui.turns import TurnRecord
+
+
+class ModesApp(App[None]):
+    """The terminal chat whose every turn is routed to a mode, in plain sight."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "modes-tui"
+    COMMANDS: ClassVar = App.COMMANDS | {ModeCommands}
+    BINDINGS: ClassVar = [
+        Binding("ctrl+b", "toggle_panel", "Routes", id="panel.toggle"),
+        Binding("shift+tab", "cycle_mode", "Cycle mode", id="mode.cycle", priority=True),
+        Binding("ctrl+g", "set_setting('auto')", "Auto", id="mode.auto"),
+        Binding("ctrl+o", "set_setting('off')", "Off", id="mode.off", show=False),
+        Binding("escape", "cancel_turn", "Cancel", id="turn.cancel"),
+        Binding("ctrl+r", "retry", "Retry", id="turn.retry"),
+        Binding("ctrl+t", "why", "Why?", id="inspector.last"),
+        Binding("f1", "help", "Help", id="app.help"),
+    ]
+
+    def __init__(self, services: AppServices, *, tz: tzinfo | None = None) -> None:
+        super().__init__()
+        self.services = services
+        self.tz = tz
+        """Time zone for times on screen (None: local); tests fix it."""
+        self.mode_keys: list[ModeKey] = mode_keys(services.pack.available())
+        # Mode keys depend on the pack, so they join the class bindings per instance.
+        self._bindings = BindingsMap.merge(
+            [
+                self._bindings,
+                BindingsMap(
+                    Binding(
+                        mk.key,
+                        f"set_setting({mk.mode!r})",
+                        mk.mode,
+                        id=mk.binding_id,
+                        tooltip=f"Force mode {mk.mode}",
+                    )
+                    for mk in self.mode_keys
+                    if mk.key
+                ),
+            ]
+        )
+        if services.keymap:
+            self.set_keymap(services.keymap)
+        if services.theme:
+            self.theme = services.theme
+        self.engine: TurnEngine | None = None
+        self.records: list[TurnRecord] = []
+        self.reading = ControlReading(AUTO)
+        self._turn_running_flag = False
+        self._engine_error: str | None = None
+
+    @property
+    def _turn_running(self) -> bool:
+        return self._turn_running_flag
+
+    @_turn_running.setter
+    def _turn_running(self, running: bool) -> None:
+        self._turn_running_flag = running
+        self.refresh_bindings()
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        services = self.services
+        yield ModeHeader(model=services.model, pack=services.pack.name, id="header")
+        with Horizontal(id="main"):
+            yield ChatLog(id="chat", tz=self.tz)
+            yield RoutePanel(id="routes", tz=self.tz)
+        yield StatusLine(id="status")
+        yield PromptInput(
+            placeholder="Ask anything · /help for commands",
+            suggester=CommandSuggester(self.settings, self.session_ids),
+            id="prompt",
+        )
+        yield Footer(compact=True)
+
+    @property
+    def chat(self) -> ChatLog:
+        """The chat log."""
+        return self.query_one("#chat", ChatLog)
+
+    @property
+    def panel(self) -> RoutePanel:
+        """The route panel."""
+        return self.query_one("#routes", RoutePanel)
+
+    @property
+    def header(self) -> ModeHeader:
+        """The header line."""
+        return self.query_one("#header", ModeHeader)
+
+    @property
+    def status(self) -> StatusLine:
+        """The status line."""
+        return self.query_one("#status", StatusLine)
+
+    @property
+    def prompt(self) -> PromptInput:
+        """The prompt."""
+        return self.query_one("#prompt", PromptInput)
+
+    def on_mount(self) -> None:
+        self.show_reading(self.services.control.read())
+        self.prompt.focus()
+        self.status.busy(f"Loading {model_label(self.services.model)}…")
+        # Heavy work starts only once the first frame is on screen.
+        self.call_after_refresh(self._after_first_paint)
+
+    def _after_first_paint(self) -> None:
+        self.build_engine()
+        self.watch_control()
+        if self.services.preload is not None:
+            self.preload()
+
+    # ------------------------------------------------------------------ workers
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="engine", name="build engine")
+    def build_engine(self) -> TurnEngine:
+        """Build the engine (may import litellm, load the model or the encoder)."""
+        return self.services.build_engine(DialogConfirmer(self))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="preload", name="preload")
+    def preload(self) -> None:
+        """Import slow libraries in the background."""
+        if self.services.preload is not None:
+            self.services.preload()
+
+    @work(exclusive=True, exit_on_error=False, group="control", name="watch control file")
+    async def watch_control(self) -> None:
+        """Show changes of the control file made by anyone, within a second."""
+        async for reading in self.services.control.watch():
+            self.show_reading(reading)
+
+    @work(exclusive=True, exit_on_error=False, group="turn", name="turn")
+    async def run_turn(self, text: str) -> None:
+        """Route and answer one message, showing every event."""
+        self._turn_running = True
+        record = TurnRecord(len(self.records) + 1, text)
+        self.records.append(record)
+        view = await self.chat.start_turn(record)
+        try:
+            engine = await self._wait_for_engine(record, view)
+            if engine is None:
+                return
+            self.status.busy("Routing…")
+            await self._play(record, view, engine.run_turn(text))
+        finally:
+            self._turn_running = False
+
+    @work(exclusive=True, exit_on_error=False, group="turn", name="retry")
+    async def retry_turn(self, record: TurnRecord) -> None:
+        """Run the last turn again."""
+        if self.engine is None:
+            return
+        self._turn_running = True
+        try:
+            view = self.chat.view(record.number)
+            record.restart()
+            if view is not None:
+                await view.restart()
+            self.status.busy("Retrying: routing…")
+            await self._play(record, view, self.engine.retry())
+        finally:
+            self._turn_running = False
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="replay", name="load session")
+    def load_replay(self, session_id: str) -> ReplayedSession:
+        """Load a recorded session (and re-route it) off the event loop."""
+        sessions = self.services.sessions
+        if sessions is None:
+            raise ModesError("sessions are not available in this build")
+        return sessions.replay(session_id)
+
+    async def _wait_for_engine(self, record: TurnRecord, view: TurnView) -> TurnEngine | None:
+        while self.engine is None and self._engine_error is None:
+            self.status.busy(f"Loading {model_label(self.services.model)}; your message waits…")
+            await self.workers.wait_for_complete(self._engine_workers())
+        if self.engine is None:
+            failure = TurnFailed(
+                error=f"the model could not start: {self._engine_error}",
+                kind="startup",
+                hint="Check the model settings (modes-tui --help), then restart.",
+                retryable=False,
+            )
+            record.apply(failure)
+            await view.apply(failure)
+            return None
+        return self.engine
+
+    def _engine_workers(self) -> list[Worker[Any]]:
+        return [w for w in self.workers if w.group == "engine"]
+
+    async def _play(
+        self, record: TurnRecord, view: TurnView | None, events: AsyncIterator[TurnEvent]
+    ) -> None:
+        async for event in events:
+            record.apply(event)
+            if view is not None:
+                await view.apply(event)
+            self._reflect(record, event)
+
+    def _reflect(self, record: TurnRecord, event: TurnEvent) -> None:
+        """Panel, header and status line for one event."""
+        if isinstance(event, RouteDecided):
+            self.panel.decided(record)
+            self.header.show(active_mode=record.mode or "no mode")
+            self.status.busy(f"Routed to {record.mode or 'no mode'}; asking the model…")
+        elif isinstance(event, RequestBuilt):
+            self.panel.refresh_record(record)
+            self.status.busy(f"Waiting for {model_label(event.request.model)}…")
+        elif isinstance(event, TextDelta):
+            if self.status.activity and not self.status.activity.startswith("Answering"):
+                self.status.busy(f"Answering in {record.mode or 'no mode'}…")
+        elif isinstance(event, ToolCallRequested):
+            what = "Asking before running" if event.needs_confirmation else "Running"
+            self.status.busy(f"{what} {event.call.name}…")
+        elif isinstance(event, ToolCallFinished):
+            self.status.busy(f"{event.call.name}: {event.outcome}; asking the model…")
+        elif isinstance(event, TurnFinished):
+            self.panel.refresh_record(record)
+            self.status.idle()
+        elif isinstance(event, TurnCancelled):
+            self.panel.refresh_record(record)
+            self.status.idle("Cancelled; the partial answer is kept.")
+        elif isinstance(event, TurnFailed):
+            self.panel.refresh_record(record)
+            retry = " · ctrl+r or the Retry button tries again" if event.retryable else ""
+            self.status.error(f"The turn failed: {event.error}{retry}")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place that handles workers ending: success of the engine, every error."""
+        worker = event.worker
+        if event.state == WorkerState.SUCCESS and worker.group == "engine":
+            self.engine = worker.result
+            if not self._turn_running:
+                self.status.idle()
+        elif event.state == WorkerState.SUCCESS and worker.group == "replay":
+            if isinstance(worker.result, ReplayedSession):
+                self.push_screen(ReplayScreen(worker.result, tz=self.tz))
+            self.status.idle()
+        elif event.state == WorkerState.ERROR:
+            error = worker.error
+            message = str(error) if isinstance(error, ModesError) else repr(error)
+            if worker.group == "engine":
+                self._engine_error = message
+                self.status.error(f"The model could not start: {message}")
+            elif worker.group == "turn":
+                self._turn_failed_unexpectedly(message)
+            elif worker.group == "preload":
+                self.log.warning(f"preload failed: {message}")
+            else:
+                self.status.error(f"{worker.name} failed: {message}")
+
+    def _turn_failed_unexpectedly(self, message: str) -> None:
+        if not self.records:
+            self.status.error(message)
+            return
+        record = self.records[-1]
+        failure = TurnFailed(
+            error=message,
+            kind="app",
+            hint="This is a bug in modes-tui; the conversation is kept. Retry may work.",
+            retryable=True,
+        )
+        record.apply(failure)
+        view = self.chat.view(record.number)
+        if view is not None:
+            self.call_later(view.apply, failure)
+        self._reflect(record, failure)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Cancel shows only while a turn runs, retry only after a failed last turn."""
+        if action == "cancel_turn":
+            return self._turn_running
+        if action == "retry":
+            last = self.records[-1] if self.records else None
+            return bool(last and last.failure and last.failure.retryable and not self._turn_running)
+        return True
+
+    # ------------------------------------------------------------------ settings
+
+    def mode_names(self) -> list[str]:
+        """The modes that can be forced now."""
+        return [p.name for p in self.services.pack.available()]
+
+    def settings(self) -> list[str]:
+        """What `/mode` accepts."""
+        return mode_settings(self.mode_names())
+
+    def session_ids(self) -> list[str]:
+        """Ids `/replay` completes (cached after `/sessions`)."""
+        return list(getattr(self, "_session_ids", []))
+
+    def show_reading(self, reading: ControlReading) -> None:
+        """Show the control setting in the header and the panel."""
+        self.reading = reading
+        self.header.show(reading)
+        self.panel.show_setting(setting_label(reading.mode), reading.warning)
+
+    def set_setting(self, setting: str) -> bool:
+        """Write the control file (keys, /mode, the palette); False when it was refused."""
+        try:
+            self.services.control.write(setting)
+        except ModesError as error:
+            self.status.error(str(error))
+            return False
+        self.show_reading(self.services.control.read())
+        self.status.idle(f"Setting: {setting_label(setting)}")
+        return True
+
+    def action_set_setting(self, setting: str) -> None:
+        """Force a mode, or auto/off."""
+        self.set_setting(setting)
+
+    def action_cycle_mode(self) -> None:
+        """auto → each mode → auto."""
+        self.set_setting(next_setting(self.reading.mode, self.mode_names()))
+
+    def action_toggle_panel(self) -> None:
+        """Show or hide the route panel."""
+        self.panel.display = not self.panel.display
+
+    def action_cancel_turn(self) -> None:
+        """Stop the running turn; the partial answer stays."""
+        if self._turn_running and self.engine is not None:
+            self.engine.cancel()
+            self.status.busy("Cancelling…")
+
+    def action_retry(self) -> None:
+        """Retry the last turn when it failed."""
+        if not self.records or self._turn_running:
+            return
+        record = self.records[-1]
+        if record.failure is None or not record.failure.retryable:
+            self.status.error("Only a failed last turn can be retried.")
+            return
+        self.retry_turn(record)
+
+    def action_why(self) -> None:
+        """The inspector for the last turn."""
+        if not self.records:
+            self.status.error("No turn yet: send a message first.")
+            return
+        self.push_screen(InspectorScreen(self.records[-1], tz=self.tz))
+
+    async def action_help(self) -> None:
+        """Keys and commands."""
+        await self.chat.add_note(self.help_text())
+
+    # ------------------------------------------------------------------ input
+
+    @on(Input.Submitted, "#prompt")
+    async def _submitted(self, event: Input.Submitted) -> None:
+        text = event.value
+        if not text.strip():
+            return
+        if is_command(text):
+            try:
+                command = parse_command(text, self.settings())
+            except CommandError as error:
+                self.status.error(str(error))  # the text stays in the prompt to fix
+                return
+            self.prompt.remember(text)
+            self.prompt.value = ""
+            await self.run_command(command)
+            return
+        if self._turn_running:
+            self.status.error("A turn is still running: Esc cancels it. Your message is kept.")
+            return
+        self.prompt.remember(text)
+        self.prompt.value = ""
+        self.run_turn(message_text(text))
+
+    @on(Input.Changed, "#prompt")
+    def _typing(self) -> None:
+        if self.status.has_class("-error"):
+            self.status.idle()
+
+    async def run_command(self, command: Command) -> None:
+        """Do what a slash command says."""
+        name = command.name
+        if name == "/mode":
+            self.set_setting(command.argument)
+        elif name == "/modes":
+            await self.chat.add_note(self.modes_text())
+        elif name == "/clear":
+            if self._turn_running:
+                self.status.error("A turn is running: Esc cancels it first.")
+                return
+            if self.engine is not None:
+                self.engine.clear()
+            await self.chat.clear()
+            self.status.idle("Conversation cleared; the route panel keeps the session's decisions.")
+        elif name == "/sessions":
+            self.open_sessions()
+        elif name == "/replay":
+            self.status.busy(f"Loading session {command.argument}…")
+            self.load_replay(command.argument)
+        elif name == "/export":
+            await self.export()
+        elif name == "/why":
+            self.action_why()
+        elif name == "/help":
+            await self.action_help()
+
+    def open_sessions(self) -> None:
+        """The session picker; picking one replays it."""
+        sessions = self.services.sessions
+        if sessions is None:
+            self.status.error("Sessions are not available in this build.")
+            return
+        listed = sessions.list()
+        self._session_ids = [s.id for s in listed]
+
+        def picked(session_id: str | None) -> None:
+            if session_id:
+                self.status.busy(f"Loading session {session_id}…")
+                self.load_replay(session_id)
+
+        self.push_screen(SessionsScreen(listed, tz=self.tz), callback=picked)
+
+    async def export(self) -> None:
+        """Write the conversation to a Markdown file and say where."""
+        if self.engine is None:
+            self.status.error("Nothing to export yet.")
+            return
+        sessions = self.services.sessions
+        try:
+            if sessions is not None:
+                path = sessions.export(self.engine.conversation, self.services.session_id())
+            else:
+                path = write_markdown(self.records, Path.cwd() / "modes-tui-conversation.md")
+        except (ModesError, OSError) as error:
+            self.status.error(f"Export failed: {error}")
+            return
+        await self.chat.add_note(f"Exported the conversation to `{path}`.")
+        self.status.idle(f"Exported to {path}")
+
+    @on(TurnNote.RetryRequested)
+    def _retry_pressed(self, event: TurnNote.RetryRequested) -> None:
+        event.stop()
+        if self.records and event.number != self.records[-1].number:
+            self.status.error("Only the last turn can be retried.")
+            return
+        self.action_retry()
+
+    @on(RoutePanel.InspectRequested)
+    def _inspect(self, event: RoutePanel.InspectRequested) -> None:
+        event.stop()
+        self.push_screen(InspectorScreen(event.record, tz=self.tz))
+
+    # ------------------------------------------------------------------ texts
+
+    def help_text(self) -> str:
+        """Keys and commands, as Markdown."""
+        keys = [f"| `{mk.key}` | force **{mk.mode}** |" for mk in self.mode_keys if mk.key]
+        lines = [
+            "**Keys**",
+            "",
+            "| key | does |",
+            "|---|---|",
+            *keys,
+            "| `shift+tab` | cycle: auto → each mode → auto |",
+            "| `ctrl+g` / `ctrl+o` | auto / modes off |",
+            "| `ctrl+b` | show or hide the route panel |",
+            "| `ctrl+t` | inspector for the last turn (`/why`) |",
+            "| `esc` | cancel the running answer |",
+            "| `ctrl+r` | retry a failed turn |",
+            '| `ctrl+p` | command palette ("Force mode: …") |',
+            "| `tab` | take the completion shown in the prompt |",
+            "| `ctrl+q` | quit |",
+            "",
+            "**Commands**",
+            "",
+            *[f"- `{spec.usage}`: {spec.help}" for spec in COMMANDS],
+            "",
+            "Keys can be rebound with `keymap:` in config.yaml (ids such as `mode.code`, "
+            "`mode.cycle`, `mode.auto`, `panel.toggle`).",
+        ]
+        return "\n".join(lines)
+
+    def modes_text(self) -> str:
+        """The modes of the pack, as Markdown."""
+        keys = {mk.mode: mk.key for mk in self.mode_keys}
+        fallback = self.services.pack.router.fallback
+        rows = ["| mode | key | thinking | tools | about |", "|---|---|---|---|---|"]
+        for profile in self.services.pack.profiles:
+            about = profile.description.strip().split(". ")[0].rstrip(".")
+            name = profile.name + (" (fallback)" if profile.name == fallback else "")
+            if not profile.is_available():
+                name += " (unavailable)"
+            rows.append(
+                f"| {name} | {keys.get(profile.name) or ''} | {profile.thinking} | "
+                f"{', '.join(profile.tools) or '-'} | {about} |"
+            )
+        setting = setting_label(self.reading.mode)
+        return "\n".join(
+            [
+                f"**Modes of pack `{self.services.pack.name}`** · setting: {setting}",
+                "",
+                *rows,
+            ]
+        )
+
+
+def write_markdown(records: list[TurnRecord], path: Path) -> Path:
+    """The conversation as Markdown (used when no session store is wired in)."""
+    parts = ["# modes-tui conversation", ""]
+    for record in records:
+        parts += [f"## Turn {record.number}", "", f"**You:** {record.user_text}", ""]
+        mode = record.mode or "no mode"
+        parts += [f"**{mode}:**", "", record.answer or "_(no answer)_", ""]
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def build_app(services: AppServices, *, tz: tzinfo | None = None) -> ModesApp:
+    """The one way to make the app: the CLI, tests, screenshots and benchmarks call this."""
+    return ModesApp(services, tz=tz)
+
+
+__all__ = ["OFF", "ModesApp", "build_app"]

@@ -1,0 +1,110 @@
+"""Slash commands typed in the prompt: parsing, checking, and completion as you type.
+
+Pure functions, no textual: the app decides what a command does. A line that starts with
+`/` is a command; `//text` sends `/text` as a message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from modes_tui.core.control import AUTO, OFF
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    """One command and its help line."""
+
+    name: str
+    """With the slash, e.g. `/mode`."""
+    usage: str
+    """How to call it."""
+    help: str
+    """What it does."""
+
+
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec("/mode", "/mode NAME|auto|off", "force a mode, let the router pick, or use none"),
+    CommandSpec("/modes", "/modes", "list the modes of the pack and their keys"),
+    CommandSpec("/clear", "/clear", "start the conversation afresh"),
+    CommandSpec("/sessions", "/sessions", "pick a recorded session to replay"),
+    CommandSpec("/replay", "/replay ID", "replay a recorded session, with re-routing"),
+    CommandSpec("/export", "/export", "write this conversation to a Markdown file"),
+    CommandSpec("/why", "/why", "open the inspector for the last turn"),
+    CommandSpec("/help", "/help", "keys and commands"),
+)
+COMMAND_NAMES = tuple(spec.name for spec in COMMANDS)
+
+
+class CommandError(ValueError):
+    """A command that cannot run as typed; the message says how to fix it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A parsed, checked command."""
+
+    name: str
+    """With the slash."""
+    argument: str = ""
+    """The rest of the line, stripped."""
+
+
+def is_command(text: str) -> bool:
+    """Whether the line is a command (not `//`, which escapes a leading slash)."""
+    return text.startswith("/") and not text.startswith("//")
+
+
+def message_text(text: str) -> str:
+    """What to send for a non-command line: `//x` becomes `/x`."""
+    return text[1:] if text.startswith("//") else text
+
+
+def parse_command(text: str, settings: Sequence[str]) -> Command:
+    """Parse and check a command line; `settings` are the values `/mode` accepts."""
+    head, _, rest = text.strip().partition(" ")
+    name, argument = head.lower(), rest.strip()
+    if name not in COMMAND_NAMES:
+        close = [c for c in COMMAND_NAMES if c.startswith(name[:3])] if len(name) > 1 else []
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        raise CommandError(f"unknown command {head}{hint} (/help lists them)")
+    if name == "/mode":
+        if not argument:
+            raise CommandError(f"/mode needs a value: {' | '.join(settings)}")
+        if argument not in settings:
+            raise CommandError(f"unknown mode {argument!r}; choose one of: {', '.join(settings)}")
+    elif name == "/replay":
+        if not argument:
+            raise CommandError("/replay needs a session id (/sessions lists them)")
+    elif argument:
+        raise CommandError(f"{name} takes no argument (got {argument!r})")
+    return Command(name, argument)
+
+
+def mode_settings(modes: Sequence[str]) -> list[str]:
+    """What `/mode` accepts: every mode, then auto and off."""
+    return [*modes, AUTO, OFF]
+
+
+def complete(text: str, settings: Sequence[str], session_ids: Sequence[str] = ()) -> str | None:
+    """The whole line completed, or None: `/mo` -> `/mode`, `/mode co` -> `/mode code`."""
+    if not is_command(text):
+        return None
+    head, space, rest = text.partition(" ")
+    if not space:
+        for name in COMMAND_NAMES:
+            if name.startswith(head.lower()) and name != head.lower():
+                return name
+        return None
+    choices: Sequence[str] = ()
+    if head.lower() == "/mode":
+        choices = settings
+    elif head.lower() == "/replay":
+        choices = session_ids
+    if not rest:
+        return f"{head} {choices[0]}" if choices else None
+    for choice in choices:
+        if choice.startswith(rest) and choice != rest:
+            return f"{head} {choice}"
+    return None

@@ -1,0 +1,159 @@
+"""The route panel: every routing decision of the session, newest first.
+
+Each decision is one option of an `OptionList`, so a long session scrolls cheaply and the
+keyboard works as in any list. Selecting a decision asks for the inspector of its turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import tzinfo
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from modes_tui.core.routing import Route
+from modes_tui.tui.render import route_card
+from modes_tui.tui.turns import TurnRecord
+
+
+@dataclass
+class PanelEntry:
+    """One decision: the turn it belongs to and the route as decided then."""
+
+    record: TurnRecord
+    """The turn."""
+    route: Route | None
+    """The decision (None while routing)."""
+    attempt: int
+    """1, or 2+ for a retry's decision."""
+
+
+class RoutePanel(Vertical):
+    """Routing decisions, newest first; Enter or a click opens the inspector."""
+
+    DEFAULT_CSS = """
+    RoutePanel {
+        width: 48;
+        border-left: tall $panel;
+        height: 1fr;
+    }
+    RoutePanel > #panel-title {
+        background: $panel;
+        color: $text;
+        padding: 0 1;
+        text-style: bold;
+    }
+    RoutePanel > OptionList {
+        height: 1fr;
+        border: none;
+        padding: 0;
+        background: transparent;
+    }
+    RoutePanel > OptionList > .option-list--option { padding: 0 0; }
+    RoutePanel > #panel-setting { padding: 0 1; height: auto; }
+    RoutePanel > #panel-hint { color: $text-muted; padding: 0 1; }
+    """
+
+    class InspectRequested(Message):
+        """The user picked a decision to inspect."""
+
+        def __init__(self, record: TurnRecord) -> None:
+            self.record = record
+            """The turn to inspect."""
+            super().__init__()
+
+    def __init__(self, *, tz: tzinfo | None = None, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._tz = tz
+        self.entries: list[PanelEntry] = []
+        """Oldest first."""
+        self.setting = "auto"
+        """The control setting, as shown."""
+        self.warning: str | None = None
+        """Why the control file was ignored, if it was."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="panel-title")
+        yield Static(self._setting_text(), id="panel-setting")
+        yield OptionList(id="decisions")
+        yield Static("enter: inspect the request of a turn", id="panel-hint")
+
+    @property
+    def options(self) -> OptionList:
+        """The list widget."""
+        return self.query_one("#decisions", OptionList)
+
+    def _title(self) -> Text:
+        count = len([e for e in self.entries if e.route is not None])
+        return Text(f"Routes · {count} decision{'s' if count != 1 else ''}")
+
+    def _setting_text(self) -> Text:
+        text = Text("setting ", style="dim")
+        text.append(
+            self.setting, style="bold magenta" if self.setting.startswith("forced") else "bold"
+        )
+        if self.warning:
+            text.append(f"\n⚠ {self.warning}", style="yellow")
+        return text
+
+    def show_setting(self, setting: str, warning: str | None = None) -> None:
+        """Show the control setting (it changes from keys, /mode, or another process)."""
+        self.setting, self.warning = setting, warning
+        if self.is_mounted:
+            self.query_one("#panel-setting", Static).update(self._setting_text())
+
+    def _option(self, index: int, entry: PanelEntry) -> Option:
+        card = route_card(entry.record, entry.route, attempt=entry.attempt, tz=self._tz)
+        return Option(card, id=f"route-{index}")
+
+    def _rebuild(self) -> None:
+        highlighted = self.options.highlighted
+        self.options.set_options(
+            self._option(index, entry) for index, entry in reversed(list(enumerate(self.entries)))
+        )
+        if highlighted is not None and self.entries:
+            self.options.highlighted = min(highlighted, len(self.entries) - 1)
+        self.query_one("#panel-title", Static).update(self._title())
+
+    def set_records(self, records: Iterable[TurnRecord]) -> None:
+        """Show the decisions of finished turns (a replayed session)."""
+        self.entries = [PanelEntry(r, r.route, r.attempt) for r in records]
+        self._rebuild()
+
+    def decided(self, record: TurnRecord) -> None:
+        """A new decision for `record` (a new turn, or a retry)."""
+        last = self.entries[-1] if self.entries else None
+        if last is not None and last.record is record and last.route is None:
+            last.route, last.attempt = record.route, record.attempt
+        else:
+            self.entries.append(PanelEntry(record, record.route, record.attempt))
+        self._rebuild()
+
+    def refresh_record(self, record: TurnRecord) -> None:
+        """Redraw the decisions of `record` (its model or notes became known)."""
+        for index, entry in enumerate(self.entries):
+            if entry.record is record:
+                position = len(self.entries) - 1 - index
+                self.options.replace_option_prompt_at_index(
+                    position,
+                    route_card(entry.record, entry.route, attempt=entry.attempt, tz=self._tz),
+                )
+
+    def clear(self) -> None:
+        """Forget every decision (`/clear`)."""
+        self.entries = []
+        self._rebuild()
+
+    @on(OptionList.OptionSelected, "#decisions")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        index = len(self.entries) - 1 - event.option_index
+        if 0 <= index < len(self.entries):
+            self.post_message(self.InspectRequested(self.entries[index].record))

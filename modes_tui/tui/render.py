@@ -1,0 +1,236 @@
+"""Rich renderables for routes, tool calls and turn states: how a value looks on screen.
+
+Kept apart from the widgets so the panel, the replay screen and the inspector draw a
+route the same way, and so the looks can be tested without an app.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime, tzinfo
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from modes_tui.core.routing import Route
+from modes_tui.tui.turns import Reroute, ToolActivity, TurnRecord
+
+BAR_WIDTH = 14
+RAW_OUTPUT_LIMIT = 400
+RESULT_PREVIEW_LIMIT = 600
+
+DECIDED_BY_STYLE = {"caller": "bold magenta", "classifier": "green", "fallback": "yellow"}
+OUTCOME_STYLE = {
+    "ok": "green",
+    "answered": "cyan",
+    "error": "red",
+    "blocked": "red",
+    "cancelled": "yellow",
+}
+
+
+def format_time(at: str, tz: tzinfo | None = None) -> str:
+    """`HH:MM:SS` of an ISO timestamp in `tz` (default: local time); '' if unreadable."""
+    try:
+        moment = datetime.fromisoformat(at)
+    except ValueError:
+        return ""
+    return moment.astimezone(tz).strftime("%H:%M:%S")
+
+
+def format_ms(value: float | None) -> str:
+    """A duration for people: `0.4 ms`, `120 ms`, `2.3 s`."""
+    if value is None:
+        return ""
+    if value < 10:
+        return f"{value:.1f} ms"
+    if value < 1000:
+        return f"{value:.0f} ms"
+    return f"{value / 1000:.1f} s"
+
+
+def bar(fraction: float, width: int = BAR_WIDTH) -> Text:
+    """A horizontal bar for a probability."""
+    filled = round(max(0.0, min(1.0, fraction)) * width)
+    text = Text("█" * filled, style="cyan")
+    text.append("░" * (width - filled), style="grey35")
+    return text
+
+
+def marks(route: Route) -> list[str]:
+    """Short marks: forced, sticky, fallback, error."""
+    found = []
+    if route.forced:
+        found.append("forced")
+    if route.sticky:
+        found.append("sticky")
+    if route.decided_by == "fallback":
+        found.append("fallback")
+    if route.error is not None:
+        found.append("error")
+    return found
+
+
+def route_headline(route: Route, mode: str | None = None) -> Text:
+    """`code · classifier 0.82 · 3.1 ms`: the one-line summary under a user message."""
+    text = Text()
+    shown = mode if mode is not None else route.mode_name
+    text.append("→ ", style="dim")
+    text.append(shown or "no mode", style="bold")
+    text.append(" · ", style="dim")
+    text.append(f"by {route.decided_by}", style=DECIDED_BY_STYLE.get(route.decided_by, ""))
+    if route.confidence is not None:
+        text.append(f" {route.confidence:.2f}")
+    if route.duration_ms is not None:
+        text.append(f" · {format_ms(route.duration_ms)}", style="dim")
+    for mark in marks(route):
+        if mark != "fallback":
+            text.append(f" [{mark}]", style="magenta" if mark == "forced" else "yellow")
+    if route.reason:
+        text.append(f" · {route.reason}", style="dim italic")
+    return text
+
+
+def probability_lines(route: Route) -> list[Text]:
+    """A bar per mode probability, highest first."""
+    if route.decision is None:
+        return []
+    ranked = route.decision.ranked()
+    if not ranked:
+        return []
+    width = max(len(name) for name, _ in ranked)
+    lines = []
+    for name, probability in ranked:
+        line = Text(f"  {name:<{width}} ", style="bold" if name == route.mode_name else "")
+        line.append_text(bar(probability))
+        line.append(f" {probability:.2f}")
+        lines.append(line)
+    return lines
+
+
+def error_lines(route: Route) -> list[Text]:
+    """The routing error, with the raw model output for parse errors."""
+    if route.error is None:
+        return []
+    error = route.error
+    name = getattr(error, "type_name", None) or type(error).__name__
+    lines = [Text(f"  ⚠ {name}: {error}", style="red")]
+    stage = getattr(error, "stage", None) or getattr(error, "extra", {}).get("stage")
+    raw = getattr(error, "raw_output", None) or getattr(error, "extra", {}).get("raw_output")
+    if stage:
+        lines.append(Text(f"    stage: {stage}", style="red"))
+    if raw:
+        shown = raw if len(raw) <= RAW_OUTPUT_LIMIT else raw[:RAW_OUTPUT_LIMIT] + "…"
+        lines.append(Text(f"    raw: {shown}", style="dim red"))
+    return lines
+
+
+def route_card(
+    record: TurnRecord,
+    route: Route | None = None,
+    *,
+    attempt: int = 1,
+    tz: tzinfo | None = None,
+) -> RenderableType:
+    """Everything about one decision (default: the turn's latest), for the route panel."""
+    route = route if route is not None else record.route
+    reroute = record.reroute
+    head = Text(f"#{record.number}", style="dim")
+    if attempt > 1:
+        head.append(f" (retry {attempt - 1})", style="dim")
+    head.append(" ")
+    if route is None:
+        head.append("routing…", style="italic")
+        return head
+    head.append(route.mode_name, style="bold")
+    if record.setting == "off":
+        head.append(" (modes off)", style="dim")
+    for mark in marks(route):
+        style = "magenta" if mark == "forced" else "red" if mark == "error" else "yellow"
+        head.append(f" {mark}", style=f"reverse {style}")
+    when = format_time(route.at, tz)
+    lines: list[RenderableType] = [head]
+    detail = Text("  by ", style="dim")
+    detail.append(route.decided_by, style=DECIDED_BY_STYLE.get(route.decided_by, ""))
+    if route.confidence is not None:
+        detail.append(f" · confidence {route.confidence:.2f}")
+    if route.duration_ms is not None:
+        detail.append(f" · {format_ms(route.duration_ms)}", style="dim")
+    if when:
+        detail.append(f" · {when}", style="dim")
+    lines.append(detail)
+    lines.extend(probability_lines(route))
+    if route.runner_up:
+        lines.append(Text(f"  runner-up: {route.runner_up}", style="dim"))
+    if route.reason:
+        lines.append(Text(f"  reason: {route.reason}", style="italic"))
+    who = Text("  ")
+    if route.classifier is not None:
+        who.append(f"classifier {route.classifier.with_}", style="dim")
+        if route.classifier.model:
+            who.append(f" ({route.classifier.model})", style="dim")
+        who.append(" · ", style="dim")
+    if record.model:
+        who.append(f"model {record.model}", style="dim")
+    if who.plain.strip():
+        lines.append(who)
+    for note in (*record.warnings, *record.notes):
+        lines.append(Text(f"  ! {note}", style="yellow"))
+    lines.extend(error_lines(route))
+    if reroute is not None:
+        lines.append(reroute_line(reroute, route))
+    return Group(*lines)
+
+
+def reroute_line(reroute: Reroute, recorded: Route | None) -> Text:
+    """Replay: how today's router decides the recorded turn."""
+    if reroute.route is None:
+        return Text(f"  re-route: {reroute.note or 'failed'}", style="red")
+    new = reroute.route
+    confidence = "" if new.confidence is None else f" {new.confidence:.2f}"
+    if reroute.differs:
+        was = recorded.mode_name if recorded is not None else "?"
+        return Text(f"  re-route: {new.mode_name}{confidence} (was {was}) ≠", style="bold yellow")
+    return Text(f"  re-route: {new.mode_name}{confidence} (same) =", style="green")
+
+
+def tool_summary(activity: ToolActivity) -> RenderableType:
+    """A tool call with its arguments and, once resolved, its outcome and result."""
+    head = Text("⚙ ", style="cyan")
+    head.append(activity.call.name, style="bold cyan")
+    head.append(f"({format_arguments(activity.call.arguments)})")
+    if activity.outcome is None:
+        head.append(
+            "  waiting for confirmation…" if activity.needs_confirmation else "  running…",
+            style="italic dim",
+        )
+        return head
+    head.append(f"  {activity.outcome}", style=OUTCOME_STYLE.get(activity.outcome, ""))
+    if activity.duration_ms:
+        head.append(f" · {format_ms(activity.duration_ms)}", style="dim")
+    result = activity.result
+    if len(result) > RESULT_PREVIEW_LIMIT:
+        result = result[:RESULT_PREVIEW_LIMIT] + f"… ({len(activity.result)} characters)"
+    return Group(head, Text(result, style="dim"))
+
+
+def format_arguments(arguments: Mapping[str, Any]) -> str:
+    """`path="a.py", limit=3` for a call's arguments."""
+    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+
+
+def turn_plain_text(record: TurnRecord) -> Text:
+    """A finished turn as one cheap block of text (older turns before they load)."""
+    text = Text()
+    text.append("you  ", style="bold")
+    text.append(record.user_text)
+    text.append("\n")
+    if record.route is not None:
+        text.append_text(route_headline(record.route, record.mode))
+        text.append("\n")
+    text.append(record.answer or "(no answer)", style="" if record.answer else "dim")
+    if record.tools:
+        text.append(f"\n⚙ {len(record.tools)} tool call(s)", style="dim cyan")
+    return text

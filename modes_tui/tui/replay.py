@@ -1,0 +1,149 @@
+"""Replaying a recorded session through the live widgets, and picking one to replay."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import tzinfo
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from modes_tui.tui.chat import ChatLog
+from modes_tui.tui.inspector import InspectorScreen
+from modes_tui.tui.panel import RoutePanel
+from modes_tui.tui.render import format_time
+from modes_tui.tui.services import ReplayedSession, ReplayTurn, SessionSummary
+from modes_tui.tui.turns import TurnRecord
+
+
+def records_from_turns(turns: Iterable[ReplayTurn]) -> list[TurnRecord]:
+    """Feed each recorded turn's events into a record, as a live turn would be fed."""
+    records = []
+    for number, turn in enumerate(turns, 1):
+        record = TurnRecord(number, turn.user_text)
+        for event in turn.events:
+            record.apply(event)
+        if record.status in ("routing", "answering"):
+            record.status = "finished"  # the log ended mid-turn; show what there is
+        record.reroute = turn.reroute
+        records.append(record)
+    return records
+
+
+class ReplayScreen(Screen[None]):
+    """A recorded session, drawn by the same chat and panel widgets, without any model."""
+
+    DEFAULT_CSS = """
+    ReplayScreen > #replay-title {
+        dock: top;
+        height: auto;
+        background: $panel;
+        padding: 0 1;
+    }
+    ReplayScreen > Horizontal { height: 1fr; }
+    ReplayScreen ChatLog { width: 1fr; }
+    """
+
+    BINDINGS: ClassVar = [
+        Binding("escape,q", "app.pop_screen", "Close replay", id="replay.close"),
+        Binding("ctrl+b", "toggle_panel", "Routes", id="replay.panel"),
+    ]
+
+    def __init__(self, session: ReplayedSession, *, tz: tzinfo | None = None) -> None:
+        super().__init__()
+        self.session = session
+        self.records = records_from_turns(session.turns)
+        self._tz = tz
+
+    def compose(self) -> ComposeResult:
+        session = self.session
+        title = Text("Replay ", style="bold")
+        title.append(session.id, style="bold cyan")
+        title.append(f" · {len(self.records)} turns · no model is called", style="dim")
+        if session.title:
+            title.append(f"\n{session.title}", style="italic")
+        if session.summary:
+            title.append(f"\nre-route: {session.summary}")
+        for warning in session.warnings:
+            title.append(f"\n⚠ {warning}", style="yellow")
+        yield Static(title, id="replay-title")
+        with Horizontal():
+            yield ChatLog(id="replay-chat", tz=self._tz)
+            yield RoutePanel(id="replay-routes", tz=self._tz)
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        await self.query_one(ChatLog).show_records(self.records)
+        self.query_one(RoutePanel).set_records(self.records)
+
+    def action_toggle_panel(self) -> None:
+        """Show or hide the route panel."""
+        panel = self.query_one(RoutePanel)
+        panel.display = not panel.display
+
+    @on(RoutePanel.InspectRequested)
+    def _inspect(self, event: RoutePanel.InspectRequested) -> None:
+        event.stop()
+        self.app.push_screen(InspectorScreen(event.record, tz=self._tz))
+
+
+class SessionsScreen(ModalScreen[str | None]):
+    """Pick a recorded session; Enter replays it."""
+
+    DEFAULT_CSS = """
+    SessionsScreen { align: center middle; }
+    SessionsScreen > Vertical {
+        width: 90%;
+        max-width: 120;
+        height: 80%;
+        border: thick $primary;
+        background: $surface;
+    }
+    SessionsScreen #sessions-title { padding: 0 1; text-style: bold; background: $panel; }
+    SessionsScreen OptionList { height: 1fr; border: none; }
+    """
+
+    BINDINGS: ClassVar = [Binding("escape", "dismiss_none", "Close", id="sessions.close")]
+
+    def __init__(self, sessions: Sequence[SessionSummary], *, tz: tzinfo | None = None) -> None:
+        super().__init__()
+        self.sessions = list(sessions)
+        self._tz = tz
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(
+                f"Sessions · {len(self.sessions)} · Enter replays, Esc closes",
+                id="sessions-title",
+            )
+            options = [Option(self._line(s), id=s.id) for s in self.sessions]
+            if not options:
+                options = [Option("No recorded sessions yet.", disabled=True)]
+            yield OptionList(*options, id="sessions")
+
+    def _line(self, session: SessionSummary) -> Text:
+        text = Text(session.id, style="bold cyan")
+        created = session.created[:10] + " " + format_time(session.created, self._tz)
+        text.append(f"  {created}", style="dim")
+        if session.turns is not None:
+            text.append(f"  {session.turns} turns", style="dim")
+        if session.pack:
+            text.append(f"  {session.pack}", style="dim")
+        text.append(f"\n  {session.title or '(untitled)'}")
+        return text
+
+    @on(OptionList.OptionSelected, "#sessions")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def action_dismiss_none(self) -> None:
+        """Close without picking."""
+        self.dismiss(None)

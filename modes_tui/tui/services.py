@@ -1,0 +1,152 @@
+"""What the app needs from the rest of modes-tui, as protocols the CLI and the tests fill in.
+
+The app never builds an engine, a model or a router itself: `AppServices.build_engine`
+does, in a worker thread after the first paint, so importing litellm, llama_cpp or torch
+never delays the screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from modes_tui.core.control import ControlReading
+from modes_tui.core.conversation import Conversation, ToolCall
+from modes_tui.core.events import TurnEvent
+from modes_tui.core.profiles import Pack
+from modes_tui.tui.turns import Reroute
+
+
+class Confirmer(Protocol):
+    """Asks the user whether a tool call may run."""
+
+    async def confirm(self, call: ToolCall, tool: Any) -> bool:
+        """True lets it run."""
+        ...
+
+
+class TurnEngine(Protocol):
+    """The engine as the app uses it (`modes_tui.core.engine.Engine`)."""
+
+    conversation: Conversation
+
+    def run_turn(self, text: str, *, force: str | None = None) -> AsyncIterator[TurnEvent]:
+        """Route and answer one user message."""
+        ...
+
+    def retry(self) -> AsyncIterator[TurnEvent]:
+        """Run the last turn again."""
+        ...
+
+    def cancel(self) -> None:
+        """Ask the running turn to stop; it then yields TurnCancelled."""
+        ...
+
+    def clear(self) -> None:
+        """Forget the conversation."""
+        ...
+
+
+class ControlStore(Protocol):
+    """The control file (`modes_tui.store.control.ControlFile`)."""
+
+    def read(self) -> ControlReading:
+        """The setting now."""
+        ...
+
+    def write(self, mode: str) -> None:
+        """Set auto, off or a mode name (atomically)."""
+        ...
+
+    def watch(self) -> AsyncIterator[ControlReading]:
+        """Every change, within a second, for as long as the app runs."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One recorded session in the picker."""
+
+    id: str
+    """What `/replay` takes."""
+    title: str
+    """The first user message, or the recorded title."""
+    created: str
+    """When it started (ISO 8601)."""
+    turns: int | None = None
+    """How many user turns, when known."""
+    pack: str = ""
+    """The pack it ran with."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayTurn:
+    """One recorded turn: what the user typed and the events the engine produced."""
+
+    user_text: str
+    """The user's message."""
+    events: Sequence[TurnEvent]
+    """The same events the live engine yielded for it."""
+    reroute: Reroute | None = None
+    """Today's decision for it, when re-routing ran."""
+
+
+@dataclass
+class ReplayedSession:
+    """A recorded session as a stream of turns."""
+
+    id: str
+    """The session's id."""
+    title: str
+    """A short title."""
+    turns: list[ReplayTurn]
+    """Every turn, in order."""
+    summary: str = ""
+    """The re-route summary (agreement, modes that gained or lost turns)."""
+    warnings: list[str] = field(default_factory=list)
+    """Problems met while loading (a torn last line, an unknown mode)."""
+
+
+class SessionCatalog(Protocol):
+    """Recorded sessions (`modes_tui.store`)."""
+
+    def list(self) -> Sequence[SessionSummary]:
+        """Every session, newest first."""
+        ...
+
+    def replay(self, session_id: str) -> ReplayedSession:
+        """Load a session with today's re-routing; raises ModesError when it cannot."""
+        ...
+
+    def export(self, conversation: Conversation, session_id: str | None) -> Path:
+        """Write the conversation as Markdown; return where."""
+        ...
+
+
+EngineFactory = Callable[[Confirmer], TurnEngine]
+
+
+@dataclass
+class AppServices:
+    """Everything the app is given; `cli.run_tui` and the tests build one."""
+
+    pack: Pack
+    """The pack of modes."""
+    model: str
+    """The default model id (shown in the header)."""
+    control: ControlStore
+    """The control file."""
+    build_engine: EngineFactory
+    """Builds the engine; runs in a worker thread, so it may import heavy libraries."""
+    sessions: SessionCatalog | None = None
+    """Recorded sessions, when the store is available."""
+    preload: Callable[[], object] | None = None
+    """Warms slow imports (litellm) after the first paint."""
+    keymap: dict[str, str] = field(default_factory=dict)
+    """Binding id -> keys, from the settings."""
+    theme: str | None = None
+    """A Textual theme name."""
+    session_id: Callable[[], str | None] = lambda: None
+    """The id of the session being recorded, when there is one."""

@@ -1,0 +1,155 @@
+"""The header (active mode, control setting, model, warnings) and the status line (progress)."""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual.timer import Timer
+from textual.widgets import Static
+
+from modes_tui.core.control import AUTO, OFF, ControlReading
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+DEMO_MODEL = "local/gemma-3-270m"
+DEMO_LABEL = "offline demo model"
+
+
+def model_label(model: str) -> str:
+    """The model's name, with the embedded default called what it is."""
+    return f"{model} ({DEMO_LABEL})" if model == DEMO_MODEL else model
+
+
+def setting_label(setting: str) -> str:
+    """`auto`, `off`, or `forced NAME`."""
+    if setting in (AUTO, OFF):
+        return setting
+    return f"forced {setting}"
+
+
+class ModeHeader(Static):
+    """One line: which mode is active, what the control file says, which model answers."""
+
+    DEFAULT_CSS = """
+    ModeHeader {
+        dock: top;
+        height: 1;
+        background: $panel;
+        color: $text;
+        padding: 0 1;
+    }
+    """
+
+    def __init__(self, *, model: str, pack: str, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.model = model
+        self.pack = pack
+        self.reading = ControlReading(AUTO)
+        self.active_mode: str | None = None
+
+    def on_mount(self) -> None:
+        self._draw()
+
+    def show(
+        self,
+        reading: ControlReading | None = None,
+        *,
+        active_mode: str | None = None,
+        model: str | None = None,
+    ) -> None:
+        """Redraw with whatever changed."""
+        if reading is not None:
+            self.reading = reading
+        if active_mode is not None:
+            self.active_mode = active_mode
+        if model is not None:
+            self.model = model
+        self._draw()
+
+    @property
+    def shown_mode(self) -> str:
+        """The mode the next turn will use as far as we know."""
+        setting = self.reading.mode
+        if setting == OFF:
+            return "no mode"
+        if setting != AUTO:
+            return setting
+        return self.active_mode or "router picks"
+
+    def render_text(self) -> Text:
+        """The header line (tests read it)."""
+        setting = self.reading.mode
+        text = Text()
+        text.append(" modes-tui ", style="bold reverse")
+        text.append("  mode ", style="dim")
+        text.append(self.shown_mode, style="bold")
+        text.append("  setting ", style="dim")
+        style = "bold magenta" if setting not in (AUTO, OFF) else "bold"
+        text.append(setting_label(setting), style=style)
+        text.append("  pack ", style="dim")
+        text.append(self.pack)
+        text.append("  model ", style="dim")
+        text.append(model_label(self.model))
+        if self.reading.warning:
+            text.append(f"  ⚠ {self.reading.warning}", style="bold yellow")
+        return text
+
+    def _draw(self) -> None:
+        self.update(self.render_text())
+
+
+class StatusLine(Static):
+    """What the app is busy with (loading, routing, answering, running a tool), with a timer."""
+
+    DEFAULT_CSS = """
+    StatusLine {
+        height: 1;
+        padding: 0 1;
+        color: $text-muted;
+    }
+    StatusLine.-error { color: $error; }
+    StatusLine.-busy { color: $accent; }
+    """
+
+    IDLE = "Enter sends · /help for commands · shift+tab cycles modes"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(self.IDLE, id=id, markup=False)
+        self.activity: str | None = None
+        self._started = 0.0
+        self._frame = 0
+        self._timer: Timer | None = None
+
+    def busy(self, activity: str) -> None:
+        """Show `activity` with a spinner and the time spent so far."""
+        if activity != self.activity:
+            self._started = time.monotonic()
+        self.activity = activity
+        self.remove_class("-error")
+        self.add_class("-busy")
+        if self._timer is None:
+            self._timer = self.set_interval(0.1, self._tick)
+        self._tick()
+
+    def idle(self, message: str | None = None) -> None:
+        """Nothing going on; show `message` or the hint."""
+        self.activity = None
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.remove_class("-busy", "-error")
+        self.update(Text(message or self.IDLE))
+
+    def error(self, message: str) -> None:
+        """A problem the user should read (a command they typed, a failed load)."""
+        self.idle()
+        self.add_class("-error")
+        self.update(Text(message))
+
+    def _tick(self) -> None:
+        if self.activity is None:
+            return
+        self._frame = (self._frame + 1) % len(SPINNER)
+        elapsed = time.monotonic() - self._started
+        shown = f" {elapsed:.1f} s" if elapsed >= 0.5 else ""
+        self.update(Text(f"{SPINNER[self._frame]} {self.activity}{shown}"))

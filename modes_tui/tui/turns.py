@@ -1,0 +1,228 @@
+"""What the screen knows about one turn, accumulated from the engine's events.
+
+The chat, the route panel and the inspector all read a `TurnRecord`; live turns and
+replayed ones fill it from the same `TurnEvent` stream. No textual here, and no
+decisions: it only remembers what the engine said.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from modes_tui.core.conversation import Message, ToolCall
+from modes_tui.core.events import (
+    ModeChanged,
+    ReasoningDelta,
+    RequestBuilt,
+    RouteDecided,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequested,
+    TurnCancelled,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+    Usage,
+)
+from modes_tui.core.routing import Route
+
+Status = str  # "routing" | "answering" | "finished" | "failed" | "cancelled"
+
+
+@dataclass
+class ToolActivity:
+    """One tool call as the user sees it: asked for, then resolved."""
+
+    call: ToolCall
+    """The call and its arguments."""
+    needs_confirmation: bool = False
+    """The user was (or will be) asked."""
+    outcome: str | None = None
+    """ok, error, cancelled, blocked, answered; None while pending."""
+    result: str = ""
+    """What the model read back."""
+    duration_ms: float = 0.0
+    """How long it ran."""
+    segment: int = 0
+    """The answer segment it follows (the round's text comes before its tool calls)."""
+
+
+@dataclass
+class Reroute:
+    """Replay only: what today's router says about a recorded turn."""
+
+    route: Route | None
+    """Today's decision (None when re-routing failed)."""
+    differs: bool
+    """Whether it picks another mode than the recorded one."""
+    note: str = ""
+    """An error or remark to show instead of a decision."""
+
+
+@dataclass
+class TurnRecord:
+    """Everything shown about one user turn."""
+
+    number: int
+    """1-based turn number."""
+    user_text: str
+    """What the user typed."""
+    route: Route | None = None
+    """The latest routing decision (a retry decides again)."""
+    setting: str = "auto"
+    """The control setting the turn ran under."""
+    warnings: tuple[str, ...] = ()
+    """Warnings the engine raised while routing."""
+    attempt: int = 1
+    """1, then 2+ after each retry."""
+    mode_change: ModeChanged | None = None
+    """Set when this turn's mode differs from the previous one."""
+    requests: list[RequestBuilt] = field(default_factory=list)
+    """Every request of the turn, one per model round."""
+    usages: list[Usage] = field(default_factory=list)
+    """Usage of every model call."""
+    segments: list[str] = field(default_factory=lambda: [""])
+    """Answer text per model round (tool calls sit between rounds)."""
+    reasoning: str = ""
+    """Reasoning text, all rounds."""
+    tools: list[ToolActivity] = field(default_factory=list)
+    """Tool calls, in order."""
+    message: Message | None = None
+    """The final assistant message, once finished."""
+    failure: TurnFailed | None = None
+    """Why the turn failed, if it did."""
+    cancelled: bool = False
+    """The user cancelled it."""
+    reroute: Reroute | None = None
+    """Replay: today's decision for this turn."""
+    status: Status = "routing"
+    """Where the turn is."""
+
+    @property
+    def answer(self) -> str:
+        """The whole answer text so far (every round)."""
+        return "\n\n".join(s for s in self.segments if s)
+
+    @property
+    def mode(self) -> str | None:
+        """The mode that answered (None: no mode, `off`)."""
+        if self.message is not None and self.message.mode is not None:
+            return self.message.mode
+        if self.requests:
+            return self.requests[-1].mode
+        return self.route.mode_name if self.route is not None else None
+
+    @property
+    def model(self) -> str | None:
+        """The model that answered."""
+        if self.message is not None and self.message.model:
+            return self.message.model
+        return self.requests[-1].request.model if self.requests else None
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Notes the engine attached to the requests ("thinking n/a for ...")."""
+        seen: dict[str, None] = {}
+        for built in self.requests:
+            for note in built.notes:
+                seen.setdefault(note, None)
+        return tuple(seen)
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Tokens sent, all calls."""
+        return sum(u.prompt_tokens for u in self.usages)
+
+    @property
+    def completion_tokens(self) -> int:
+        """Tokens received, all calls."""
+        return sum(u.completion_tokens for u in self.usages)
+
+    @property
+    def cost(self) -> float | None:
+        """USD, when every call had a price."""
+        costs = [u.cost for u in self.usages]
+        if not costs or any(c is None for c in costs):
+            return None
+        return sum(c for c in costs if c is not None)
+
+    def restart(self) -> None:
+        """A retry starts the answer over; the route and requests stay for the record."""
+        self.attempt += 1
+        self.segments = [""]
+        self.reasoning = ""
+        self.tools = []
+        self.message = None
+        self.failure = None
+        self.cancelled = False
+        self.status = "routing"
+
+    def _tool_segment(self) -> int:
+        """Tool calls close the current text segment; later text starts a new one."""
+        if self.segments[-1]:
+            self.segments.append("")
+        return len(self.segments) - 2 if len(self.segments) > 1 else 0
+
+    def tool(self, call_id: str) -> ToolActivity | None:
+        """The activity for a call id."""
+        for activity in self.tools:
+            if activity.call.id == call_id:
+                return activity
+        return None
+
+    def apply(self, event: TurnEvent) -> None:
+        """Remember what `event` says."""
+        if isinstance(event, RouteDecided):
+            self.route, self.setting, self.warnings = event.route, event.setting, event.warnings
+        elif isinstance(event, ModeChanged):
+            self.mode_change = event
+        elif isinstance(event, RequestBuilt):
+            self.requests.append(event)
+            if event.round > 1 and self.segments[-1]:
+                self.segments.append("")
+            self.status = "answering"
+        elif isinstance(event, ReasoningDelta):
+            self.reasoning += event.text
+        elif isinstance(event, TextDelta):
+            self.segments[-1] += event.text
+        elif isinstance(event, ToolCallRequested):
+            self.tools.append(
+                ToolActivity(event.call, event.needs_confirmation, segment=self._tool_segment())
+            )
+        elif isinstance(event, ToolCallFinished):
+            activity = self.tool(event.call.id)
+            if activity is None:
+                activity = ToolActivity(event.call, segment=self._tool_segment())
+                self.tools.append(activity)
+            activity.outcome = event.outcome
+            activity.result = event.result
+            activity.duration_ms = event.duration_ms
+        elif isinstance(event, Usage):
+            self.usages.append(event)
+        elif isinstance(event, TurnFinished):
+            self.message = event.message
+            self.status = "finished"
+            if event.message.cancelled:
+                self.cancelled = True
+                self.status = "cancelled"
+        elif isinstance(event, TurnFailed):
+            self.failure = event
+            self.status = "failed"
+            if event.partial and not self.answer:
+                self.segments[-1] = event.partial
+        elif isinstance(event, TurnCancelled):
+            self.cancelled = True
+            self.status = "cancelled"
+            if event.partial and not self.answer:
+                self.segments[-1] = event.partial
+
+    def summary(self) -> dict[str, Any]:
+        """A short plain description (tests, debugging)."""
+        return {
+            "number": self.number,
+            "mode": self.mode,
+            "status": self.status,
+            "answer": self.answer,
+            "tools": [(t.call.name, t.outcome) for t in self.tools],
+        }

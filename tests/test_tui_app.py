@@ -1,0 +1,469 @@
+"""Pilot tests of the app, driven by scripted event streams: what the user sees."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Callable
+from datetime import UTC
+
+import pytest
+from rich.console import Console
+from textual.pilot import Pilot
+from textual.widgets import Button, Static
+
+from modes_tui.core.conversation import Message
+from modes_tui.core.events import (
+    ModeChanged,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequested,
+    TurnFailed,
+    TurnFinished,
+    Usage,
+)
+from modes_tui.tui.app import ModesApp, build_app
+from modes_tui.tui.chat import AnswerSegment, LiteTurn, SystemNote, ToolCallView, TurnNote
+from modes_tui.tui.confirm import ConfirmToolScreen
+from modes_tui.tui.inspector import InspectorScreen
+from modes_tui.tui.replay import ReplayScreen
+from modes_tui.tui.services import ReplayedSession, ReplayTurn
+from modes_tui.tui.turns import Reroute
+from tests.tui_support import (
+    MemoryControl,
+    ScriptEngine,
+    all_text,
+    answer_events,
+    plain,
+    request,
+    route,
+    services,
+    tool_call,
+)
+
+SIZE = (120, 40)
+
+
+async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Wait (bounded) until `check()` holds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        if loop.time() > deadline:
+            raise AssertionError("timed out waiting for the screen to change")
+        await pilot.pause(0.02)
+
+
+async def send(pilot: Pilot[None], text: str) -> None:
+    app = pilot.app
+    assert isinstance(app, ModesApp)
+    app.prompt.value = text
+    await pilot.press("enter")
+
+
+def header(app: ModesApp) -> str:
+    return app.header.render_text().plain
+
+
+def chat_text(app: ModesApp) -> str:
+    return all_text(app.chat.query("Static, AnswerSegment, SystemNote"))
+
+
+def idle(app: ModesApp) -> Callable[[], bool]:
+    return lambda: app.engine is not None and not app._turn_running
+
+
+async def ready(pilot: Pilot[None]) -> ModesApp:
+    app = pilot.app
+    assert isinstance(app, ModesApp)
+    await until(pilot, lambda: app.engine is not None)
+    return app
+
+
+async def test_a_message_is_routed_streamed_and_its_decision_is_in_the_panel() -> None:
+    answer = "Use `gdb`:\n\n```sh\ngdb ./a.out\n```\n\n- run\n- bt\n"
+    engine = ScriptEngine().script(
+        answer_events(
+            answer,
+            "code",
+            "my program segfaults",
+            the_route=route("code", probabilities={"code": 0.8, "chat": 0.2}),
+        )
+    )
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "my program segfaults")
+        await until(pilot, lambda: bool(app.records) and app.records[-1].status == "finished")
+        await until(pilot, idle(app))
+        assert engine.texts == ["my program segfaults"]
+        segment = app.chat.query_one(AnswerSegment)
+        assert segment.source == answer
+        assert "my program segfaults" in chat_text(app)
+        assert "→ code" in chat_text(app)
+        cards = [str(o.prompt) for o in app.panel.options.options]
+        assert len(cards) == 1
+        card = app.panel.entries[0]
+        assert card.route is not None and card.route.mode_name == "code"
+        assert "mode code" in header(app)
+        assert app.prompt.value == ""
+
+
+async def test_the_panel_lists_decisions_newest_first_with_bars() -> None:
+    engine = ScriptEngine().script(
+        answer_events("a", "chat", "hi"),
+        answer_events(
+            "b",
+            "code",
+            "bug",
+            the_route=route("code", probabilities={"code": 0.7, "shell": 0.3}),
+        ),
+    )
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "hi")
+        await until(pilot, lambda: len(app.records) == 1 and idle(app)())
+        await send(pilot, "bug")
+        await until(pilot, lambda: len(app.records) == 2 and idle(app)())
+        options = app.panel.options
+        assert options.option_count == 2
+        newest = options.get_option_at_index(0).prompt
+        console = Console(width=60, file=io.StringIO(), color_system=None)
+        with console.capture() as captured:
+            console.print(newest)
+        text = captured.get()
+        assert text.startswith("#2 code")
+        assert "█" in text and "shell" in text and "runner-up: shell" in text
+        assert "09:26:53" in text
+
+
+async def test_forcing_a_mode_by_key_writes_the_control_file_and_shows_in_header() -> None:
+    app_services = services()
+    async with build_app(app_services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        assert "setting auto" in header(app)
+        await pilot.press("f3")  # second mode of the default pack: code
+        await until(pilot, lambda: "setting forced code" in header(app))
+        control = app_services.control
+        assert isinstance(control, MemoryControl)
+        assert control.writes == ["code"]
+        assert "mode code" in header(app)
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: "setting auto" in header(app))
+        assert control.writes == ["code", "auto"]
+
+
+async def test_forcing_by_command_and_cycling_with_shift_tab() -> None:
+    app_services = services()
+    async with build_app(app_services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "/mode write")
+        await until(pilot, lambda: "forced write" in header(app))
+        await send(pilot, "/mode off")
+        await until(pilot, lambda: "setting off" in header(app))
+        assert "mode no mode" in header(app)
+        await pilot.press("shift+tab")  # off -> first mode
+        await until(pilot, lambda: "forced chat" in header(app))
+        await pilot.press("shift+tab")
+        await until(pilot, lambda: "forced code" in header(app))
+        control = app_services.control
+        assert isinstance(control, MemoryControl)
+        assert control.writes == ["write", "off", "chat", "code"]
+
+
+async def test_an_external_control_file_edit_shows_in_header_and_panel() -> None:
+    app_services = services()
+    async with build_app(app_services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        control = app_services.control
+        assert isinstance(control, MemoryControl)
+        control.external("reason")
+        await until(pilot, lambda: "forced reason" in header(app), timeout=2)
+        assert app.panel.setting == "forced reason"
+        control.external("auto", warning="control file state.json: not valid JSON; using auto")
+        await until(pilot, lambda: "not valid JSON" in header(app), timeout=2)
+
+
+async def test_a_keymap_rebinds_a_mode_key() -> None:
+    app_services = services(keymap={"mode.code": "f8", "panel.toggle": "ctrl+n"})
+    async with build_app(app_services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await pilot.press("f8")
+        await until(pilot, lambda: "forced code" in header(app))
+        assert app.panel.display
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: not app.panel.display)
+
+
+async def test_escape_cancels_mid_stream_and_keeps_the_partial_answer() -> None:
+    steps = asyncio.Semaphore(0)
+    engine = ScriptEngine(steps=steps).script(
+        answer_events("first part. second part. third part.", "chat", "tell me", chunk=6)
+    )
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "tell me")
+        await until(pilot, lambda: app._turn_running and bool(app.records))
+        steps.release()
+        steps.release()
+        await until(pilot, lambda: len(app.records[-1].answer) == 12)
+        await pilot.press("escape")
+        for _ in range(10):
+            steps.release()
+        await until(pilot, lambda: app.records[-1].status == "cancelled")
+        await until(pilot, lambda: not app._turn_running)
+        record = app.records[-1]
+        assert record.answer and record.answer != "first part. second part. third part."
+        note = app.chat.query_one(TurnNote)
+        assert "cancelled" in plain(note.query_one(Static))
+        assert app.chat.query_one(AnswerSegment).source == record.answer
+
+
+def tool_script(confirm: bool) -> list:
+    call = tool_call(command="ls -la")
+    return [
+        *answer_events("", "shell", "list files")[:2],
+        TextDelta("Let me look."),
+        ToolCallRequested(call, needs_confirmation=True),
+        ToolCallFinished(call, "ok", '{"output": "a.txt b.txt"}', 12.0),
+        request("shell", "list files", round=2),
+        TextDelta("There are two files."),
+        Usage("scripted/demo", 100, 10),
+        TurnFinished(Message("assistant", "There are two files.", mode="shell")),
+    ]
+
+
+@pytest.mark.parametrize("accept", [True, False])
+async def test_a_tool_confirmation_accepted_or_refused(accept: bool) -> None:
+    engine = ScriptEngine().script(tool_script(accept))
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "list files")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
+        assert "run_command" in plain(app.screen.query_one("#confirm-title", Static))
+        await pilot.press("y" if accept else "n")
+        await until(pilot, idle(app))
+        tools = app.chat.query(ToolCallView)
+        assert len(tools) == 1
+        shown = plain(tools.first())
+        record = app.records[-1]
+        if accept:
+            assert record.tools[0].outcome == "ok"
+            assert "ok" in shown
+            assert record.answer.endswith("There are two files.")
+        else:
+            assert record.tools[0].outcome == "cancelled"
+            assert "cancelled" in shown
+            assert "refused" in record.answer
+
+
+async def test_the_inspector_shows_the_request_of_a_turn() -> None:
+    engine = ScriptEngine().script(
+        [
+            *answer_events("", "code", "fix it")[:1],
+            request(
+                "code",
+                "fix it",
+                tools=["read_file"],
+                history=[{"role": "user", "content": "earlier question"}],
+            ),
+            TextDelta("done"),
+            Usage("scripted/demo", 321, 7, 0.0012),
+            TurnFinished(Message("assistant", "done", mode="code", model="scripted/demo")),
+        ]
+    )
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "fix it")
+        await until(pilot, idle(app))
+        app.panel.options.focus()
+        app.panel.options.highlighted = 0
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
+        screen = app.screen
+        texts = all_text(screen.query(Static)) + "\n".join(
+            c.title for c in screen.query("Collapsible")
+        )
+        assert "System prompt" in texts
+        assert "Tools: 1" in texts
+        assert "History window: 2 messages" in texts
+        assert "321 prompt + 7 completion tokens" in texts
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, InspectorScreen))
+        await send(pilot, "/why")
+        await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
+
+
+async def test_a_provider_error_shows_with_retry_and_retry_works() -> None:
+    failing = [
+        answer_events("", "chat", "hello")[0],
+        request("chat", "hello"),
+        TurnFailed(
+            "Rate limit reached for scripted/demo",
+            kind="rate_limit",
+            hint="Wait a minute and retry.",
+        ),
+    ]
+    engine = ScriptEngine().script(failing, answer_events("Hello again!", "chat", "hello"))
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "hello")
+        await until(pilot, lambda: app.records[-1].status == "failed" and idle(app)())
+        note = app.chat.query_one(TurnNote)
+        assert "Rate limit reached" in plain(note.query_one(Static))
+        assert "Wait a minute" in plain(note.query_one(Static))
+        await pilot.click("#retry")
+        await until(pilot, lambda: app.records[-1].status == "finished")
+        await until(pilot, idle(app))
+        assert not app.chat.query(TurnNote)
+        assert app.chat.query_one(AnswerSegment).source == "Hello again!"
+        assert len(app.records) == 1 and app.records[0].attempt == 2
+        assert len(app.panel.entries) == 2  # both decisions are kept
+
+
+async def test_an_unknown_command_keeps_the_typed_text() -> None:
+    async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "/frobnicate now")
+        await pilot.pause()
+        assert app.prompt.value == "/frobnicate now"
+        assert "unknown command /frobnicate" in plain(app.status)
+        await send(pilot, "/mode nosuchmode")
+        await pilot.pause()
+        assert app.prompt.value == "/mode nosuchmode"
+        assert "unknown mode 'nosuchmode'" in plain(app.status)
+
+
+async def test_commands_complete_as_you_type() -> None:
+    async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        app.prompt.focus()
+        await pilot.press(*"/mo")
+        await pilot.pause(0.1)
+        await pilot.press("tab")
+        assert app.prompt.value == "/mode"
+        await pilot.press("space", "c", "o")
+        await pilot.pause(0.1)
+        await pilot.press("tab")
+        assert app.prompt.value == "/mode code"
+
+
+async def test_help_modes_and_clear() -> None:
+    engine = ScriptEngine().script(answer_events("hi!", "chat", "hi"))
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "hi")
+        await until(pilot, idle(app))
+        await send(pilot, "/modes")
+        await until(pilot, lambda: bool(app.chat.query(SystemNote)))
+        assert "| reason |" in app.chat.query(SystemNote).last().source
+        await send(pilot, "/help")
+        await until(pilot, lambda: len(app.chat.query(SystemNote)) == 2)
+        assert "shift+tab" in app.chat.query(SystemNote).last().source
+        await send(pilot, "/clear")
+        await until(pilot, lambda: not app.chat.query("TurnView"))
+        assert engine.cleared == 1
+        assert len(app.panel.entries) == 1
+
+
+async def test_the_palette_forces_a_mode() -> None:
+    app_services = services()
+    async with build_app(app_services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.1)
+        await pilot.press(*"Force mode: shell")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await until(pilot, lambda: "forced shell" in header(app))
+
+
+def replayed(turns: int = 3) -> ReplayedSession:
+    items = []
+    for index in range(turns):
+        mode = ("chat", "code", "shell")[index % 3]
+        text = f"question {index + 1}"
+        events = answer_events(f"Answer **{index + 1}** in {mode}.", mode, text)
+        if index == 1:
+            events.insert(1, ModeChanged("chat", "code"))
+            events.insert(3, ReasoningDelta("thinking it over"))
+        reroute = Reroute(route("chat" if index == 1 else mode), differs=index == 1)
+        items.append(ReplayTurn(text, events, reroute))
+    return ReplayedSession("20260314-092653-abcd", "question 1", items, "2 of 3 agree")
+
+
+class FakeSessions:
+    def __init__(self, session: ReplayedSession) -> None:
+        self.session = session
+        self.opened: list[str] = []
+
+    def list(self):
+        from modes_tui.tui.services import SessionSummary
+
+        return [SessionSummary(self.session.id, "question 1", "2026-03-14T09:26:53+00:00", 3)]
+
+    def replay(self, session_id: str) -> ReplayedSession:
+        self.opened.append(session_id)
+        return self.session
+
+    def export(self, conversation, session_id):
+        raise NotImplementedError
+
+
+async def test_replay_shows_a_saved_session_without_calling_a_model() -> None:
+    engine = ScriptEngine()
+    sessions = FakeSessions(replayed())
+    async with build_app(services(engine, sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "/sessions")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "SessionsScreen")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        screen = app.screen
+        await pilot.pause(0.2)
+        assert sessions.opened == ["20260314-092653-abcd"]
+        assert engine.texts == []
+        sources = [m.source for m in screen.query(AnswerSegment)]
+        assert sources == [
+            "Answer **1** in chat.",
+            "Answer **2** in code.",
+            "Answer **3** in shell.",
+        ]
+        reroutes = [plain(s) for s in screen.query(".reroute")]
+        assert any("was code" in r for r in reroutes)
+        assert "2 of 3 agree" in plain(screen.query_one("#replay-title", Static))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ReplayScreen))
+
+
+async def test_older_turns_are_cheap_until_scrolled_into_view() -> None:
+    engine = ScriptEngine()
+    sessions = FakeSessions(replayed(30))
+    async with build_app(services(engine, sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "/replay 20260314-092653-abcd")
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        screen = app.screen
+        await pilot.pause(0.2)
+        assert len(screen.query(LiteTurn)) == 10
+        log = screen.query_one("#replay-chat")
+        log.scroll_home(animate=False)
+        await until(pilot, lambda: len(screen.query(LiteTurn)) < 10)
+        assert screen.query_one("#turn-1").__class__.__name__ == "TurnView"
+
+
+async def test_a_startup_failure_is_shown_not_raised() -> None:
+    app_services = services()
+
+    def broken(confirmer):
+        raise RuntimeError("no model file")
+
+    app_services.build_engine = broken
+    async with build_app(app_services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        await until(pilot, lambda: app._engine_error is not None)
+        await send(pilot, "hello")
+        await until(pilot, lambda: bool(app.records) and app.records[-1].status == "failed")
+        assert "could not start" in plain(app.chat.query_one(TurnNote).query_one(Static))
+        assert not app.chat.query_one(TurnNote).query(Button)

@@ -1,0 +1,270 @@
+"""Test doubles for the app: an engine that plays recorded event scripts, an in-memory
+control file, and event builders with fixed timestamps (snapshots must not change).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from modes_tui.core.control import AUTO, OFF, ControlReading
+from modes_tui.core.conversation import Conversation, Message, ToolCall
+from modes_tui.core.errors import UnknownMode
+from modes_tui.core.events import (
+    RequestBuilt,
+    RouteDecided,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequested,
+    TurnCancelled,
+    TurnEvent,
+    TurnFinished,
+    Usage,
+)
+from modes_tui.core.profiles import Pack, load_pack
+from modes_tui.core.routing import ClassifierInfo, Decision, Route
+from modes_tui.llm.base import ModelRequest, ToolSpec
+from modes_tui.tui.services import AppServices, Confirmer
+
+FIXED_AT = "2026-03-14T09:26:53.000+00:00"
+
+
+def route(
+    mode: str,
+    by: str = "classifier",
+    confidence: float | None = 0.8,
+    probabilities: dict[str, float] | None = None,
+    reason: str | None = "keywords: segfault",
+    **extra: Any,
+) -> Route:
+    """A route with a fixed time."""
+    if by == "caller":
+        return Route(mode, "caller", "Mode requested by caller", at=FIXED_AT, **extra)
+    decision = Decision(mode, confidence, reason, probabilities)
+    ranked = decision.ranked()
+    runner_up = next((n for n, _ in ranked if n != mode), None)
+    return Route(
+        mode,
+        by,  # type: ignore[arg-type]
+        reason,
+        decision=decision,
+        duration_ms=0.42,
+        classifier=ClassifierInfo("keyword"),
+        runner_up=runner_up,
+        at=FIXED_AT,
+        **extra,
+    )
+
+
+def request(
+    mode: str | None,
+    text: str,
+    *,
+    model: str = "scripted/demo",
+    tools: Sequence[str] = (),
+    history: Sequence[dict[str, Any]] = (),
+    round: int = 1,
+) -> RequestBuilt:
+    """A request as the engine would build it."""
+    system = "You are modes-tui, a helpful assistant in a terminal."
+    if mode:
+        system += f"\n\n## Mode: {mode}\nAnswer as the {mode} mode would."
+    specs = tuple(
+        ToolSpec(
+            name,
+            f"The {name} tool.",
+            {"type": "object", "properties": {"path": {"type": "string"}}},
+        )
+        for name in tools
+    )
+    messages = ({"role": "system", "content": system}, *history, {"role": "user", "content": text})
+    return RequestBuilt(
+        ModelRequest(model, messages, specs, temperature=0.2), mode, round, notes=()
+    )
+
+
+def answer_events(
+    text: str,
+    mode: str,
+    user: str,
+    *,
+    chunk: int = 16,
+    the_route: Route | None = None,
+    model: str = "scripted/demo",
+) -> list[TurnEvent]:
+    """A whole plain turn."""
+    events: list[TurnEvent] = [RouteDecided(the_route or route(mode)), request(mode, user)]
+    events += [TextDelta(text[i : i + chunk]) for i in range(0, len(text), chunk)]
+    events.append(Usage(model, 120, max(1, len(text) // 4), None))
+    events.append(TurnFinished(Message("assistant", text, mode=mode, model=model)))
+    return events
+
+
+Script = Callable[[str], list[TurnEvent]] | list[TurnEvent]
+
+
+@dataclass
+class ScriptEngine:
+    """Plays one event script per turn; honours cancel and asks the confirmer for tools."""
+
+    scripts: deque[Script] = field(default_factory=deque)
+    delay: float = 0.0
+    confirmer: Confirmer | None = None
+    conversation: Conversation = field(default_factory=Conversation)
+    steps: asyncio.Semaphore | None = None
+    """When set, each text delta takes one permit (tests release them one by one)."""
+    texts: list[str] = field(default_factory=list)
+    cleared: int = 0
+    _cancelled: bool = False
+    _last: Script | None = None
+    _last_text: str = ""
+
+    def script(self, *scripts: Script) -> ScriptEngine:
+        self.scripts.extend(scripts)
+        return self
+
+    async def run_turn(self, text: str, *, force: str | None = None) -> AsyncIterator[TurnEvent]:
+        self.texts.append(text)
+        self._last_text = text
+        self.conversation.append(Message("user", text))
+        self._last = self.scripts.popleft() if self.scripts else answer_events("ok", "chat", text)
+        async for event in self._play(self._last, text):
+            yield event
+
+    async def retry(self) -> AsyncIterator[TurnEvent]:
+        script = self.scripts.popleft() if self.scripts else self._last
+        assert script is not None
+        async for event in self._play(script, self._last_text):
+            yield event
+
+    async def _play(self, script: Script, text: str) -> AsyncIterator[TurnEvent]:
+        self._cancelled = False
+        events = script(text) if callable(script) else script
+        partial = ""
+        for event in events:
+            if self._cancelled:
+                yield TurnCancelled(partial)
+                return
+            if isinstance(event, TextDelta):
+                if self.steps is not None:
+                    await self.steps.acquire()
+                if self.delay:
+                    await asyncio.sleep(self.delay)
+                partial += event.text
+            if self._cancelled:
+                yield TurnCancelled(partial)
+                return
+            yield event
+            if isinstance(event, ToolCallRequested) and event.needs_confirmation:
+                assert self.confirmer is not None
+                allowed = await self.confirmer.confirm(event.call, None)
+                if not allowed:
+                    yield ToolCallFinished(
+                        event.call, "cancelled", '{"cancelled": true, "reason": "refused"}'
+                    )
+                    yield TextDelta("You refused the command, so I did not run it.")
+                    yield TurnFinished(
+                        Message("assistant", "You refused the command, so I did not run it.")
+                    )
+                    return
+            if isinstance(event, TurnFinished):
+                self.conversation.append(event.message)
+        await asyncio.sleep(0)
+
+    def cancel(self) -> None:
+        self._cancelled = True
+
+    def clear(self) -> None:
+        self.cleared += 1
+        self.conversation.clear()
+
+
+@dataclass
+class MemoryControl:
+    """A control file in memory; `external(mode)` plays another process writing it."""
+
+    modes: Sequence[str]
+    value: str = AUTO
+    warning: str | None = None
+    writes: list[str] = field(default_factory=list)
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def read(self) -> ControlReading:
+        return ControlReading(self.value, self.warning)
+
+    def write(self, mode: str) -> ControlReading:
+        if mode not in (AUTO, OFF, *self.modes):
+            raise UnknownMode(mode, [AUTO, OFF, *self.modes])
+        self.value, self.warning = mode, None
+        self.writes.append(mode)
+        return self.read()
+
+    def external(self, mode: str, warning: str | None = None) -> None:
+        self.value, self.warning = mode, warning
+        self._changed.set()
+
+    async def watch(self) -> AsyncIterator[ControlReading]:
+        while True:
+            await self._changed.wait()
+            self._changed.clear()
+            yield self.read()
+
+
+def default_pack() -> Pack:
+    return load_pack("default")
+
+
+def services(
+    engine: ScriptEngine | None = None,
+    *,
+    pack: Pack | None = None,
+    model: str = "scripted/demo",
+    keymap: dict[str, str] | None = None,
+    **extra: Any,
+) -> AppServices:
+    """Services around a script engine; the engine gets the app's confirmer."""
+    pack = pack or default_pack()
+    engine = engine or ScriptEngine()
+
+    def build(confirmer: Confirmer) -> ScriptEngine:
+        engine.confirmer = confirmer
+        return engine
+
+    return AppServices(
+        pack=pack,
+        model=model,
+        control=MemoryControl([p.name for p in pack.available()]),
+        build_engine=build,
+        keymap=keymap or {},
+        **extra,
+    )
+
+
+def tool_call(name: str = "run_command", **arguments: Any) -> ToolCall:
+    return ToolCall("call_1", name, arguments or {"command": "ls"})
+
+
+def plain(widget: Any) -> str:
+    """The text a Static (or a Markdown widget) shows, without styles."""
+    source = getattr(widget, "source", None)
+    if isinstance(source, str):
+        return source
+    console = Console(width=200, file=io.StringIO(), color_system=None)
+    with console.capture() as captured:
+        console.print(widget.content)
+    return captured.get()
+
+
+def all_text(widgets: Iterable[Any]) -> str:
+    """The plain text the user sees in a set of widgets."""
+    return "\n".join(plain(widget) for widget in widgets)
+
+
+HERE = Path(__file__).parent
