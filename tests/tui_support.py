@@ -18,6 +18,8 @@ from modes_tui.core.control import AUTO, OFF, ControlReading
 from modes_tui.core.conversation import Conversation, Message, ToolCall
 from modes_tui.core.errors import UnknownMode
 from modes_tui.core.events import (
+    ModeChanged,
+    ReasoningDelta,
     RequestBuilt,
     RouteDecided,
     TextDelta,
@@ -268,3 +270,77 @@ def all_text(widgets: Iterable[Any]) -> str:
 
 
 HERE = Path(__file__).parent
+
+
+def demo_scripts() -> list[list[TurnEvent]]:
+    """Three turns of different kinds, as in the README screenshots."""
+    from modes_tui.core.errors import RoutingDecisionError
+
+    chat = answer_events(
+        "Lisbon in two days: **Alfama** at sunrise, a tram 28 ride, pastéis in Belém, "
+        "and the sunset from *Miradouro da Senhora do Monte*.",
+        "chat",
+        "recommend a weekend in Lisbon",
+        the_route=route(
+            "chat",
+            confidence=0.67,
+            probabilities={"chat": 0.67, "write": 0.33},
+            reason="keywords: recommend",
+        ),
+    )
+    call = ToolCall("call_1", "read_file", {"path": "src/parse.py"})
+    code_answer = (
+        "The loop never advances `i` when the line is blank:\n\n"
+        "```python\nwhile i < len(lines):\n    if not lines[i].strip():\n"
+        "        i += 1  # was missing\n        continue\n```\n\n"
+        "- add the increment\n- add a test for blank lines\n"
+    )
+    code = [
+        RouteDecided(
+            route(
+                "code",
+                confidence=0.75,
+                probabilities={"code": 0.75, "shell": 0.25},
+                reason="keywords: python, bug",
+            )
+        ),
+        ModeChanged("chat", "code"),
+        request(
+            "code",
+            "why does my python parser loop forever? bug in src/parse.py",
+            tools=["read_file", "list_files", "search_files"],
+        ),
+        ReasoningDelta("The user mentions a loop; read the file first."),
+        ToolCallRequested(call),
+        ToolCallFinished(call, "ok", '{"content": "while i < len(lines): ..."}', 3.2),
+        request("code", "why does my python parser loop forever? bug in src/parse.py", round=2),
+        *[TextDelta(code_answer[i : i + 24]) for i in range(0, len(code_answer), 24)],
+        Usage("scripted/demo", 812, 96, None),
+        TurnFinished(Message("assistant", code_answer, mode="code", model="scripted/demo")),
+    ]
+    error = RoutingDecisionError(
+        "the routing answer is not JSON", stage="json-parse", raw_output="mode: reason (sure!)"
+    )
+    fallback = Route(
+        "chat",
+        "fallback",
+        "Classifier failed: RoutingDecisionError: the routing answer is not JSON",
+        duration_ms=212.0,
+        classifier=ClassifierInfo("chat", "scripted/router"),
+        error=error,
+        at=FIXED_AT,
+    )
+    reason = answer_events(
+        "At least two sixes in five rolls: 1 − P(0) − P(1) = 1 − (5/6)^5 − 5·(1/6)(5/6)^4 ≈ **0.196**.",
+        "chat",
+        "probability of at least two sixes in five dice rolls",
+        the_route=fallback,
+    )
+    return [chat, code, reason]
+
+
+DEMO_MESSAGES = [
+    "recommend a weekend in Lisbon",
+    "why does my python parser loop forever? bug in src/parse.py",
+    "probability of at least two sixes in five dice rolls",
+]

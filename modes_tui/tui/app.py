@@ -326,6 +326,10 @@ class ModesApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Cancel shows only while a turn runs, retry only after a failed last turn."""
+        if action in ("set_setting", "cycle_mode", "toggle_panel", "why", "cancel_turn"):
+            # Keys of the chat screen; the inspector and replay have their own.
+            if len(self.screen_stack) > 1:
+                return False
         if action == "cancel_turn":
             return self._turn_running
         if action == "retry":

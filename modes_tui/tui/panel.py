@@ -50,7 +50,7 @@ class RoutePanel(Vertical):
         padding: 0 1;
         text-style: bold;
     }
-    RoutePanel > OptionList {
+    RoutePanel > OptionList, RoutePanel > OptionList:focus {
         height: 1fr;
         border: none;
         padding: 0;
@@ -69,9 +69,12 @@ class RoutePanel(Vertical):
             """The turn to inspect."""
             super().__init__()
 
-    def __init__(self, *, tz: tzinfo | None = None, id: str | None = None) -> None:
+    def __init__(
+        self, *, tz: tzinfo | None = None, live: bool = True, id: str | None = None
+    ) -> None:
         super().__init__(id=id)
         self._tz = tz
+        self._live = live
         self.entries: list[PanelEntry] = []
         """Oldest first."""
         self.setting = "auto"
@@ -81,7 +84,8 @@ class RoutePanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="panel-title")
-        yield Static(self._setting_text(), id="panel-setting")
+        if self._live:
+            yield Static(self._setting_text(), id="panel-setting")
         yield OptionList(id="decisions")
         yield Static("enter: inspect the request of a turn", id="panel-hint")
 
@@ -106,7 +110,7 @@ class RoutePanel(Vertical):
     def show_setting(self, setting: str, warning: str | None = None) -> None:
         """Show the control setting (it changes from keys, /mode, or another process)."""
         self.setting, self.warning = setting, warning
-        if self.is_mounted:
+        if self.is_mounted and self._live:
             self.query_one("#panel-setting", Static).update(self._setting_text())
 
     def _option(self, index: int, entry: PanelEntry) -> Option:

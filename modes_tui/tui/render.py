@@ -12,6 +12,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from rich.console import Group, RenderableType
+from rich.rule import Rule
 from rich.text import Text
 
 from modes_tui.core.routing import Route
@@ -181,6 +182,7 @@ def route_card(
     lines.extend(error_lines(route))
     if reroute is not None:
         lines.append(reroute_line(reroute, route))
+    lines.append(Rule(style="grey23"))
     return Group(*lines)
 
 

@@ -76,7 +76,7 @@ class ReplayScreen(Screen[None]):
         yield Static(title, id="replay-title")
         with Horizontal():
             yield ChatLog(id="replay-chat", tz=self._tz)
-            yield RoutePanel(id="replay-routes", tz=self._tz)
+            yield RoutePanel(id="replay-routes", tz=self._tz, live=False)
         yield Footer()
 
     async def on_mount(self) -> None:

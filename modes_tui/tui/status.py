@@ -81,17 +81,17 @@ class ModeHeader(Static):
         setting = self.reading.mode
         text = Text()
         text.append(" modes-tui ", style="bold reverse")
-        text.append("  mode ", style="dim")
+        text.append(" │ mode ", style="dim")
         text.append(self.shown_mode, style="bold")
-        text.append("  setting ", style="dim")
+        text.append(" │ setting ", style="dim")
         style = "bold magenta" if setting not in (AUTO, OFF) else "bold"
         text.append(setting_label(setting), style=style)
-        text.append("  pack ", style="dim")
+        text.append(" │ pack ", style="dim")
         text.append(self.pack)
-        text.append("  model ", style="dim")
+        text.append(" │ model ", style="dim")
         text.append(model_label(self.model))
         if self.reading.warning:
-            text.append(f"  ⚠ {self.reading.warning}", style="bold yellow")
+            text.append(f" │ ⚠ {self.reading.warning}", style="bold yellow")
         return text
 
     def _draw(self) -> None:

@@ -1,0 +1,93 @@
+"""SVG snapshots of the main screen, the route panel, the inspector and the replay screen.
+
+Deterministic: scripted event streams with fixed route times, UTC on screen, fixed size.
+Update with `pytest tests/test_tui_snapshots.py --snapshot-update` after checking the looks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC
+from typing import Any
+
+from textual.pilot import Pilot
+
+from modes_tui.tui.app import ModesApp, build_app
+from tests.test_tui_app import FakeSessions, replayed
+from tests.tui_support import DEMO_MESSAGES, ScriptEngine, demo_scripts, services
+
+SIZE = (130, 42)
+
+
+def demo_app(**extra: Any) -> ModesApp:
+    engine = ScriptEngine().script(*demo_scripts())
+    return build_app(services(engine, **extra), tz=UTC)
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    app = pilot.app
+    assert isinstance(app, ModesApp)
+    for _ in range(200):
+        if app.engine is not None and not app._turn_running:
+            break
+        await asyncio.sleep(0.02)
+    await pilot.pause(0.1)
+
+
+async def converse(pilot: Pilot[None]) -> None:
+    app = pilot.app
+    assert isinstance(app, ModesApp)
+    await settle(pilot)
+    for message in DEMO_MESSAGES:
+        app.prompt.value = message
+        await pilot.press("enter")
+        await pilot.pause(0.05)
+        await settle(pilot)
+    await pilot.pause(0.2)
+
+
+def test_main_screen_mid_conversation(snap_compare: Any) -> None:
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=converse)
+
+
+def test_route_panel_with_a_forced_mode(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await converse(pilot)
+        await pilot.press("f4")  # force `reason`
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        app.panel.options.focus()
+        app.panel.options.highlighted = 0
+        await pilot.pause(0.1)
+
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_inspector(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await converse(pilot)
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        app.panel.options.focus()
+        app.panel.options.highlighted = 1  # the code turn, with tools and two rounds
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_replay_screen(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        app.prompt.value = "/replay 20260314-092653-abcd"
+        await pilot.press("enter")
+        for _ in range(100):
+            if app.screen.__class__.__name__ == "ReplayScreen":
+                break
+            await asyncio.sleep(0.02)
+        await pilot.pause(0.3)
+
+    app = demo_app(sessions=FakeSessions(replayed()))
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
