@@ -27,6 +27,7 @@ def demo_app(**extra: Any) -> ModesApp:
 async def settle(pilot: Pilot[None]) -> None:
     app = pilot.app
     assert isinstance(app, ModesApp)
+    app.prompt.cursor_blink = False  # a blinking cursor would make the picture flaky
     for _ in range(200):
         if app.engine is not None and not app._turn_running:
             break
