@@ -8,15 +8,17 @@ model library: the engine is built in a worker thread after the first paint.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingsMap
 from textual.containers import Horizontal
+from textual.widget import Widget
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
@@ -53,6 +55,8 @@ from modes_tui.tui.replay import ReplayScreen, SessionsScreen
 from modes_tui.tui.services import AppServices, ReplayedSession, TurnEngine
 from modes_tui.tui.status import ModeHeader, StatusLine, model_label, setting_label
 from modes_tui.tui.turns import TurnRecord
+
+W = TypeVar("W", bound=Widget)
 
 
 class ModesApp(App[None]):
@@ -104,6 +108,7 @@ class ModesApp(App[None]):
         self.reading = ControlReading(AUTO)
         self._turn_running_flag = False
         self._engine_error: str | None = None
+        self._widgets: dict[str, Widget] = {}
 
     @property
     def _turn_running(self) -> bool:
@@ -130,30 +135,39 @@ class ModesApp(App[None]):
         )
         yield Footer(compact=True)
 
+    def _widget(self, selector: str, kind: type[W]) -> W:
+        # Found on the chat screen even while the inspector or a dialog is on top.
+        found = self._widgets.get(selector)
+        if found is None:
+            found = self.screen_stack[0].query_one(selector, kind)
+            self._widgets[selector] = found
+        assert isinstance(found, kind)
+        return found
+
     @property
     def chat(self) -> ChatLog:
         """The chat log."""
-        return self.query_one("#chat", ChatLog)
+        return self._widget("#chat", ChatLog)
 
     @property
     def panel(self) -> RoutePanel:
         """The route panel."""
-        return self.query_one("#routes", RoutePanel)
+        return self._widget("#routes", RoutePanel)
 
     @property
     def header(self) -> ModeHeader:
         """The header line."""
-        return self.query_one("#header", ModeHeader)
+        return self._widget("#header", ModeHeader)
 
     @property
     def status(self) -> StatusLine:
         """The status line."""
-        return self.query_one("#status", StatusLine)
+        return self._widget("#status", StatusLine)
 
     @property
     def prompt(self) -> PromptInput:
         """The prompt."""
-        return self.query_one("#prompt", PromptInput)
+        return self._widget("#prompt", PromptInput)
 
     def on_mount(self) -> None:
         self.show_reading(self.services.control.read())
@@ -286,8 +300,12 @@ class ModesApp(App[None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place that handles workers ending: success of the engine, every error."""
         worker = event.worker
+        if not self.is_running:
+            return  # shutting down: workers end because the screens are going away
         if event.state == WorkerState.SUCCESS and worker.group == "engine":
             self.engine = worker.result
+            if self.services.tune_gc:
+                tune_gc()
             if not self._turn_running:
                 self.status.idle()
         elif event.state == WorkerState.SUCCESS and worker.group == "replay":
@@ -326,10 +344,9 @@ class ModesApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Cancel shows only while a turn runs, retry only after a failed last turn."""
-        if action in ("set_setting", "cycle_mode", "toggle_panel", "why", "cancel_turn"):
-            # Keys of the chat screen; the inspector and replay have their own.
-            if len(self.screen_stack) > 1:
-                return False
+        chat_keys = ("set_setting", "cycle_mode", "toggle_panel", "why", "cancel_turn")
+        if action in chat_keys and len(self.screen_stack) > 1:
+            return False  # keys of the chat screen; the inspector and replay have their own
         if action == "cancel_turn":
             return self._turn_running
         if action == "retry":
@@ -572,6 +589,18 @@ def write_markdown(records: list[TurnRecord], path: Path) -> Path:
         parts += [f"**{mode}:**", "", record.answer or "_(no answer)_", ""]
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
+
+
+def tune_gc() -> None:
+    """Keep the garbage collector from stalling the screen while answers stream.
+
+    Everything loaded so far (textual, litellm, the model, the pack) lives as long as the
+    app, so it is frozen out of full collections; young collections run less often, since
+    streaming makes many short-lived objects and each full pass over a large heap stalls
+    the event loop for 50-150 ms.
+    """
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
 
 
 def build_app(services: AppServices, *, tz: tzinfo | None = None) -> ModesApp:

@@ -159,7 +159,9 @@ class TurnView(Vertical):
         self._reasoning: Static | None = None
         self._reasoning_timer: Timer | None = None
         self._tools: dict[str, ToolCallView] = {}
-        self._segment_index = 0
+        self._shown = ""
+        """Text of the widget being streamed into."""
+        self._segments_shown = 0
 
     def compose(self) -> ComposeResult:
         record = self.record
@@ -212,8 +214,7 @@ class TurnView(Vertical):
             if event.round > 1:
                 await self._close_segment()
         elif isinstance(event, TextDelta):
-            stream = await self._open_segment()
-            await stream.write(event.text)
+            await self._write(event.text)
         elif isinstance(event, ReasoningDelta):
             await self._ensure_reasoning()
             if self._reasoning_timer is None:
@@ -241,28 +242,35 @@ class TurnView(Vertical):
             self._flush_reasoning()
             await self._draw_ending()
 
+    async def _write(self, text: str) -> None:
+        """Stream answer text into the current widget (opened on the first text)."""
+        stream = await self._open_segment()
+        self._shown += text
+        await stream.write(text)
+
     async def _open_segment(self) -> MarkdownStream:
         if self._stream is None:
-            self._segment_index = len(self.record.segments) - 1
             self._segment = AnswerSegment()
+            self._shown = ""
+            self._segments_shown += 1
             await self.body.mount(self._segment)
             self._stream = Markdown.get_stream(self._segment)
         return self._stream
 
     async def _close_segment(self, *, final: bool = False) -> None:
-        """Stop streaming the current segment and give it one full update."""
+        """Stop streaming the current widget; give it one full update if its text differs."""
         if self._stream is None or self._segment is None:
             return
         stream, segment = self._stream, self._segment
         self._stream = self._segment = None
         await stream.stop()
+        text = self._shown
         record = self.record
-        text = record.segments[self._segment_index]
-        single = len([s for s in record.segments if s]) == 1
-        if final and single and record.message is not None and record.message.content:
-            # The recorded message is the truth (the engine may trim stop sequences).
+        if final and self._segments_shown == 1 and record.message and record.message.content:
+            # A one-widget answer shows the recorded message (the engine may trim it).
             text = record.message.content
-        await segment.update(text)
+        if segment.source != text:
+            await segment.update(text)
 
     async def _ensure_reasoning(self) -> None:
         if self._reasoning is None:

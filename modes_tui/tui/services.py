@@ -150,3 +150,5 @@ class AppServices:
     """A Textual theme name."""
     session_id: Callable[[], str | None] = lambda: None
     """The id of the session being recorded, when there is one."""
+    tune_gc: bool = False
+    """Tune the garbage collector for streaming once the engine is loaded (the CLI does)."""
