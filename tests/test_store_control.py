@@ -42,15 +42,15 @@ def test_valid_settings_read_back(tmp_path: Path, mode: str) -> None:
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        ('{"mode": "code"', "is not valid JSON (line 1, column"),
-        ("", "is not valid JSON"),
-        (b"\xff\xfe{", "is not UTF-8 text"),
+        ('{"mode": "code"', "not valid JSON (line 1, column"),
+        ("", "not valid JSON"),
+        (b"\xff\xfe{", "not UTF-8 text"),
         ('{"mode": 3}', "'mode' is a JSON number, expected a string"),
         ('{"mode": null}', "'mode' is a JSON null, expected a string"),
-        ('["code"]', "holds a JSON array, expected an object"),
-        ('{"mode": "code", "extra": 1}', "has unknown keys 'extra'"),
-        ("{}", "has no 'mode' key"),
-        ('{"mode": "poetry"}', "names mode 'poetry', which the active pack lacks"),
+        ('["code"]', "a JSON array, expected an object"),
+        ('{"mode": "code", "extra": 1}', "unknown keys 'extra'; the file holds exactly one key"),
+        ("{}", "no 'mode' key"),
+        ('{"mode": "poetry"}', "mode 'poetry' is not in the active pack"),
     ],
 )
 def test_unusable_files_mean_auto_with_a_warning_naming_the_file(
@@ -65,7 +65,7 @@ def test_unusable_files_mean_auto_with_a_warning_naming_the_file(
     reading = file.read()
     assert reading.mode == "auto"
     assert reading.warning is not None
-    assert str(file.path) in reading.warning
+    assert reading.warning.startswith(f"control file {file.path}: ")
     assert expected in reading.warning
     assert "modes-tui mode auto" in reading.warning
 
@@ -177,7 +177,7 @@ async def test_watch_reports_an_invalid_edit_and_a_deletion(tmp_path: Path) -> N
     assert await asyncio.wait_for(queue.get(), timeout=5) == ControlReading("code")
     file.path.write_text("{not json")
     broken = await asyncio.wait_for(queue.get(), timeout=5)
-    assert broken.mode == "auto" and "is not valid JSON" in (broken.warning or "")
+    assert broken.mode == "auto" and "not valid JSON" in (broken.warning or "")
     file.path.unlink()
     assert await asyncio.wait_for(queue.get(), timeout=5) == ControlReading("auto")
     task.cancel()

@@ -68,17 +68,17 @@ class ControlFile:
         try:
             data = json.loads(raw.decode("utf-8-sig"))
         except UnicodeDecodeError:
-            return self._unusable("is not UTF-8 text")
+            return self._unusable("not UTF-8 text")
         except json.JSONDecodeError as error:
             return self._unusable(
-                f"is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+                f"not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
             )
         if not isinstance(data, dict):
-            return self._unusable(f"holds a JSON {_json_type(data)}, expected an object")
+            return self._unusable(f"a JSON {_json_type(data)}, expected an object")
         if set(data) != {"mode"}:
             extra = sorted(set(data) - {"mode"})
             what = f"unknown keys {', '.join(map(repr, extra))}" if extra else "no 'mode' key"
-            return self._unusable(f"has {what}; it holds exactly one key, 'mode'")
+            return self._unusable(f"{what}; the file holds exactly one key, 'mode'")
         mode = data["mode"]
         if not isinstance(mode, str):
             return self._unusable(f"'mode' is a JSON {_json_type(mode)}, expected a string")
@@ -91,13 +91,13 @@ class ControlFile:
             return self._unusable(f"'mode' is {mode!r}, which is not a mode name")
         if mode not in valid:
             choices = ", ".join([AUTO, OFF, *valid])
-            return self._unusable(f"names mode {mode!r}, which the active pack lacks ({choices})")
+            return self._unusable(f"mode {mode!r} is not in the active pack ({choices})")
         return ControlReading(mode)
 
     def _unusable(self, what: str) -> ControlReading:
         return ControlReading(
             AUTO,
-            f"control file {self.path} {what}; using auto. "
+            f"control file {self.path}: {what}; using auto. "
             "Fix it with `modes-tui mode auto` (or a mode name).",
         )
 
