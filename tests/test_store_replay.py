@@ -315,3 +315,14 @@ def test_percentile_is_nearest_rank() -> None:
         3.0,
     )
     assert percentile([], 50) is None
+
+
+def test_a_broken_checkpoint_at_the_end_is_reported_not_raised(dirs: Dirs) -> None:
+    with SessionLog.create(dirs) as log:
+        log.record("user", 1, content="q")
+        log.record("assistant", 1, message=["not", "a", "message"], partial=True)
+    replayed = replay(load_session("latest"))
+    [turn] = replayed.turns
+    assert turn.user == "q" and turn.interrupted and kinds(turn.events) == ["turn_failed"]
+    assert [m.content for m in replayed.conversation] == ["q"]
+    assert [p.line for p in replayed.problems] == [3, 3]  # the turn, and the conversation

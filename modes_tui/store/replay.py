@@ -51,7 +51,7 @@ from modes_tui.core.events import (
 )
 from modes_tui.core.routing import Classifier, Route, Router
 from modes_tui.llm.base import ModelRequest, ToolSpec
-from modes_tui.store.sessions import LoadedSession, SessionProblem
+from modes_tui.store.sessions import LoadedSession, SessionProblem, gc_paused
 
 INTERRUPTED = "interrupted"
 INTERRUPTED_TEXT = (
@@ -135,6 +135,9 @@ class _TurnBuilder:
         self.events: list[TurnEvent] = []
         self.ui_events: list[Mapping[str, Any]] = []
         self.partial: Mapping[str, Any] | None = None
+        self.partial_line = 0
+        self.problem: tuple[int, str] | None = None
+        """A line and what was wrong with it, found while closing the turn."""
         self.finished = False
         self.cancel_seen = False
 
@@ -146,7 +149,7 @@ class _TurnBuilder:
         if mode != self.previous_mode:
             self.events.append(ModeChanged(self.previous_mode, mode))
 
-    def add(self, record: Mapping[str, Any]) -> None:
+    def add(self, record: Mapping[str, Any], line: int) -> None:
         kind = record.get("type")
         if kind == "user":
             if self.user is None:
@@ -174,10 +177,11 @@ class _TurnBuilder:
                 )
             )
         elif kind == "assistant":
-            message = Message.from_dict(record["message"])
             if record.get("partial"):
-                self.partial = record
+                self.partial = record  # parsed only if no complete answer replaces it
+                self.partial_line = line
                 return
+            message = Message.from_dict(record["message"])
             self.partial = None
             self.settle_mode(message.mode)
             self._answer(record, message)
@@ -238,10 +242,18 @@ class _TurnBuilder:
         if not self.finished:
             partial_text = ""
             if self.partial is not None:
-                message = Message.from_dict(self.partial["message"])
-                self.settle_mode(message.mode)
-                self._answer(self.partial, message, final=False)
-                partial_text = message.content
+                try:
+                    message = Message.from_dict(self.partial["message"])
+                except (KeyError, TypeError, ValueError, AttributeError) as error:
+                    self.problem = (
+                        self.partial_line,
+                        f"assistant record could not be replayed ({type(error).__name__}: "
+                        f"{error}); skipped",
+                    )
+                else:
+                    self.settle_mode(message.mode)
+                    self._answer(self.partial, message, final=False)
+                    partial_text = message.content
             if self.cancel_seen:
                 self.events.append(TurnCancelled(partial_text))
             else:
@@ -267,6 +279,11 @@ def _text(value: Any) -> str:
 
 def replay(session: LoadedSession) -> Replay:
     """The session as events per turn, plus the rebuilt conversation."""
+    with gc_paused():
+        return _replay(session)
+
+
+def _replay(session: LoadedSession) -> Replay:
     problems = list(session.problems)
     turns: list[ReplayedTurn] = []
     builder: _TurnBuilder | None = None
@@ -278,12 +295,12 @@ def replay(session: LoadedSession) -> Replay:
             continue  # meta, and session-level ui events
         if builder is None or turn != builder.turn:
             if builder is not None:
-                turns.append(builder.close())
+                turns.append(_close(builder, session, problems))
                 if builder.mode_known:  # a turn that never got a mode leaves it as it was
                     previous_mode = builder.mode
             builder = _TurnBuilder(turn, previous_mode)
         try:
-            builder.add(record)
+            builder.add(record, line)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             problems.append(
                 SessionProblem(
@@ -294,11 +311,20 @@ def replay(session: LoadedSession) -> Replay:
                 )
             )
     if builder is not None:
-        turns.append(builder.close())
+        turns.append(_close(builder, session, problems))
     conversation, more = _conversation(session)
     problems.extend(more)
     problems.sort(key=lambda p: (p.line is None, p.line or 0))
     return Replay(session, tuple(turns), conversation, tuple(problems))
+
+
+def _close(
+    builder: _TurnBuilder, session: LoadedSession, problems: list[SessionProblem]
+) -> ReplayedTurn:
+    turn = builder.close()
+    if builder.problem is not None:
+        problems.append(SessionProblem(session.path, *builder.problem))
+    return turn
 
 
 def conversation_of(session: LoadedSession) -> Conversation:
@@ -307,24 +333,38 @@ def conversation_of(session: LoadedSession) -> Conversation:
 
 
 def _conversation(session: LoadedSession) -> tuple[Conversation, list[SessionProblem]]:
-    conversation, problems, _ = _walk(session)
+    conversation, problems, _ = _walk(session, with_history=False)
     return conversation, problems
 
 
 def _walk(
-    session: LoadedSession,
+    session: LoadedSession, *, with_history: bool = True
 ) -> tuple[Conversation, list[SessionProblem], list[tuple[int, str, list[Message]]]]:
     """One pass: the final conversation, problems, and each user turn with its history."""
     conversation = Conversation()
     problems: list[SessionProblem] = []
     points: list[tuple[int, str, list[Message]]] = []
-    pending: Message | None = None
+    # A checkpoint that no complete answer has replaced (yet), and its line.
+    pending: tuple[Any, int] | None = None
 
     def flush() -> None:
         nonlocal pending
-        if pending is not None:
-            conversation.append(pending)
-            pending = None
+        if pending is None:
+            return
+        data, line = pending
+        pending = None
+        try:
+            # Cut short by a crash: kept, and marked like an answer the user cut short.
+            conversation.append(Message.from_dict({**data, "cancelled": True}))
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            problems.append(
+                SessionProblem(
+                    session.path,
+                    line,
+                    f"assistant record left out of the conversation ({type(error).__name__}: "
+                    f"{error})",
+                )
+            )
 
     for record, line in zip(session.records, session.lines, strict=True):
         kind = record.get("type")
@@ -333,13 +373,13 @@ def _walk(
                 flush()
                 content = str(record.get("content") or "")
                 conversation.append(Message("user", content))
-                points.append((int(record.get("turn") or 0), content, list(conversation)))
+                if with_history:
+                    points.append((int(record.get("turn") or 0), content, list(conversation)))
             elif kind == "assistant":
-                message = Message.from_dict(record["message"])
                 if record.get("partial"):
-                    # Cut short by a crash unless a complete record replaces it.
-                    pending = Message.from_dict({**message.to_dict(), "cancelled": True})
+                    pending = (record["message"], line)
                     continue
+                message = Message.from_dict(record["message"])
                 pending = None
                 if message.content or message.tool_calls:
                     conversation.append(message)

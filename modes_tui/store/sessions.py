@@ -46,11 +46,12 @@ early logs replay):
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import secrets
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -590,8 +591,30 @@ def load_session(ref: str | os.PathLike[str], dirs: Dirs | None = None) -> Loade
     return parse_session(path, data)
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many objects at once.
+
+    Loading keeps every record, so each automatic collection walks an ever larger heap:
+    on a 10,000-record session that was nearly half of the load time. Records are trees
+    (no cycles), so reference counting frees them as before; only the cycle hunt waits.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def parse_session(path: Path, data: bytes) -> LoadedSession:
     """The records in `data` (the bytes of the log at `path`), with what could not be used."""
+    with gc_paused():
+        return _parse_session(path, data)
+
+
+def _parse_session(path: Path, data: bytes) -> LoadedSession:
     problems: list[SessionProblem] = []
     records: list[dict[str, Any]] = []
     numbers: list[int] = []
@@ -604,7 +627,7 @@ def parse_session(path: Path, data: bytes) -> LoadedSession:
 
     for index, raw in enumerate(lines):
         number = index + 1
-        if not raw.strip():
+        if not raw or raw.isspace():  # isspace, unlike strip, copies nothing
             continue
         try:
             record = loads(raw)
