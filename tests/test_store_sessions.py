@@ -43,6 +43,8 @@ def test_a_new_session_starts_with_meta_and_stamps_every_record(dirs: Dirs) -> N
     assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{4}", log.id)
     assert log.path == dirs.sessions / f"{log.id}.jsonl"
     assert stat.S_IMODE(log.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(log.summary_path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(dirs.sessions.stat().st_mode) == 0o700
     records = lines_of(log.path)
     assert [r["type"] for r in records] == ["meta", "user", "ui_event"]
     assert records[0]["id"] == log.id and records[0]["pack"] == "default"
@@ -307,6 +309,8 @@ def test_resuming_after_a_torn_line_keeps_new_records_whole(dirs: Dirs) -> None:
     log.close()
     again = load_session(path)
     assert [r.get("content") for r in again.records] == [None, "hi", "after the crash"]
+    [summary] = list_sessions(dirs)
+    assert (summary.turns, summary.title) == (2, "hi")
     assert [p.line for p in again.problems] == [3]
     assert "corrupt line skipped" in again.problems[0].message
 

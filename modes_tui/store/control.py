@@ -23,8 +23,9 @@ import os
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from modes_tui.core.control import AUTO, OFF, ControlReading
+from modes_tui.core.control import AUTO, OFF, ControlReading, ControlSource
 from modes_tui.core.errors import ModesError, UnknownMode
 from modes_tui.core.profiles import NAME_PATTERN
 
@@ -165,6 +166,12 @@ class ControlFile:
             if reading != last:
                 last = reading
                 yield reading
+
+
+if TYPE_CHECKING:  # mypy proves the engine can read the setting through it
+
+    def _is_a_source(file: ControlFile) -> ControlSource:
+        return file
 
 
 def atomic_write(path: Path, payload: bytes) -> None:

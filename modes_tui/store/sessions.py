@@ -55,11 +55,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs, app_dirs
-from modes_tui.core.records import RECORD_TYPES, SCHEMA_VERSION, RecordType
+from modes_tui.core.records import RECORD_TYPES, SCHEMA_VERSION, RecordType, SessionWriter
 from modes_tui.store.redaction import redact_secrets
 
 SUFFIX = ".jsonl"
@@ -218,7 +218,7 @@ class SessionLog:
 
         folder = (dirs or app_dirs()).sessions
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as error:
             raise SessionError(
                 f"cannot create the sessions folder {folder}: {error.strerror or error}; "
@@ -358,9 +358,14 @@ class SessionLog:
         payload = json.dumps(self._summary, ensure_ascii=False).encode("utf-8")
         temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         # A cache: no fsync (the log is the truth), and failing to write it is no error.
+        # 0600 like the log: the title is the user's first message.
         with contextlib.suppress(OSError):
-            path.parent.mkdir(exist_ok=True)
-            temp.write_bytes(payload)
+            path.parent.mkdir(mode=0o700, exist_ok=True)
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                _write_all(fd, payload)
+            finally:
+                os.close(fd)
             os.replace(temp, path)
 
 
@@ -732,6 +737,12 @@ def records_of_type(session: LoadedSession, *types: str) -> Iterable[dict[str, A
     """The records of the given types, in file order."""
     wanted = set(types)
     return (record for record in session.records if record.get("type") in wanted)
+
+
+if TYPE_CHECKING:  # mypy proves the log is what the engine writes to
+
+    def _is_a_writer(log: SessionLog) -> SessionWriter:
+        return log
 
 
 __all__ = [
