@@ -12,13 +12,16 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from modes_tui import __version__
 from modes_tui.core.errors import DeclarationError, ModesError, UnknownMode
 from modes_tui.core.paths import HOME_ENV
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Route
+
+if TYPE_CHECKING:
+    from modes_tui.store.settings import Settings
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
@@ -139,7 +142,7 @@ def cmd_route(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- state and sessions
 
 
-def _settings(args: argparse.Namespace) -> Any:
+def _settings(args: argparse.Namespace) -> Settings:
     """Settings with this command's options on top; warnings go to stderr."""
     from modes_tui.core.paths import app_dirs
     from modes_tui.store.settings import load_settings

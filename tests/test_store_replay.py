@@ -167,13 +167,17 @@ def test_a_turn_cancelled_before_any_answer(dirs: Dirs) -> None:
 
 def test_clear_empties_the_rebuilt_conversation(dirs: Dirs) -> None:
     with SessionLog.create(dirs) as log:
+        log.record("ui_event", 0, event="forced_mode", mode="chat")
         log.record("user", 1, content="before")
         log.record("assistant", 1, message={"role": "assistant", "content": "a"})
-        log.record("ui_event", 1, event="clear")
-        log.record("user", 2, content="after")
+        log.record("ui_event", 2, event="clear")
+        log.record("user", 3, content="after")
+        log.record("assistant", 3, message={"role": "assistant", "content": "b"})
     replayed = replay(load_session("latest"))
-    assert [m.content for m in replayed.conversation] == ["after"]
+    assert [m.content for m in replayed.conversation] == ["after", "b"]
     assert [t.user for t in replayed.turns] == ["before", "after"]  # the transcript keeps both
+    assert not any(t.interrupted for t in replayed.turns)
+    assert [e["event"] for e in replayed.ui_events] == ["forced_mode", "clear"]
 
 
 def test_an_unreadable_record_is_reported_and_skipped(dirs: Dirs) -> None:

@@ -123,6 +123,15 @@ def test_secrets_are_redacted_on_the_way_in(dirs: Dirs) -> None:
     assert sent["messages"][0]["content"] == "my key is sk-live-123, keep it"
 
 
+def test_text_that_is_not_valid_unicode_is_kept_exactly(dirs: Dirs) -> None:
+    odd = "pasted \udcff bytes and ünïcode"
+    with SessionLog.create(dirs) as log:
+        log.record("user", 1, content=odd)
+    session = load_session(log.id)
+    assert session.problems == () and session.records[1]["content"] == odd
+    assert list_sessions(dirs)[0].title == odd
+
+
 def test_values_are_recorded_as_plain_json(dirs: Dirs) -> None:
     with SessionLog.create(dirs) as log:
         log.record("ui_event", 1, event="x", path=Path("/tmp/a"), tags={"b", "a"}, obj=object())

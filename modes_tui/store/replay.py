@@ -91,6 +91,8 @@ class Replay:
     """The shared history as it stood at the end (for resuming)."""
     problems: tuple[SessionProblem, ...]
     """The session's load problems plus records that could not be replayed."""
+    ui_events: tuple[Mapping[str, Any], ...] = ()
+    """`ui_event` records outside any turn (turn 0, or a turn number with nothing else)."""
 
     def events(self) -> Iterator[TurnEvent]:
         """Every event of every turn, in order."""
@@ -140,6 +142,8 @@ class _TurnBuilder:
         """A line and what was wrong with it, found while closing the turn."""
         self.finished = False
         self.cancel_seen = False
+        self.substantive = False
+        """Something besides ui events happened: this group is a turn."""
 
     def settle_mode(self, mode: str | None) -> None:
         if self.mode_known:
@@ -151,6 +155,8 @@ class _TurnBuilder:
 
     def add(self, record: Mapping[str, Any], line: int) -> None:
         kind = record.get("type")
+        if kind in ("user", "route", "request", "assistant", "tool_result"):
+            self.substantive = True
         if kind == "user":
             if self.user is None:
                 self.user = str(record.get("content") or "")
@@ -286,16 +292,27 @@ def replay(session: LoadedSession) -> Replay:
 def _replay(session: LoadedSession) -> Replay:
     problems = list(session.problems)
     turns: list[ReplayedTurn] = []
+    loose: list[Mapping[str, Any]] = []
     builder: _TurnBuilder | None = None
     previous_mode: str | None = None
+
+    def close(builder: _TurnBuilder) -> None:
+        if not builder.substantive:
+            loose.extend(builder.ui_events)
+            return
+        turns.append(builder.close())
+        if builder.problem is not None:
+            problems.append(SessionProblem(session.path, *builder.problem))
 
     for record, line in zip(session.records, session.lines, strict=True):
         turn = record.get("turn")
         if not isinstance(turn, int) or isinstance(turn, bool) or turn < 1:
+            if record.get("type") == "ui_event":
+                loose.append(record)
             continue  # meta, and session-level ui events
         if builder is None or turn != builder.turn:
             if builder is not None:
-                turns.append(_close(builder, session, problems))
+                close(builder)
                 if builder.mode_known:  # a turn that never got a mode leaves it as it was
                     previous_mode = builder.mode
             builder = _TurnBuilder(turn, previous_mode)
@@ -311,20 +328,11 @@ def _replay(session: LoadedSession) -> Replay:
                 )
             )
     if builder is not None:
-        turns.append(_close(builder, session, problems))
+        close(builder)
     conversation, more = _conversation(session)
     problems.extend(more)
     problems.sort(key=lambda p: (p.line is None, p.line or 0))
-    return Replay(session, tuple(turns), conversation, tuple(problems))
-
-
-def _close(
-    builder: _TurnBuilder, session: LoadedSession, problems: list[SessionProblem]
-) -> ReplayedTurn:
-    turn = builder.close()
-    if builder.problem is not None:
-        problems.append(SessionProblem(session.path, *builder.problem))
-    return turn
+    return Replay(session, tuple(turns), conversation, tuple(problems), tuple(loose))
 
 
 def conversation_of(session: LoadedSession) -> Conversation:

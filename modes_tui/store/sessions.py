@@ -295,7 +295,13 @@ class SessionLog:
         record: dict[str, Any] = {"v": SCHEMA_VERSION, "type": type, "at": utc_now(), "turn": turn}
         record.update(redact_secrets(plain(fields)))
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=repr)
-        data = line.encode("utf-8") + b"\n"
+        try:
+            data = line.encode("utf-8") + b"\n"
+        except UnicodeEncodeError:
+            # A lone surrogate (say, from undecodable terminal input) is not UTF-8; as a
+            # \udxxx escape it is valid JSON and reads back as the same string.
+            line = json.dumps(record, ensure_ascii=True, separators=(",", ":"), default=repr)
+            data = line.encode("ascii") + b"\n"
         with self._lock:
             if self._needs_newline:
                 data = b"\n" + data
@@ -355,7 +361,7 @@ class SessionLog:
 
     def _write_summary(self) -> None:
         path = self.summary_path
-        payload = json.dumps(self._summary, ensure_ascii=False).encode("utf-8")
+        payload = json.dumps(self._summary).encode("ascii")  # escapes: any title encodes
         temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         # A cache: no fsync (the log is the truth), and failing to write it is no error.
         # 0600 like the log: the title is the user's first message.
