@@ -448,3 +448,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("modes-tui: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader (e.g. `head`) went away: stop quietly, as other CLI tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILURE
