@@ -6,6 +6,7 @@ import asyncio
 import io
 from collections.abc import Callable
 from datetime import UTC
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -28,7 +29,7 @@ from modes_tui.tui.chat import AnswerSegment, LiteTurn, SystemNote, ToolCallView
 from modes_tui.tui.confirm import ConfirmToolScreen
 from modes_tui.tui.inspector import InspectorScreen
 from modes_tui.tui.replay import ReplayScreen
-from modes_tui.tui.services import ReplayedSession, ReplayTurn
+from modes_tui.tui.services import ReplayedSession, ReplayTurn, RerouteResult
 from modes_tui.tui.turns import Reroute
 from tests.tui_support import (
     MemoryControl,
@@ -389,7 +390,7 @@ def replayed(turns: int = 3) -> ReplayedSession:
             events.insert(3, ReasoningDelta("thinking it over"))
         reroute = Reroute(route("chat" if index == 1 else mode), differs=index == 1)
         items.append(ReplayTurn(text, events, reroute))
-    return ReplayedSession("20260314-092653-abcd", "question 1", items, "2 of 3 agree")
+    return ReplayedSession("20260314-092653-abcd", "question 1", items)
 
 
 class FakeSessions:
@@ -402,11 +403,17 @@ class FakeSessions:
 
         return [SessionSummary(self.session.id, "question 1", "2026-03-14T09:26:53+00:00", 3)]
 
-    def replay(self, session_id: str) -> ReplayedSession:
+    def load(self, session_id: str) -> ReplayedSession:
         self.opened.append(session_id)
         return self.session
 
-    def export(self, conversation, session_id):
+    def reroute(self, session_id: str) -> RerouteResult:
+        return RerouteResult(
+            {t.number or i: t.reroute for i, t in enumerate(self.session.turns, 1) if t.reroute},
+            "2 of 3 agree",
+        )
+
+    def export(self, session_id: str) -> Path:
         raise NotImplementedError
 
 
@@ -429,6 +436,7 @@ async def test_replay_shows_a_saved_session_without_calling_a_model() -> None:
             "Answer **2** in code.",
             "Answer **3** in shell.",
         ]
+        await until(pilot, lambda: "2 of 3 agree" in plain(screen.query_one("#replay-title")))
         reroutes = [plain(s) for s in screen.query(".reroute")]
         assert any("was code" in r for r in reroutes)
         assert "2 of 3 agree" in plain(screen.query_one("#replay-title", Static))
@@ -467,3 +475,32 @@ async def test_a_startup_failure_is_shown_not_raised() -> None:
         await until(pilot, lambda: bool(app.records) and app.records[-1].status == "failed")
         assert "could not start" in plain(app.chat.query_one(TurnNote).query_one(Static))
         assert not app.chat.query_one(TurnNote).query(Button)
+
+
+async def test_replay_of_a_real_session_log_with_rerouting(tmp_path: Path) -> None:
+    from modes_tui.core.classifiers.keyword import KeywordClassifier
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.core.profiles import load_pack
+    from modes_tui.core.routing import Router
+    from modes_tui.tui.sessions import StoreSessions
+    from tests.store_records import write_demo_session
+
+    dirs = app_dirs()
+    demo = write_demo_session(dirs, pack="default")
+    demo.log.close()
+    pack = load_pack("default")
+    catalog = StoreSessions(dirs, lambda: Router(pack, KeywordClassifier()), export_dir=tmp_path)
+    engine = ScriptEngine()
+    async with build_app(services(engine, sessions=catalog), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "/replay latest")
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        screen = app.screen
+        await until(pilot, lambda: "turns agree" in plain(screen.query_one("#replay-title")))
+        shown = all_text(screen.query(".user"))
+        for text in demo.users:
+            assert text.splitlines()[0] in shown
+        assert len(screen.query(".reroute")) == len(demo.users)
+        assert engine.texts == []
+    path = catalog.export(demo.log.id)
+    assert path.parent == tmp_path and demo.users[0].splitlines()[0] in path.read_text()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 from collections.abc import AsyncIterator
 from datetime import tzinfo
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -239,7 +240,7 @@ class ModesApp(App[None]):
         sessions = self.services.sessions
         if sessions is None:
             raise ModesError("sessions are not available in this build")
-        return sessions.replay(session_id)
+        return sessions.load(session_id)
 
     async def _wait_for_engine(self, record: TurnRecord, view: TurnView) -> TurnEngine | None:
         while self.engine is None and self._engine_error is None:
@@ -309,8 +310,12 @@ class ModesApp(App[None]):
             if not self._turn_running:
                 self.status.idle()
         elif event.state == WorkerState.SUCCESS and worker.group == "replay":
-            if isinstance(worker.result, ReplayedSession):
-                self.push_screen(ReplayScreen(worker.result, tz=self.tz))
+            session = worker.result
+            if isinstance(session, ReplayedSession) and self.services.sessions is not None:
+                catalog = self.services.sessions
+                self.push_screen(
+                    ReplayScreen(session, tz=self.tz, reroute=partial(catalog.reroute, session.id))
+                )
             self.status.idle()
         elif event.state == WorkerState.ERROR:
             error = worker.error
@@ -498,13 +503,14 @@ class ModesApp(App[None]):
 
     async def export(self) -> None:
         """Write the conversation to a Markdown file and say where."""
-        if self.engine is None:
-            self.status.error("Nothing to export yet.")
+        if not self.records:
+            self.status.error("Nothing to export yet: send a message first.")
             return
         sessions = self.services.sessions
+        session_id = self.services.session_id()
         try:
-            if sessions is not None:
-                path = sessions.export(self.engine.conversation, self.services.session_id())
+            if sessions is not None and session_id is not None:
+                path = sessions.export(session_id)
             else:
                 path = write_markdown(self.records, Path.cwd() / "modes-tui-conversation.md")
         except (ModesError, OSError) as error:

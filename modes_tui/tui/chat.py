@@ -332,6 +332,18 @@ class TurnView(Vertical):
             parts.append(f"{len(record.tools)} tool call(s) {format_ms(spent)}")
         return Text(" · ".join(parts))
 
+    async def show_reroute(self) -> None:
+        """Show (or update) today's decision for this recorded turn."""
+        record = self.record
+        if record.reroute is None:
+            return
+        line = reroute_line(record.reroute, record.route)
+        found = self.query(".reroute")
+        if found:
+            found.first(Static).update(line)
+        else:
+            await self.mount(Static(line, classes="reroute"), after=self.query_one(".route"))
+
     async def restart(self) -> None:
         """Clear the answer for a retry."""
         await self._close_segment()
@@ -438,6 +450,14 @@ class ChatLog(VerticalScroll):
     async def clear(self) -> None:
         """Remove every turn and note."""
         await self.remove_children()
+
+    async def refresh_reroutes(self) -> None:
+        """Show re-route results that arrived after the turns were drawn (replay)."""
+        for child in self.children:
+            if isinstance(child, TurnView):
+                await child.show_reroute()
+            elif isinstance(child, LiteTurn):
+                child.update(turn_plain_text(child.record))
 
     # ---------------------------------------------------------------- load on scroll
 

@@ -232,6 +232,9 @@ def turn_plain_text(record: TurnRecord) -> Text:
     if record.route is not None:
         text.append_text(route_headline(record.route, record.mode))
         text.append("\n")
+    if record.reroute is not None:
+        text.append_text(reroute_line(record.reroute, record.route))
+        text.append("\n")
     text.append(record.answer or "(no answer)", style="" if record.answer else "dim")
     if record.tools:
         text.append(f"\n⚙ {len(record.tools)} tool call(s)", style="dim cyan")

@@ -2,32 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import tzinfo
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState
 
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.inspector import InspectorScreen
 from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.render import format_time
-from modes_tui.tui.services import ReplayedSession, ReplayTurn, SessionSummary
+from modes_tui.tui.services import (
+    ReplayedSession,
+    ReplayTurn,
+    RerouteResult,
+    SessionSummary,
+)
 from modes_tui.tui.turns import TurnRecord
 
 
 def records_from_turns(turns: Iterable[ReplayTurn]) -> list[TurnRecord]:
     """Feed each recorded turn's events into a record, as a live turn would be fed."""
     records = []
-    for number, turn in enumerate(turns, 1):
-        record = TurnRecord(number, turn.user_text)
+    for position, turn in enumerate(turns, 1):
+        record = TurnRecord(turn.number or position, turn.user_text)
         for event in turn.events:
             record.apply(event)
         if record.status in ("routing", "answering"):
@@ -56,24 +62,37 @@ class ReplayScreen(Screen[None]):
         Binding("ctrl+b", "toggle_panel", "Routes", id="replay.panel"),
     ]
 
-    def __init__(self, session: ReplayedSession, *, tz: tzinfo | None = None) -> None:
+    def __init__(
+        self,
+        session: ReplayedSession,
+        *,
+        tz: tzinfo | None = None,
+        reroute: Callable[[], RerouteResult] | None = None,
+    ) -> None:
         super().__init__()
         self.session = session
         self.records = records_from_turns(session.turns)
         self._tz = tz
+        self._reroute = reroute
+        self.reroute_note = "" if reroute is None else "re-routing with today's router…"
+        """What the title says about re-routing."""
 
-    def compose(self) -> ComposeResult:
+    def _title(self) -> Text:
         session = self.session
         title = Text("Replay ", style="bold")
         title.append(session.id, style="bold cyan")
         title.append(f" · {len(self.records)} turns · no model is called", style="dim")
         if session.title:
             title.append(f"\n{session.title}", style="italic")
-        if session.summary:
-            title.append(f"\nre-route: {session.summary}")
+        summary = session.summary or self.reroute_note
+        if summary:
+            title.append(f"\nre-route: {summary}")
         for warning in session.warnings:
             title.append(f"\n⚠ {warning}", style="yellow")
-        yield Static(title, id="replay-title")
+        return title
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="replay-title")
         with Horizontal():
             yield ChatLog(id="replay-chat", tz=self._tz)
             yield RoutePanel(id="replay-routes", tz=self._tz, live=False)
@@ -81,6 +100,33 @@ class ReplayScreen(Screen[None]):
 
     async def on_mount(self) -> None:
         await self.query_one(ChatLog).show_records(self.records)
+        self.query_one(RoutePanel).set_records(self.records)
+        if self._reroute is not None:
+            self.run_reroute()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="reroute", name="re-route")
+    def run_reroute(self) -> RerouteResult:
+        """Today's router over the recorded turns, off the event loop."""
+        assert self._reroute is not None
+        return self._reroute()
+
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker.group != "reroute" or not self.is_attached:
+            return
+        if event.state == WorkerState.SUCCESS and isinstance(worker.result, RerouteResult):
+            await self.show_reroute(worker.result)
+        elif event.state == WorkerState.ERROR:
+            self.reroute_note = f"failed: {worker.error}"
+            self.query_one("#replay-title", Static).update(self._title())
+
+    async def show_reroute(self, result: RerouteResult) -> None:
+        """Mark each turn with today's decision."""
+        for record in self.records:
+            record.reroute = result.by_turn.get(record.number)
+        self.session.summary = result.summary
+        self.query_one("#replay-title", Static).update(self._title())
+        await self.query_one(ChatLog).refresh_reroutes()
         self.query_one(RoutePanel).set_records(self.records)
 
     def action_toggle_panel(self) -> None:

@@ -91,6 +91,8 @@ class ReplayTurn:
     """The same events the live engine yielded for it."""
     reroute: Reroute | None = None
     """Today's decision for it, when re-routing ran."""
+    number: int | None = None
+    """The recorded turn number (default: its position)."""
 
 
 @dataclass
@@ -109,19 +111,33 @@ class ReplayedSession:
     """Problems met while loading (a torn last line, an unknown mode)."""
 
 
+@dataclass
+class RerouteResult:
+    """Today's router over a recorded session: per turn, and in total."""
+
+    by_turn: dict[int, Reroute]
+    """Turn number -> today's decision."""
+    summary: str
+    """Agreement, modes that gained or lost turns, latency."""
+
+
 class SessionCatalog(Protocol):
-    """Recorded sessions (`modes_tui.store`)."""
+    """Recorded sessions (`modes_tui.store`, adapted in `modes_tui.tui.sessions`)."""
 
     def list(self) -> Sequence[SessionSummary]:
         """Every session, newest first."""
         ...
 
-    def replay(self, session_id: str) -> ReplayedSession:
-        """Load a session with today's re-routing; raises ModesError when it cannot."""
+    def load(self, session_id: str) -> ReplayedSession:
+        """A session as events (fast: no routing); raises ModesError when it cannot."""
         ...
 
-    def export(self, conversation: Conversation, session_id: str | None) -> Path:
-        """Write the conversation as Markdown; return where."""
+    def reroute(self, session_id: str) -> RerouteResult:
+        """Today's router over the session's user turns (may take a while)."""
+        ...
+
+    def export(self, session_id: str) -> Path:
+        """Write the session as Markdown; return where."""
         ...
 
 
