@@ -25,9 +25,19 @@ from modes_tui.core.events import (
     Usage,
 )
 from modes_tui.tui.app import ModesApp, build_app
-from modes_tui.tui.chat import AnswerSegment, LiteTurn, SystemNote, ToolCallView, TurnNote
+from modes_tui.tui.chat import (
+    AnswerSegment,
+    ChatLog,
+    EarlierTurns,
+    LiteTurn,
+    SystemNote,
+    ToolCallView,
+    TurnNote,
+    TurnView,
+)
 from modes_tui.tui.confirm import ConfirmToolScreen
 from modes_tui.tui.inspector import InspectorScreen
+from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.replay import ReplayScreen
 from modes_tui.tui.services import ReplayedSession, ReplayTurn, RerouteResult
 from modes_tui.tui.turns import Reroute
@@ -36,6 +46,7 @@ from tests.tui_support import (
     ScriptEngine,
     all_text,
     answer_events,
+    default_pack,
     plain,
     request,
     route,
@@ -215,8 +226,7 @@ async def test_escape_cancels_mid_stream_and_keeps_the_partial_answer() -> None:
         await until(pilot, lambda: not app._turn_running)
         record = app.records[-1]
         assert record.answer and record.answer != "first part. second part. third part."
-        note = app.chat.query_one(TurnNote)
-        assert "cancelled" in plain(note.query_one(Static))
+        assert "cancelled" in plain(app.chat.query_one(".note-text"))
         assert app.chat.query_one(AnswerSegment).source == record.answer
 
 
@@ -437,14 +447,14 @@ async def test_replay_shows_a_saved_session_without_calling_a_model() -> None:
             "Answer **3** in shell.",
         ]
         await until(pilot, lambda: "2 of 3 agree" in plain(screen.query_one("#replay-title")))
-        reroutes = [plain(s) for s in screen.query(".reroute")]
+        reroutes = [plain(s) for s in screen.query(".route")]
         assert any("was code" in r for r in reroutes)
         assert "2 of 3 agree" in plain(screen.query_one("#replay-title", Static))
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ReplayScreen))
 
 
-async def test_older_turns_are_cheap_until_scrolled_into_view() -> None:
+async def test_a_long_session_draws_from_the_bottom_and_loads_as_you_scroll_up() -> None:
     engine = ScriptEngine()
     sessions = FakeSessions(replayed(30))
     async with build_app(services(engine, sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
@@ -452,12 +462,33 @@ async def test_older_turns_are_cheap_until_scrolled_into_view() -> None:
         await send(pilot, "/replay 20260314-092653-abcd")
         await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
         screen = app.screen
-        await pilot.pause(0.2)
-        assert len(screen.query(LiteTurn)) == 10
-        log = screen.query_one("#replay-chat")
+        log = screen.query_one("#replay-chat", ChatLog)
+        await until(pilot, lambda: log.earlier_count == 10)
+        assert "10 earlier turns" in plain(log.query_one(EarlierTurns))
+        assert not log.query("#turn-1, #lite-1")
+        assert log.query(LiteTurn)  # mounted but not yet drawn in full
+        assert log.query_one("#turn-30", TurnView)
         log.scroll_home(animate=False)
-        await until(pilot, lambda: len(screen.query(LiteTurn)) < 10)
-        assert screen.query_one("#turn-1").__class__.__name__ == "TurnView"
+        await until(pilot, lambda: log.earlier_count == 0)
+        log.scroll_home(animate=False)
+        await until(pilot, lambda: bool(log.query("#turn-1")))
+        assert not log.query(EarlierTurns)
+
+
+async def test_the_panel_lists_a_page_of_decisions_and_more_on_demand() -> None:
+    sessions = FakeSessions(replayed(205))
+    async with build_app(services(sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "/replay 20260314-092653-abcd")
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        panel = app.screen.query_one(RoutePanel)
+        await until(pilot, lambda: panel.options.option_count == 201)
+        last = panel.options.get_option_at_index(200)
+        assert "5 older decisions" in str(last.prompt)
+        panel.options.focus()
+        panel.options.highlighted = 200
+        await pilot.press("enter")
+        await until(pilot, lambda: panel.options.option_count == 205)
 
 
 async def test_a_startup_failure_is_shown_not_raised() -> None:
@@ -473,8 +504,8 @@ async def test_a_startup_failure_is_shown_not_raised() -> None:
         await until(pilot, lambda: app._engine_error is not None)
         await send(pilot, "hello")
         await until(pilot, lambda: bool(app.records) and app.records[-1].status == "failed")
-        assert "could not start" in plain(app.chat.query_one(TurnNote).query_one(Static))
-        assert not app.chat.query_one(TurnNote).query(Button)
+        assert "could not start" in plain(app.chat.query_one(".note-text"))
+        assert not app.chat.query(Button)
 
 
 async def test_replay_of_a_real_session_log_with_rerouting(tmp_path: Path) -> None:
@@ -500,7 +531,32 @@ async def test_replay_of_a_real_session_log_with_rerouting(tmp_path: Path) -> No
         shown = all_text(screen.query(".user"))
         for text in demo.users:
             assert text.splitlines()[0] in shown
-        assert len(screen.query(".reroute")) == len(demo.users)
+        routes = [plain(s) for s in screen.query(".route")]
+        assert len(routes) == len(demo.users) and all("re-route:" in r for r in routes)
         assert engine.texts == []
     path = catalog.export(demo.log.id)
     assert path.parent == tmp_path and demo.users[0].splitlines()[0] in path.read_text()
+
+
+async def test_another_process_editing_the_control_file_shows_within_a_second() -> None:
+    import json
+
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.store.control import ControlFile
+
+    pack = default_pack()
+    path = app_dirs().control_file
+    control = ControlFile(path, modes=lambda: pack.names)
+    app_services = services(pack=pack)
+    app_services.control = control
+    async with build_app(app_services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await pilot.press("f3")
+        await until(pilot, lambda: "forced code" in header(app))
+        assert json.loads(path.read_text())["mode"] == "code"
+        path.write_text('{"mode": "shell"}\n')  # as `modes-tui mode shell` would
+        await until(pilot, lambda: "forced shell" in header(app), timeout=1.5)
+        assert app.panel.setting == "forced shell"
+        path.write_text("{not json")
+        await until(pilot, lambda: "not valid JSON" in header(app), timeout=1.5)
+        assert "setting auto" in header(app)

@@ -7,7 +7,7 @@ one cheap `LiteTurn` each and become full views when they scroll into sight or a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import tzinfo
 
 from rich.text import Text
@@ -44,7 +44,11 @@ from modes_tui.tui.render import (
 from modes_tui.tui.turns import TurnRecord
 
 FULL_TURNS = 20
-"""How many of the newest turns are drawn in full."""
+"""How many of the newest turns are mounted when a conversation is drawn."""
+OPEN_IN_FULL = 4
+"""How many of those are drawn in full at once (the rest load as they scroll into view)."""
+LOAD_BATCH = 20
+"""How many older turns are mounted at a time as the user scrolls up."""
 LOAD_MARGIN = 10
 """Lines above and below the viewport whose cheap turns load as full ones."""
 REASONING_REFRESH_S = 0.1
@@ -77,7 +81,7 @@ class AnswerSegment(Markdown):
 
 
 class TurnNote(Horizontal):
-    """How the turn ended when it did not simply finish: failed (with retry) or cancelled."""
+    """A failed live turn: what went wrong, and a Retry button."""
 
     DEFAULT_CSS = """
     TurnNote {
@@ -87,13 +91,12 @@ class TurnNote(Horizontal):
     TurnNote > Static {
         width: 1fr;
         height: auto;
+        color: $error;
     }
     TurnNote > Button {
         margin: 0 1;
         min-width: 10;
     }
-    TurnNote.-failed > Static { color: $error; }
-    TurnNote.-cancelled > Static { color: $warning; }
     """
 
     class RetryRequested(Message):
@@ -105,13 +108,13 @@ class TurnNote(Horizontal):
             super().__init__()
 
     def __init__(self, number: int, text: Text, *, retry: bool, kind: str) -> None:
-        super().__init__(classes=f"-{kind}")
+        super().__init__(classes=f"tail ending -{kind}")
         self._number = number
         self._text = text
         self._retry = retry
 
     def compose(self) -> ComposeResult:
-        yield Static(self._text)
+        yield Static(self._text, classes="note-text")
         if self._retry:
             yield Button("Retry", variant="warning", id="retry", compact=True)
 
@@ -122,7 +125,12 @@ class TurnNote(Horizontal):
 
 
 class TurnView(Vertical):
-    """One user turn in full: message, route, answer, tools, reasoning, and how it ended."""
+    """One user turn in full: message, route, answer, tools, reasoning, and how it ended.
+
+    Children, in order: the user's message, the route line, answer segments and tool calls
+    (in the order they happened), then the "tail": folded reasoning, how the turn ended, and
+    the meta line. Finished turns are composed at once (one layout pass); live ones grow.
+    """
 
     DEFAULT_CSS = """
     TurnView {
@@ -138,8 +146,6 @@ class TurnView(Vertical):
         padding: 0 1;
         color: $text-muted;
     }
-    TurnView > .reroute { padding: 0 1; }
-    TurnView > #body { height: auto; }
     TurnView > Collapsible {
         margin: 0 0 0 1;
         padding: 0;
@@ -147,6 +153,9 @@ class TurnView(Vertical):
     }
     TurnView > Collapsible Static { color: $text-muted; padding: 0 1; }
     TurnView > .meta { padding: 0 1; color: $text-disabled; }
+    TurnView > .note-text { margin: 0 0 0 2; }
+    TurnView .-failed { color: $error; }
+    TurnView .-cancelled { color: $warning; }
     """
 
     def __init__(self, record: TurnRecord, *, live: bool = True, tz: tzinfo | None = None) -> None:
@@ -167,13 +176,16 @@ class TurnView(Vertical):
         record = self.record
         yield Static(Text(record.user_text), classes="user")
         yield Static(self._route_text(), classes="route")
-        if record.reroute is not None:
-            yield Static(reroute_line(record.reroute, record.route), classes="reroute")
-        yield Vertical(id="body")
-
-    async def on_mount(self) -> None:
         if not self.live:
-            await self._draw_finished()
+            for index, segment in enumerate(record.segments):
+                if segment:
+                    yield AnswerSegment(segment)
+                for activity in record.tools:
+                    if activity.segment == index:
+                        yield ToolCallView(tool_summary(activity))
+            if record.reasoning:
+                yield self._reasoning_view()
+            yield from self._ending()
 
     def _route_text(self) -> Text:
         record = self.record
@@ -182,27 +194,18 @@ class TurnView(Vertical):
         line = route_headline(record.route, record.mode)
         if record.mode_change is not None and record.number > 1:
             line.append(f"  (was {record.mode_change.previous or 'no mode'})", style="dim")
+        if record.reroute is not None:
+            line.append("\n")
+            line.append_text(reroute_line(record.reroute, record.route))
         return line
 
-    @property
-    def body(self) -> Vertical:
-        """Answer segments and tool calls, in order."""
-        return self.query_one("#body", Vertical)
-
-    async def _draw_finished(self) -> None:
-        """Draw a turn that is already over (replay, loaded turns)."""
-        record = self.record
-        widgets: list[Widget] = []
-        for index, segment in enumerate(record.segments):
-            if segment:
-                widgets.append(AnswerSegment(segment))
-            widgets.extend(
-                ToolCallView(tool_summary(t)) for t in record.tools if t.segment == index
-            )
-        await self.body.mount_all(widgets)
-        if record.reasoning:
-            await self._ensure_reasoning()
-        await self._draw_ending()
+    async def _mount_in_order(self, widget: Widget) -> None:
+        """Mount an answer segment or a tool call after the others, before the tail."""
+        tail = self.query_children(".tail")
+        if tail:
+            await self.mount(widget, before=tail.first())
+        else:
+            await self.mount(widget)
 
     # ---------------------------------------------------------------- live events
 
@@ -216,7 +219,8 @@ class TurnView(Vertical):
         elif isinstance(event, TextDelta):
             await self._write(event.text)
         elif isinstance(event, ReasoningDelta):
-            await self._ensure_reasoning()
+            if self._reasoning is None:
+                await self.mount(self._reasoning_view())
             if self._reasoning_timer is None:
                 self._reasoning_timer = self.set_timer(REASONING_REFRESH_S, self._flush_reasoning)
         elif isinstance(event, ToolCallRequested):
@@ -225,7 +229,7 @@ class TurnView(Vertical):
             if activity is not None:
                 view = ToolCallView(tool_summary(activity))
                 self._tools[event.call.id] = view
-                await self.body.mount(view)
+                await self._mount_in_order(view)
         elif isinstance(event, ToolCallFinished):
             activity = self.record.tool(event.call.id)
             if activity is not None:
@@ -233,14 +237,15 @@ class TurnView(Vertical):
                 if shown is None:
                     shown = ToolCallView(tool_summary(activity))
                     self._tools[event.call.id] = shown
-                    await self.body.mount(shown)
+                    await self._mount_in_order(shown)
                 shown.update(tool_summary(activity))
         elif isinstance(event, Usage):
             pass  # shown with the ending
         elif isinstance(event, TurnFinished | TurnFailed | TurnCancelled):
             await self._close_segment(final=True)
             self._flush_reasoning()
-            await self._draw_ending()
+            await self.query_children(".ending").remove()
+            await self.mount_all(list(self._ending()))
 
     async def _write(self, text: str) -> None:
         """Stream answer text into the current widget (opened on the first text)."""
@@ -253,7 +258,7 @@ class TurnView(Vertical):
             self._segment = AnswerSegment()
             self._shown = ""
             self._segments_shown += 1
-            await self.body.mount(self._segment)
+            await self._mount_in_order(self._segment)
             self._stream = Markdown.get_stream(self._segment)
         return self._stream
 
@@ -272,22 +277,18 @@ class TurnView(Vertical):
         if segment.source != text:
             await segment.update(text)
 
-    async def _ensure_reasoning(self) -> None:
-        if self._reasoning is None:
-            self._reasoning = Static(Text(self.record.reasoning))
-            await self.mount(Collapsible(self._reasoning, title="Reasoning", collapsed=True))
+    def _reasoning_view(self) -> Collapsible:
+        self._reasoning = Static(Text(self.record.reasoning))
+        return Collapsible(self._reasoning, title="Reasoning", collapsed=True, classes="tail")
 
     def _flush_reasoning(self) -> None:
         self._reasoning_timer = None
         if self._reasoning is not None:
             self._reasoning.update(Text(self.record.reasoning))
 
-    async def _draw_ending(self) -> None:
-        """The meta line, or the failure / cancel note."""
-        await self.query(".meta").remove()
-        await self.query(TurnNote).remove()
+    def _ending(self) -> Iterator[Widget]:
+        """How the turn ended (failed, with retry; cancelled) and the meta line."""
         record = self.record
-        widgets: list[Widget] = []
         if record.failure is not None:
             failure = record.failure
             text = Text(f"✗ {failure.error}", style="bold")
@@ -295,28 +296,16 @@ class TurnView(Vertical):
                 text.append(f"\n  {failure.hint}", style="")
             if failure.partial and not record.answer:
                 text.append(f"\n  partial answer: {failure.partial}")
-            widgets.append(
-                TurnNote(
-                    record.number,
-                    text,
-                    retry=failure.retryable and self.live,
-                    kind="failed",
-                )
-            )
+            if failure.retryable and self.live:
+                yield TurnNote(record.number, text, retry=True, kind="failed")
+            else:
+                yield Static(text, classes="tail ending note-text -failed")
         elif record.cancelled:
-            widgets.append(
-                TurnNote(
-                    record.number,
-                    Text("■ cancelled: the answer above is partial"),
-                    retry=False,
-                    kind="cancelled",
-                )
-            )
+            text = Text("■ cancelled: the answer above is partial")
+            yield Static(text, classes="tail ending note-text -cancelled")
         meta = self._meta_text()
         if meta.plain:
-            widgets.append(Static(meta, classes="meta"))
-        if widgets:
-            await self.mount_all(widgets)
+            yield Static(meta, classes="tail ending meta")
 
     def _meta_text(self) -> Text:
         record = self.record
@@ -334,25 +323,15 @@ class TurnView(Vertical):
 
     async def show_reroute(self) -> None:
         """Show (or update) today's decision for this recorded turn."""
-        record = self.record
-        if record.reroute is None:
-            return
-        line = reroute_line(record.reroute, record.route)
-        found = self.query(".reroute")
-        if found:
-            found.first(Static).update(line)
-        else:
-            await self.mount(Static(line, classes="reroute"), after=self.query_one(".route"))
+        self.query_one(".route", Static).update(self._route_text())
 
     async def restart(self) -> None:
-        """Clear the answer for a retry."""
+        """Clear the answer for a retry: everything below the route line goes."""
         await self._close_segment()
         self._tools.clear()
         self._reasoning = None
-        await self.body.remove_children()
-        await self.query(Collapsible).remove()
-        await self.query(".meta").remove()
-        await self.query(TurnNote).remove()
+        self._segments_shown = 0
+        await self.remove_children(list(self.children)[2:])
         self.query_one(".route", Static).update(self._route_text())
 
 
@@ -398,8 +377,39 @@ class SystemNote(Markdown):
     """
 
 
+class EarlierTurns(Static):
+    """The top of a long conversation: how many older turns are not drawn yet."""
+
+    DEFAULT_CSS = """
+    EarlierTurns {
+        color: $text-muted;
+        text-align: center;
+        margin: 0 0 1 0;
+    }
+    EarlierTurns:hover { color: $text; }
+    """
+
+    class LoadRequested(Message):
+        """Draw the next batch of older turns."""
+
+    def show(self, count: int) -> None:
+        """Say how many turns are above."""
+        self.update(
+            Text(f"▲ {count} earlier turn{'s' if count != 1 else ''} · scroll up or click to show")
+        )
+
+    def on_click(self) -> None:
+        self.post_message(self.LoadRequested())
+
+
 class ChatLog(VerticalScroll):
-    """Every turn of the conversation; stays at the bottom while answers stream."""
+    """Every turn of the conversation; stays at the bottom while answers stream.
+
+    A long conversation is drawn from the bottom up: the newest `FULL_TURNS` are mounted
+    (the few on screen in full, the others as cheap `LiteTurn`s that load in full when they
+    scroll into view) and older ones are mounted `LOAD_BATCH` at a time as the user scrolls
+    up to the top.
+    """
 
     DEFAULT_CSS = """
     ChatLog {
@@ -412,6 +422,9 @@ class ChatLog(VerticalScroll):
         super().__init__(id=id)
         self._tz = tz
         self._load_timer: Timer | None = None
+        self._earlier: list[TurnRecord] = []
+        """Turns above the first mounted one, oldest first."""
+        self._marker: EarlierTurns | None = None
 
     def on_mount(self) -> None:
         self.anchor()
@@ -424,21 +437,75 @@ class ChatLog(VerticalScroll):
                 return child
         return None
 
+    @property
+    def earlier_count(self) -> int:
+        """Turns not drawn yet, above the first one shown."""
+        return len(self._earlier)
+
     async def start_turn(self, record: TurnRecord) -> TurnView:
         """A new live turn at the bottom."""
+        await self._trim()
         view = TurnView(record, live=True, tz=self._tz)
         await self.mount(view)
         self.anchor()
         return view
 
     async def show_records(self, records: Iterable[TurnRecord], *, live: bool = False) -> None:
-        """Draw finished turns: the newest `FULL_TURNS` in full, older ones cheaply."""
+        """Draw finished turns from the bottom up (see the class docstring)."""
         records = list(records)
-        cut = max(0, len(records) - FULL_TURNS)
-        widgets: list[Widget] = [LiteTurn(r) for r in records[:cut]]
-        widgets += [TurnView(r, live=live, tz=self._tz) for r in records[cut:]]
+        recent = records[-FULL_TURNS:]
+        self._earlier = records[: len(records) - len(recent)]
+        opened = recent[-OPEN_IN_FULL:]
+        widgets: list[Widget] = [LiteTurn(r) for r in recent[: len(recent) - len(opened)]]
+        widgets += [TurnView(r, live=live, tz=self._tz) for r in opened]
         await self.mount_all(widgets)
+        await self._show_marker()
         self.anchor()
+
+    async def _show_marker(self) -> None:
+        if self._earlier:
+            if self._marker is None:
+                self._marker = EarlierTurns()
+                await self.mount(self._marker, before=0)
+            self._marker.show(len(self._earlier))
+        elif self._marker is not None:
+            await self._marker.remove()
+            self._marker = None
+
+    async def load_earlier(self) -> int:
+        """Mount the next batch of older turns above the first one shown; keep the view still."""
+        if not self._earlier:
+            return 0
+        batch = self._earlier[-LOAD_BATCH:]
+        del self._earlier[-LOAD_BATCH:]
+        height_before = self.virtual_size.height
+        y_before = self.scroll_y
+        where = 1 if self._marker is not None else 0
+        await self.mount_all([LiteTurn(r) for r in batch], before=where)
+        await self._show_marker()
+
+        def keep_place() -> None:
+            grown = self.virtual_size.height - height_before
+            self.scroll_to(y=y_before + grown, animate=False, immediate=True)
+
+        self.call_after_refresh(keep_place)
+        return len(batch)
+
+    async def _trim(self) -> None:
+        """Keep a long live conversation light: unmount the oldest turns (they load on scroll)."""
+        turns = [c for c in self.children if isinstance(c, TurnView | LiteTurn)]
+        extra = len(turns) - (FULL_TURNS + LOAD_BATCH)
+        if extra <= 0 or self.is_anchor_released:
+            return
+        gone = turns[:extra]
+        self._earlier.extend(t.record for t in gone)
+        await self.remove_children(gone)
+        await self._show_marker()
+
+    @property
+    def is_anchor_released(self) -> bool:
+        """The user scrolled away from the bottom."""
+        return self.scroll_y < self.max_scroll_y - 1
 
     async def add_note(self, markdown: str) -> SystemNote:
         """A note from the app at the bottom."""
@@ -449,6 +516,8 @@ class ChatLog(VerticalScroll):
 
     async def clear(self) -> None:
         """Remove every turn and note."""
+        self._earlier = []
+        self._marker = None
         await self.remove_children()
 
     async def refresh_reroutes(self) -> None:
@@ -467,8 +536,10 @@ class ChatLog(VerticalScroll):
         self._load_timer = self.set_timer(0.05, self._load_visible)
 
     async def _load_visible(self) -> None:
-        """Replace cheap turns that are in (or near) the viewport with full ones."""
+        """Near the top, mount older turns; cheap turns in (or near) view load in full."""
         self._load_timer = None
+        if self._earlier and self.scroll_y <= LOAD_MARGIN:
+            await self.load_earlier()
         top = self.scroll_y - LOAD_MARGIN
         bottom = self.scroll_y + self.size.height + LOAD_MARGIN
         for lite in list(self.query_children(LiteTurn)):
@@ -487,3 +558,8 @@ class ChatLog(VerticalScroll):
     async def _load_requested(self, event: LiteTurn.LoadRequested) -> None:
         event.stop()
         await self.load(event.view)
+
+    @on(EarlierTurns.LoadRequested)
+    async def _earlier_requested(self, event: EarlierTurns.LoadRequested) -> None:
+        event.stop()
+        await self.load_earlier()

@@ -22,6 +22,10 @@ from modes_tui.core.routing import Route
 from modes_tui.tui.render import route_card
 from modes_tui.tui.turns import TurnRecord
 
+PAGE = 200
+"""Decisions listed at a time: a 1,000-turn session opens fast, older ones come on demand."""
+MORE = "more"
+
 
 @dataclass
 class PanelEntry:
@@ -77,6 +81,8 @@ class RoutePanel(Vertical):
         self._live = live
         self.entries: list[PanelEntry] = []
         """Oldest first."""
+        self.limit = PAGE
+        """How many of the newest decisions are listed; "more" adds a page."""
         self.setting = "auto"
         """The control setting, as shown."""
         self.warning: str | None = None
@@ -119,12 +125,21 @@ class RoutePanel(Vertical):
 
     def _rebuild(self) -> None:
         highlighted = self.options.highlighted
-        self.options.set_options(
-            self._option(index, entry) for index, entry in reversed(list(enumerate(self.entries)))
-        )
-        if highlighted is not None and self.entries:
-            self.options.highlighted = min(highlighted, len(self.entries) - 1)
+        shown = list(enumerate(self.entries))[-self.limit :]
+        options = [self._option(index, entry) for index, entry in reversed(shown)]
+        older = len(self.entries) - len(shown)
+        if older:
+            more = Text(f"▼ {older} older decisions · enter shows {min(older, PAGE)} more")
+            options.append(Option(more, id=MORE))
+        self.options.set_options(options)
+        if highlighted is not None and options:
+            self.options.highlighted = min(highlighted, len(options) - 1)
         self.query_one("#panel-title", Static).update(self._title())
+
+    @property
+    def shown(self) -> int:
+        """How many decisions are listed (the newest ones)."""
+        return min(len(self.entries), self.limit)
 
     def set_records(self, records: Iterable[TurnRecord]) -> None:
         """Show the decisions of finished turns (a replayed session)."""
@@ -143,8 +158,8 @@ class RoutePanel(Vertical):
     def refresh_record(self, record: TurnRecord) -> None:
         """Redraw the decisions of `record` (its model or notes became known)."""
         for index, entry in enumerate(self.entries):
-            if entry.record is record:
-                position = len(self.entries) - 1 - index
+            position = len(self.entries) - 1 - index
+            if entry.record is record and position < self.limit:
                 self.options.replace_option_prompt_at_index(
                     position,
                     route_card(entry.record, entry.route, attempt=entry.attempt, tz=self._tz),
@@ -158,6 +173,10 @@ class RoutePanel(Vertical):
     @on(OptionList.OptionSelected, "#decisions")
     def _selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
+        if event.option.id == MORE:
+            self.limit += PAGE
+            self._rebuild()
+            return
         index = len(self.entries) - 1 - event.option_index
         if 0 <= index < len(self.entries):
             self.post_message(self.InspectRequested(self.entries[index].record))

@@ -12,7 +12,6 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from rich.console import Group, RenderableType
-from rich.rule import Rule
 from rich.text import Text
 
 from modes_tui.core.routing import Route
@@ -128,6 +127,9 @@ def error_lines(route: Route) -> list[Text]:
     return lines
 
 
+CARD_RULE_WIDTH = 44
+
+
 def route_card(
     record: TurnRecord,
     route: Route | None = None,
@@ -152,7 +154,7 @@ def route_card(
         style = "magenta" if mark == "forced" else "red" if mark == "error" else "yellow"
         head.append(f" {mark}", style=f"reverse {style}")
     when = format_time(route.at, tz)
-    lines: list[RenderableType] = [head]
+    lines: list[Text] = [head]
     detail = Text("  by ", style="dim")
     detail.append(route.decided_by, style=DECIDED_BY_STYLE.get(route.decided_by, ""))
     if route.confidence is not None:
@@ -182,8 +184,9 @@ def route_card(
     lines.extend(error_lines(route))
     if reroute is not None:
         lines.append(reroute_line(reroute, route))
-    lines.append(Rule(style="grey23"))
-    return Group(*lines)
+    lines.append(Text("─" * CARD_RULE_WIDTH, style="grey23"))
+    # One Text, not a Group: a long session has a card per turn, and one Text renders fast.
+    return Text("\n").join(lines)
 
 
 def reroute_line(reroute: Reroute, recorded: Route | None) -> Text:

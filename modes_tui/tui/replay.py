@@ -102,7 +102,8 @@ class ReplayScreen(Screen[None]):
         await self.query_one(ChatLog).show_records(self.records)
         self.query_one(RoutePanel).set_records(self.records)
         if self._reroute is not None:
-            self.run_reroute()
+            # After the first paint: the re-route thread competes for the GIL.
+            self.call_after_refresh(self.run_reroute)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reroute", name="re-route")
     def run_reroute(self) -> RerouteResult:

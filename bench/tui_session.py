@@ -1,0 +1,266 @@
+"""Opening a recorded 1,000-turn session in the app: time to interactive, memory, key round trip.
+
+Writes a session log with the store (as the engine does: user, route, request, assistant
+records), then, in the real app (headless), types `/replay ID` and measures:
+- time to interactive: Enter pressed -> the replay screen painted and taking keys;
+- memory growth: resident set size after opening minus before;
+- key round trip: a key press (toggle the route panel) -> the screen repainted, median of 20.
+A 10-turn session is measured the same way in the same run as the baseline.
+
+Targets (issue 6): interactive <= 1 s, memory growth <= 60 MB, key round trip <= 100 ms.
+Never asserts. Run: `PYTHONPATH=. python bench/tui_session.py [--turns 1000]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ["MODES_TUI_HOME"] = tempfile.mkdtemp(prefix="modes-bench-")
+
+from textual import events
+
+from modes_tui.core.classifiers.keyword import KeywordClassifier
+from modes_tui.core.control import AUTO, ControlReading
+from modes_tui.core.conversation import Conversation, Message
+from modes_tui.core.events import TurnEvent
+from modes_tui.core.paths import app_dirs
+from modes_tui.core.profiles import load_pack
+from modes_tui.core.routing import ClassifierInfo, Decision, Route, Router
+from modes_tui.llm.base import ModelRequest
+from modes_tui.store.sessions import SessionLog
+from modes_tui.tui.app import build_app
+from modes_tui.tui.chat import ChatLog
+from modes_tui.tui.panel import PAGE, RoutePanel
+from modes_tui.tui.replay import ReplayScreen
+from modes_tui.tui.services import AppServices, Confirmer
+from modes_tui.tui.sessions import StoreSessions
+
+MODES = ("chat", "code", "shell", "write", "reason")
+QUESTIONS = {
+    "chat": "recommend a good film for tonight",
+    "code": "why does my python function return None",
+    "shell": "how do I undo my last git commit",
+    "write": "proofread this paragraph for me",
+    "reason": "what is the probability of two sixes",
+}
+
+
+def answer(mode: str, turn: int) -> str:
+    return (
+        f"Turn {turn}, answered in **{mode}**.\n\n"
+        "- first, check the obvious cause\n- then look at the edge cases\n\n"
+        "```python\ndef example():\n    return 42\n```\n\n"
+        "That should cover it; ask again if anything is unclear. " * 2
+    )
+
+
+def write_session(turns: int) -> str:
+    """A session log like the engine writes; returns its id."""
+    log = SessionLog.create(app_dirs(), pack="default", model="local/gemma-3-270m")
+    history: list[dict[str, str]] = []
+    system = {"role": "system", "content": "You are modes-tui. " * 20}
+    for turn in range(1, turns + 1):
+        mode = MODES[turn % len(MODES)]
+        text = f"{QUESTIONS[mode]} (#{turn})"
+        log.record("user", turn, content=text)
+        probabilities = {m: (0.6 if m == mode else 0.1) for m in MODES}
+        route = Route(
+            mode,
+            "classifier",
+            f"keywords: {mode}",
+            Decision(mode, 0.6, f"keywords: {mode}", probabilities),
+            duration_ms=0.3,
+            classifier=ClassifierInfo("keyword"),
+            runner_up="chat" if mode != "chat" else "code",
+        )
+        log.record("route", turn, route=route.to_dict(), setting=AUTO, warnings=[])
+        messages = (system, *history[-6:], {"role": "user", "content": text})
+        request = ModelRequest("local/gemma-3-270m", messages, temperature=0.2)
+        log.record("request", turn, request=request.to_dict(), mode=mode, round=1, notes=[])
+        reply = answer(mode, turn)
+        message = Message("assistant", reply, mode=mode, model="local/gemma-3-270m")
+        usage = {"prompt_tokens": 300, "completion_tokens": 80, "cost": None}
+        log.record("assistant", turn, message=message.to_dict(), usage=usage)
+        history += [{"role": "user", "content": text}, {"role": "assistant", "content": reply}]
+    log.close()
+    return log.id
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as handle:
+        pages = int(handle.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+@dataclass
+class IdleEngine:
+    conversation: Conversation = field(default_factory=Conversation)
+
+    async def run_turn(self, text: str, *, force: str | None = None) -> AsyncIterator[TurnEvent]:
+        if False:  # pragma: no cover - the bench sends no message
+            yield
+
+    async def retry(self) -> AsyncIterator[TurnEvent]:
+        if False:  # pragma: no cover
+            yield
+
+    def cancel(self) -> None:
+        pass
+
+    def clear(self) -> None:
+        pass
+
+
+class StaticControl:
+    def read(self) -> ControlReading:
+        return ControlReading(AUTO)
+
+    def write(self, mode: str) -> None:
+        pass
+
+    async def watch(self) -> AsyncIterator[ControlReading]:
+        await asyncio.Event().wait()
+        yield ControlReading(AUTO)
+
+
+@dataclass
+class Result:
+    turns: int
+    interactive_ms: float
+    memory_mb: float
+    key_ms: dict[str, list[float]]
+    reroute_ms: float
+
+
+async def measure(session_id: str, turns: int) -> Result:
+    pack = load_pack("default")
+    catalog = StoreSessions(app_dirs(), lambda: Router(pack, KeywordClassifier()))
+
+    def build(confirmer: Confirmer) -> IdleEngine:
+        return IdleEngine()
+
+    services = AppServices(
+        pack=pack,
+        model="local/gemma-3-270m",
+        control=StaticControl(),
+        build_engine=build,
+        sessions=catalog,
+        tune_gc=True,
+    )
+    app = build_app(services)
+    async with app.run_test(size=(140, 45)) as pilot:
+        while app.engine is None:
+            await pilot.pause(0.01)
+        await pilot.pause(0.2)
+        before = rss_mb()
+        app.prompt.value = f"/replay {session_id}"
+        started = time.perf_counter()
+        # Keys are posted as the terminal driver would; Pilot.press also waits for the whole
+        # process to go idle, which is not what a user waits for.
+        app.post_message(events.Key("enter", "\r"))
+        while not isinstance(app.screen, ReplayScreen) or not app.screen.records:
+            await asyncio.sleep(0.002)
+        screen = app.screen
+        while not screen.query("RoutePanel OptionList") or (
+            screen.query_one(RoutePanel).shown < min(turns, PAGE)
+        ):
+            await asyncio.sleep(0.002)
+        painted = asyncio.Event()
+        app.call_after_refresh(painted.set)
+        await painted.wait()
+        interactive = (time.perf_counter() - started) * 1000
+        deadline = time.perf_counter() + 120
+        while "turns agree" not in str(screen.session.summary) and time.perf_counter() < deadline:
+            await asyncio.sleep(0.01)
+        rerouted = (time.perf_counter() - started) * 1000
+        await pilot.pause(0.3)
+        memory = rss_mb() - before
+        panel = screen.query_one(RoutePanel)
+        log = screen.query_one(ChatLog)
+        keys: dict[str, list[float]] = {"down": [], "pageup": [], "ctrl+b": []}
+
+        async def round_trip(key: str, changed: Callable[[], bool]) -> float:
+            began = time.perf_counter()
+            app.post_message(events.Key(key, None))
+            while not changed():
+                await asyncio.sleep(0.0005)
+            painted = asyncio.Event()
+            app.call_after_refresh(painted.set)
+            await painted.wait()
+            await asyncio.sleep(0.05)
+            return (time.perf_counter() - began) * 1000
+
+        panel.options.focus()
+        panel.options.highlighted = 0
+        for _ in range(20):
+            before = panel.options.highlighted
+            keys["down"].append(
+                await round_trip("down", lambda before=before: panel.options.highlighted != before)
+            )
+        log.focus()
+        for _ in range(10):
+            y = log.scroll_y
+            if y <= 0:
+                log.scroll_end(animate=False, immediate=True)
+                await asyncio.sleep(0.2)
+                y = log.scroll_y
+            keys["pageup"].append(await round_trip("pageup", lambda y=y: log.scroll_y != y))
+        for _ in range(10):
+            shown = panel.display
+            keys["ctrl+b"].append(
+                await round_trip("ctrl+b", lambda shown=shown: panel.display != shown)
+            )
+    return Result(turns, interactive, memory, keys, rerouted)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=1000)
+    args = parser.parse_args()
+    small_id = write_session(10)
+    big_id = write_session(args.turns)
+    size = (app_dirs().sessions / f"{big_id}.jsonl").stat().st_size / 1e6
+    results = [asyncio.run(measure(small_id, 10)), asyncio.run(measure(big_id, args.turns))]
+    print(f"Opening a recorded session with /replay ({size:.1f} MB log for {args.turns} turns)")
+    print()
+    print(
+        f"{'session':<12}{'interactive (ms)':>18}{'memory growth (MB)':>20}"
+        f"{'all re-routed (ms)':>20}"
+    )
+    for result in results:
+        print(
+            f"{f'{result.turns} turns':<12}{result.interactive_ms:>18.0f}{result.memory_mb:>20.1f}"
+            f"{result.reroute_ms:>20.0f}"
+        )
+    print(f"{'target':<12}{'<= 1000':>18}{'<= 60':>20}")
+    print()
+    print("key round trip (ms), key posted -> screen repainted; target <= 100")
+    print(f"{'session':<12}{'key':<34}{'p50':>8}{'max':>8}")
+    what = {
+        "down": "down (next decision in the panel)",
+        "pageup": "pageup (scroll the chat)",
+        "ctrl+b": "ctrl+b (hide/show panel: relayout)",
+    }
+    for result in results:
+        for key, times in result.key_ms.items():
+            print(
+                f"{f'{result.turns} turns':<12}{what[key]:<34}"
+                f"{statistics.median(times):>8.1f}{max(times):>8.1f}"
+            )
+    small, big = results
+    print()
+    print(f"ratio 1000/10 turns: interactive x{big.interactive_ms / small.interactive_ms:.1f}")
+
+
+if __name__ == "__main__":
+    main()
