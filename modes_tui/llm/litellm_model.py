@@ -113,9 +113,42 @@ def _unwrap(error: BaseException) -> BaseException:
     return error
 
 
+_MALFORMED = frozenset({"APIResponseValidationError", "JSONDecodeError"})
+
+
+def _malformed(error: BaseException) -> bool:
+    """Whether an unreadable answer is anywhere in the chain.
+
+    litellm wraps a chunk that does not parse as a connection error, keeping the parse
+    error only as the wrapper's `__context__`.
+    """
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [error]
+    while stack:
+        item = stack.pop()
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if {cls.__name__ for cls in type(item).__mro__} & _MALFORMED:
+            return True
+        inner = getattr(item, "original_exception", None)
+        stack += [
+            inner if isinstance(inner, BaseException) else None,
+            item.__cause__,
+            item.__context__,
+        ]
+    return False
+
+
 def classify_error(error: BaseException) -> ProviderErrorKind:
     """Which kind of provider failure `error` is (by litellm/openai class names)."""
-    error = _unwrap(error)
+    kind = _classify(_unwrap(error))
+    if kind in ("connection", "unknown") and _malformed(error):
+        return "bad_stream"
+    return kind
+
+
+def _classify(error: BaseException) -> ProviderErrorKind:
     names = {cls.__name__ for cls in type(error).__mro__}
     if isinstance(error, asyncio.TimeoutError | TimeoutError) or names & {
         "Timeout",
@@ -138,8 +171,6 @@ def classify_error(error: BaseException) -> ProviderErrorKind:
         "ConnectionError",
     }:
         return "connection"
-    if names & {"APIResponseValidationError", "JSONDecodeError"}:
-        return "bad_stream"
     if names & {"BadRequestError", "UnsupportedParamsError", "UnprocessableEntityError"}:
         return "bad_request"
     return "unknown"
