@@ -30,10 +30,10 @@ import json
 import logging
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from modes_tui.core.control import AUTO, OFF, ControlReading, ControlSource
 from modes_tui.core.conversation import Conversation, Message, ToolCall
@@ -202,7 +202,8 @@ class Engine:
         self._mode: str | None = None
         self._running = False
         self._cancel_requested = False
-        self._inner: asyncio.Future[Any] | None = None
+        self._awaiting: asyncio.Task[Any] | None = None
+        self._cancel_delivered = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
         self._capabilities: dict[tuple[str, str], bool] = {}
@@ -221,17 +222,18 @@ class Engine:
         """The mode of the latest turn (None: none yet, or `off`)."""
         return self._mode
 
-    async def run_turn(self, text: str, *, force: str | None = None) -> AsyncIterator[TurnEvent]:
-        """Answer `text`. `force` names a mode (or `off`, or `auto`) for this turn only."""
-        async with contextlib.aclosing(self._play(text, force)) as events:
-            async for event in events:
-                yield event
+    def run_turn(self, text: str, *, force: str | None = None) -> AsyncGenerator[TurnEvent, None]:
+        """Answer `text`: `async for event in engine.run_turn(text)`.
 
-    async def retry(self) -> AsyncIterator[TurnEvent]:
+        `force` names a mode (or `off`, or `auto`) for this turn only. A caller that stops
+        listening early should close the generator (`contextlib.aclosing`), so the turn
+        ends at once and leaves a consistent history.
+        """
+        return self._play(text, force)
+
+    def retry(self) -> AsyncGenerator[TurnEvent, None]:
         """Run the last turn again from its user message (which is not added twice)."""
-        async with contextlib.aclosing(self._play(None, None)) as events:
-            async for event in events:
-                yield event
+        return self._play(None, None)
 
     def cancel(self) -> None:
         """Stop the running turn; it yields TurnCancelled(partial). Safe from any thread."""
@@ -256,6 +258,7 @@ class Engine:
             raise RuntimeError("a turn is already running; cancel it or wait for it to end")
         self._running = True
         self._cancel_requested = False
+        self._cancel_delivered = False
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
         state = _TurnState()
@@ -429,7 +432,8 @@ class Engine:
         finally:
             self._running = False
             self._cancel_requested = False
-            self._inner = None
+            self._cancel_delivered = False
+            self._awaiting = None
 
     # ------------------------------------------------------------------ steps
 
@@ -439,64 +443,72 @@ class Engine:
 
     def _cancel_now(self) -> None:
         self._cancel_requested = True
-        if self._inner is not None and not self._inner.done():
-            self._inner.cancel()
+        # Only while the turn waits in one of its own awaits (`_step`) does the cancel go to
+        # the task running the turn; at a `yield` the caller's code is running, and the flag
+        # is enough: the turn checks it as soon as it resumes.
+        if self._awaiting is not None and not self._cancel_delivered:
+            self._cancel_delivered = True
+            self._awaiting.cancel()
+
+    def _take_back_cancel(self, task: asyncio.Task[Any] | None) -> bool:
+        """Undo a cancel() delivered to `task`; True when nobody else cancelled it too."""
+        if not self._cancel_delivered or task is None:
+            return False
+        self._cancel_delivered = False
+        return task.uncancel() == 0
 
     async def _step(self, work: Awaitable[T]) -> T:
-        """Await `work` as a task that `cancel()` can stop without touching the caller's task."""
+        """Await `work` so that `cancel()` stops it at once, whatever it waits on.
+
+        No task is created: the turn's own task waits, and `cancel()` cancels that task only
+        while it is suspended right here, then takes the cancellation back (`uncancel`), so
+        a cancellation from the caller's side still propagates as usual.
+        """
         if self._cancel_requested:
-            if inspect.iscoroutine(work):
-                work.close()  # never started; close it so it is not reported as never awaited
+            close = getattr(work, "close", None)
+            if close is not None:
+                close()  # never started: close it so it is not reported as never awaited
             raise _Cancelled
-        task = asyncio.ensure_future(work)
-        self._inner = task
+        task = asyncio.current_task()
+        self._awaiting = task
         try:
-            return await task
+            result = await work
         except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if self._cancel_requested and (current is None or not current.cancelling()):
+            if self._take_back_cancel(task):
                 raise _Cancelled from None
             raise
         finally:
-            self._inner = None
-            if not task.done():
-                task.cancel()
+            self._awaiting = None
+        if self._take_back_cancel(task):  # the work swallowed the cancellation
+            raise _Cancelled
+        return result
 
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        """The model's events, read by a task that `cancel()` can stop mid-chunk."""
-        self._checkpoint()
-        queue: asyncio.Queue[object] = asyncio.Queue()
-        end = object()
-
-        async def produce() -> None:
-            async for event in self.model.stream(request):
-                queue.put_nowait(event)
-
-        def finished(task: asyncio.Task[None]) -> None:
-            if not task.cancelled():
-                task.exception()  # retrieved here; raised below when it matters
-            queue.put_nowait(end)
-
-        task = asyncio.get_running_loop().create_task(produce())
-        task.add_done_callback(finished)
-        self._inner = task
+        """The model's events; `cancel()` stops the stream mid-chunk (`_step`, inlined)."""
+        stream = self.model.stream(request)
+        task = asyncio.current_task()
         try:
             while True:
-                self._checkpoint()
-                item = await queue.get()
-                if item is end:
-                    break
-                yield cast(ModelEvent, item)
-            self._checkpoint()
-            if task.cancelled():
-                raise _Cancelled
-            error = task.exception()
-            if error is not None:
-                raise error
+                if self._cancel_requested:
+                    raise _Cancelled
+                self._awaiting = task
+                try:
+                    event = await anext(stream)
+                except StopAsyncIteration:
+                    return
+                except asyncio.CancelledError:
+                    if self._take_back_cancel(task):
+                        raise _Cancelled from None
+                    raise
+                finally:
+                    self._awaiting = None
+                if self._cancel_delivered and self._take_back_cancel(task):
+                    raise _Cancelled
+                yield event
         finally:
-            self._inner = None
-            if not task.done():
-                task.cancel()
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()
 
     async def _route(
         self, force: str | None, control: ControlReading, warnings: list[str]

@@ -247,6 +247,10 @@ class LiteLLMChatModel:
 
     # -- calls
 
+    def _needs_registration(self, model: str) -> bool:
+        # a thread hop costs a loop turn on every call; only the first local call needs it
+        return model.startswith(LOCAL_PREFIX) and model not in self._local_ready
+
     def _ensure_local(self, model: str) -> None:
         """Register the in-process provider before the first `local/` call."""
         if not model.startswith(LOCAL_PREFIX) or model in self._local_ready:
@@ -284,22 +288,26 @@ class LiteLLMChatModel:
         usage: Any = None
         response: Any = None
         try:
-            await asyncio.to_thread(self._ensure_local, request.model)
+            if self._needs_registration(request.model):
+                await asyncio.to_thread(self._ensure_local, request.model)
             response = await litellm.acompletion(**self._params(request, stream=True))
             async for chunk in response:
-                if getattr(chunk, "usage", None):
-                    usage = chunk.usage
+                found = _read(chunk, "usage")
+                if found:
+                    usage = found
                 if not chunk.choices:
                     continue
                 delta = chunk.choices[0].delta
-                reasoning = getattr(delta, "reasoning_content", None)
-                if not reasoning and delta.provider_specific_fields:
-                    reasoning = delta.provider_specific_fields.get("reasoning_content")
+                reasoning = _read(delta, "reasoning_content")
+                specific = _read(delta, "provider_specific_fields")
+                if not reasoning and specific:
+                    reasoning = specific.get("reasoning_content")
                 if reasoning:
                     yield ReasoningChunk(str(reasoning))
-                if delta.content:
-                    yield TextChunk(delta.content)
-                for fragment in delta.tool_calls or ():
+                content = _read(delta, "content")
+                if content:
+                    yield TextChunk(content)
+                for fragment in _read(delta, "tool_calls") or ():
                     call = pending.setdefault(fragment.index or 0, _PendingCall())
                     call.id = fragment.id or call.id
                     if fragment.function is not None:
@@ -324,7 +332,8 @@ class LiteLLMChatModel:
         """One whole answer (routing backends): text, top logprobs, usage."""
         litellm = import_litellm(offline=self.offline)
         try:
-            await asyncio.to_thread(self._ensure_local, request.model)
+            if self._needs_registration(request.model):
+                await asyncio.to_thread(self._ensure_local, request.model)
             response = await litellm.acompletion(**self._params(request, stream=False))
         except Exception as error:
             raise to_provider_error(error, request.model) from error
@@ -364,6 +373,25 @@ class LiteLLMChatModel:
             except Exception:  # noqa: BLE001 - unknown price: cost stays unknown
                 cost = None
         return UsageReport(prompt, completion, float(cost) if cost is not None else None)
+
+
+def _read(item: Any, name: str) -> Any:
+    """`getattr(item, name, None)`, minus pydantic's slow `__getattr__` on the hot path.
+
+    litellm's stream chunks are pydantic models that keep most delta fields (content,
+    tool_calls, usage) in `__pydantic_extra__`, so plain attribute access takes pydantic's
+    fallback path, and a missing field raises inside it: microseconds per read, several
+    reads per chunk. The dicts are read first; anything else falls back to `getattr`.
+    """
+    fields = getattr(item, "__dict__", None)
+    if fields is not None and name in fields:
+        return fields[name]
+    extra = getattr(item, "__pydantic_extra__", None)
+    if extra is not None and name in extra:
+        return extra[name]
+    if extra is not None and not hasattr(type(item), name):
+        return None  # a pydantic model without that field, and no property of that name
+    return getattr(item, name, None)
 
 
 def _tool_call_chunk(call: _PendingCall, index: int) -> ToolCallChunk:
