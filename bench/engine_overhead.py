@@ -143,6 +143,16 @@ async def main(turns: int, chunks: int, warmup: int) -> None:
         f"{share(cpu):>11.1f}%  target <= 5%"
     )
     row("  of which routing (keyword)", "routing", "timed separately")
+    for source in (wall, cpu):
+        routing = statistics.median(source["routing"])
+        source["without routing"] = [value - routing for value in source["overhead"]]
+    row("overhead without routing", "without routing")
+    print(
+        f"{'  / stream time':36}"
+        f"{100 * statistics.median(wall['without routing']) / statistics.median(wall['bare']):>11.1f}%"
+        f"{'':10}"
+        f"{100 * statistics.median(cpu['without routing']) / statistics.median(cpu['bare']):>12.1f}%"
+    )
     print(
         "wall: elapsed time; CPU: time.thread_time() of the loop's thread, which other "
         "processes and litellm's logging threads do not inflate"

@@ -389,9 +389,17 @@ def _read(item: Any, name: str) -> Any:
     extra = getattr(item, "__pydantic_extra__", None)
     if extra is not None and name in extra:
         return extra[name]
-    if extra is not None and not hasattr(type(item), name):
-        return None  # a pydantic model without that field, and no property of that name
+    if extra is not None:
+        key = (type(item), name)
+        on_class = _CLASS_HAS.get(key)
+        if on_class is None:  # pydantic's metaclass makes this lookup slow: ask once
+            on_class = _CLASS_HAS[key] = hasattr(type(item), name)
+        if not on_class:
+            return None  # a pydantic model without that field, and no property of that name
     return getattr(item, name, None)
+
+
+_CLASS_HAS: dict[tuple[type, str], bool] = {}
 
 
 def _tool_call_chunk(call: _PendingCall, index: int) -> ToolCallChunk:
