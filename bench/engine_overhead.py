@@ -2,7 +2,8 @@
 
 Both sides stream the same scripted answer (~50 chunks) from the same fake litellm custom
 provider (`tests/fake_provider.py`) with the same messages, interleaved turn by turn so drift
-hits both alike. The engine side is a whole turn as the TUI runs it: control reading,
+hits both alike. The bare side reads each chunk's text (`choices[0].delta.content`), the
+least any caller of a stream does. The engine side is a whole turn as the TUI runs it: control reading,
 keyword routing, request building, the litellm adapter, events, and session records
 serialised to JSON (kept in memory, not written to disk). The provider sends chunks with no
 delay, so the percentage is the worst case: a real provider's network time only adds to
@@ -90,10 +91,11 @@ async def main(turns: int, chunks: int, warmup: int) -> None:
     async def bare_turn() -> int:
         provider.script(reply(chunks))
         response = await litellm.acompletion(**params)
-        count = 0
-        async for _ in response:
-            count += 1
-        return count
+        text = []
+        async for chunk in response:  # read the text, as any caller of a stream must
+            if chunk.choices and chunk.choices[0].delta.content:
+                text.append(chunk.choices[0].delta.content)
+        return len(text)
 
     async def route_only() -> None:
         await engine.router.route([Message("user", TEXT)])
