@@ -89,6 +89,7 @@ NO_MODE = "no mode"
 TOOL_FAILED = "the tool failed unexpectedly; the details are in the app's log, not here"
 CANCELLED_BY_USER = "the user cancelled the turn before this call finished"
 CUT_SHORT = "[The user stopped this answer here.]"
+CHECKPOINT_SECONDS = 2.0
 NOT_RETRYABLE = frozenset({"auth", "context_too_long", "not_found", "bad_request"})
 T = TypeVar("T")
 
@@ -135,6 +136,8 @@ class _TurnState:
     """Calls of this turn that reached the guards."""
     usage: list[UsageReport] = field(default_factory=list)
     round_usage: UsageReport | None = None
+    next_checkpoint: float = float("inf")
+    """When (time.monotonic) to write the streaming answer to the session log next."""
 
     def new_round(self) -> None:
         self.text.clear()
@@ -144,6 +147,10 @@ class _TurnState:
 
     def partial(self) -> str:
         return "".join(self.text)
+
+    def unstored(self) -> str:
+        """This round's text, unless it is already stored with the round's tool calls."""
+        return "" if self.round_message is not None else self.partial()
 
     def total_usage(self) -> dict[str, Any]:
         costs = [u.cost for u in self.usage]
@@ -190,6 +197,8 @@ class Engine:
         self.guards: list[Guard] = chosen
         self.model_override = model_override
         self.limits = limits
+        self.checkpoint_seconds = CHECKPOINT_SECONDS
+        """How often a long answer is written to the session log while it streams."""
         self.inputs = dict(inputs or {})
 
         self.conversation = Conversation()
@@ -300,6 +309,7 @@ class Engine:
             state.setup = setup
             for round_no in range(1, self.limits.model_rounds + 1):
                 state.new_round()
+                state.next_checkpoint = time.monotonic() + self.checkpoint_seconds
                 request = self._request(setup, state)
                 self._record(
                     "request",
@@ -314,9 +324,13 @@ class Engine:
                     async for event in stream:
                         if isinstance(event, TextChunk):
                             state.text.append(event.text)
+                            if time.monotonic() >= state.next_checkpoint:
+                                self._checkpoint_answer(state)
                             yield TextDelta(event.text)
                         elif isinstance(event, ReasoningChunk):
                             state.reasoning.append(event.text)
+                            if time.monotonic() >= state.next_checkpoint:
+                                self._checkpoint_answer(state)
                             yield ReasoningDelta(event.text)
                         elif isinstance(event, ToolCallChunk):
                             calls.append(event)
@@ -373,7 +387,7 @@ class Engine:
                 if last_round:
                     raise _RoundLimit
         except _Cancelled:
-            partial = state.partial()
+            partial = state.unstored()
             added = self._settle(state, cancelled=True)
             if added is not None:
                 self._record("assistant", message=added.to_dict(), usage=None)
@@ -382,35 +396,26 @@ class Engine:
             )
             yield TurnCancelled(partial)
         except _RoundLimit:
-            self._settle(state, cancelled=False)
-            error = (
+            yield self._fail(
+                state,
                 f"stopped after {self.limits.model_rounds} model calls in one turn: "
-                "the model kept asking for tools"
-            )
-            self._record_failure_of(state, error, "round_limit")
-            yield TurnFailed(
-                error,
-                kind="round_limit",
-                hint="ask it to answer with what it found so far, or to take a different approach",
-                partial=state.partial(),
+                "the model kept asking for tools",
+                "round_limit",
+                "ask it to answer with what it found so far, or to take a different approach",
                 retryable=False,
             )
         except ProviderError as error:
-            partial = state.partial()
-            self._settle(state, cancelled=False)
             where = f" ({error.model})" if error.model else ""
-            summary = f"{error.kind.replace('_', ' ')}{where}: {error.provider_message}"
-            self._record_failure_of(state, summary, error.kind)
-            yield TurnFailed(
-                summary,
-                kind=error.kind,
-                hint=error.hint,
-                partial=partial,
+            yield self._fail(
+                state,
+                f"{error.kind.replace('_', ' ')}{where}: {error.provider_message}",
+                error.kind,
+                error.hint,
                 retryable=error.kind not in NOT_RETRYABLE,
             )
         except (GeneratorExit, asyncio.CancelledError):
             # the consumer went away or its task was cancelled: leave a consistent history
-            partial = state.partial()
+            partial = state.unstored()
             added = self._settle(state, cancelled=True)
             if added is not None:
                 self._record("assistant", message=added.to_dict(), usage=None)
@@ -418,15 +423,11 @@ class Engine:
             raise
         except Exception as error:
             log.exception("turn %d failed unexpectedly", self.turn)
-            partial = state.partial()
-            self._settle(state, cancelled=False)
-            summary = f"{type(error).__name__}: {error}"
-            self._record_failure_of(state, summary, "internal")
-            yield TurnFailed(
-                summary,
-                kind="internal",
-                hint="this is a bug in modes-tui; the details are in the log. Retry may work.",
-                partial=partial,
+            yield self._fail(
+                state,
+                f"{type(error).__name__}: {error}",
+                "internal",
+                "this is a bug in modes-tui; the details are in the log. Retry may work.",
                 retryable=True,
             )
         finally:
@@ -797,10 +798,22 @@ class Engine:
         self.conversation.append(message)
         return message
 
-    def _record_failure_of(self, state: _TurnState, error: str, kind: str) -> None:
+    def _checkpoint_answer(self, state: _TurnState) -> None:
+        """Write the answer so far (`partial: true`), so a crash loses none of it."""
+        state.next_checkpoint = time.monotonic() + self.checkpoint_seconds
         message = self._stamp(
             Message("assistant", state.partial(), reasoning="".join(state.reasoning)), state
         )
+        self._record("assistant", message=message.to_dict(), usage=None, partial=True)
+
+    def _fail(
+        self, state: _TurnState, error: str, kind: str, hint: str, *, retryable: bool
+    ) -> TurnFailed:
+        """Close the turn as failed: keep what arrived, record it, and say what to do."""
+        partial = state.unstored()
+        self._settle(state, cancelled=False)
+        reasoning = "" if state.round_message is not None else "".join(state.reasoning)
+        message = self._stamp(Message("assistant", partial, reasoning=reasoning), state)
         self._record(
             "assistant",
             message=message.to_dict(),
@@ -808,7 +821,10 @@ class Engine:
             turn_usage=state.total_usage(),
             error=error,
             kind=kind,
+            hint=hint,
+            retryable=retryable,
         )
+        return TurnFailed(error, kind=kind, hint=hint, partial=partial, retryable=retryable)
 
     def _last_user_index(self) -> int | None:
         for index in range(len(self.conversation) - 1, -1, -1):
