@@ -327,14 +327,18 @@ def test_capabilities_are_registered(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("clean_registry")
-def test_errors_reach_the_caller_through_litellm(tmp_path: Path) -> None:
-    local.register_local_provider(tmp_path / "missing.gguf", data_dir=tmp_path)
-    with pytest.raises(Exception) as caught:
-        litellm.completion(model=local.LOCAL_MODEL_ID, messages=[{"role": "user", "content": "hi"}])
-    found = local.find_provider_error(caught.value)
-    assert found is not None
-    assert found.kind == "not_found"
-    assert "local_model_path" in str(found)
+async def test_errors_reach_the_caller_through_the_adapter(tmp_path: Path) -> None:
+    from modes_tui.core.errors import ProviderError
+    from modes_tui.llm.base import ModelRequest
+    from modes_tui.llm.litellm_model import LiteLLMChatModel
+
+    model = LiteLLMChatModel(local_model_path=tmp_path / "missing.gguf", data_dir=tmp_path)
+    request = ModelRequest(local.LOCAL_MODEL_ID, ({"role": "user", "content": "hi"},))
+    with pytest.raises(ProviderError) as caught:
+        async for _ in model.stream(request):
+            pass
+    assert caught.value.kind == "not_found"
+    assert "local_model_path" in str(caught.value)
 
 
 def test_runner_waiting_for_the_lock_gives_up_when_cancelled() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import json
 import logging
 import os
@@ -176,10 +175,26 @@ def _classify(error: BaseException) -> ProviderErrorKind:
     return "unknown"
 
 
+def _wrapped_provider_error(error: BaseException) -> ProviderError | None:
+    """Our own ProviderError (e.g. from the local provider) that litellm re-raised as its own."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ProviderError):
+            return current
+        seen.add(id(current))
+        inner = getattr(current, "original_exception", None)
+        current = (
+            inner if isinstance(inner, BaseException) else current.__cause__ or current.__context__
+        )
+    return None
+
+
 def to_provider_error(error: BaseException, model: str) -> ProviderError:
     """One ProviderError with the provider's words and a hint."""
-    if isinstance(error, ProviderError):
-        return error
+    ours = _wrapped_provider_error(error)
+    if ours is not None:
+        return ours
     kind = classify_error(error)
     return ProviderError(kind, _provider_message(_unwrap(error)), hint=_HINTS[kind], model=model)
 
@@ -263,9 +278,10 @@ class LiteLLMChatModel:
             else:
                 from modes_tui.core.paths import app_dirs
 
-                # an adapter module loaded on demand: it loads llama.cpp
-                local = importlib.import_module("modes_tui.llm.local")
-                local.register_local_provider(
+                # an adapter module loaded on demand; it loads llama.cpp on first use
+                from modes_tui.llm.local import register_local_provider
+
+                register_local_provider(
                     self.local_model_path, data_dir=self.data_dir or app_dirs().data
                 )
             self._local_ready.add(model)

@@ -42,11 +42,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import litellm
-from litellm import CustomLLM
-from litellm.types.utils import GenericStreamingChunk, ModelResponse
+from modes_tui.llm.litellm_model import configure_environment
 
-from modes_tui.core.errors import ProviderError
+# litellm reads its environment at import: never fetch the remote price list
+configure_environment(offline=False)
+
+import litellm  # noqa: E402
+from litellm import CustomLLM  # noqa: E402
+from litellm.types.utils import GenericStreamingChunk, ModelResponse  # noqa: E402
+
+from modes_tui.core.errors import ProviderError  # noqa: E402
 
 LOCAL_PROVIDER = "local"
 """The provider name under which the handler sits in `litellm.custom_provider_map`."""
@@ -871,20 +876,3 @@ def register_local_provider(
 
 def _provider_map() -> list[dict[str, Any]]:
     return list(litellm.custom_provider_map)
-
-
-def find_provider_error(error: BaseException) -> ProviderError | None:
-    """The `ProviderError` raised in this module that a litellm exception wraps, if any.
-
-    litellm re-raises a handler's exception as its own (`APIConnectionError`, or
-    `MidStreamFallbackError` when streaming) and keeps ours only as `__cause__`/`__context__`;
-    this digs it out so the caller can show our kind and hint instead of litellm's text.
-    """
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        if isinstance(current, ProviderError):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
