@@ -426,6 +426,90 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --------------------------------------------------------------------------- chat
+
+
+def _model_for(args: argparse.Namespace) -> ChatModel | None:
+    """A scripted model for `--model scripted/...` (offline demos and tests), else None."""
+    from modes_tui.llm.fake import SCRIPTED_PREFIX, ScriptedModel, echo_responder
+
+    model_id = getattr(args, "model", None)
+    if model_id and model_id.startswith(SCRIPTED_PREFIX):
+        return ScriptedModel(responder=echo_responder)
+    return None
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    """Chat: the TUI, or with --plain the prompt-toolkit REPL (and pipes)."""
+    if not args.plain:
+        return cmd_tui(args)
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.plain import (
+        PipeConfirmer,
+        Printer,
+        PromptConfirmer,
+        ReplContext,
+        run_interactive,
+        run_lines,
+    )
+    from modes_tui.store.control import ControlFile
+    from modes_tui.store.runtime import runtime_state, sweep
+    from modes_tui.store.sessions import SessionLog
+
+    settings = _settings(args)
+    pack = load_pack(settings.pack, getattr(args, "profiles", None))
+    dirs = app_dirs()
+    sweep(dirs, settings.sweep_days)
+    control = ControlFile(dirs.control_file, modes=lambda: pack.names)
+    interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
+    confirm: Confirmer = PromptConfirmer() if interactive else PipeConfirmer()
+    model_id = args.model or settings.default_model
+    with SessionLog.create(
+        dirs,
+        pack=pack.name,
+        model=model_id,
+        cwd=str(Path.cwd()),
+        app_version=__version__,
+        fsync=settings.sessions_fsync,
+    ) as session:
+        engine = build_engine(
+            pack=pack,
+            model_id=settings.default_model,
+            model_override=args.model,
+            classifier=settings.router_classifier,
+            session=session,
+            control=control,
+            confirm=confirm,
+            dirs=dirs,
+            local_model_path=settings.local_model_path,
+            model=_model_for(args),
+        )
+
+        def set_mode(value: str) -> str:
+            reading = control.write(value)
+            return f"mode setting: {reading.mode} ({_setting_meaning(reading.mode)})"
+
+        def describe_modes() -> str:
+            return "\n".join(f"{p.name:<10} {p.description[:90]}" for p in pack.profiles)
+
+        context = ReplContext(
+            engine=engine,
+            mode_names=lambda: pack.names,
+            describe_modes=describe_modes,
+            set_mode=set_mode,
+            history_file=runtime_state(dirs).input_history,
+        )
+        printer = Printer(sys.stdout, json_lines=args.json)
+        if interactive:
+            return asyncio.run(run_interactive(context, printer))
+        return asyncio.run(run_lines(sys.stdin, context, printer))
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    """The Textual app."""
+    raise ModesError("the terminal UI is not available in this build; use `modes-tui chat --plain`")
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -441,6 +525,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--pack", metavar="NAME", help="the pack of modes to use (default: default)"
+    )
+    parser.add_argument(
+        "--model",
+        metavar="ID",
+        help="use this litellm model id for every mode in this run (e.g. openai/gpt-4.1-mini); "
+        "scripted/echo answers offline without a model",
     )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
 
@@ -499,6 +589,22 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
     replay.add_argument("--json", action="store_true", help="print events or the report as JSON")
     replay.set_defaults(handler=cmd_replay)
+
+    chat = verbs.add_parser("chat", help="chat: the terminal UI, or --plain for a simple REPL")
+    chat.add_argument(
+        "--plain",
+        action="store_true",
+        help="a prompt-toolkit REPL; reads one message per line when stdin is not a terminal",
+    )
+    chat.add_argument(
+        "--json", action="store_true", help="with --plain: print one JSON event per line"
+    )
+    pack_options(chat)
+    chat.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
+    chat.add_argument(
+        "--model", metavar="ID", default=argparse.SUPPRESS, help="override every mode's model"
+    )
+    chat.set_defaults(handler=cmd_chat)
     return parser
 
 
