@@ -60,3 +60,15 @@ def write_pack(tmp_path: Path) -> PackWriter:
         return folder
 
     return write
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[Any]:
+    """A scripted litellm custom provider answering every `fake/...` model."""
+    from modes_tui.llm.litellm_model import import_litellm
+    from tests.fake_provider import FakeProvider, install
+
+    provider = FakeProvider()
+    previous = install(provider)
+    yield provider
+    import_litellm().custom_provider_map = previous

@@ -398,7 +398,7 @@ class Router:
             if inspect.isawaitable(result):
                 result = await result
             decision = validate_decision(result)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - any classifier failure routes to the fallback
             duration = (time.perf_counter() - started) * 1000
             if self.on_error is not None:
                 self.on_error(error)  # whatever it raises escapes on purpose

@@ -116,6 +116,8 @@ class ToolCallChunk:
     kind: ClassVar[str] = "tool_call"
     call: ToolCall
     """The call."""
+    invalid_arguments: str | None = None
+    """Why the streamed arguments could not be parsed, if they could not."""
 
 
 @dataclass(frozen=True, slots=True)

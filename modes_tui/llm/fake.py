@@ -1,0 +1,107 @@
+"""A scripted model: answers from a script, for tests, demos and screenshots.
+
+It implements `ChatModel` without litellm, so an app built on it starts instantly and
+never touches the network. Replies are either queued (`script(...)`) or produced by a
+function of the request (`responder=`), e.g. one that answers in the style of the mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from modes_tui.core.conversation import ToolCall
+from modes_tui.core.errors import ProviderError
+from modes_tui.llm.base import (
+    Completion,
+    ModelEvent,
+    ModelRequest,
+    ReasoningChunk,
+    TextChunk,
+    ToolCallChunk,
+    UsageReport,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedReply:
+    """One answer the scripted model gives."""
+
+    text: str = ""
+    """The answer's text."""
+    chunk_size: int = 12
+    """Characters per streamed chunk."""
+    reasoning: str = ""
+    """Reasoning streamed before the text."""
+    tool_calls: Sequence[tuple[str, Mapping[str, Any]]] = ()
+    """(name, arguments) calls made after the text."""
+    error: ProviderError | None = None
+    """Raised instead of answering."""
+    delay: float = 0.0
+    """Seconds to wait before each chunk."""
+
+
+Responder = Callable[[ModelRequest], ScriptedReply]
+
+
+@dataclass
+class ScriptedModel:
+    """A `ChatModel` that plays a script."""
+
+    replies: deque[ScriptedReply] = field(default_factory=deque)
+    """Queued replies, used first."""
+    responder: Responder | None = None
+    """Produces a reply when the queue is empty."""
+    reasoning_models: frozenset[str] = frozenset({"scripted/thinker"})
+    """Models that claim to support reasoning."""
+    requests: list[ModelRequest] = field(default_factory=list)
+    """Every request received, in order."""
+
+    def script(self, *replies: ScriptedReply) -> ScriptedModel:
+        """Queue replies, in order."""
+        self.replies.extend(replies)
+        return self
+
+    def _next(self, request: ModelRequest) -> ScriptedReply:
+        self.requests.append(request)
+        if self.replies:
+            return self.replies.popleft()
+        if self.responder is not None:
+            return self.responder(request)
+        return ScriptedReply("(the scripted model has nothing more to say)")
+
+    def supports_reasoning(self, model: str) -> bool:
+        """Only the models listed in `reasoning_models`."""
+        return model in self.reasoning_models
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream the next reply in chunks."""
+        reply = self._next(request)
+        if reply.error is not None:
+            raise reply.error
+        for piece in _pieces(reply.reasoning, reply.chunk_size):
+            await asyncio.sleep(reply.delay)
+            yield ReasoningChunk(piece)
+        for piece in _pieces(reply.text, reply.chunk_size):
+            await asyncio.sleep(reply.delay)
+            yield TextChunk(piece)
+        for index, (name, arguments) in enumerate(reply.tool_calls):
+            call_id = f"call_{len(self.requests)}_{index}"
+            yield ToolCallChunk(ToolCall(call_id, name, dict(arguments)))
+        prompt_tokens = sum(len(str(m.get("content") or "")) for m in request.messages) // 4
+        yield UsageReport(prompt_tokens, max(1, len(reply.text) // 4), 0.0)
+
+    async def complete(self, request: ModelRequest) -> Completion:
+        """The next reply as one completion."""
+        reply = self._next(request)
+        if reply.error is not None:
+            raise reply.error
+        return Completion(text=reply.text, model=request.model)
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    size = max(1, size)
+    return [text[i : i + size] for i in range(0, len(text), size)]

@@ -1,0 +1,354 @@
+"""The litellm adapter: the only module that calls litellm for chat.
+
+Every model call goes through here, the embedded local model included (it is a litellm
+custom provider). `import litellm` costs seconds and, unless told otherwise, reaches for
+the network to fetch a price list, so it is imported lazily, with the environment set
+first, and can be warmed in a background thread after the first paint (`preload`).
+Provider failures become one `ProviderError` with the provider's own words and a hint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import json
+import logging
+import os
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from modes_tui.core.conversation import ToolCall
+from modes_tui.core.errors import ProviderError, ProviderErrorKind
+from modes_tui.llm.base import (
+    Completion,
+    ModelEvent,
+    ModelRequest,
+    ReasoningChunk,
+    TextChunk,
+    ToolCallChunk,
+    UsageReport,
+)
+
+LOCAL_PREFIX = "local/"
+_import_lock = threading.Lock()
+_litellm: ModuleType | None = None
+
+
+def configure_environment(*, offline: bool) -> None:
+    """Set what litellm reads at import: the bundled price list, and offline mode."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if offline:
+        os.environ.setdefault("LITELLM_OFFLINE_MODE", "True")
+
+
+def import_litellm(*, offline: bool = False) -> ModuleType:
+    """Import litellm once, quietly, with the environment set first. Thread-safe."""
+    global _litellm
+    with _import_lock:
+        if _litellm is None:
+            configure_environment(offline=offline)
+            import litellm
+
+            litellm.suppress_debug_info = True
+            litellm.telemetry = False
+            logging.getLogger("LiteLLM").setLevel(logging.ERROR)
+            _litellm = litellm
+        return _litellm
+
+
+def preload(*, offline: bool = False) -> threading.Thread:
+    """Import litellm in a daemon thread (call after the first paint)."""
+    thread = threading.Thread(
+        target=import_litellm, kwargs={"offline": offline}, name="litellm-import", daemon=True
+    )
+    thread.start()
+    return thread
+
+
+def is_remote(model: str) -> bool:
+    """Whether calling `model` needs the network."""
+    return not (model.startswith(LOCAL_PREFIX) or model.startswith("fake/"))
+
+
+# --------------------------------------------------------------------------- errors
+
+_HINTS: dict[ProviderErrorKind, str] = {
+    "timeout": "the model took too long; retry, or raise `timeout` for slow models",
+    "rate_limit": "the provider is rate-limiting you; wait a moment and retry",
+    "auth": "check the API key for this provider (e.g. OPENAI_API_KEY, ANTHROPIC_API_KEY)",
+    "connection": "the provider could not be reached; check the network, or use the offline "
+    "model local/gemma-3-270m (modes-tui --model local/gemma-3-270m)",
+    "bad_stream": "the provider sent an answer that could not be read; retry",
+    "context_too_long": "the conversation is longer than this model accepts; /clear, or lower "
+    "`history: {last: N}` in the mode's profile",
+    "not_found": "check the model id (provider/model, e.g. openai/gpt-4.1-mini) in the profile "
+    "or in --model",
+    "bad_request": "the provider refused the request; check the profile's parameters",
+    "unknown": "see the log for details; retry",
+}
+
+
+def _provider_message(error: BaseException) -> str:
+    text = str(getattr(error, "message", "") or str(error) or type(error).__name__)
+    first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
+    # litellm prefixes messages with its own class path; the provider's words follow it
+    for prefix in ("litellm.", "LiteLLM."):
+        if first.startswith(prefix) and ": " in first:
+            first = first.split(": ", 1)[1]
+    return first[:500]
+
+
+def _unwrap(error: BaseException) -> BaseException:
+    """litellm wraps failures inside a stream; the original says what happened."""
+    for _ in range(5):
+        inner = getattr(error, "original_exception", None)
+        if not isinstance(inner, BaseException) or inner is error:
+            break
+        error = inner
+    return error
+
+
+def classify_error(error: BaseException) -> ProviderErrorKind:
+    """Which kind of provider failure `error` is (by litellm/openai class names)."""
+    error = _unwrap(error)
+    names = {cls.__name__ for cls in type(error).__mro__}
+    if isinstance(error, asyncio.TimeoutError | TimeoutError) or names & {
+        "Timeout",
+        "APITimeoutError",
+    }:
+        return "timeout"
+    if "ContextWindowExceededError" in names:
+        return "context_too_long"
+    if "RateLimitError" in names:
+        return "rate_limit"
+    if names & {"AuthenticationError", "PermissionDeniedError"}:
+        return "auth"
+    if "NotFoundError" in names or "LLM Provider NOT provided" in str(error):
+        return "not_found"
+    if names & {
+        "APIConnectionError",
+        "ServiceUnavailableError",
+        "BadGatewayError",
+        "InternalServerError",
+        "ConnectionError",
+    }:
+        return "connection"
+    if names & {"APIResponseValidationError", "JSONDecodeError"}:
+        return "bad_stream"
+    if names & {"BadRequestError", "UnsupportedParamsError", "UnprocessableEntityError"}:
+        return "bad_request"
+    return "unknown"
+
+
+def to_provider_error(error: BaseException, model: str) -> ProviderError:
+    """One ProviderError with the provider's words and a hint."""
+    if isinstance(error, ProviderError):
+        return error
+    kind = classify_error(error)
+    return ProviderError(kind, _provider_message(_unwrap(error)), hint=_HINTS[kind], model=model)
+
+
+# --------------------------------------------------------------------------- the adapter
+
+
+@dataclass
+class _PendingCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+LocalRegistrar = Callable[[str], None]
+
+
+class LiteLLMChatModel:
+    """`ChatModel` over litellm: streaming, whole completions, capabilities."""
+
+    def __init__(
+        self,
+        *,
+        timeout: float = 120.0,
+        offline: bool = False,
+        local_model_path: Path | None = None,
+        data_dir: Path | None = None,
+        register_local: LocalRegistrar | None = None,
+    ) -> None:
+        self.timeout = timeout
+        self.offline = offline
+        self.local_model_path = local_model_path
+        self.data_dir = data_dir
+        self._register_local = register_local
+        self._local_ready: set[str] = set()
+        self._local_lock = threading.Lock()
+
+    # -- capabilities
+
+    def supports_reasoning(self, model: str) -> bool:
+        """Whether litellm says `model` takes `reasoning_effort`."""
+        return self._supports("supports_reasoning", model)
+
+    def supports_tools(self, model: str) -> bool:
+        """Whether litellm says `model` can call functions."""
+        return self._supports("supports_function_calling", model)
+
+    def supports_logprobs(self, model: str) -> bool:
+        """Whether `model` returns token log probabilities."""
+        litellm = import_litellm(offline=self.offline)
+        self._ensure_local(model)
+        try:
+            params = litellm.get_supported_openai_params(model=model) or []
+        except Exception:  # noqa: BLE001 - unknown models simply have no known params
+            return False
+        return "logprobs" in params or "top_logprobs" in params
+
+    def _supports(self, check: str, model: str) -> bool:
+        litellm = import_litellm(offline=self.offline)
+        self._ensure_local(model)
+        try:
+            return bool(getattr(litellm, check)(model=model))
+        except Exception:  # noqa: BLE001 - litellm raises for unmapped models: not supported
+            return False
+
+    # -- calls
+
+    def _ensure_local(self, model: str) -> None:
+        """Register the in-process provider before the first `local/` call."""
+        if not model.startswith(LOCAL_PREFIX) or model in self._local_ready:
+            return
+        with self._local_lock:
+            if model in self._local_ready:
+                return
+            if self._register_local is not None:
+                self._register_local(model)
+            else:
+                from modes_tui.core.paths import app_dirs
+
+                # an adapter module loaded on demand: it loads llama.cpp
+                local = importlib.import_module("modes_tui.llm.local")
+                local.register_local_provider(
+                    self.local_model_path, data_dir=self.data_dir or app_dirs().data
+                )
+            self._local_ready.add(model)
+
+    def _params(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        params = request.params()
+        params.setdefault("timeout", self.timeout)
+        if stream:
+            params["stream"] = True
+            params["stream_options"] = {"include_usage": True}
+        if request.reasoning_effort is not None:
+            # custom providers reject it unless it is allowed explicitly
+            params["allowed_openai_params"] = ["reasoning_effort"]
+        return params
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream text, reasoning, then complete tool calls and usage."""
+        litellm = import_litellm(offline=self.offline)
+        pending: dict[int, _PendingCall] = {}
+        usage: Any = None
+        response: Any = None
+        try:
+            await asyncio.to_thread(self._ensure_local, request.model)
+            response = await litellm.acompletion(**self._params(request, stream=True))
+            async for chunk in response:
+                if getattr(chunk, "usage", None):
+                    usage = chunk.usage
+                if not chunk.choices:
+                    continue
+                delta = chunk.choices[0].delta
+                reasoning = getattr(delta, "reasoning_content", None)
+                if not reasoning and delta.provider_specific_fields:
+                    reasoning = delta.provider_specific_fields.get("reasoning_content")
+                if reasoning:
+                    yield ReasoningChunk(str(reasoning))
+                if delta.content:
+                    yield TextChunk(delta.content)
+                for fragment in delta.tool_calls or ():
+                    call = pending.setdefault(fragment.index or 0, _PendingCall())
+                    call.id = fragment.id or call.id
+                    if fragment.function is not None:
+                        call.name = fragment.function.name or call.name
+                        call.arguments.append(fragment.function.arguments or "")
+        except (asyncio.CancelledError, GeneratorExit):
+            raise
+        except Exception as error:
+            raise to_provider_error(error, request.model) from error
+        finally:
+            close = getattr(response, "aclose", None)
+            if close is not None:
+                # closing a broken stream may fail again; the first error is the one to show
+                with contextlib.suppress(Exception):
+                    await close()
+        for index in sorted(pending):
+            yield _tool_call_chunk(pending[index], index)
+        if usage is not None:
+            yield self._usage(usage, request.model)
+
+    async def complete(self, request: ModelRequest) -> Completion:
+        """One whole answer (routing backends): text, top logprobs, usage."""
+        litellm = import_litellm(offline=self.offline)
+        try:
+            await asyncio.to_thread(self._ensure_local, request.model)
+            response = await litellm.acompletion(**self._params(request, stream=False))
+        except Exception as error:
+            raise to_provider_error(error, request.model) from error
+        try:
+            choice = response.choices[0]
+            text = choice.message.content or ""
+        except (AttributeError, IndexError, TypeError) as error:
+            raise ProviderError(
+                "bad_stream",
+                f"the answer had no message ({error})",
+                hint=_HINTS["bad_stream"],
+                model=request.model,
+            ) from error
+        positions: list[Mapping[str, float]] = []
+        logprobs = getattr(choice, "logprobs", None)
+        for token in getattr(logprobs, "content", None) or ():
+            tops = getattr(token, "top_logprobs", None) or [token]
+            positions.append({str(t.token): float(t.logprob) for t in tops})
+        usage = getattr(response, "usage", None)
+        return Completion(
+            text=text,
+            top_logprobs=tuple(positions),
+            usage=self._usage(usage, request.model) if usage else None,
+            model=str(getattr(response, "model", "") or request.model),
+        )
+
+    def _usage(self, usage: Any, model: str) -> UsageReport:
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = getattr(usage, "cost", None)
+        if cost is None:
+            try:
+                prompt_cost, completion_cost = import_litellm().cost_per_token(
+                    model=model, prompt_tokens=prompt, completion_tokens=completion
+                )
+                cost = prompt_cost + completion_cost
+            except Exception:  # noqa: BLE001 - unknown price: cost stays unknown
+                cost = None
+        return UsageReport(prompt, completion, float(cost) if cost is not None else None)
+
+
+def _tool_call_chunk(call: _PendingCall, index: int) -> ToolCallChunk:
+    raw = "".join(call.arguments).strip()
+    invalid = None
+    arguments: dict[str, Any] = {}
+    if raw:
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError as error:
+            invalid = f"arguments are not valid JSON ({error.msg} at {error.pos}): {raw[:200]}"
+        else:
+            if isinstance(parsed, dict):
+                arguments = parsed
+            else:
+                invalid = f"arguments must be a JSON object, got {type(parsed).__name__}"
+    return ToolCallChunk(
+        ToolCall(call.id or f"call_{index}", call.name, arguments), invalid_arguments=invalid
+    )

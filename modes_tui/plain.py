@@ -1,0 +1,299 @@
+"""The plain REPL: the same engine as the TUI, in a prompt-toolkit prompt or a pipe.
+
+At a terminal: streamed answers, one route line per turn, completion for slash commands
+and mode names, persistent input history, Ctrl+C cancels a turn (a second Ctrl+C at the
+prompt exits), Ctrl+D exits. With stdin not a terminal it reads one message per line and
+prints the answers, so it can be scripted; `--json` prints one JSON event per line.
+
+This is the only module that imports prompt_toolkit, and it only translates engine events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from modes_tui.core.conversation import ToolCall
+from modes_tui.core.errors import ModesError
+from modes_tui.core.events import (
+    ModeChanged,
+    ReasoningDelta,
+    RequestBuilt,
+    RouteDecided,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequested,
+    TurnCancelled,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+    Usage,
+)
+from modes_tui.core.routing import Route
+
+COMMANDS = {
+    "/mode": "force a mode: /mode NAME | auto | off",
+    "/modes": "list the modes of the pack",
+    "/clear": "forget the conversation",
+    "/why": "show the last turn's route and request",
+    "/help": "list the commands",
+    "/quit": "leave (Ctrl+D works too)",
+}
+
+
+class TurnRunner(Protocol):
+    """What the REPL needs from the engine."""
+
+    def run_turn(self, text: str, *, force: str | None = None) -> AsyncIterator[TurnEvent]: ...
+
+    def cancel(self) -> None: ...
+
+    def clear(self) -> None: ...
+
+
+@dataclass
+class ReplContext:
+    """The wiring the REPL receives: the engine and the few things slash commands touch."""
+
+    engine: TurnRunner
+    """Runs turns."""
+    mode_names: Callable[[], Sequence[str]]
+    """The pack's mode names, for completion and /modes."""
+    describe_modes: Callable[[], str]
+    """A short listing of the modes for /modes."""
+    set_mode: Callable[[str], str]
+    """Writes the control file; returns a confirmation line. Raises ModesError."""
+    history_file: Path | None = None
+    """Where input history persists (the state dir)."""
+    last_request: dict[str, Any] = field(default_factory=dict)
+    """The last RequestBuilt, for /why."""
+    last_route: Route | None = None
+    """The last route, for /why."""
+
+
+def route_line(route: Route) -> str:
+    """`[code · classifier · 0.82 · 12 ms]` with forced and sticky marks."""
+    parts = [route.mode_name, f"by {route.decided_by}"]
+    if route.confidence is not None:
+        parts.append(f"confidence {route.confidence:.2f}")
+    if route.duration_ms is not None:
+        parts.append(f"{route.duration_ms:.0f} ms")
+    if route.forced:
+        parts.append("forced")
+    if route.sticky:
+        parts.append("sticky")
+    line = "[" + " · ".join(parts) + "]"
+    if route.decided_by == "fallback" and route.reason:
+        line += f" {route.reason}"
+    return line
+
+
+class Printer:
+    """Turns events into text on a stream (or JSON lines)."""
+
+    def __init__(self, out: IO[str], *, json_lines: bool = False) -> None:
+        self.out = out
+        self.json_lines = json_lines
+        self._in_text = False
+
+    def write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+    def _end_text(self) -> None:
+        if self._in_text:
+            self.write("\n")
+            self._in_text = False
+
+    def event(self, event: TurnEvent, context: ReplContext) -> None:
+        if isinstance(event, RequestBuilt):
+            context.last_request = event.request.to_dict()
+        if isinstance(event, RouteDecided):
+            context.last_route = event.route
+        if self.json_lines:
+            self.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+            return
+        if isinstance(event, RouteDecided):
+            for warning in event.warnings:
+                self.write(f"! {warning}\n")
+            self.write(route_line(event.route) + "\n")
+        elif isinstance(event, ModeChanged) and event.previous is not None:
+            pass  # the route line already names the new mode
+        elif isinstance(event, RequestBuilt):
+            for note in event.notes:
+                self.write(f"({note})\n")
+        elif isinstance(event, ReasoningDelta):
+            pass  # reasoning stays folded in the plain REPL; /why shows the request
+        elif isinstance(event, TextDelta):
+            self._in_text = True
+            self.write(event.text)
+        elif isinstance(event, ToolCallRequested):
+            self._end_text()
+            args = json.dumps(dict(event.call.arguments), ensure_ascii=False)
+            self.write(f"→ {event.call.name}({args})\n")
+        elif isinstance(event, ToolCallFinished):
+            summary = event.result if len(event.result) <= 200 else event.result[:200] + "…"
+            self.write(f"← {event.call.name}: {event.outcome}: {summary}\n")
+        elif isinstance(event, Usage):
+            pass
+        elif isinstance(event, TurnFinished):
+            self._end_text()
+        elif isinstance(event, TurnCancelled):
+            self._end_text()
+            self.write("(cancelled; the partial answer is kept)\n")
+        elif isinstance(event, TurnFailed):
+            self._end_text()
+            self.write(f"error: {event.error}\n")
+            if event.hint:
+                self.write(f"hint: {event.hint}\n")
+
+
+async def run_command(line: str, context: ReplContext, printer: Printer) -> bool:
+    """Handle a slash command; return False when the REPL should stop."""
+    name, _, argument = line.strip().partition(" ")
+    argument = argument.strip()
+    if name in {"/quit", "/exit"}:
+        return False
+    if name == "/help":
+        for command, text in COMMANDS.items():
+            printer.write(f"{command:<8} {text}\n")
+    elif name == "/modes":
+        printer.write(context.describe_modes() + "\n")
+    elif name == "/mode":
+        if not argument:
+            printer.write("usage: /mode NAME | auto | off\n")
+        else:
+            try:
+                printer.write(context.set_mode(argument) + "\n")
+            except ModesError as error:
+                printer.write(f"error: {error}\n")
+    elif name == "/clear":
+        context.engine.clear()
+        printer.write("(conversation cleared)\n")
+    elif name == "/why":
+        if context.last_route is None:
+            printer.write("no turn yet\n")
+        else:
+            printer.write(
+                json.dumps(
+                    {"route": context.last_route.to_dict(), "request": context.last_request},
+                    indent=2,
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
+    else:
+        printer.write(f"unknown command {name}; /help lists the commands\n")
+    return True
+
+
+async def run_turn(text: str, context: ReplContext, printer: Printer) -> None:
+    """One turn, with Ctrl+C (SIGINT) cancelling it instead of killing the process."""
+    loop = asyncio.get_running_loop()
+    installed = False
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGINT, context.engine.cancel)
+        installed = True
+    try:
+        async for event in context.engine.run_turn(text):
+            printer.event(event, context)
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+async def run_lines(lines: Iterable[str], context: ReplContext, printer: Printer) -> int:
+    """Non-interactive: one message (or slash command) per line."""
+    for raw in lines:
+        line = raw.rstrip("\n")
+        if not line.strip():
+            continue
+        if line.startswith("/"):
+            if not await run_command(line, context, printer):
+                break
+            continue
+        await run_turn(line, context, printer)
+    return 0
+
+
+class PipeConfirmer:
+    """Without a terminal nobody can confirm: refuse, with a reason the model reads."""
+
+    async def confirm(self, call: ToolCall, tool: Any) -> bool:
+        sys.stderr.write(f"modes-tui: refused {call.name}: no terminal to confirm it\n")
+        return False
+
+
+class PromptConfirmer:
+    """Asks at the terminal before a tool that needs confirmation runs."""
+
+    async def confirm(self, call: ToolCall, tool: Any) -> bool:
+        from prompt_toolkit import PromptSession
+
+        args = json.dumps(dict(call.arguments), ensure_ascii=False)
+        answer = await PromptSession[str]().prompt_async(f"Run {call.name}({args})? [y/N] ")
+        return answer.strip().lower() in {"y", "yes"}
+
+
+async def run_interactive(
+    context: ReplContext, printer: Printer, *, input: Any = None, output: Any = None
+) -> int:
+    """The prompt-toolkit REPL."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.completion import Completer, Completion
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+    class SlashCompleter(Completer):
+        def get_completions(self, document: Any, complete_event: Any) -> Any:
+            text = document.text_before_cursor
+            if not text.startswith("/"):
+                return
+            if text.startswith("/mode "):
+                word = text[len("/mode ") :]
+                for name in ["auto", "off", *context.mode_names()]:
+                    if name.startswith(word):
+                        yield Completion(name, start_position=-len(word))
+                return
+            for command, meta in COMMANDS.items():
+                if command.startswith(text):
+                    yield Completion(command, start_position=-len(text), display_meta=meta)
+
+    history: Any = InMemoryHistory()
+    if context.history_file is not None:
+        context.history_file.parent.mkdir(parents=True, exist_ok=True)
+        history = FileHistory(str(context.history_file))
+    session: PromptSession[str] = PromptSession(
+        history=history,
+        completer=SlashCompleter(),
+        complete_while_typing=True,
+        input=input,
+        output=output,
+    )
+    printer.write("modes-tui plain REPL. /help for commands, Ctrl+D to leave.\n")
+    interrupted = False
+    while True:
+        try:
+            line = await session.prompt_async("› ")
+        except KeyboardInterrupt:
+            if interrupted:
+                return 0
+            interrupted = True
+            printer.write("(Ctrl+C again to leave)\n")
+            continue
+        except EOFError:
+            return 0
+        interrupted = False
+        if not line.strip():
+            continue
+        if line.startswith("/"):
+            if not await run_command(line, context, printer):
+                return 0
+            continue
+        await run_turn(line, context, printer)
