@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from modes_tui.core.errors import ModesError
-from modes_tui.core.routing import Route
+from modes_tui.core.profiles import Pack
+from modes_tui.core.routing import Classifier, Route
 
 FALLBACK = "fallback"
 """The confusion-matrix column of routes that fell back."""
@@ -53,7 +54,9 @@ class EvalFileError(ModesError):
     def __init__(self, path: str, problems: Sequence[tuple[int, str]]) -> None:
         self.path = path
         self.problems = tuple(problems)
-        shown = [f"  {path}:{line}: {message}" for line, message in problems[:MAX_REPORTED_PROBLEMS]]
+        shown = [
+            f"  {path}:{line}: {message}" for line, message in problems[:MAX_REPORTED_PROBLEMS]
+        ]
         more = len(problems) - len(shown)
         if more > 0:
             shown.append(f"  ... and {more} more")
@@ -80,9 +83,7 @@ class EvalCase:
         return [*self.history, {"role": "user", "content": self.text}]
 
 
-def read_eval_file(
-    path: str | Path, modes: Iterable[str] | None = None
-) -> list[EvalCase]:
+def read_eval_file(path: str | Path, modes: Iterable[str] | None = None) -> list[EvalCase]:
     """Parse and check an eval file; raise one EvalFileError listing every bad line.
 
     With `modes`, an expected mode that is not among them is a bad line too.
@@ -151,9 +152,7 @@ def _check_case(data: Any, known: set[str] | None) -> str | None:
             or entry.get("role") not in {"user", "assistant", "system"}
             or not isinstance(entry.get("content"), str)
         ):
-            return (
-                f"`history[{index}]` must be {{\"role\": \"user\"|\"assistant\", \"content\": text}}"
-            )
+            return f'`history[{index}]` must be {{"role": "user"|"assistant", "content": text}}'
     return None
 
 
@@ -358,11 +357,7 @@ def evaluate(
         confusion[row] = {column: 0 for column in columns}
     for j in judged:
         confusion[NONE if j.expected is None else j.expected][j.chosen] += 1
-    confusion = {
-        row: cols
-        for row, cols in confusion.items()
-        if sum(cols.values()) or row in modes
-    }
+    confusion = {row: cols for row, cols in confusion.items() if sum(cols.values()) or row in modes}
     durations = [j.duration_ms for j in judged if j.duration_ms is not None]
     in_scope = [j for j in judged if j.expected is not None]
     return EvalReport(
@@ -465,6 +460,111 @@ def fit_threshold(
         )
     if not rows:
         raise ValueError("fit_threshold needs at least one threshold")
-    best = max(rows, key=lambda row: (round(row.balance, 9), round(row.accuracy, 9), -row.threshold))
+    best = max(
+        rows, key=lambda row: (round(row.balance, 9), round(row.accuracy, 9), -row.threshold)
+    )
     has_nulls = any(outcome.case.mode is None for outcome in outcomes)
     return Fit(tuple(rows), best, has_nulls)
+
+
+# --------------------------------------------------------------------------- running
+
+
+ProgressHook = Callable[[int, int], None]
+
+
+async def route_cases(
+    pack: Pack,
+    classifier: Classifier,
+    cases: Sequence[EvalCase],
+    on_progress: ProgressHook | None = None,
+) -> list[Outcome]:
+    """Route every case with the pack's router, threshold off (see `judge`)."""
+    from modes_tui.core.routing import Router
+
+    raw = replace(pack, router=replace(pack.router, below_confidence=None))
+    router = Router(raw, classifier)
+    outcomes = []
+    for done, case in enumerate(cases, start=1):
+        route = await router.route(case.conversation())
+        outcomes.append(Outcome(case, route))
+        if on_progress is not None:
+            on_progress(done, len(cases))
+    return outcomes
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _cell(value: float | None, width: int = 9) -> str:
+    return f"{'-':>{width}}" if value is None else f"{value:>{width}.2f}"
+
+
+def format_report(report: EvalReport, *, title: str = "") -> str:
+    """The report as the terminal shows it."""
+    lines = [title] if title else []
+    threshold = "off" if report.threshold is None else f"{report.threshold:.2f}"
+    in_scope = report.in_scope_accuracy
+    lines.append(
+        f"accuracy {report.accuracy:.3f} ({report.correct}/{report.cases})   "
+        f"in-scope accuracy {'-' if in_scope is None else f'{in_scope:.3f}'}   "
+        f"macro-F1 {report.macro_f1:.3f}   below_confidence {threshold}"
+    )
+    fb = report.fallback
+    lines.append(
+        f"fallback: precision {_cell(fb.precision, 0).strip()}  recall {_cell(fb.recall, 0).strip()}"
+        f"  ({fb.support} cases expect it, {fb.routed} routes fell back)"
+    )
+    if report.latency_p50_ms is not None and report.latency_p95_ms is not None:
+        lines.append(
+            f"latency: p50 {report.latency_p50_ms:.1f} ms   p95 {report.latency_p95_ms:.1f} ms"
+        )
+    if report.errors:
+        lines.append(f"classifier errors: {report.errors} routes fell back because it failed")
+    width = max([len(n) for n in report.per_mode] + [8])
+    lines += ["", f"{'mode':<{width}} {'precision':>9} {'recall':>9} {'f1':>9} {'support':>8}"]
+    for name, score in report.per_mode.items():
+        if not (score.support or score.routed):
+            continue
+        lines.append(
+            f"{name:<{width}} {_cell(score.precision)} {_cell(score.recall)} "
+            f"{_cell(score.f1)} {score.support:>8}"
+        )
+    columns = [c for c in report.columns if any(row.get(c) for row in report.confusion.values())]
+    columns = columns or list(report.columns)
+    lines += ["", "confusion (rows: expected, columns: routed; fallback = fell back)"]
+    col = max([len(c) for c in columns] + [4])
+    lines.append(f"{'':<{width}} " + " ".join(f"{c:>{col}}" for c in columns))
+    for row, counts in report.confusion.items():
+        lines.append(f"{row:<{width}} " + " ".join(f"{counts.get(c, 0):>{col}}" for c in columns))
+    return "\n".join(lines)
+
+
+def format_fit(fit: Fit, current: float | None) -> str:
+    """The threshold table and the pick, both sides of the trade."""
+    lines = [
+        "below_confidence  in-scope acc  fallback recall  fallback precision  accuracy  balance"
+    ]
+    for row in fit.rows:
+        mark = "  <- pick" if row is fit.best else ""
+        if current is not None and abs(row.threshold - current) < 1e-9:
+            mark += "  (current)"
+        lines.append(
+            f"{row.threshold:>16.2f}  {_cell(row.in_scope_accuracy, 12)}  "
+            f"{_cell(row.fallback_recall, 15)}  {_cell(row.fallback_precision, 18)}  "
+            f"{row.accuracy:>8.2f}  {row.balance:>7.2f}{mark}"
+        )
+    best = fit.best
+    lines.append("")
+    if not fit.has_null_cases:
+        lines.append(
+            "the file has no null cases, so fallback recall cannot be measured and the pick "
+            'only maximises in-scope accuracy; add out-of-scope lines with "mode": null'
+        )
+    lines.append(
+        f"pick: below_confidence {best.threshold:.2f} (in-scope accuracy "
+        f"{'-' if best.in_scope_accuracy is None else f'{best.in_scope_accuracy:.2f}'}, "
+        f"fallback recall {'-' if best.fallback_recall is None else f'{best.fallback_recall:.2f}'}); "
+        "set it in the pack's router.yaml"
+    )
+    return "\n".join(lines)

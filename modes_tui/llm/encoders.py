@@ -15,6 +15,7 @@ module import; each adapter imports its library when it is built.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import mmap
@@ -23,7 +24,7 @@ import struct
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from modes_tui.core.errors import DeclarationError, Problem, ProviderError
 
@@ -73,7 +74,7 @@ def _normalise(vectors: Vectors) -> Vectors:
 class _SafeTensors:
     """Read-only tensors of a `.safetensors` file, memory-mapped (no copy, no torch)."""
 
-    _DTYPES = {"F32": "float32", "F16": "float16", "I64": "int64"}
+    _DTYPES: ClassVar[dict[str, str]] = {"F32": "float32", "F16": "float16", "I64": "int64"}
 
     def __init__(self, path: Path) -> None:
         import numpy as np
@@ -133,6 +134,7 @@ class MiniLMEncoder:
         self._token_type = w["embeddings.token_type_embeddings.weight"][0]
         self._emb_norm = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
         self._blocks = [self._block(i) for i in range(self.layers)]
+        self._threads = _blas_controller()
 
     def _block(self, index: int) -> dict[str, Any]:
         w = self._weights
@@ -164,7 +166,10 @@ class MiniLMEncoder:
                 _transposed(w[prefix + "output.dense.weight"]),
                 w[prefix + "output.dense.bias"],
             ),
-            "out_norm": (w[prefix + "output.LayerNorm.weight"], w[prefix + "output.LayerNorm.bias"]),
+            "out_norm": (
+                w[prefix + "output.LayerNorm.weight"],
+                w[prefix + "output.LayerNorm.bias"],
+            ),
         }
 
     def encode(self, texts: Sequence[str]) -> Vectors:
@@ -179,10 +184,22 @@ class MiniLMEncoder:
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         result = np.empty((len(ids), self._word.shape[1]), dtype=np.float32)
         batch = 32
-        for start in range(0, len(order), batch):
-            chunk = order[start : start + batch]
-            result[chunk] = self._forward([ids[i] for i in chunk])
+        with self._one_blas_thread():
+            for start in range(0, len(order), batch):
+                chunk = order[start : start + batch]
+                result[chunk] = self._forward([ids[i] for i in chunk])
         return result
+
+    def _one_blas_thread(self) -> contextlib.AbstractContextManager[Any]:
+        """One BLAS thread while encoding. A routed message is a few dozen tokens: threads
+        buy nothing there, and on a busy 2-core machine OpenBLAS's spinning threads made a
+        query 4x slower (p50 60 ms with 2 threads, 15 ms with 1, measured)."""
+        if self._threads is None:
+            return contextlib.nullcontext()
+        limited: contextlib.AbstractContextManager[Any] = self._threads.limit(
+            limits=1, user_api="blas"
+        )
+        return limited
 
     def _forward(self, batch: list[list[int]]) -> Vectors:
         import numpy as np
@@ -199,7 +216,7 @@ class MiniLMEncoder:
         scale = np.float32(1.0 / math.sqrt(head))
         # Dense layers run on a 2-D (tokens, hidden) matrix: one GEMM each.
         x = (self._word[token_ids] + self._position[:width] + self._token_type).reshape(-1, hidden)
-        x = _layer_norm(x, *self._emb_norm, self.eps)
+        x = _layer_norm(x, self._emb_norm, self.eps)
         # Padding never receives attention.
         bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
         for block in self._blocks:
@@ -214,14 +231,23 @@ class MiniLMEncoder:
             scores /= scores.sum(axis=-1, keepdims=True)
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(-1, hidden)
             weight, b = block["attn_out"]
-            x = _layer_norm(x + (context @ weight + b), *block["attn_norm"], self.eps)
+            x = _layer_norm(x + (context @ weight + b), block["attn_norm"], self.eps)
             weight, b = block["up"]
             inner = _gelu(x @ weight + b)
             weight, b = block["down"]
-            x = _layer_norm(x + (inner @ weight + b), *block["out_norm"], self.eps)
+            x = _layer_norm(x + (inner @ weight + b), block["out_norm"], self.eps)
         tokens = x.reshape(count, width, hidden) * mask[:, :, None]
         pooled = tokens.sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)[:, None]
         return _normalise(pooled.astype(np.float32, copy=False))
+
+
+def _blas_controller() -> Any:
+    """threadpoolctl's controller, or None when it is missing (then BLAS keeps its threads)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - a dependency; only a broken install lacks it
+        return None
+    return ThreadpoolController()
 
 
 def _transposed(weight: Any) -> Any:
@@ -231,7 +257,8 @@ def _transposed(weight: Any) -> Any:
     return np.ascontiguousarray(weight.T)
 
 
-def _layer_norm(x: Any, weight: Any, bias: Any, eps: float) -> Any:
+def _layer_norm(x: Any, norm: tuple[Any, Any], eps: float) -> Any:
+    weight, bias = norm
     mean = x.mean(axis=-1, keepdims=True)
     centred = x - mean
     variance = (centred * centred).mean(axis=-1, keepdims=True)
@@ -253,7 +280,11 @@ def _gelu(x: Any) -> Any:
         + t
         * (
             np.float32(-0.284496736)
-            + t * (np.float32(1.421413741) + t * (np.float32(-1.453152027) + t * np.float32(1.061405429)))
+            + t
+            * (
+                np.float32(1.421413741)
+                + t * (np.float32(-1.453152027) + t * np.float32(1.061405429))
+            )
         )
     )
     erf = sign * (1.0 - poly * np.exp(-a * a))
@@ -304,18 +335,13 @@ class LiteLLMEncoder:
 
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
+        from modes_tui.llm.litellm_model import import_litellm, to_provider_error
 
+        litellm = import_litellm()
         try:
             response = litellm.embedding(model=self.model, input=list(texts), **self.params)
         except Exception as error:
-            raise ProviderError(
-                "unknown",
-                f"{type(error).__name__}: {error}".splitlines()[0][:300],
-                hint="check the `encoder:` of router.yaml and its API key or server",
-                model=self.model,
-            ) from error
+            raise to_provider_error(error, self.model) from error
         data = sorted(response.data, key=lambda item: _field(item, "index", 0))
         vectors = np.asarray([_field(item, "embedding", None) for item in data], dtype=np.float32)
         if vectors.ndim != 2 or len(vectors) != len(texts):
@@ -334,6 +360,21 @@ def _field(item: Any, name: str, default: Any) -> Any:
 # --------------------------------------------------------------------------- choosing
 
 
+def check_encoder(spec: str) -> None:
+    """Refuse an `encoder:` value that can never load (cheap: imports nothing)."""
+    if spec.startswith(LOCAL_PREFIX) and spec not in LOCAL_ENCODERS:
+        raise DeclarationError(
+            [
+                Problem(
+                    "router.yaml",
+                    "encoder",
+                    f"unknown local encoder {spec!r}; the local one is {LOCAL_MINILM}, "
+                    "any other value is a litellm embedding model id",
+                )
+            ]
+        )
+
+
 def load_encoder(spec: str) -> MiniLMEncoder | SentenceTransformerEncoder | LiteLLMEncoder:
     """The encoder for a `router.yaml` `encoder:` value.
 
@@ -341,18 +382,8 @@ def load_encoder(spec: str) -> MiniLMEncoder | SentenceTransformerEncoder | Lite
     sentence-transformers` switches to the reference path); anything else is a
     litellm embedding model.
     """
+    check_encoder(spec)
     if spec.startswith(LOCAL_PREFIX):
-        if spec != LOCAL_MINILM:
-            raise DeclarationError(
-                [
-                    Problem(
-                        "router.yaml",
-                        "encoder",
-                        f"unknown local encoder {spec!r}; the local one is {LOCAL_MINILM}, "
-                        "any other value is a litellm embedding model id",
-                    )
-                ]
-            )
         if os.environ.get(REFERENCE_ENV) == "sentence-transformers":
             return SentenceTransformerEncoder()
         return MiniLMEncoder()

@@ -130,7 +130,10 @@ class ModeIndex:
         self.examples = [np.asarray(e, dtype=np.float32).reshape(-1, dim) for e in examples]
         self.example_texts = [tuple(texts) for texts in example_texts]
         self.centroids = np.stack(
-            [_unit(e.mean(axis=0)) if len(e) else d for e, d in zip(self.examples, self.descriptions, strict=True)]
+            [
+                _unit(e.mean(axis=0)) if len(e) else d
+                for e, d in zip(self.examples, self.descriptions, strict=True)
+            ]
         )
         self.has_examples = np.array([len(e) > 0 for e in self.examples])
         # One matrix for all examples, with each row's mode, so scoring is one product.
@@ -196,9 +199,7 @@ class ModeIndex:
         return Scored(
             mode=self.names[best],
             scores={n: float(s) for n, s in zip(self.names, scores, strict=True)},
-            probabilities={
-                n: float(p) for n, p in zip(self.names, probabilities, strict=True)
-            },
+            probabilities={n: float(p) for n, p in zip(self.names, probabilities, strict=True)},
             confidence=min(1.0, max(0.0, confidence)),
             nearest=nearest,
             nearest_similarity=similarity,
@@ -281,7 +282,9 @@ class EmbeddingCache:
         path = self.path_for(encoder)
         with self._lock:
             merged = self._read(path)
-            merged.update({self.key(text): np.asarray(v, np.float32) for text, v in vectors.items()})
+            merged.update(
+                {self.key(text): np.asarray(v, np.float32) for text, v in vectors.items()}
+            )
             keys = np.array(sorted(merged), dtype="U32")
             matrix = np.stack([merged[k] for k in keys])
             try:
@@ -361,7 +364,7 @@ class EmbeddingClassifier:
             self._ensure(texts)
             if self._warm_modes:
                 self._index_for(self._warm_modes)
-        except BaseException as error:  # handed to whoever awaits the classifier
+        except Exception as error:  # noqa: BLE001 - handed to whoever awaits the classifier
             future.set_exception(error)
         else:
             future.set_result(None)
