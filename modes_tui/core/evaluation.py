@@ -513,7 +513,7 @@ def format_report(report: EvalReport, *, title: str = "") -> str:
     fb = report.fallback
     lines.append(
         f"fallback: precision {_cell(fb.precision, 0).strip()}  recall {_cell(fb.recall, 0).strip()}"
-        f"  ({fb.support} cases expect it, {fb.routed} routes fell back)"
+        f"  (cases expecting it: {fb.support}, routes that fell back: {fb.routed})"
     )
     if report.latency_p50_ms is not None and report.latency_p95_ms is not None:
         lines.append(

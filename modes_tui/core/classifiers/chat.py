@@ -105,7 +105,6 @@ class ChatClassifier:
         self.model = model
         self.model_id = model_id
         self.timeout = timeout
-        self._resolved: str | None = None
 
     def request(
         self,
@@ -141,12 +140,11 @@ class ChatClassifier:
         """Ask the model; parse and validate its JSON answer."""
         request = self.request(message, history, modes, instructions)
         completion = await call_with_timeout(self.model, request, self.timeout)
-        self._resolved = completion.model or None
         return parse_selection(completion.text)
 
     def trace(self) -> ClassifierInfo:
-        """`chat` with the model that answered (or the configured one)."""
-        return ClassifierInfo("chat", self._resolved or self.model_id)
+        """`chat` with the configured model id."""
+        return ClassifierInfo("chat", self.model_id)
 
 
 async def call_with_timeout(model: ChatModel, request: ModelRequest, timeout: float | None) -> Any:

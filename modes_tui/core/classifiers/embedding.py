@@ -333,6 +333,7 @@ class EmbeddingClassifier:
         self._queries: OrderedDict[str, Vector] = OrderedDict()
         self._lock = threading.RLock()
         self._future: concurrent.futures.Future[None] | None = None
+        self._reported_failure: concurrent.futures.Future[None] | None = None
         self.load_seconds: float | None = None
         """How long the background preparation took (encoder and pack vectors)."""
         if start:
@@ -341,16 +342,22 @@ class EmbeddingClassifier:
     # ----------------------------------------------------------------- loading
 
     def start(self) -> concurrent.futures.Future[None]:
-        """Start loading in the background (again, after a failure); idempotent."""
+        """Start loading in the background unless it is running or done; returns the attempt.
+
+        An attempt that failed is replaced only after its failure was reported to a route
+        (see `classify`), so a broken encoder costs each route one quick retry, not a
+        silent loop.
+        """
         with self._lock:
-            if self._future is None or (self._future.done() and self._future.exception()):
-                future: concurrent.futures.Future[None] = concurrent.futures.Future()
+            future = self._future
+            if future is None or (future is self._reported_failure):
+                future = concurrent.futures.Future()
                 self._future = future
                 thread = threading.Thread(
                     target=self._prepare, args=(future,), name="modes-tui-encoder", daemon=True
                 )
                 thread.start()
-            return self._future
+            return future
 
     def _prepare(self, future: concurrent.futures.Future[None]) -> None:
         started = time.perf_counter()
@@ -379,7 +386,14 @@ class EmbeddingClassifier:
 
     def wait(self, timeout: float | None = None) -> None:
         """Block until loaded; re-raise what loading raised."""
-        self.start().result(timeout)
+        future = self.start()
+        try:
+            future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise
+        except Exception:
+            self._reported_failure = future
+            raise
 
     def _remember(self, vectors: Mapping[str, Vector]) -> None:
         with self._lock:
@@ -453,29 +467,39 @@ class EmbeddingClassifier:
     ) -> Decision:
         """Pick the mode whose examples and description are closest to the message."""
         future = self.start()
-        if not future.done():
-            await asyncio.wrap_future(future)
-        future.result()
+        try:
+            if not future.done():
+                await asyncio.wrap_future(future)
+            future.result()
+        except Exception:
+            self._reported_failure = future  # the next route tries again
+            raise
         return await asyncio.to_thread(self.classify_now, message, history, modes)
 
     def classify_now(
         self, message: str, history: Sequence[HistoryEntry], modes: Sequence[Profile]
     ) -> Decision:
-        """The synchronous core of `classify` (the encoder must be loaded)."""
-        self.start().result()
+        """The synchronous core of `classify` (waits for loading if needed)."""
+        self.wait()
         index = self._index_for(modes)
         query = self._query(message)
         scores = index.raw_scores(query)
         scored = index.decide(scores, query)
         reason = f"closest: {_quote(scored.nearest)} ({scored.nearest_similarity:.2f})"
         previous = _previous_user_message(history)
-        if self.params.follow_up and previous is not None and scored.confidence < 1.0:
+        if self.params.follow_up and previous is not None:
             weight = 1.0 - scored.confidence
             before = scored.mode
-            mixed = (scores + weight * index.raw_scores(self._query(previous))) / (1.0 + weight)
+            previous_query = self._query(previous)
+            mixed = (scores + weight * index.raw_scores(previous_query)) / (1.0 + weight)
             scored = index.decide(mixed, query)
             if scored.mode != before:
-                reason = f"follows up on the previous message; closest: {_quote(scored.nearest)} ({scored.nearest_similarity:.2f})"
+                # The previous message decided it: quote what that message was closest to.
+                near = index.decide(mixed, previous_query)
+                reason = (
+                    "follows up on the previous message, closest to "
+                    f"{_quote(near.nearest)} ({near.nearest_similarity:.2f})"
+                )
         return Decision(
             scored.mode, round(scored.confidence, 4), reason, _rounded(scored.probabilities)
         )

@@ -89,7 +89,6 @@ class JudgeClassifier:
         self.model_id = model_id
         self.top_logprobs = top_logprobs
         self.timeout = timeout
-        self._resolved: str | None = None
         if check_support:
             supports = getattr(model, "supports_logprobs", None)
             if not callable(supports) or not supports(model_id):
@@ -139,7 +138,6 @@ class JudgeClassifier:
         labels = labels_for(modes)
         request = self.request(message, history, modes, instructions)
         completion = await call_with_timeout(self.model, request, self.timeout)
-        self._resolved = completion.model or None
         raw = completion.text + (
             f"\n[top_logprobs: {dict(completion.top_logprobs[0])}]"
             if completion.top_logprobs
@@ -157,5 +155,5 @@ class JudgeClassifier:
         )
 
     def trace(self) -> ClassifierInfo:
-        """`judge` with the model that answered (or the configured one)."""
-        return ClassifierInfo("judge", self._resolved or self.model_id)
+        """`judge` with the configured model id."""
+        return ClassifierInfo("judge", self.model_id)
