@@ -267,3 +267,12 @@ def test_eval_with_the_embedding_backend_on_a_fake_encoder(
     data = json.loads(capsys.readouterr().out)
     assert data["classifier"] == "embedding (local/all-MiniLM-L6-v2)"
     assert data["classifier_errors"] == 0
+
+
+def test_eval_shows_progress_on_stderr_for_long_files(
+    keyword_pack: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, *['{"text": "hello", "mode": "chat"}'] * 40)
+    assert main(["eval", str(path), "--profiles", str(keyword_pack)]) == 0
+    err = capsys.readouterr().err
+    assert "routing 10/40" in err and "routing 40/40" in err

@@ -346,3 +346,34 @@ def test_distribution_ignores_lowercase_and_whitespace_only_differences() -> Non
     labels = {"A": "help", "B": "returns"}
     probabilities = distribution([{" A\n": -0.5, "a": -0.1, "B": -0.5}], labels, "A")
     assert probabilities == {"help": 0.5, "returns": 0.5}
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def test_route_from_the_command_line_with_the_chat_backend(
+    pack: Pack, fake_llm: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from modes_tui.cli import main
+
+    fake_llm.script(Reply(text=answer()))
+    args = ["route", "--profiles", str(pack.path), "--classifier", "chat", "--json", "a refund?"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["mode_name"], out["classifier"]) == (
+        "returns",
+        {"with": "chat", "model": "fake/plain"},
+    )
+
+
+def test_route_from_the_command_line_with_the_judge_backend(
+    pack: Pack, fake_llm: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from modes_tui.cli import main
+
+    fake_llm.script(Reply(text="B", logprobs=[{"B": -0.05, "C": -3.0}]))
+    args = ["route", "--profiles", str(pack.path), "--classifier", "judge", "hi"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("help  (by classifier, confidence 0.95")
+    assert "classifier: judge (fake/plain)" in out

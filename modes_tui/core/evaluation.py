@@ -328,7 +328,7 @@ def evaluate(
     names = list(modes)
     for j in judged:  # a mode the pack lost since the file was written still shows up
         for name in (j.expected, j.mode):
-            if name is not None and name not in names:
+            if name is not None and name not in names and name != fallback:
                 names.append(name)
     per_mode: dict[str, ModeScore] = {}
     for name in names:
