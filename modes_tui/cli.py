@@ -12,13 +12,16 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from modes_tui import __version__
-from modes_tui.core.errors import DeclarationError, ModesError
+from modes_tui.core.errors import DeclarationError, ModesError, UnknownMode
 from modes_tui.core.paths import HOME_ENV
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Route
+
+if TYPE_CHECKING:
+    from modes_tui.store.settings import Settings
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
@@ -191,6 +194,218 @@ def _progress_printer() -> Any:
     return show
 
 
+# --------------------------------------------------------------------------- state and sessions
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    """Settings with this command's options on top; warnings go to stderr."""
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.store.settings import load_settings
+
+    overrides = {
+        "pack": getattr(args, "pack", None),
+        "router_classifier": getattr(args, "classifier", None),
+    }
+    settings = load_settings(app_dirs(), overrides=overrides)
+    for warning in settings.warnings:
+        print(f"modes-tui: warning: {warning}", file=sys.stderr)
+    return settings
+
+
+def _warn(problems: Sequence[object]) -> None:
+    for problem in problems:
+        print(f"modes-tui: warning: {problem}", file=sys.stderr)
+
+
+def _setting_meaning(mode: str) -> str:
+    if mode == "auto":
+        return "the router picks the mode of every turn"
+    if mode == "off":
+        return "no mode: the base prompt and the default model only"
+    return f"every turn goes to {mode}; `modes-tui mode auto` hands it back to the router"
+
+
+def cmd_mode(args: argparse.Namespace) -> int:
+    """Show the control setting and the routing rule in force, or set the setting."""
+    from modes_tui.core.control import AUTO, OFF
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.store.control import ControlFile
+
+    dirs = app_dirs()
+    settings = _settings(args)
+    pack: Pack | None = None
+    pack_error: DeclarationError | None = None
+    try:
+        pack = load_pack(settings.pack, getattr(args, "profiles", None))
+    except DeclarationError as error:
+        pack_error = error
+    names = pack.names if pack is not None else ()
+    control = ControlFile(dirs.control_file, modes=(lambda: names) if pack is not None else None)
+
+    if args.value is not None:
+        if pack is None and args.value not in (AUTO, OFF):
+            print(f"modes-tui: {pack_error}", file=sys.stderr)
+            print(
+                "modes-tui: cannot check the mode name against a broken pack; fix the pack, "
+                "or use `modes-tui mode auto` or `modes-tui mode off`",
+                file=sys.stderr,
+            )
+            return EXIT_FAILURE
+        try:
+            control.write(args.value)
+        except UnknownMode as error:
+            print(
+                f"modes-tui: unknown mode {error.name!r} in pack "
+                f"{pack.name if pack else settings.pack}; "
+                f"choose one of: {', '.join(error.available)}",
+                file=sys.stderr,
+            )
+            return EXIT_FAILURE
+        print(f"mode: {args.value} (written to {control.path})")
+        print(f"  {_setting_meaning(args.value)}")
+        return EXIT_OK
+
+    reading = control.read()
+    exists = control.path.exists()
+    classifier = settings.router_classifier or (pack.router.classifier if pack else None)
+    if args.json:
+        data: dict[str, Any] = {
+            "mode": reading.mode,
+            "source": "control file" if exists else "default",
+            "path": str(control.path),
+            "warning": reading.warning,
+            "pack": pack.name if pack is not None else settings.pack,
+            "router": None,
+        }
+        if pack is not None:
+            data["router"] = {
+                "classifier": classifier,
+                "fallback": pack.router.fallback,
+                "below_confidence": pack.router.below_confidence,
+                "sticky": pack.router.sticky,
+            }
+            data["modes"] = list(pack.names)
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    where = f"from {control.path}" if exists else f"default: no control file at {control.path}"
+    print(f"mode: {reading.mode} ({where})")
+    print(f"  {_setting_meaning(reading.mode)}")
+    if reading.warning:
+        print(f"warning: {reading.warning}")
+    if pack is None:
+        print(f"pack: {settings.pack} cannot be loaded:\n{pack_error}")
+        return EXIT_OK
+    router = pack.router
+    source = ""
+    if settings.router_classifier and settings.router_classifier != router.classifier:
+        source = (
+            f" (set by {settings.origin('router_classifier')}; the pack says {router.classifier})"
+        )
+    threshold = "off" if router.below_confidence is None else f"{router.below_confidence}"
+    print(f"pack: {pack.name} ({pack.path})")
+    print(
+        f"routing: classifier {classifier}{source}, fallback {router.fallback}, "
+        f"below_confidence {threshold}, sticky {router.sticky}"
+    )
+    print(f"modes: {', '.join(pack.names)}")
+    return EXIT_OK
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    """List recorded sessions, newest first."""
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.store.export import sessions_table
+    from modes_tui.store.sessions import list_sessions
+
+    dirs = app_dirs()
+    summaries = list_sessions(dirs)
+    if args.json:
+        print(json.dumps([s.to_dict() for s in summaries], indent=2, ensure_ascii=False))
+    elif not summaries:
+        print(f"no sessions yet in {dirs.sessions}")
+    else:
+        print(sessions_table(summaries))
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a session as a Markdown transcript or as its JSON records."""
+    from pathlib import Path
+
+    from modes_tui.store.export import session_markdown
+    from modes_tui.store.replay import replay
+    from modes_tui.store.sessions import load_session
+
+    session = load_session(args.id)
+    if args.format == "json":
+        _warn(session.problems)
+        data = {
+            "id": session.id,
+            "path": str(session.path),
+            "meta": dict(session.meta),
+            "records": list(session.records),
+            "problems": [str(problem) for problem in session.problems],
+        }
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    else:
+        replayed = replay(session)
+        _warn(replayed.problems)
+        text = session_markdown(replayed)
+    if args.output is None:
+        sys.stdout.write(text)
+        return EXIT_OK
+    target = Path(args.output).expanduser()
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise ModesError(
+            f"cannot write {target}: {error.strerror or error}; pick another file with -o"
+        ) from error
+    print(f"exported session {session.id} to {target}")
+    return EXIT_OK
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Show a recorded session; with --reroute, compare today's router with the recording."""
+    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.profiles import available_packs
+    from modes_tui.core.routing import Router
+    from modes_tui.store.export import replay_json, reroute_text, session_markdown
+    from modes_tui.store.replay import replay, reroute
+    from modes_tui.store.sessions import load_session
+
+    session = load_session(args.id)
+    replayed = replay(session)
+    _warn(replayed.problems)
+    if not args.reroute:
+        if args.json:
+            print(json.dumps(replay_json(replayed), indent=2, ensure_ascii=False))
+        else:
+            sys.stdout.write(session_markdown(replayed))
+        return EXIT_OK
+
+    settings = _settings(args)
+    chosen = getattr(args, "pack", None) or getattr(args, "profiles", None)
+    if chosen is None and session.pack is not None and session.pack in available_packs():
+        pack = load_pack(session.pack)  # today's version of the pack it was recorded with
+    else:
+        if chosen is None and session.pack is not None:
+            print(
+                f"modes-tui: warning: session {session.id} was recorded with pack "
+                f"{session.pack!r}, which is not installed; rerouting with {settings.pack!r}",
+                file=sys.stderr,
+            )
+        pack = load_pack(settings.pack, getattr(args, "profiles", None))
+    name = settings.router_classifier or pack.router.classifier
+    router = Router(pack, build_classifier(pack, name, classifier_services()))
+    report = asyncio.run(reroute(replayed, router))
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(reroute_text(report, session.pack, name))
+    return EXIT_OK
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -245,6 +460,41 @@ def build_parser() -> argparse.ArgumentParser:
         help="also search the below_confidence that best balances accuracy and fallback recall",
     )
     evaluate.set_defaults(handler=cmd_eval)
+
+    mode = verbs.add_parser(
+        "mode", help="show the mode setting and routing rule, or set it: NAME, auto or off"
+    )
+    mode.add_argument(
+        "value", nargs="?", metavar="NAME|auto|off", help="force a mode, auto, or off"
+    )
+    pack_options(mode)
+    mode.add_argument("--json", action="store_true", help="print the setting as JSON")
+    mode.set_defaults(handler=cmd_mode)
+
+    sessions = verbs.add_parser("sessions", help="list recorded sessions, newest first")
+    sessions.add_argument("--json", action="store_true", help="print the list as JSON")
+    sessions.set_defaults(handler=cmd_sessions)
+
+    session_id = "a session id, a unique id prefix, latest, or a path to a .jsonl file"
+    export = verbs.add_parser("export", help="write a session as Markdown or JSON")
+    export.add_argument("id", metavar="ID", help=session_id)
+    export.add_argument(
+        "--format", choices=("markdown", "json"), default="markdown", help="default: markdown"
+    )
+    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
+    export.set_defaults(handler=cmd_export)
+
+    replay = verbs.add_parser(
+        "replay", help="show a recorded session; --reroute compares today's router with it"
+    )
+    replay.add_argument("id", metavar="ID", help=session_id)
+    replay.add_argument(
+        "--reroute", action="store_true", help="run today's router over the recorded user turns"
+    )
+    pack_options(replay)
+    replay.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
+    replay.add_argument("--json", action="store_true", help="print events or the report as JSON")
+    replay.set_defaults(handler=cmd_replay)
     return parser
 
 
@@ -269,3 +519,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("modes-tui: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader (e.g. `head`) went away: stop quietly, as other CLI tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILURE

@@ -94,3 +94,27 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == "modes-tui 0.1.0"
+
+
+def test_a_closed_pipe_is_not_a_traceback(tmp_path: Path, write_pack: PackWriter) -> None:
+    import subprocess
+    import sys
+
+    # far more output than a pipe buffers, so the writer meets the closed pipe
+    folder = write_pack(modes={"chat": {"description": "word " * 60_000}})
+    script = f"import sys; from modes_tui.cli import main; sys.exit(main(['profiles', '--profiles', {str(folder)!r}]))"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={
+            "MODES_TUI_HOME": str(tmp_path),
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(Path.cwd()),
+        },
+    )
+    assert proc.stdout is not None
+    proc.stdout.read(10)
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=60)
+    assert b"Traceback" not in err

@@ -142,9 +142,6 @@ class ModeIndex:
             if self.has_examples.any()
             else np.zeros((0, dim), np.float32)
         )
-        self._owner = np.concatenate(
-            [np.full(len(e), i) for i, e in enumerate(self.examples)]
-        ).astype(np.int64)
         self.floor = self._measure_floor() if floor is None else floor
 
     def raw_scores(self, query: Vector) -> npt.NDArray[np.float64]:

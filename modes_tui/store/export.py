@@ -1,0 +1,275 @@
+"""Sessions as text people read: the Markdown transcript, the session list, the reroute table.
+
+The transcript is rendered from the replayed event stream, the same events a UI shows,
+so an export cannot drift from what the app displays. It keeps everything that was said:
+user text, answers, reasoning (folded), tool calls with their full results, and one route
+line per turn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from modes_tui.core.events import (
+    ReasoningDelta,
+    RequestBuilt,
+    RouteDecided,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequested,
+    TurnCancelled,
+    TurnFailed,
+    Usage,
+)
+from modes_tui.core.routing import Route
+from modes_tui.store.replay import NO_MODE, Replay, ReplayedTurn, RerouteReport
+from modes_tui.store.sessions import SessionSummary
+
+
+def route_line(route: Route, setting: str = "auto") -> str:
+    """One line: mode, who decided, confidence, time, marks and reason."""
+    parts = [f"{route.mode_name} by {route.decided_by}"]
+    if route.confidence is not None:
+        parts.append(f"confidence {route.confidence:.2f}")
+    if route.duration_ms is not None:
+        parts.append(f"{route.duration_ms:.1f} ms")
+    marks = [mark for mark, on in (("forced", route.forced), ("sticky", route.sticky)) if on]
+    if setting not in ("auto", route.mode_name):
+        marks.append(f"setting {setting}")
+    text = ", ".join(parts)
+    if marks:
+        text += f" [{', '.join(marks)}]"
+    if route.reason:
+        text += f": {route.reason}"
+    return text
+
+
+def fence(text: str, language: str = "") -> str:
+    """A code block whose fence is longer than any run of backticks inside."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{language}\n{text}\n{ticks}"
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def _pretty_result(text: str) -> tuple[str, str]:
+    """Tool results are JSON text when they can be: show them indented."""
+    try:
+        return _json_text(json.loads(text)), "json"
+    except ValueError:
+        return text, ""
+
+
+def session_markdown(replayed: Replay) -> str:
+    """The whole session as a readable Markdown transcript."""
+    session = replayed.session
+    meta = session.meta
+    out = [f"# modes-tui session {session.id}", ""]
+    for label, key in (("created", "created"), ("pack", "pack"), ("model", "model")):
+        if meta.get(key):
+            out.append(f"- {label}: {meta[key]}")
+    out.append(f"- turns: {len(replayed.turns)}")
+    if replayed.problems:
+        out += ["", "Problems found while reading the log:", ""]
+        out += [f"- {problem}" for problem in replayed.problems]
+    for turn in replayed.turns:
+        if out[-1] != "":
+            out.append("")
+        out += _turn_markdown(turn)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _turn_markdown(turn: ReplayedTurn) -> list[str]:
+    out = [f"## Turn {turn.turn}", ""]
+    for event in turn.events:
+        if isinstance(event, RouteDecided):
+            out += [f"> route: {route_line(event.route, event.setting)}", ""]
+            out += [f"> warning: {warning}" for warning in event.warnings]
+            if event.warnings:
+                out.append("")
+    if turn.route is None:
+        mode = turn.mode or "no mode (off)"
+        out += [f"> route: none recorded; mode {mode}", ""]
+    out += ["**You**", "", turn.user if turn.user is not None else "*(not recorded)*", ""]
+    speaker_done = False
+    prompt_tokens = completion_tokens = 0
+    cost: float | None = None
+    for event in turn.events:
+        if isinstance(event, RequestBuilt) and not speaker_done:
+            thinking = (
+                f" · thinking {event.request.reasoning_effort}"
+                if event.request.reasoning_effort
+                else ""
+            )
+            out += [
+                f"**Assistant** ({event.mode or 'no mode'} · {event.request.model}{thinking})",
+                "",
+            ]
+            out += [f"*note: {note}*" for note in event.notes]
+            if event.notes:
+                out.append("")
+            speaker_done = True
+        elif isinstance(event, ReasoningDelta):
+            out += ["<details><summary>reasoning</summary>", "", event.text, "", "</details>", ""]
+        elif isinstance(event, TextDelta):
+            if not speaker_done:
+                out += [f"**Assistant** ({turn.mode or 'no mode'})", ""]
+                speaker_done = True
+            out += [event.text, ""]
+        elif isinstance(event, ToolCallRequested):
+            arguments = json.dumps(dict(event.call.arguments), ensure_ascii=False)
+            out += [f"Tool call `{event.call.name}`:", "", fence(arguments, "json"), ""]
+        elif isinstance(event, ToolCallFinished):
+            result, language = _pretty_result(event.result)
+            out += [
+                f"Result of `{event.call.name}`: {event.outcome} ({event.duration_ms:.1f} ms)",
+                "",
+                fence(result, language),
+                "",
+            ]
+        elif isinstance(event, Usage):
+            prompt_tokens += event.prompt_tokens
+            completion_tokens += event.completion_tokens
+            if event.cost is not None:
+                cost = (cost or 0.0) + event.cost
+        elif isinstance(event, TurnCancelled):
+            out += ["*(cancelled by the user)*", ""]
+        elif isinstance(event, TurnFailed):
+            if turn.interrupted:
+                out += ["*(interrupted: the log ends here)*", ""]
+            else:
+                hint = f" ({event.hint})" if event.hint else ""
+                out += [f"*(failed: {event.error}{hint})*", ""]
+    if prompt_tokens or completion_tokens:
+        price = "" if cost is None else f", ${cost:.4f}"
+        out += [
+            f"*usage: {prompt_tokens} prompt + {completion_tokens} completion tokens{price}*",
+            "",
+        ]
+    return out
+
+
+def _local_time(stamp: str | None) -> str:
+    if not stamp:
+        return "?"
+    try:
+        return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return stamp
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]], right: Iterable[int] = ()) -> str:
+    """Aligned columns; columns listed in `right` are right-aligned."""
+    body = [list(map(str, row)) for row in rows]
+    widths = [max(len(cell) for cell in column) for column in zip(headers, *body, strict=False)]
+    aligned = set(right)
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [
+            cell.rjust(width) if index in aligned else cell.ljust(width)
+            for index, (cell, width) in enumerate(zip(cells, widths, strict=False))
+        ]
+        return "  ".join(padded).rstrip()
+
+    return "\n".join([line(headers), *(line(row) for row in body)])
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def sessions_table(summaries: Sequence[SessionSummary]) -> str:
+    """The session list: id, created, turns, pack, title."""
+    rows = [
+        (
+            s.id,
+            _local_time(s.created),
+            "?" if s.turns is None else str(s.turns),
+            s.pack or "",
+            f"({s.problem})" if s.problem else _cut(s.title or "", 60),
+        )
+        for s in summaries
+    ]
+    return table(("ID", "CREATED", "TURNS", "PACK", "TITLE"), rows, right=(2,))
+
+
+def reroute_text(report: RerouteReport, recorded_pack: str | None, classifier: str) -> str:
+    """The per-turn table, then agreement, gained and lost modes, and latency."""
+
+    def confidence(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.2f}"
+
+    rows = []
+    for turn in report.turns:
+        recorded = (turn.recorded_mode or NO_MODE) + ("*" if turn.recorded_missing else "")
+        rows.append(
+            (
+                str(turn.turn),
+                recorded,
+                turn.recorded_by or "",
+                confidence(turn.recorded_confidence),
+                turn.new_mode,
+                turn.new_by,
+                confidence(turn.new_confidence),
+                "yes" if turn.changed else "",
+                f"{turn.duration_ms:.1f}",
+                _cut(turn.text, 48),
+            )
+        )
+    pack_note = f"recorded with pack {recorded_pack}, " if recorded_pack else ""
+    out = [
+        f"reroute of session {report.session_id} ({pack_note}"
+        f"rerouted with pack {report.pack}, classifier {classifier})",
+        "",
+        table(
+            ("TURN", "RECORDED", "BY", "CONF", "NEW", "BY", "CONF", "CHANGED", "MS", "TEXT"),
+            rows,
+            right=(0, 3, 6, 8),
+        ),
+        "",
+    ]
+    summary = report.summary
+    if summary.missing_modes:
+        out.append(f"* not in pack {report.pack} any more: {', '.join(summary.missing_modes)}")
+    if summary.agreement is None:
+        out.append("agreement: n/a (no user turns)")
+    else:
+        out.append(f"agreement: {summary.agreed}/{summary.turns} turns ({summary.agreement:.0%})")
+    gained = ", ".join(f"{mode} +{count}" for mode, count in summary.gained.items())
+    lost = ", ".join(f"{mode} -{count}" for mode, count in summary.lost.items())
+    out.append(f"gained: {gained or 'none'}")
+    out.append(f"lost: {lost or 'none'}")
+    if summary.latency_p50_ms is not None and summary.latency_p95_ms is not None:
+        out.append(
+            f"decision latency: p50 {summary.latency_p50_ms:.1f} ms, "
+            f"p95 {summary.latency_p95_ms:.1f} ms"
+        )
+    return "\n".join(out)
+
+
+def replay_json(replayed: Replay) -> dict[str, Any]:
+    """The replayed session as plain data: turns with their events."""
+    return {
+        "session": replayed.session.id,
+        "path": str(replayed.session.path),
+        "meta": dict(replayed.session.meta),
+        "turns": [
+            {
+                "turn": turn.turn,
+                "user": turn.user,
+                "mode": turn.mode,
+                "interrupted": turn.interrupted,
+                "events": [event.to_dict() for event in turn.events],
+            }
+            for turn in replayed.turns
+        ],
+        "problems": [str(problem) for problem in replayed.problems],
+    }

@@ -1,0 +1,592 @@
+"""Replay: a recorded session as the live engine's event stream, and re-routing it.
+
+`replay(session)` turns the records of a loaded session into, per turn, the same events
+`Engine.run_turn` yields (`RouteDecided`, `ModeChanged`, `RequestBuilt`, `ReasoningDelta`,
+`TextDelta`, `ToolCallRequested`, `ToolCallFinished`, `Usage`, then one of `TurnFinished`,
+`TurnCancelled`, `TurnFailed`), so any UI shows a past session through the widgets it
+uses for a live one, without calling a model. Text arrives as one delta per answer.
+It also rebuilds the `Conversation`, so a session can be resumed.
+
+Rules the live stream cannot teach a log reader:
+- A turn's mode is the route's (`off` setting: no mode); without a route record, the
+  first request's. `ModeChanged` comes when it differs from the previous turn's mode,
+  the first turn included (previous None), right after `RouteDecided`.
+- An `assistant` record with `"partial": true` is a checkpoint of a streaming answer; a
+  later assistant record of the same turn replaces it. A turn that ends on a checkpoint,
+  or with no answer at all, is the turn a crash interrupted: it ends in `TurnFailed`
+  (kind `interrupted`) carrying the partial text, or `TurnCancelled` after a cancel.
+- A `ui_event` `clear` empties the rebuilt conversation, as `/clear` did live.
+- A record that cannot be turned into an event is reported (file and line) and skipped.
+
+`reroute(session, router)` runs today's router over the recorded user turns, each with
+the history it had at the time, and compares with what was recorded. The recorded mode
+is reported as recorded even when today's pack no longer has it (marked missing).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from modes_tui.core.control import AUTO, OFF
+from modes_tui.core.conversation import Conversation, Message, ToolCall
+from modes_tui.core.events import (
+    ModeChanged,
+    ReasoningDelta,
+    RequestBuilt,
+    RouteDecided,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequested,
+    TurnCancelled,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+    Usage,
+)
+from modes_tui.core.routing import Classifier, Route, Router
+from modes_tui.llm.base import ModelRequest, ToolSpec
+from modes_tui.store.sessions import LoadedSession, SessionProblem, gc_paused
+
+INTERRUPTED = "interrupted"
+INTERRUPTED_TEXT = (
+    "the log ends before this turn finished (the app stopped or crashed, or is still answering)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayedTurn:
+    """One recorded turn, as events."""
+
+    turn: int
+    """The turn number (1-based)."""
+    user: str | None
+    """What the user typed (None when the user record is missing)."""
+    mode: str | None
+    """The mode that took the turn (None: `off`, or not recorded)."""
+    route: Route | None
+    """The recorded route, if any."""
+    events: tuple[TurnEvent, ...]
+    """The events a live turn would have yielded, in order."""
+    ui_events: tuple[Mapping[str, Any], ...] = ()
+    """The turn's `ui_event` records (forced modes, cancels, ...)."""
+    interrupted: bool = False
+    """The log ends before the turn finished."""
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A whole session, replayed."""
+
+    session: LoadedSession
+    """What was loaded."""
+    turns: tuple[ReplayedTurn, ...]
+    """Every turn, in order."""
+    conversation: Conversation
+    """The shared history as it stood at the end (for resuming)."""
+    problems: tuple[SessionProblem, ...]
+    """The session's load problems plus records that could not be replayed."""
+    ui_events: tuple[Mapping[str, Any], ...] = ()
+    """`ui_event` records outside any turn (turn 0, or a turn number with nothing else)."""
+
+    def events(self) -> Iterator[TurnEvent]:
+        """Every event of every turn, in order."""
+        for turn in self.turns:
+            yield from turn.events
+
+
+def request_from_dict(data: Mapping[str, Any]) -> ModelRequest:
+    """A recorded request (`ModelRequest.to_dict()`) as a ModelRequest again."""
+    rest = dict(data)
+    tools = []
+    for tool in rest.pop("tools", None) or ():
+        function = tool["function"]
+        tools.append(
+            ToolSpec(
+                str(function["name"]),
+                str(function.get("description") or ""),
+                dict(function.get("parameters") or {}),
+            )
+        )
+    return ModelRequest(
+        model=str(rest.pop("model", "")),
+        messages=tuple(rest.pop("messages", None) or ()),
+        tools=tuple(tools),
+        temperature=rest.pop("temperature", None),
+        max_tokens=rest.pop("max_tokens", None),
+        reasoning_effort=rest.pop("reasoning_effort", None),
+        extra=rest,
+    )
+
+
+class _TurnBuilder:
+    """Collects one turn's events while its records go by."""
+
+    def __init__(self, turn: int, previous_mode: str | None) -> None:
+        self.turn = turn
+        self.previous_mode = previous_mode
+        self.mode: str | None = None
+        self.mode_known = False
+        self.user: str | None = None
+        self.route: Route | None = None
+        self.events: list[TurnEvent] = []
+        self.ui_events: list[Mapping[str, Any]] = []
+        self.partial: Mapping[str, Any] | None = None
+        self.partial_line = 0
+        self.problem: tuple[int, str] | None = None
+        """A line and what was wrong with it, found while closing the turn."""
+        self.finished = False
+        self.cancel_seen = False
+        self.substantive = False
+        """Something besides ui events happened: this group is a turn."""
+
+    def settle_mode(self, mode: str | None) -> None:
+        if self.mode_known:
+            return
+        self.mode_known = True
+        self.mode = mode
+        if mode != self.previous_mode:
+            self.events.append(ModeChanged(self.previous_mode, mode))
+
+    def add(self, record: Mapping[str, Any], line: int) -> None:
+        kind = record.get("type")
+        if kind in ("user", "route", "request", "assistant", "tool_result"):
+            self.substantive = True
+        if kind == "user":
+            if self.user is None:
+                self.user = str(record.get("content") or "")
+        elif kind == "route":
+            setting = str(record.get("setting") or AUTO)
+            data = record.get("route")
+            route = Route.from_dict(data) if data else None
+            if route is not None:
+                self.route = route
+                self.events.append(
+                    RouteDecided(route, setting, tuple(map(str, record.get("warnings") or ())))
+                )
+            self.settle_mode(None if setting == OFF or route is None else route.mode_name)
+        elif kind == "request":
+            request = request_from_dict(record["request"])
+            mode = record.get("mode")
+            self.settle_mode(None if mode is None else str(mode))
+            self.events.append(
+                RequestBuilt(
+                    request,
+                    None if mode is None else str(mode),
+                    int(record.get("round") or 1),
+                    tuple(map(str, record.get("notes") or ())),
+                )
+            )
+        elif kind == "assistant":
+            if record.get("partial"):
+                self.partial = record  # parsed only if no complete answer replaces it
+                self.partial_line = line
+                return
+            message = Message.from_dict(record["message"])
+            self.partial = None
+            self.settle_mode(message.mode)
+            self._answer(record, message)
+        elif kind == "tool_result":
+            self.events.append(
+                ToolCallFinished(
+                    ToolCall.from_dict(record["call"]),
+                    record.get("outcome") or "ok",
+                    _text(record.get("result")),
+                    float(record.get("duration_ms") or 0.0),
+                )
+            )
+        elif kind == "ui_event":
+            self.ui_events.append(record)
+            if record.get("event") == "cancel":
+                self.cancel_seen = True
+
+    def _answer(self, record: Mapping[str, Any], message: Message, *, final: bool = True) -> None:
+        if message.reasoning:
+            self.events.append(ReasoningDelta(message.reasoning))
+        if message.content:
+            self.events.append(TextDelta(message.content))
+        for call in message.tool_calls:
+            self.events.append(ToolCallRequested(call))
+        usage = record.get("usage")
+        if isinstance(usage, Mapping):
+            self.events.append(
+                Usage(
+                    str(usage.get("model") or message.model or record.get("model") or ""),
+                    int(usage.get("prompt_tokens") or 0),
+                    int(usage.get("completion_tokens") or 0),
+                    usage.get("cost"),
+                )
+            )
+        if not final:
+            return
+        error = record.get("error")
+        if error:
+            self.finished = True
+            self.events.append(
+                TurnFailed(
+                    str(error),
+                    str(record.get("kind") or "unknown"),
+                    str(record.get("hint") or ""),
+                    message.content,
+                    bool(record.get("retryable", True)),
+                )
+            )
+        elif message.cancelled:
+            self.finished = True
+            self.events.append(TurnCancelled(message.content))
+        elif not message.tool_calls:
+            self.finished = True
+            self.events.append(TurnFinished(message))
+
+    def close(self) -> ReplayedTurn:
+        interrupted = False
+        if not self.finished:
+            partial_text = ""
+            if self.partial is not None:
+                try:
+                    message = Message.from_dict(self.partial["message"])
+                except (KeyError, TypeError, ValueError, AttributeError) as error:
+                    self.problem = (
+                        self.partial_line,
+                        f"assistant record could not be replayed ({type(error).__name__}: "
+                        f"{error}); skipped",
+                    )
+                else:
+                    self.settle_mode(message.mode)
+                    self._answer(self.partial, message, final=False)
+                    partial_text = message.content
+            if self.cancel_seen:
+                self.events.append(TurnCancelled(partial_text))
+            else:
+                interrupted = True
+                self.events.append(
+                    TurnFailed(INTERRUPTED_TEXT, INTERRUPTED, "", partial_text, retryable=True)
+                )
+        return ReplayedTurn(
+            turn=self.turn,
+            user=self.user,
+            mode=self.mode,
+            route=self.route,
+            events=tuple(self.events),
+            ui_events=tuple(self.ui_events),
+            interrupted=interrupted,
+        )
+
+
+def _text(value: Any) -> str:
+    """A tool result as the model read it: text as is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def replay(session: LoadedSession) -> Replay:
+    """The session as events per turn, plus the rebuilt conversation."""
+    with gc_paused():
+        return _replay(session)
+
+
+def _replay(session: LoadedSession) -> Replay:
+    problems = list(session.problems)
+    turns: list[ReplayedTurn] = []
+    loose: list[Mapping[str, Any]] = []
+    builder: _TurnBuilder | None = None
+    previous_mode: str | None = None
+
+    def close(builder: _TurnBuilder) -> None:
+        if not builder.substantive:
+            loose.extend(builder.ui_events)
+            return
+        turns.append(builder.close())
+        if builder.problem is not None:
+            problems.append(SessionProblem(session.path, *builder.problem))
+
+    for record, line in zip(session.records, session.lines, strict=True):
+        turn = record.get("turn")
+        if not isinstance(turn, int) or isinstance(turn, bool) or turn < 1:
+            if record.get("type") == "ui_event":
+                loose.append(record)
+            continue  # meta, and session-level ui events
+        if builder is None or turn != builder.turn:
+            if builder is not None:
+                close(builder)
+                if builder.mode_known:  # a turn that never got a mode leaves it as it was
+                    previous_mode = builder.mode
+            builder = _TurnBuilder(turn, previous_mode)
+        try:
+            builder.add(record, line)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            problems.append(
+                SessionProblem(
+                    session.path,
+                    line,
+                    f"{record.get('type')} record could not be replayed "
+                    f"({type(error).__name__}: {error}); skipped",
+                )
+            )
+    if builder is not None:
+        close(builder)
+    conversation, more = _conversation(session)
+    problems.extend(more)
+    problems.sort(key=lambda p: (p.line is None, p.line or 0))
+    return Replay(session, tuple(turns), conversation, tuple(problems), tuple(loose))
+
+
+def conversation_of(session: LoadedSession) -> Conversation:
+    """The shared history as the session left it (to resume it)."""
+    return _conversation(session)[0]
+
+
+def _conversation(session: LoadedSession) -> tuple[Conversation, list[SessionProblem]]:
+    conversation, problems, _ = _walk(session, with_history=False)
+    return conversation, problems
+
+
+def _walk(
+    session: LoadedSession, *, with_history: bool = True
+) -> tuple[Conversation, list[SessionProblem], list[tuple[int, str, list[Message]]]]:
+    """One pass: the final conversation, problems, and each user turn with its history."""
+    conversation = Conversation()
+    problems: list[SessionProblem] = []
+    points: list[tuple[int, str, list[Message]]] = []
+    # A checkpoint that no complete answer has replaced (yet), and its line.
+    pending: tuple[Any, int] | None = None
+
+    def flush() -> None:
+        nonlocal pending
+        if pending is None:
+            return
+        data, line = pending
+        pending = None
+        try:
+            # Cut short by a crash: kept, and marked like an answer the user cut short.
+            conversation.append(Message.from_dict({**data, "cancelled": True}))
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            problems.append(
+                SessionProblem(
+                    session.path,
+                    line,
+                    f"assistant record left out of the conversation ({type(error).__name__}: "
+                    f"{error})",
+                )
+            )
+
+    for record, line in zip(session.records, session.lines, strict=True):
+        kind = record.get("type")
+        try:
+            if kind == "user":
+                flush()
+                content = str(record.get("content") or "")
+                conversation.append(Message("user", content))
+                if with_history:
+                    points.append((int(record.get("turn") or 0), content, list(conversation)))
+            elif kind == "assistant":
+                if record.get("partial"):
+                    pending = (record["message"], line)
+                    continue
+                message = Message.from_dict(record["message"])
+                pending = None
+                if message.content or message.tool_calls:
+                    conversation.append(message)
+            elif kind == "tool_result":
+                flush()
+                call = ToolCall.from_dict(record["call"])
+                conversation.append(
+                    Message(
+                        "tool", _text(record.get("result")), tool_call_id=call.id, name=call.name
+                    )
+                )
+            elif kind == "ui_event" and record.get("event") == "clear":
+                pending = None
+                conversation.clear()
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            problems.append(
+                SessionProblem(
+                    session.path,
+                    line,
+                    f"{kind} record left out of the conversation ({type(error).__name__}: {error})",
+                )
+            )
+    flush()
+    return conversation, problems, points
+
+
+# --------------------------------------------------------------------------- reroute
+
+
+@dataclass(frozen=True, slots=True)
+class RerouteTurn:
+    """One user turn: what was recorded, and what today's router says."""
+
+    turn: int
+    """The turn number."""
+    text: str
+    """What the user typed."""
+    recorded_mode: str | None
+    """The recorded mode (None: no route recorded, e.g. the `off` setting)."""
+    recorded_by: str | None
+    """Who decided then: caller, classifier or fallback."""
+    recorded_confidence: float | None
+    """The recorded confidence."""
+    recorded_missing: bool
+    """The recorded mode is not in today's pack."""
+    new_mode: str
+    """Today's decision."""
+    new_by: str
+    """Who decided today."""
+    new_confidence: float | None
+    """Today's confidence."""
+    changed: bool
+    """Today's mode differs from the recorded one."""
+    duration_ms: float
+    """How long today's decision took (the classifier's time, else the whole call)."""
+    route: Route
+    """Today's full route."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for `--json`."""
+        return {
+            "turn": self.turn,
+            "text": self.text,
+            "recorded": {
+                "mode": self.recorded_mode,
+                "decided_by": self.recorded_by,
+                "confidence": self.recorded_confidence,
+                "missing": self.recorded_missing,
+            },
+            "new": {
+                "mode": self.new_mode,
+                "decided_by": self.new_by,
+                "confidence": self.new_confidence,
+            },
+            "changed": self.changed,
+            "duration_ms": round(self.duration_ms, 3),
+            "route": self.route.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RerouteSummary:
+    """How today's router compares with the recorded decisions."""
+
+    turns: int
+    """User turns re-routed."""
+    agreed: int
+    """Turns where today's mode equals the recorded one."""
+    gained: Mapping[str, int] = field(default_factory=dict)
+    """Mode -> turns it takes today that it did not take then."""
+    lost: Mapping[str, int] = field(default_factory=dict)
+    """Mode -> turns it took then that go elsewhere today ("(none)" for no mode)."""
+    missing_modes: tuple[str, ...] = ()
+    """Recorded modes that today's pack does not have."""
+    latency_p50_ms: float | None = None
+    """Median decision time."""
+    latency_p95_ms: float | None = None
+    """95th percentile decision time."""
+
+    @property
+    def agreement(self) -> float | None:
+        """agreed / turns, or None without turns."""
+        return self.agreed / self.turns if self.turns else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for `--json`."""
+        return {
+            "turns": self.turns,
+            "agreed": self.agreed,
+            "agreement": self.agreement,
+            "gained": dict(self.gained),
+            "lost": dict(self.lost),
+            "missing_modes": list(self.missing_modes),
+            "latency_p50_ms": self.latency_p50_ms,
+            "latency_p95_ms": self.latency_p95_ms,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RerouteReport:
+    """Every re-routed turn and the summary."""
+
+    session_id: str
+    """The session re-routed."""
+    pack: str
+    """Today's pack."""
+    turns: tuple[RerouteTurn, ...]
+    """Per turn, in order."""
+    summary: RerouteSummary
+    """The totals."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for `--json`."""
+        return {
+            "session": self.session_id,
+            "pack": self.pack,
+            "turns": [turn.to_dict() for turn in self.turns],
+            "summary": self.summary.to_dict(),
+        }
+
+
+NO_MODE = "(none)"
+
+
+async def reroute(
+    session: LoadedSession | Replay, router: Router, *, classifier: Classifier | None = None
+) -> RerouteReport:
+    """Route every recorded user turn again, with the history it had, and compare."""
+    replayed = session if isinstance(session, Replay) else replay(session)
+    loaded = replayed.session
+    recorded = {turn.turn: turn for turn in replayed.turns}
+    known = set(router.pack.names)
+    _, _, points = _walk(loaded)
+
+    results: list[RerouteTurn] = []
+    for number, text, history in points:
+        then = recorded.get(number)
+        old_route = then.route if then is not None else None
+        old_mode = then.mode if then is not None else None
+        started = time.perf_counter()
+        route = await router.route(history, classifier=classifier)
+        wall = (time.perf_counter() - started) * 1000
+        results.append(
+            RerouteTurn(
+                turn=number,
+                text=text,
+                recorded_mode=old_mode,
+                recorded_by=old_route.decided_by if old_route is not None else None,
+                recorded_confidence=old_route.confidence if old_route is not None else None,
+                recorded_missing=old_mode is not None and old_mode not in known,
+                new_mode=route.mode_name,
+                new_by=route.decided_by,
+                new_confidence=route.confidence,
+                changed=route.mode_name != old_mode,
+                duration_ms=route.duration_ms if route.duration_ms is not None else wall,
+                route=route,
+            )
+        )
+
+    changed = [r for r in results if r.changed]
+    gained = Counter(r.new_mode for r in changed)
+    lost = Counter(r.recorded_mode or NO_MODE for r in changed)
+    durations = sorted(r.duration_ms for r in results)
+    missing = sorted({r.recorded_mode for r in results if r.recorded_missing and r.recorded_mode})
+    summary = RerouteSummary(
+        turns=len(results),
+        agreed=len(results) - len(changed),
+        gained=dict(sorted(gained.items(), key=lambda item: (-item[1], item[0]))),
+        lost=dict(sorted(lost.items(), key=lambda item: (-item[1], item[0]))),
+        missing_modes=tuple(missing),
+        latency_p50_ms=percentile(durations, 50),
+        latency_p95_ms=percentile(durations, 95),
+    )
+    return RerouteReport(loaded.id, router.pack.name, tuple(results), summary)
+
+
+def percentile(ordered: Sequence[float], p: float) -> float | None:
+    """Nearest-rank percentile of already sorted values (None when empty)."""
+    if not ordered:
+        return None
+    rank = max(1, math.ceil(p / 100 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]

@@ -1,0 +1,106 @@
+"""Runtime state: files in the state dir that may be thrown away, and the sweep that does it.
+
+Runtime state is kept apart from the control file (user configuration in the config dir)
+and from session logs (in the data dir): the input history of the REPL and the TUI, and
+caches such as embeddings. The sweep at start deletes runtime files untouched for a week.
+
+The sweep walks only the runtime locations named here, never the whole state dir: on
+macOS platformdirs puts the state, data and config dirs in the same folder, so "every old
+file under the state dir" would include config.yaml and the session logs. A second guard
+refuses the settings file, the control file, user packs and prompts, and anything in the
+sessions folder, whatever the layout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from modes_tui.core.paths import Dirs
+
+DAY_SECONDS = 24 * 60 * 60
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeState:
+    """Where runtime state lives; nothing here is worth keeping for long."""
+
+    root: Path
+    """The state dir."""
+    cache: Path
+    """Caches (embeddings of examples and the like); rebuilt when missing."""
+
+    @property
+    def input_history(self) -> Path:
+        """The prompt's input history (one file, shared by the REPL and the TUI)."""
+        return self.root / "input_history"
+
+    @property
+    def scratch(self) -> Path:
+        """Short-lived files of a running app (downloads in progress, exports to preview)."""
+        return self.root / "tmp"
+
+    def ensure(self) -> RuntimeState:
+        """Create the folders; return self."""
+        for folder in (self.root, self.cache, self.scratch):
+            folder.mkdir(parents=True, exist_ok=True)
+        return self
+
+
+def runtime_state(dirs: Dirs) -> RuntimeState:
+    """The runtime state locations of `dirs`."""
+    return RuntimeState(root=dirs.state, cache=dirs.cache)
+
+
+def sweep(dirs: Dirs, max_age_days: float = 7, *, now: float | None = None) -> list[Path]:
+    """Delete runtime files not modified for `max_age_days`; return what was removed.
+
+    Folders left empty below the cache and scratch folders go too. Files that vanish or
+    cannot be removed meanwhile are skipped: a sweep must never stop the app from starting.
+    """
+    state = runtime_state(dirs)
+    cutoff = (time.time() if now is None else now) - max_age_days * DAY_SECONDS
+    protected = [
+        path.resolve()
+        for path in (
+            dirs.settings_file,
+            dirs.control_file,
+            dirs.user_profiles,
+            dirs.user_prompts,
+            dirs.sessions,
+        )
+    ]
+    removed: list[Path] = []
+
+    def old(path: Path) -> bool:
+        try:
+            return path.stat(follow_symlinks=False).st_mtime < cutoff
+        except OSError:
+            return False
+
+    def remove(path: Path) -> None:
+        resolved = path.resolve()
+        if any(resolved.is_relative_to(p) for p in protected):
+            return
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed.append(path)
+
+    if state.input_history.is_file() and old(state.input_history):
+        remove(state.input_history)
+    for root in (state.cache, state.scratch):
+        if not root.is_dir():
+            continue
+        for folder, _subfolders, files in os.walk(root, topdown=False):
+            here = Path(folder)
+            for name in files:
+                path = here / name
+                if old(path):
+                    remove(path)
+            if here != root:
+                with contextlib.suppress(OSError):
+                    here.rmdir()  # only succeeds when empty
+    return removed

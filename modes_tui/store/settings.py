@@ -1,0 +1,243 @@
+"""Settings: `<config>/config.yaml`, then `MODES_TUI_<KEY>` variables, then command-line options.
+
+Each layer overrides the one before it, key by key. Keys are the field names of `Settings`
+(`default_model`, `pack`, ...); the variable of a key is `MODES_TUI_` plus the key in
+capitals (`MODES_TUI_DEFAULT_MODEL`). An unknown key in the file or among the options, or
+a value of the wrong type anywhere, is a `SettingsError` that names the file or the
+variable, the key, and the fix.
+
+An unknown `MODES_TUI_*` variable is a warning, not an error: the prefix is shared with
+variables that are not settings (`MODES_TUI_HOME`), and refusing to start over a stray
+variable would be worse than saying it is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from modes_tui.core.errors import SettingsError
+from modes_tui.core.paths import HOME_ENV, Dirs
+
+ENV_PREFIX = "MODES_TUI_"
+NOT_SETTINGS = frozenset({HOME_ENV})
+"""`MODES_TUI_*` variables that mean something else and are never reported as unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What the user configured, with where each value came from."""
+
+    default_model: str = "local/gemma-3-270m"
+    """The model id that `model: default` in a profile stands for (any litellm id)."""
+    pack: str = "default"
+    """The pack of modes to use when no --pack or --profiles is given."""
+    keymap: Mapping[str, str] = field(default_factory=dict)
+    """Action id -> key, e.g. {"auto": "f12", "mode.code": "f3"}; overrides the defaults."""
+    local_model_path: Path | None = None
+    """A GGUF file to run instead of the bundled local model."""
+    theme: str = "textual-dark"
+    """The Textual theme of the app."""
+    router_classifier: str | None = None
+    """Replaces the pack's `classifier` (keyword, embedding, chat, judge, cascade, python:...)."""
+    sessions_fsync: bool = False
+    """fsync the session log after every record (survives power loss; costs time per record)."""
+    sweep_days: int = 7
+    """Runtime state (input history, caches) untouched for this many days is deleted at start."""
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """Key -> where its value came from: a file path, a variable name, or "command line"."""
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+    """Things that were ignored, e.g. an unknown MODES_TUI_* variable."""
+
+    def origin(self, key: str) -> str:
+        """Where `key` came from ("default" when nobody set it)."""
+        return self.origins.get(key, "default")
+
+
+_META_FIELDS = frozenset({"origins", "warnings"})
+KEYS: tuple[str, ...] = tuple(f.name for f in fields(Settings) if f.name not in _META_FIELDS)
+
+_EXPECTED: dict[str, str] = {
+    "default_model": "text",
+    "pack": "text",
+    "keymap": "a mapping of action id to key, e.g. {auto: f12}",
+    "local_model_path": "a file path",
+    "theme": "text",
+    "router_classifier": "text",
+    "sessions_fsync": "true or false",
+    "sweep_days": "a whole number of days, 1 or more",
+}
+_ENV_EXAMPLES: dict[str, str] = {
+    "keymap": "auto=f12,mode.code=f3 (or a JSON object)",
+    "sessions_fsync": "1 or 0",
+    "sweep_days": "7",
+}
+
+
+def load_settings(
+    dirs: Dirs,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Settings from the file, then the environment, then `overrides` (None values skipped)."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    warnings: list[str] = []
+
+    path = dirs.settings_file
+    for key, value in _read_file(path).items():
+        values[key] = _check(key, value, where=str(path), fix=f"edit {path}")
+        origins[key] = str(path)
+
+    for name in sorted(env):
+        if not name.startswith(ENV_PREFIX) or name in NOT_SETTINGS:
+            continue
+        key = name[len(ENV_PREFIX) :].lower()
+        if key not in KEYS:
+            warnings.append(
+                f"{name} is not a setting and is ignored; settings: "
+                + ", ".join(ENV_PREFIX + k.upper() for k in KEYS)
+            )
+            continue
+        example = _ENV_EXAMPLES.get(key, "a value")
+        values[key] = _check(
+            key,
+            _from_text(key, env[name], where=name),
+            where=name,
+            fix=f"set {name} to {example}, or unset it",
+        )
+        origins[key] = name
+
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        where = f"--{key.replace('_', '-')}"
+        if key not in KEYS:
+            raise SettingsError(
+                f"command line: {key!r} is not a setting; settings: {', '.join(KEYS)}"
+            )
+        if isinstance(value, str) and key not in {"default_model", "pack", "theme"}:
+            value = _from_text(key, value, where=where)
+        values[key] = _check(key, value, where=where, fix=f"pass {where} {_EXPECTED[key]}")
+        origins[key] = "command line"
+
+    return replace(Settings(**values), origins=origins, warnings=tuple(warnings))
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as error:
+        raise SettingsError(f"{path}: cannot be read ({error}); fix or remove the file") from error
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise SettingsError(
+            f"{path}: not valid YAML{where}; fix the file (keys: {', '.join(KEYS)})"
+        ) from error
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SettingsError(
+            f"{path}: expected a mapping of settings (key: value), found {type(data).__name__}"
+        )
+    unknown = sorted(str(key) for key in data if key not in KEYS)
+    if unknown:
+        raise SettingsError(
+            f"{path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+            f"remove {'them' if len(unknown) > 1 else 'it'} or use one of: {', '.join(KEYS)}"
+        )
+    return {str(key): value for key, value in data.items()}
+
+
+def _from_text(key: str, text: str, *, where: str) -> Any:
+    """An environment variable or option string as the value its key expects."""
+    text = text.strip()
+    if key in {"router_classifier", "local_model_path"}:
+        return text or None
+    if key == "sessions_fsync":
+        lowered = text.lower()
+        if lowered in {"1", "true", "yes", "on"}:
+            return True
+        if lowered in {"0", "false", "no", "off", ""}:
+            return False
+        return text  # _check names the problem
+    if key == "sweep_days":
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    if key == "keymap":
+        if text.startswith("{"):
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError as error:
+                raise SettingsError(
+                    f"{where}: keymap is not valid JSON ({error.msg}); "
+                    f"use {_ENV_EXAMPLES['keymap']}"
+                ) from error
+        pairs: dict[str, str] = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            action, sep, keyname = part.partition("=")
+            if not sep or not action.strip() or not keyname.strip():
+                raise SettingsError(
+                    f"{where}: keymap entry {part!r} is not action=key; "
+                    f"use {_ENV_EXAMPLES['keymap']}"
+                )
+            pairs[action.strip()] = keyname.strip()
+        return pairs
+    return text
+
+
+def _check(key: str, value: Any, *, where: str, fix: str) -> Any:
+    """The value, normalised, or a SettingsError naming where, the key and the fix."""
+
+    def wrong(detail: str = "") -> SettingsError:
+        got = f"{type(value).__name__} {value!r}" if detail == "" else detail
+        return SettingsError(f"{where}: {key} must be {_EXPECTED[key]}, got {got}; {fix}")
+
+    if key in {"default_model", "pack", "theme"}:
+        if not isinstance(value, str) or not value.strip():
+            raise wrong()
+        return value.strip()
+    if key == "router_classifier":
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise wrong()
+        return value.strip()
+    if key == "local_model_path":
+        if value is None:
+            return None
+        if isinstance(value, Path):
+            return value.expanduser()
+        if not isinstance(value, str) or not value.strip():
+            raise wrong()
+        return Path(value.strip()).expanduser()
+    if key == "sessions_fsync":
+        if not isinstance(value, bool):
+            raise wrong()
+        return value
+    if key == "sweep_days":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise wrong()
+        return value
+    if key == "keymap":
+        if not isinstance(value, Mapping):
+            raise wrong()
+        for action, keyname in value.items():
+            if not isinstance(action, str) or not isinstance(keyname, str) or not keyname.strip():
+                raise wrong(f"entry {action!r}: {keyname!r}")
+        return {action: keyname.strip() for action, keyname in value.items()}
+    raise AssertionError(f"no check for setting {key}")  # KEYS and _check must agree
