@@ -29,13 +29,14 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 # --------------------------------------------------------------------------- wiring
 
 
-def classifier_services() -> Any:
+def classifier_services(default_model: str = "default") -> Any:
     """Factories for the backends that need a model or an encoder (each imports its
-    libraries only when it builds a classifier)."""
+    libraries only when it builds a classifier). `default_model` is what `model: default`
+    in router.yaml stands for (settings' default_model; else the embedded model)."""
     from modes_tui.core.classifiers import ClassifierServices
     from modes_tui.llm.router_backends import backend_factories
 
-    return ClassifierServices(factories=backend_factories())
+    return ClassifierServices(factories=backend_factories(), default_model=default_model)
 
 
 def open_pack(args: argparse.Namespace) -> Pack:

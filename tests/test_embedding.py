@@ -255,3 +255,69 @@ def test_the_floor_is_measured_on_the_pack_itself() -> None:
     )
     assert index.floor != DEFAULT_FLOOR
     assert -1.0 <= index.floor <= 1.0
+
+
+def test_an_unknown_local_encoder_is_refused_when_the_classifier_is_built(
+    write_pack: PackWriter,
+) -> None:
+    from modes_tui.cli import classifier_services
+    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.errors import DeclarationError
+
+    folder = write_pack(
+        router={"classifier": "embedding", "fallback": "chat", "encoder": "local/bge-small"},
+        modes=MODES,
+    )
+    with pytest.raises(DeclarationError, match="unknown local encoder 'local/bge-small'"):
+        build_classifier(load_pack(profiles_dir=folder), None, classifier_services())
+
+
+async def test_a_remote_encoder_goes_through_litellm_embedding(
+    pack: Pack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from modes_tui.llm import encoders
+    from modes_tui.llm.litellm_model import import_litellm
+
+    litellm = import_litellm(offline=True)
+    seen: list[dict[str, Any]] = []
+    fake = HashingEncoder()
+
+    def embedding(model: str, input: list[str], **params: Any) -> Any:
+        seen.append({"model": model, "input": input})
+        vectors = fake.encode(input) * 3.0  # not normalised: the adapter normalises
+        return type(
+            "R",
+            (),
+            {"data": [{"index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]},
+        )
+
+    monkeypatch.setattr(litellm, "embedding", embedding)
+    encoder = encoders.load_encoder("ollama/nomic-embed-text")
+    assert isinstance(encoder, encoders.LiteLLMEncoder)
+    classifier = EmbeddingClassifier(
+        lambda: encoder, encoder_name=encoder.name, modes=pack.profiles
+    )
+    result = await route(pack, classifier, "why does this loop never end")
+    assert result.mode_name == "code"
+    assert result.classifier is not None and result.classifier.model == "ollama/nomic-embed-text"
+    assert seen[0]["model"] == "ollama/nomic-embed-text" and seen[-1]["input"] == [
+        "why does this loop never end"
+    ]
+    assert np.allclose(np.linalg.norm(encoder.encode(["x y"]), axis=1), 1.0)
+
+
+def test_a_remote_encoder_failure_is_a_provider_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from modes_tui.core.errors import ProviderError
+    from modes_tui.llm import encoders
+    from modes_tui.llm.litellm_model import import_litellm
+
+    litellm = import_litellm(offline=True)
+
+    def embedding(model: str, input: list[str], **params: Any) -> Any:
+        raise litellm.APIConnectionError(
+            message="connection refused", llm_provider="ollama", model=model
+        )
+
+    monkeypatch.setattr(litellm, "embedding", embedding)
+    with pytest.raises(ProviderError, match="connection refused"):
+        encoders.load_encoder("ollama/nomic-embed-text").encode(["hi"])

@@ -377,3 +377,11 @@ def test_route_from_the_command_line_with_the_judge_backend(
     out = capsys.readouterr().out
     assert out.startswith("help  (by classifier, confidence 0.95")
     assert "classifier: judge (fake/plain)" in out
+
+
+def test_model_default_means_the_configured_default_then_the_embedded_model() -> None:
+    from modes_tui.llm.router_backends import EMBEDDED_MODEL, resolve_model
+
+    assert resolve_model("default", "default") == EMBEDDED_MODEL == "local/gemma-3-270m"
+    assert resolve_model("default", "openai/gpt-4.1-mini") == "openai/gpt-4.1-mini"
+    assert resolve_model("fake/plain", "openai/gpt-4.1-mini") == "fake/plain"
