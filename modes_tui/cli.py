@@ -11,7 +11,8 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modes_tui import __version__
@@ -21,6 +22,12 @@ from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Route
 
 if TYPE_CHECKING:
+    from modes_tui.core.control import ControlSource
+    from modes_tui.core.engine import Engine
+    from modes_tui.core.guards import Confirmer, Limits
+    from modes_tui.core.paths import Dirs
+    from modes_tui.core.records import SessionWriter
+    from modes_tui.llm.base import ChatModel
     from modes_tui.store.settings import Settings
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -37,6 +44,74 @@ def classifier_services(default_model: str = "default") -> Any:
     from modes_tui.llm.router_backends import backend_factories
 
     return ClassifierServices(factories=backend_factories(), default_model=default_model)
+
+
+DEFAULT_MODEL = "local/gemma-3-270m"
+"""The model `default` stands for when no setting or option names one: the embedded one."""
+
+
+def build_engine(
+    *,
+    pack: Pack,
+    model_id: str | None = None,
+    model_override: str | None = None,
+    classifier: str | None = None,
+    session: SessionWriter | None = None,
+    control: ControlSource | None = None,
+    confirm: Confirmer | None = None,
+    dirs: Dirs | None = None,
+    cwd: Path | None = None,
+    offline: bool | None = None,
+    local_model_path: Path | None = None,
+    limits: Limits | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    model: ChatModel | None = None,
+) -> Engine:
+    """The engine the TUI and the REPL run, wired from concrete parts. Loads no model library.
+
+    `model_id` is the default model (the setting; profiles' `model: default` resolve to it;
+    `local/gemma-3-270m` when None). `model_override` is `--model`: it replaces the model of
+    every mode. `classifier` overrides the pack's router backend. `offline` None means
+    offline exactly when no model in use needs the network. `model` replaces the litellm
+    adapter (a `ScriptedModel` for demos and screenshots).
+    """
+    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.engine import Engine
+    from modes_tui.core.guards import Limits
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.core.routing import Router
+    from modes_tui.core.tools import default_registry
+    from modes_tui.llm.litellm_model import LiteLLMChatModel, is_remote
+
+    dirs = dirs or app_dirs()
+    cwd = cwd or Path.cwd()
+    default_model = model_id or DEFAULT_MODEL
+    if offline is None:
+        used = {model_override or default_model}
+        if model_override is None:
+            used |= {p.model for p in pack.profiles if p.model != "default"}
+        offline = not any(is_remote(name) for name in used)
+    if model is None:
+        model = LiteLLMChatModel(
+            offline=offline, local_model_path=local_model_path, data_dir=dirs.data
+        )
+    services = classifier_services()
+    services.default_model = default_model
+    router = Router(pack, build_classifier(pack, classifier, services), inputs=inputs)
+    return Engine(
+        pack=pack,
+        router=router,
+        model=model,
+        default_model=default_model,
+        control=control,
+        session=session,
+        tools=default_registry(cwd),
+        confirm=confirm,
+        cwd=cwd,
+        model_override=model_override,
+        limits=limits or Limits(),
+        inputs=inputs,
+    )
 
 
 def open_pack(args: argparse.Namespace) -> Pack:
