@@ -36,11 +36,14 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 # --------------------------------------------------------------------------- wiring
 
 
-def classifier_services() -> Any:
-    """Factories for the backends that need a model or an encoder."""
+def classifier_services(default_model: str = "default") -> Any:
+    """Factories for the backends that need a model or an encoder (each imports its
+    libraries only when it builds a classifier). `default_model` is what `model: default`
+    in router.yaml stands for (settings' default_model; else the embedded model)."""
     from modes_tui.core.classifiers import ClassifierServices
+    from modes_tui.llm.router_backends import backend_factories
 
-    return ClassifierServices(factories={})
+    return ClassifierServices(factories=backend_factories(), default_model=default_model)
 
 
 DEFAULT_MODEL = "local/gemma-3-270m"
@@ -212,6 +215,59 @@ def cmd_route(args: argparse.Namespace) -> int:
     else:
         print(format_route(route))
     return EXIT_OK
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Route every line of an eval file and score the routes; --fit tunes the threshold."""
+    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.evaluation import (
+        evaluate,
+        fit_threshold,
+        format_fit,
+        format_report,
+        read_eval_file,
+        route_cases,
+    )
+
+    pack = open_pack(args)
+    cases = read_eval_file(args.file, pack.names)
+    classifier = build_classifier(pack, args.classifier, classifier_services())
+    progress = _progress_printer() if len(cases) >= 20 else None
+    outcomes = asyncio.run(route_cases(pack, classifier, cases, progress))
+    config = pack.router
+    report = evaluate(outcomes, pack.names, config.fallback, config.below_confidence)
+    fit = fit_threshold(outcomes, pack.names, config.fallback) if args.fit else None
+    info = outcomes[0].route.classifier if outcomes else None
+    used = info.with_ + (f" ({info.model})" if info and info.model else "") if info else "-"
+    if args.json:
+        data: dict[str, Any] = {"file": args.file, "pack": pack.name, "classifier": used}
+        data.update(report.to_dict())
+        if fit is not None:
+            data["fit"] = fit.to_dict()
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    title = f"{args.file}: {len(cases)} cases, pack {pack.name}, classifier {used}"
+    print(format_report(report, title=title))
+    if fit is not None:
+        print()
+        print(format_fit(fit, config.below_confidence))
+    return EXIT_OK
+
+
+def _progress_printer() -> Any:
+    """Progress on stderr: a bar redrawn in place on a terminal, a line per quarter elsewhere."""
+    tty = sys.stderr.isatty()
+
+    def show(done: int, total: int) -> None:
+        if tty:
+            filled = int(30 * done / total)
+            end = "\n" if done == total else ""
+            bar = "#" * filled + "." * (30 - filled)
+            print(f"\rrouting [{bar}] {done}/{total}", end=end, file=sys.stderr, flush=True)
+        elif done == total or done % max(1, total // 4) == 0:
+            print(f"routing {done}/{total}", file=sys.stderr, flush=True)
+
+    return show
 
 
 # --------------------------------------------------------------------------- state and sessions
@@ -554,6 +610,22 @@ def build_parser() -> argparse.ArgumentParser:
     route.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
     route.add_argument("--json", action="store_true", help="print Route.to_dict() as JSON")
     route.set_defaults(handler=cmd_route)
+
+    evaluate = verbs.add_parser(
+        "eval", help="route an eval file (JSONL) and report accuracy, per-mode scores, latency"
+    )
+    evaluate.add_argument(
+        "file", metavar="FILE.jsonl", help='lines of {"text", "mode" (or null), "history"}'
+    )
+    pack_options(evaluate)
+    evaluate.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
+    evaluate.add_argument("--json", action="store_true", help="print the report as JSON")
+    evaluate.add_argument(
+        "--fit",
+        action="store_true",
+        help="also search the below_confidence that best balances accuracy and fallback recall",
+    )
+    evaluate.set_defaults(handler=cmd_eval)
 
     mode = verbs.add_parser(
         "mode", help="show the mode setting and routing rule, or set it: NAME, auto or off"
