@@ -201,3 +201,16 @@ def completions(text: str) -> list[str]:
 )
 def test_completion_of_commands_and_mode_names(typed: str, expected: list[Any]) -> None:
     assert completions(typed) == expected
+
+
+@pytest.mark.local
+def test_the_embedded_default_answers_two_piped_messages_offline(modes_home: Path) -> None:
+    result = run_cli("hi\nhow do I undo my last git commit?\n", "chat", "--plain", home=modes_home)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.strip()]
+    routes = [i for i, line in enumerate(lines) if line.startswith("[")]
+    assert len(routes) == 2
+    assert lines[routes[1]].startswith("[shell ")  # git belongs to the shell mode
+    answers = [line for line in lines if not line.startswith(("[", "("))]
+    assert len(answers) >= 2  # each route line is followed by the model's own words
+    assert "llama" not in result.stderr.lower()  # native logs stay out of the terminal

@@ -22,8 +22,10 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import ctypes
 import hashlib
 import importlib
+import logging
 import os
 import tempfile
 import threading
@@ -420,6 +422,28 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 1) - 1)
 
 
+_native_log_callback: Any = None
+_native_log = logging.getLogger("modes_tui.llama_cpp")
+
+
+def _silence_native_logs(llama_cpp: Any) -> None:
+    """Send llama.cpp's own messages to the Python log instead of the terminal.
+
+    `verbose=False` does not silence every native warning (e.g. about the SWA cache), and a
+    stray line on stderr corrupts the TUI and the REPL's output.
+    """
+    global _native_log_callback
+    if _native_log_callback is not None:
+        return
+
+    @llama_cpp.llama_log_callback
+    def forward(level: int, text: bytes, user_data: Any) -> None:
+        _native_log.debug("%s", text.decode("utf-8", "replace").rstrip())
+
+    _native_log_callback = forward  # ctypes needs the callback kept alive
+    llama_cpp.llama_log_set(forward, ctypes.c_void_p(0))
+
+
 class LlamaRunner:
     """One in-process llama.cpp model: loaded on first use, one generation at a time."""
 
@@ -461,6 +485,7 @@ class LlamaRunner:
                     hint=INSTALL_HINT,
                     model=LOCAL_MODEL_ID,
                 ) from exc
+            _silence_native_logs(llama_cpp)
             started = time.perf_counter()
             try:
                 self._llama = llama_cpp.Llama(
