@@ -1109,3 +1109,31 @@ async def test_a_long_answer_is_checkpointed_while_it_streams(
         "one two three",
     ]
     assert answers[0]["message"]["mode"] == "chat"
+
+
+async def test_a_turn_full_of_tool_calls_does_not_push_the_last_exchange_out_of_the_window(
+    workdir: Path, write_pack: Callable[..., Path]
+) -> None:
+    modes = {
+        "chat": {"description": "Chat.", "keywords": ["hi"], "history": {"last": 4}},
+        "code": {"description": "Code.", "keywords": ["file"], "tools": ["list_files"]},
+    }
+    small = load_pack(profiles_dir=write_pack(modes=modes, name="tools"))
+    calls = [("list_files", {"path": f"dir{i}"}) for i in range(6)]
+    model = ScriptedModel().script(
+        ScriptedReply("Looking.", tool_calls=calls),
+        ScriptedReply(
+            "Still looking.", tool_calls=[("list_files", {"path": f"more{i}"}) for i in range(6)]
+        ),
+        ScriptedReply("The file is in src/."),
+        ScriptedReply("Hi again."),
+    )
+    engine = make_engine(small, workdir, model=model)
+    await run(engine.run_turn("where is the config file"))
+    assert len(engine.conversation.messages) > 10
+    await run(engine.run_turn("hi, thanks"))
+    sent = model.requests[-1].messages
+    contents = [str(m.get("content")) for m in sent]
+    assert "where is the config file" in contents[1]
+    assert "The file is in src/." in contents
+    assert wire_is_consistent(sent)

@@ -623,7 +623,7 @@ class Engine:
 
     def _request(self, setup: _Setup, state: _TurnState) -> ModelRequest:
         history = self.conversation.messages
-        earlier = _from_first_user(setup.window.apply(history[: state.user_index]))
+        earlier = _window(history[: state.user_index], setup.window)
         wire: list[dict[str, Any]] = [{"role": "system", "content": setup.system}]
         for message in earlier:
             wire.extend(_to_wire(message))
@@ -867,6 +867,30 @@ def _as_text(value: Any) -> str:
     if value is None:
         return '{"ok": true}'
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _window(messages: list[Message], window: HistoryWindow) -> list[Message]:
+    """The earlier messages a profile's `history: {last: N}` lets the model see.
+
+    N counts what people said (user messages and assistant text), not tool traffic: a turn
+    with many tool calls must not push the previous exchange out of sight. The window then
+    starts at a user message, so it never begins mid-exchange and never holds a tool result
+    without its call.
+    """
+    if window.last is None:
+        return _from_first_user(messages)
+    if window.last == 0 or not messages:
+        return []
+    counted = 0
+    start = len(messages)
+    for index in range(len(messages) - 1, -1, -1):
+        start = index
+        message = messages[index]
+        if message.role == "user" or (message.role == "assistant" and message.content):
+            counted += 1
+            if counted >= window.last:
+                break
+    return _from_first_user(messages[start:])
 
 
 def _from_first_user(messages: list[Message]) -> list[Message]:
