@@ -11,7 +11,8 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modes_tui import __version__
@@ -21,6 +22,12 @@ from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Route
 
 if TYPE_CHECKING:
+    from modes_tui.core.control import ControlSource
+    from modes_tui.core.engine import Engine
+    from modes_tui.core.guards import Confirmer, Limits
+    from modes_tui.core.paths import Dirs
+    from modes_tui.core.records import SessionWriter
+    from modes_tui.llm.base import ChatModel
     from modes_tui.store.settings import Settings
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -29,11 +36,82 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 # --------------------------------------------------------------------------- wiring
 
 
-def classifier_services() -> Any:
-    """Factories for the backends that need a model or an encoder."""
+def classifier_services(default_model: str = "default") -> Any:
+    """Factories for the backends that need a model or an encoder (each imports its
+    libraries only when it builds a classifier). `default_model` is what `model: default`
+    in router.yaml stands for (settings' default_model; else the embedded model)."""
     from modes_tui.core.classifiers import ClassifierServices
+    from modes_tui.llm.router_backends import backend_factories
 
-    return ClassifierServices(factories={})
+    return ClassifierServices(factories=backend_factories(), default_model=default_model)
+
+
+DEFAULT_MODEL = "local/gemma-3-270m"
+"""The model `default` stands for when no setting or option names one: the embedded one."""
+
+
+def build_engine(
+    *,
+    pack: Pack,
+    model_id: str | None = None,
+    model_override: str | None = None,
+    classifier: str | None = None,
+    session: SessionWriter | None = None,
+    control: ControlSource | None = None,
+    confirm: Confirmer | None = None,
+    dirs: Dirs | None = None,
+    cwd: Path | None = None,
+    offline: bool | None = None,
+    local_model_path: Path | None = None,
+    limits: Limits | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    model: ChatModel | None = None,
+) -> Engine:
+    """The engine the TUI and the REPL run, wired from concrete parts. Loads no model library.
+
+    `model_id` is the default model (the setting; profiles' `model: default` resolve to it;
+    `local/gemma-3-270m` when None). `model_override` is `--model`: it replaces the model of
+    every mode. `classifier` overrides the pack's router backend. `offline` None means
+    offline exactly when no model in use needs the network. `model` replaces the litellm
+    adapter (a `ScriptedModel` for demos and screenshots).
+    """
+    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.engine import Engine
+    from modes_tui.core.guards import Limits
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.core.routing import Router
+    from modes_tui.core.tools import default_registry
+    from modes_tui.llm.litellm_model import LiteLLMChatModel, is_remote
+
+    dirs = dirs or app_dirs()
+    cwd = cwd or Path.cwd()
+    default_model = model_id or DEFAULT_MODEL
+    if offline is None:
+        used = {model_override or default_model}
+        if model_override is None:
+            used |= {p.model for p in pack.profiles if p.model != "default"}
+        offline = not any(is_remote(name) for name in used)
+    if model is None:
+        model = LiteLLMChatModel(
+            offline=offline, local_model_path=local_model_path, data_dir=dirs.data
+        )
+    services = classifier_services()
+    services.default_model = default_model
+    router = Router(pack, build_classifier(pack, classifier, services), inputs=inputs)
+    return Engine(
+        pack=pack,
+        router=router,
+        model=model,
+        default_model=default_model,
+        control=control,
+        session=session,
+        tools=default_registry(cwd),
+        confirm=confirm,
+        cwd=cwd,
+        model_override=model_override,
+        limits=limits or Limits(),
+        inputs=inputs,
+    )
 
 
 def open_pack(args: argparse.Namespace) -> Pack:
@@ -137,6 +215,59 @@ def cmd_route(args: argparse.Namespace) -> int:
     else:
         print(format_route(route))
     return EXIT_OK
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Route every line of an eval file and score the routes; --fit tunes the threshold."""
+    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.evaluation import (
+        evaluate,
+        fit_threshold,
+        format_fit,
+        format_report,
+        read_eval_file,
+        route_cases,
+    )
+
+    pack = open_pack(args)
+    cases = read_eval_file(args.file, pack.names)
+    classifier = build_classifier(pack, args.classifier, classifier_services())
+    progress = _progress_printer() if len(cases) >= 20 else None
+    outcomes = asyncio.run(route_cases(pack, classifier, cases, progress))
+    config = pack.router
+    report = evaluate(outcomes, pack.names, config.fallback, config.below_confidence)
+    fit = fit_threshold(outcomes, pack.names, config.fallback) if args.fit else None
+    info = outcomes[0].route.classifier if outcomes else None
+    used = info.with_ + (f" ({info.model})" if info and info.model else "") if info else "-"
+    if args.json:
+        data: dict[str, Any] = {"file": args.file, "pack": pack.name, "classifier": used}
+        data.update(report.to_dict())
+        if fit is not None:
+            data["fit"] = fit.to_dict()
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    title = f"{args.file}: {len(cases)} cases, pack {pack.name}, classifier {used}"
+    print(format_report(report, title=title))
+    if fit is not None:
+        print()
+        print(format_fit(fit, config.below_confidence))
+    return EXIT_OK
+
+
+def _progress_printer() -> Any:
+    """Progress on stderr: a bar redrawn in place on a terminal, a line per quarter elsewhere."""
+    tty = sys.stderr.isatty()
+
+    def show(done: int, total: int) -> None:
+        if tty:
+            filled = int(30 * done / total)
+            end = "\n" if done == total else ""
+            bar = "#" * filled + "." * (30 - filled)
+            print(f"\rrouting [{bar}] {done}/{total}", end=end, file=sys.stderr, flush=True)
+        elif done == total or done % max(1, total // 4) == 0:
+            print(f"routing {done}/{total}", file=sys.stderr, flush=True)
+
+    return show
 
 
 # --------------------------------------------------------------------------- state and sessions
@@ -351,6 +482,90 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --------------------------------------------------------------------------- chat
+
+
+def _model_for(args: argparse.Namespace) -> ChatModel | None:
+    """A scripted model for `--model scripted/...` (offline demos and tests), else None."""
+    from modes_tui.llm.fake import SCRIPTED_PREFIX, ScriptedModel, echo_responder
+
+    model_id = getattr(args, "model", None)
+    if model_id and model_id.startswith(SCRIPTED_PREFIX):
+        return ScriptedModel(responder=echo_responder)
+    return None
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    """Chat: the TUI, or with --plain the prompt-toolkit REPL (and pipes)."""
+    if not args.plain:
+        return cmd_tui(args)
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.plain import (
+        PipeConfirmer,
+        Printer,
+        PromptConfirmer,
+        ReplContext,
+        run_interactive,
+        run_lines,
+    )
+    from modes_tui.store.control import ControlFile
+    from modes_tui.store.runtime import runtime_state, sweep
+    from modes_tui.store.sessions import SessionLog
+
+    settings = _settings(args)
+    pack = load_pack(settings.pack, getattr(args, "profiles", None))
+    dirs = app_dirs()
+    sweep(dirs, settings.sweep_days)
+    control = ControlFile(dirs.control_file, modes=lambda: pack.names)
+    interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
+    confirm: Confirmer = PromptConfirmer() if interactive else PipeConfirmer()
+    model_id = args.model or settings.default_model
+    with SessionLog.create(
+        dirs,
+        pack=pack.name,
+        model=model_id,
+        cwd=str(Path.cwd()),
+        app_version=__version__,
+        fsync=settings.sessions_fsync,
+    ) as session:
+        engine = build_engine(
+            pack=pack,
+            model_id=settings.default_model,
+            model_override=args.model,
+            classifier=settings.router_classifier,
+            session=session,
+            control=control,
+            confirm=confirm,
+            dirs=dirs,
+            local_model_path=settings.local_model_path,
+            model=_model_for(args),
+        )
+
+        def set_mode(value: str) -> str:
+            reading = control.write(value)
+            return f"mode setting: {reading.mode} ({_setting_meaning(reading.mode)})"
+
+        def describe_modes() -> str:
+            return "\n".join(f"{p.name:<10} {p.description[:90]}" for p in pack.profiles)
+
+        context = ReplContext(
+            engine=engine,
+            mode_names=lambda: pack.names,
+            describe_modes=describe_modes,
+            set_mode=set_mode,
+            history_file=runtime_state(dirs).input_history,
+        )
+        printer = Printer(sys.stdout, json_lines=args.json)
+        if interactive:
+            return asyncio.run(run_interactive(context, printer))
+        return asyncio.run(run_lines(sys.stdin, context, printer))
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    """The Textual app."""
+    raise ModesError("the terminal UI is not available in this build; use `modes-tui chat --plain`")
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -366,6 +581,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--pack", metavar="NAME", help="the pack of modes to use (default: default)"
+    )
+    parser.add_argument(
+        "--model",
+        metavar="ID",
+        help="use this litellm model id for every mode in this run (e.g. openai/gpt-4.1-mini); "
+        "scripted/echo answers offline without a model",
     )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
 
@@ -389,6 +610,22 @@ def build_parser() -> argparse.ArgumentParser:
     route.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
     route.add_argument("--json", action="store_true", help="print Route.to_dict() as JSON")
     route.set_defaults(handler=cmd_route)
+
+    evaluate = verbs.add_parser(
+        "eval", help="route an eval file (JSONL) and report accuracy, per-mode scores, latency"
+    )
+    evaluate.add_argument(
+        "file", metavar="FILE.jsonl", help='lines of {"text", "mode" (or null), "history"}'
+    )
+    pack_options(evaluate)
+    evaluate.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
+    evaluate.add_argument("--json", action="store_true", help="print the report as JSON")
+    evaluate.add_argument(
+        "--fit",
+        action="store_true",
+        help="also search the below_confidence that best balances accuracy and fallback recall",
+    )
+    evaluate.set_defaults(handler=cmd_eval)
 
     mode = verbs.add_parser(
         "mode", help="show the mode setting and routing rule, or set it: NAME, auto or off"
@@ -424,6 +661,22 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
     replay.add_argument("--json", action="store_true", help="print events or the report as JSON")
     replay.set_defaults(handler=cmd_replay)
+
+    chat = verbs.add_parser("chat", help="chat: the terminal UI, or --plain for a simple REPL")
+    chat.add_argument(
+        "--plain",
+        action="store_true",
+        help="a prompt-toolkit REPL; reads one message per line when stdin is not a terminal",
+    )
+    chat.add_argument(
+        "--json", action="store_true", help="with --plain: print one JSON event per line"
+    )
+    pack_options(chat)
+    chat.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
+    chat.add_argument(
+        "--model", metavar="ID", default=argparse.SUPPRESS, help="override every mode's model"
+    )
+    chat.set_defaults(handler=cmd_chat)
     return parser
 
 

@@ -242,13 +242,9 @@ class PromptConfirmer:
         return answer.strip().lower() in {"y", "yes"}
 
 
-async def run_interactive(
-    context: ReplContext, printer: Printer, *, input: Any = None, output: Any = None
-) -> int:
-    """The prompt-toolkit REPL."""
-    from prompt_toolkit import PromptSession
+def slash_completer(context: ReplContext) -> Any:
+    """Completion for slash commands, and for mode names after `/mode `."""
     from prompt_toolkit.completion import Completer, Completion
-    from prompt_toolkit.history import FileHistory, InMemoryHistory
 
     class SlashCompleter(Completer):
         def get_completions(self, document: Any, complete_event: Any) -> Any:
@@ -265,13 +261,23 @@ async def run_interactive(
                 if command.startswith(text):
                     yield Completion(command, start_position=-len(text), display_meta=meta)
 
+    return SlashCompleter()
+
+
+async def run_interactive(
+    context: ReplContext, printer: Printer, *, input: Any = None, output: Any = None
+) -> int:
+    """The prompt-toolkit REPL."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
     history: Any = InMemoryHistory()
     if context.history_file is not None:
         context.history_file.parent.mkdir(parents=True, exist_ok=True)
         history = FileHistory(str(context.history_file))
     session: PromptSession[str] = PromptSession(
         history=history,
-        completer=SlashCompleter(),
+        completer=slash_completer(context),
         complete_while_typing=True,
         input=input,
         output=output,

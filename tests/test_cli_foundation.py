@@ -118,3 +118,30 @@ def test_a_closed_pipe_is_not_a_traceback(tmp_path: Path, write_pack: PackWriter
     proc.stdout.close()
     _, err = proc.communicate(timeout=60)
     assert b"Traceback" not in err
+
+
+VERBS = ["profiles", "route", "eval", "mode", "sessions", "export", "replay", "chat"]
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_verb_has_help(verb: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([verb, "--help"]) == 0
+    assert capsys.readouterr().out.startswith(f"usage: modes-tui {verb}")
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_verb_rejects_an_unknown_option_as_a_usage_error(
+    verb: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([verb, "x", "--no-such-option"]) == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments:" in err and "--no-such-option" in err
+
+
+def test_home_relocates_every_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home = tmp_path / "elsewhere"
+    assert main(["--home", str(home), "mode", "code"]) == 0
+    assert (home / "config" / "state.json").read_text().strip().startswith("{")
+    capsys.readouterr()
+    assert main(["--home", str(home), "mode", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mode"] == "code"

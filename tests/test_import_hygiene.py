@@ -16,8 +16,20 @@ CORE_MODULES = [
     "modes_tui.core.routing",
     "modes_tui.core.routing_prompt",
     "modes_tui.core.events",
+    "modes_tui.core.engine",
+    "modes_tui.core.tools",
+    "modes_tui.core.guards",
+    "modes_tui.core.workspace",
+    "modes_tui.core.orders",
     "modes_tui.core.classifiers",
     "modes_tui.core.classifiers.keyword",
+    "modes_tui.core.classifiers.embedding",
+    "modes_tui.core.classifiers.chat",
+    "modes_tui.core.classifiers.judge",
+    "modes_tui.core.classifiers.cascade",
+    "modes_tui.core.evaluation",
+    "modes_tui.llm.encoders",
+    "modes_tui.llm.router_backends",
     "modes_tui.llm.base",
     "modes_tui.cli",
 ]
@@ -50,4 +62,22 @@ def test_routing_a_message_from_the_cli_loads_no_model_library(tmp_path) -> None
         check=True,
         env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+@pytest.mark.local
+def test_routing_with_the_local_encoder_loads_neither_torch_nor_litellm(tmp_path) -> None:
+    code = (
+        "import json, sys; from modes_tui.cli import main; "
+        "rc = main(['route', '--classifier', 'embedding', 'my build fails with a segfault']); "
+        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+    )
+    assert out.stdout.startswith("code  (by classifier")
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []

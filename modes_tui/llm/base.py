@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Union, runtime_checkable
 
 from modes_tui.core.conversation import ToolCall
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 SECRET_KEYS = frozenset({"api_key", "authorization", "x-api-key", "api-key", "token", "secret"})
 
@@ -167,6 +171,10 @@ class ChatModel(Protocol):
         ...
 
 
+EncodedTexts = Union["npt.NDArray[np.float32]", list[list[float]]]
+"""What an encoder returns: a (texts x dimensions) float32 array, or plain lists."""
+
+
 @runtime_checkable
 class Encoder(Protocol):
     """Turns texts into vectors for the embedding router."""
@@ -174,6 +182,6 @@ class Encoder(Protocol):
     name: str
     """Identifies the encoder (cache keys include it)."""
 
-    def encode(self, texts: Sequence[str]) -> list[list[float]]:
-        """One normalised vector per text."""
+    def encode(self, texts: Sequence[str]) -> EncodedTexts:
+        """One L2-normalised vector per text, in order."""
         ...

@@ -105,3 +105,23 @@ class ScriptedModel:
 def _pieces(text: str, size: int) -> list[str]:
     size = max(1, size)
     return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+SCRIPTED_PREFIX = "scripted/"
+
+
+def echo_responder(request: ModelRequest) -> ScriptedReply:
+    """A deterministic stand-in answer: it repeats the user's last message.
+
+    `--model scripted/echo` runs the app offline, instantly and reproducibly (demos, screenshots,
+    scripted tests); it never pretends to be a real answer.
+    """
+    last = next(
+        (
+            str(m.get("content") or "")
+            for m in reversed(request.messages)
+            if m.get("role") == "user"
+        ),
+        "",
+    )
+    return ScriptedReply(f"(scripted model, no real answer) You said: {last.strip()}")

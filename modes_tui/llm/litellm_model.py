@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import json
 import logging
 import os
@@ -113,9 +112,42 @@ def _unwrap(error: BaseException) -> BaseException:
     return error
 
 
+_MALFORMED = frozenset({"APIResponseValidationError", "JSONDecodeError"})
+
+
+def _malformed(error: BaseException) -> bool:
+    """Whether an unreadable answer is anywhere in the chain.
+
+    litellm wraps a chunk that does not parse as a connection error, keeping the parse
+    error only as the wrapper's `__context__`.
+    """
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [error]
+    while stack:
+        item = stack.pop()
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if {cls.__name__ for cls in type(item).__mro__} & _MALFORMED:
+            return True
+        inner = getattr(item, "original_exception", None)
+        stack += [
+            inner if isinstance(inner, BaseException) else None,
+            item.__cause__,
+            item.__context__,
+        ]
+    return False
+
+
 def classify_error(error: BaseException) -> ProviderErrorKind:
     """Which kind of provider failure `error` is (by litellm/openai class names)."""
-    error = _unwrap(error)
+    kind = _classify(_unwrap(error))
+    if kind in ("connection", "unknown") and _malformed(error):
+        return "bad_stream"
+    return kind
+
+
+def _classify(error: BaseException) -> ProviderErrorKind:
     names = {cls.__name__ for cls in type(error).__mro__}
     if isinstance(error, asyncio.TimeoutError | TimeoutError) or names & {
         "Timeout",
@@ -138,17 +170,31 @@ def classify_error(error: BaseException) -> ProviderErrorKind:
         "ConnectionError",
     }:
         return "connection"
-    if names & {"APIResponseValidationError", "JSONDecodeError"}:
-        return "bad_stream"
     if names & {"BadRequestError", "UnsupportedParamsError", "UnprocessableEntityError"}:
         return "bad_request"
     return "unknown"
 
 
+def _wrapped_provider_error(error: BaseException) -> ProviderError | None:
+    """Our own ProviderError (e.g. from the local provider) that litellm re-raised as its own."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ProviderError):
+            return current
+        seen.add(id(current))
+        inner = getattr(current, "original_exception", None)
+        current = (
+            inner if isinstance(inner, BaseException) else current.__cause__ or current.__context__
+        )
+    return None
+
+
 def to_provider_error(error: BaseException, model: str) -> ProviderError:
     """One ProviderError with the provider's words and a hint."""
-    if isinstance(error, ProviderError):
-        return error
+    ours = _wrapped_provider_error(error)
+    if ours is not None:
+        return ours
     kind = classify_error(error)
     return ProviderError(kind, _provider_message(_unwrap(error)), hint=_HINTS[kind], model=model)
 
@@ -216,6 +262,10 @@ class LiteLLMChatModel:
 
     # -- calls
 
+    def _needs_registration(self, model: str) -> bool:
+        # a thread hop costs a loop turn on every call; only the first local call needs it
+        return model.startswith(LOCAL_PREFIX) and model not in self._local_ready
+
     def _ensure_local(self, model: str) -> None:
         """Register the in-process provider before the first `local/` call."""
         if not model.startswith(LOCAL_PREFIX) or model in self._local_ready:
@@ -228,9 +278,10 @@ class LiteLLMChatModel:
             else:
                 from modes_tui.core.paths import app_dirs
 
-                # an adapter module loaded on demand: it loads llama.cpp
-                local = importlib.import_module("modes_tui.llm.local")
-                local.register_local_provider(
+                # an adapter module loaded on demand; it loads llama.cpp on first use
+                from modes_tui.llm.local import register_local_provider
+
+                register_local_provider(
                     self.local_model_path, data_dir=self.data_dir or app_dirs().data
                 )
             self._local_ready.add(model)
@@ -253,22 +304,26 @@ class LiteLLMChatModel:
         usage: Any = None
         response: Any = None
         try:
-            await asyncio.to_thread(self._ensure_local, request.model)
+            if self._needs_registration(request.model):
+                await asyncio.to_thread(self._ensure_local, request.model)
             response = await litellm.acompletion(**self._params(request, stream=True))
             async for chunk in response:
-                if getattr(chunk, "usage", None):
-                    usage = chunk.usage
+                found = _read(chunk, "usage")
+                if found:
+                    usage = found
                 if not chunk.choices:
                     continue
                 delta = chunk.choices[0].delta
-                reasoning = getattr(delta, "reasoning_content", None)
-                if not reasoning and delta.provider_specific_fields:
-                    reasoning = delta.provider_specific_fields.get("reasoning_content")
+                reasoning = _read(delta, "reasoning_content")
+                specific = _read(delta, "provider_specific_fields")
+                if not reasoning and specific:
+                    reasoning = specific.get("reasoning_content")
                 if reasoning:
                     yield ReasoningChunk(str(reasoning))
-                if delta.content:
-                    yield TextChunk(delta.content)
-                for fragment in delta.tool_calls or ():
+                content = _read(delta, "content")
+                if content:
+                    yield TextChunk(content)
+                for fragment in _read(delta, "tool_calls") or ():
                     call = pending.setdefault(fragment.index or 0, _PendingCall())
                     call.id = fragment.id or call.id
                     if fragment.function is not None:
@@ -293,7 +348,8 @@ class LiteLLMChatModel:
         """One whole answer (routing backends): text, top logprobs, usage."""
         litellm = import_litellm(offline=self.offline)
         try:
-            await asyncio.to_thread(self._ensure_local, request.model)
+            if self._needs_registration(request.model):
+                await asyncio.to_thread(self._ensure_local, request.model)
             response = await litellm.acompletion(**self._params(request, stream=False))
         except Exception as error:
             raise to_provider_error(error, request.model) from error
@@ -333,6 +389,33 @@ class LiteLLMChatModel:
             except Exception:  # noqa: BLE001 - unknown price: cost stays unknown
                 cost = None
         return UsageReport(prompt, completion, float(cost) if cost is not None else None)
+
+
+def _read(item: Any, name: str) -> Any:
+    """`getattr(item, name, None)`, minus pydantic's slow `__getattr__` on the hot path.
+
+    litellm's stream chunks are pydantic models that keep most delta fields (content,
+    tool_calls, usage) in `__pydantic_extra__`, so plain attribute access takes pydantic's
+    fallback path, and a missing field raises inside it: microseconds per read, several
+    reads per chunk. The dicts are read first; anything else falls back to `getattr`.
+    """
+    fields = getattr(item, "__dict__", None)
+    if fields is not None and name in fields:
+        return fields[name]
+    extra = getattr(item, "__pydantic_extra__", None)
+    if extra is not None and name in extra:
+        return extra[name]
+    if extra is not None:
+        key = (type(item), name)
+        on_class = _CLASS_HAS.get(key)
+        if on_class is None:  # pydantic's metaclass makes this lookup slow: ask once
+            on_class = _CLASS_HAS[key] = hasattr(type(item), name)
+        if not on_class:
+            return None  # a pydantic model without that field, and no property of that name
+    return getattr(item, name, None)
+
+
+_CLASS_HAS: dict[tuple[type, str], bool] = {}
 
 
 def _tool_call_chunk(call: _PendingCall, index: int) -> ToolCallChunk:

@@ -1,0 +1,529 @@
+"""The embedding backend: nearest examples and descriptions per mode, through an `Encoder`.
+
+Scoring (all vectors L2-normalised, so a dot product is a cosine). For a message vector
+`q` and a mode `m` with examples `e_1..e_n`, description `d` and centroid `c` (the
+normalised mean of the examples):
+
+    s_m = 0.4 * max_i cos(q, e_i)              nearest example
+        + 0.2 * mean of the 3 highest cos(q, e_i)
+        + 0.2 * cos(q, d)                      what the mode says it is for
+        + 0.2 * cos(q, c)                      the mode's examples as a whole
+
+A mode without examples scores `cos(q, d)`. The probabilities are a softmax over the
+available modes, `p_m = exp(s_m / T) / sum_k exp(s_k / T)` with `T = 0.05`.
+
+The confidence adds one competitor to that softmax, "none of these", scored at the pack's
+own floor `tau`:
+
+    confidence = exp(s_top / T) / (sum_k exp(s_k / T) + exp(tau / T))
+
+so it is high only when one mode clearly leads the others *and* the message is as close to
+the pack as the pack's own examples are. `tau` is measured on the pack, not guessed: each
+example is scored leave-one-out against the rest of the pack, and `tau` is the 10th
+percentile of those top scores minus 0.05. It adapts to any encoder's cosine scale; a
+pack with too few examples uses `DEFAULT_FLOOR`.
+
+Follow-ups: when the history holds an earlier user message, its scores are mixed in with
+weight `lambda = 1 - confidence(message alone)`, `s = (s_msg + lambda * s_prev) / (1 +
+lambda)`: a clear message ignores the past, an elliptic one ("and in euros?") leans on it.
+
+Example vectors are cached on disk (`EmbeddingCache`), keyed by the encoder's name and the
+text. The encoder loads in a background thread started by the constructor; the first
+`classify` awaits it and no more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import hashlib
+import os
+import re
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from modes_tui.core.profiles import Profile
+from modes_tui.core.routing import ClassifierInfo, Decision, HistoryEntry
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from modes_tui.llm.base import Encoder
+
+    Vector = npt.NDArray[np.float32]
+
+WEIGHT_MAX = 0.4
+WEIGHT_TOP = 0.2
+WEIGHT_DESCRIPTION = 0.2
+WEIGHT_CENTROID = 0.2
+NEIGHBOURS = 3
+TEMPERATURE = 0.05
+FLOOR_PERCENTILE = 10.0
+FLOOR_MARGIN = 0.05
+DEFAULT_FLOOR = 0.15
+MIN_EXAMPLES_FOR_FLOOR = 5
+QUOTE_LIMIT = 60
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringParams:
+    """The knobs of the scoring formula (see the module docstring)."""
+
+    weight_max: float = WEIGHT_MAX
+    """Weight of the nearest example's cosine."""
+    weight_top: float = WEIGHT_TOP
+    """Weight of the mean cosine of the `neighbours` nearest examples."""
+    weight_description: float = WEIGHT_DESCRIPTION
+    """Weight of the description's cosine."""
+    weight_centroid: float = WEIGHT_CENTROID
+    """Weight of the examples' centroid's cosine."""
+    neighbours: int = NEIGHBOURS
+    """How many nearest examples the `top` term averages."""
+    temperature: float = TEMPERATURE
+    """Softmax temperature over mode scores."""
+    follow_up: bool = True
+    """Mix in the previous user message's scores, weighted by the message's doubt."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """The outcome of scoring one message against one roster."""
+
+    mode: str
+    """The mode with the highest score."""
+    scores: Mapping[str, float]
+    """s_m per mode."""
+    probabilities: Mapping[str, float]
+    """softmax(s / T) over the roster."""
+    confidence: float
+    """Top probability against the roster plus a "none of these" option at the floor."""
+    nearest: str
+    """The chosen mode's closest example (or `description of <mode>`)."""
+    nearest_similarity: float
+    """Its cosine to the message."""
+
+
+class ModeIndex:
+    """A roster's vectors, ready to score messages against."""
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        descriptions: Vector,
+        examples: Sequence[Vector],
+        example_texts: Sequence[Sequence[str]],
+        params: ScoringParams | None = None,
+        floor: float | None = None,
+    ) -> None:
+        self.names = tuple(names)
+        self.params = params or ScoringParams()
+        self.descriptions = np.asarray(descriptions, dtype=np.float32)
+        dim = self.descriptions.shape[1]
+        self.examples = [np.asarray(e, dtype=np.float32).reshape(-1, dim) for e in examples]
+        self.example_texts = [tuple(texts) for texts in example_texts]
+        self.centroids = np.stack(
+            [
+                _unit(e.mean(axis=0)) if len(e) else d
+                for e, d in zip(self.examples, self.descriptions, strict=True)
+            ]
+        )
+        self.has_examples = np.array([len(e) > 0 for e in self.examples])
+        # One matrix for all examples, with each row's mode, so scoring is one product.
+        self._all = (
+            np.concatenate([e for e in self.examples if len(e)])
+            if self.has_examples.any()
+            else np.zeros((0, dim), np.float32)
+        )
+        self.floor = self._measure_floor() if floor is None else floor
+
+    def raw_scores(self, query: Vector) -> npt.NDArray[np.float64]:
+        """s_m for every mode of the roster."""
+        return self._scores(np.asarray(query, dtype=np.float32), exclude=None)
+
+    def _scores(self, query: Vector, exclude: int | None) -> npt.NDArray[np.float64]:
+        p = self.params
+        similarities = self._all @ query
+        description = self.descriptions @ query
+        scores = description.astype(np.float64).copy()
+        start = 0
+        for i, block in enumerate(self.examples):
+            count = len(block)
+            sims = similarities[start : start + count]
+            centroid = self.centroids[i]
+            if exclude is not None and start <= exclude < start + count:
+                local = exclude - start
+                rest = np.delete(block, local, axis=0)
+                sims = np.delete(sims, local)
+                centroid = _unit(rest.mean(axis=0)) if len(rest) else self.descriptions[i]
+            start += count
+            if len(sims) == 0:
+                continue
+            top = np.sort(sims)[::-1][: p.neighbours]
+            total = p.weight_max + p.weight_top + p.weight_description + p.weight_centroid
+            scores[i] = (
+                p.weight_max * float(top[0])
+                + p.weight_top * float(top.mean())
+                + p.weight_description * float(description[i])
+                + p.weight_centroid * float(centroid @ query)
+            ) / total
+        return scores
+
+    def decide(self, scores: npt.NDArray[np.float64], query: Vector) -> Scored:
+        """Probabilities, confidence and the nearest example, from mode scores."""
+        t = self.params.temperature
+        shifted = np.exp((scores - scores.max()) / t)
+        total = shifted.sum()
+        probabilities = shifted / total
+        best = int(np.argmax(scores))
+        none = float(np.exp((self.floor - scores.max()) / t))
+        confidence = float(shifted[best] / (total + none))
+        block = self.examples[best]
+        if len(block):
+            sims = block @ np.asarray(query, dtype=np.float32)
+            j = int(np.argmax(sims))
+            nearest, similarity = self.example_texts[best][j], float(sims[j])
+        else:
+            nearest = f"description of {self.names[best]}"
+            similarity = float(self.descriptions[best] @ query)
+        return Scored(
+            mode=self.names[best],
+            scores={n: float(s) for n, s in zip(self.names, scores, strict=True)},
+            probabilities={n: float(p) for n, p in zip(self.names, probabilities, strict=True)},
+            confidence=min(1.0, max(0.0, confidence)),
+            nearest=nearest,
+            nearest_similarity=similarity,
+        )
+
+    def score(self, query: Vector) -> Scored:
+        """Score one message vector."""
+        return self.decide(self.raw_scores(query), query)
+
+    def _measure_floor(self) -> float:
+        """The 10th percentile of the examples' leave-one-out top scores, minus a margin."""
+        if len(self._all) < MIN_EXAMPLES_FOR_FLOOR or len(self.names) < 2:
+            return DEFAULT_FLOOR
+        tops = [float(self._scores(row, exclude=i).max()) for i, row in enumerate(self._all)]
+        return float(np.percentile(tops, FLOOR_PERCENTILE)) - FLOOR_MARGIN
+
+
+def _unit(vector: Any) -> Any:
+    norm = float(np.linalg.norm(vector))
+    return (vector / norm if norm > 0 else vector).astype(np.float32)
+
+
+def mode_texts(mode: Profile) -> list[str]:
+    """What the backend encodes for a mode: its description, then its examples."""
+    return [mode.description, *mode.examples]
+
+
+# --------------------------------------------------------------------------- disk cache
+
+
+class EmbeddingCache:
+    """Example vectors on disk, one file per encoder, keyed by a hash of each text.
+
+    A restart reads the vectors back instead of encoding the pack again. Files are
+    replaced atomically; a damaged file is ignored and rewritten. Reading a file touches
+    it, so the state-dir sweep of stale files spares caches in use.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder)
+        self._lock = threading.Lock()
+
+    def path_for(self, encoder: str) -> Path:
+        """The cache file of one encoder."""
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", encoder)[:60]
+        digest = hashlib.sha256(encoder.encode("utf-8")).hexdigest()[:12]
+        return self.folder / f"{slug}-{digest}.npz"
+
+    @staticmethod
+    def key(text: str) -> str:
+        """The cache key of a text."""
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+    def _read(self, path: Path) -> dict[str, Vector]:
+        if not path.exists():
+            return {}
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                keys = data["keys"]
+                vectors = data["vectors"].astype(np.float32, copy=False)
+            os.utime(path)
+        except (OSError, ValueError, KeyError):
+            return {}
+        return {str(k): vectors[i] for i, k in enumerate(keys)}
+
+    def load(self, encoder: str, texts: Sequence[str]) -> dict[str, Vector]:
+        """The cached vectors of `texts` (those present), by text."""
+        stored = self._read(self.path_for(encoder))
+        found: dict[str, Vector] = {}
+        for text in texts:
+            vector = stored.get(self.key(text))
+            if vector is not None:
+                found[text] = vector
+        return found
+
+    def store(self, encoder: str, vectors: Mapping[str, Vector]) -> None:
+        """Add `vectors` (by text) to the encoder's file."""
+        if not vectors:
+            return
+        path = self.path_for(encoder)
+        with self._lock:
+            merged = self._read(path)
+            merged.update(
+                {self.key(text): np.asarray(v, np.float32) for text, v in vectors.items()}
+            )
+            keys = np.array(sorted(merged), dtype="U32")
+            matrix = np.stack([merged[k] for k in keys])
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
+                with os.fdopen(fd, "wb") as handle:
+                    np.savez(handle, keys=keys, vectors=matrix)
+                os.replace(tmp, path)
+            except OSError:
+                # A cache that cannot be written costs a re-encode next start, nothing more.
+                return
+
+
+# --------------------------------------------------------------------------- classifier
+
+
+EncoderFactory = Callable[[], "Encoder"]
+
+
+class EmbeddingClassifier:
+    """Routes by similarity to each mode's examples and description.
+
+    The constructor starts a background thread that loads the encoder and the pack's
+    example vectors (from the disk cache, encoding only what is missing). `classify`
+    awaits that work only if it is still running.
+    """
+
+    def __init__(
+        self,
+        encoder: EncoderFactory,
+        *,
+        encoder_name: str,
+        modes: Sequence[Profile] = (),
+        cache: EmbeddingCache | None = None,
+        params: ScoringParams | None = None,
+        start: bool = True,
+    ) -> None:
+        self.encoder_name = encoder_name
+        self.params = params or ScoringParams()
+        self.cache = cache
+        self._factory = encoder
+        self._warm_modes = tuple(modes)
+        self._encoder: Encoder | None = None
+        self._vectors: dict[str, Vector] = {}
+        self._indexes: OrderedDict[tuple[Any, ...], ModeIndex] = OrderedDict()
+        self._queries: OrderedDict[str, Vector] = OrderedDict()
+        self._lock = threading.RLock()
+        self._future: concurrent.futures.Future[None] | None = None
+        self._reported_failure: concurrent.futures.Future[None] | None = None
+        self.load_seconds: float | None = None
+        """How long the background preparation took (encoder and pack vectors)."""
+        if start:
+            self.start()
+
+    # ----------------------------------------------------------------- loading
+
+    def start(self) -> concurrent.futures.Future[None]:
+        """Start loading in the background unless it is running or done; returns the attempt.
+
+        An attempt that failed is replaced only after its failure was reported to a route
+        (see `classify`), so a broken encoder costs each route one quick retry, not a
+        silent loop.
+        """
+        with self._lock:
+            future = self._future
+            if future is None or (future is self._reported_failure):
+                future = concurrent.futures.Future()
+                self._future = future
+                thread = threading.Thread(
+                    target=self._prepare, args=(future,), name="modes-tui-encoder", daemon=True
+                )
+                thread.start()
+            return future
+
+    def _prepare(self, future: concurrent.futures.Future[None]) -> None:
+        started = time.perf_counter()
+        try:
+            texts = [text for mode in self._warm_modes for text in mode_texts(mode)]
+            if self.cache is not None and texts:
+                self._remember(self.cache.load(self.encoder_name, texts))
+            encoder = self._factory()
+            with self._lock:
+                self._encoder = encoder
+            self._ensure(texts)
+            if self._warm_modes:
+                self._index_for(self._warm_modes)
+        except Exception as error:  # noqa: BLE001 - handed to whoever awaits the classifier
+            future.set_exception(error)
+        else:
+            future.set_result(None)
+        finally:
+            self.load_seconds = time.perf_counter() - started
+
+    @property
+    def ready(self) -> bool:
+        """The encoder and the pack's vectors are loaded."""
+        future = self._future
+        return future is not None and future.done() and future.exception() is None
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until loaded; re-raise what loading raised."""
+        future = self.start()
+        try:
+            future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise
+        except Exception:
+            self._reported_failure = future
+            raise
+
+    def _remember(self, vectors: Mapping[str, Vector]) -> None:
+        with self._lock:
+            self._vectors.update(vectors)
+
+    def _ensure(self, texts: Sequence[str]) -> None:
+        """Vectors for `texts` in memory: cached ones were loaded, the rest are encoded."""
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            encoder = self._encoder
+        if not missing:
+            return
+        if encoder is None:
+            raise RuntimeError("the encoder is not loaded yet")
+        encoded = np.asarray(encoder.encode(missing), dtype=np.float32)
+        fresh = {text: encoded[i] for i, text in enumerate(missing)}
+        self._remember(fresh)
+        if self.cache is not None:
+            self.cache.store(self.encoder_name, fresh)
+
+    def _index_for(self, modes: Sequence[Profile]) -> ModeIndex:
+        key = tuple((m.name, m.description, m.examples) for m in modes)
+        with self._lock:
+            index = self._indexes.get(key)
+            if index is not None:
+                self._indexes.move_to_end(key)
+                return index
+        self._ensure([text for mode in modes for text in mode_texts(mode)])
+        with self._lock:
+            vectors = self._vectors
+            index = ModeIndex(
+                [m.name for m in modes],
+                np.stack([vectors[m.description] for m in modes]),
+                [
+                    np.stack([vectors[e] for e in m.examples])
+                    if m.examples
+                    else np.zeros((0, len(vectors[m.description])), np.float32)
+                    for m in modes
+                ],
+                [m.examples for m in modes],
+                self.params,
+            )
+            self._indexes[key] = index
+            while len(self._indexes) > 8:
+                self._indexes.popitem(last=False)
+        return index
+
+    def _query(self, text: str) -> Vector:
+        with self._lock:
+            vector = self._queries.get(text)
+            encoder = self._encoder
+        if vector is not None:
+            return vector
+        assert encoder is not None
+        vector = np.asarray(encoder.encode([text]), dtype=np.float32)[0]
+        with self._lock:
+            self._queries[text] = vector
+            while len(self._queries) > 64:
+                self._queries.popitem(last=False)
+        return vector
+
+    # ----------------------------------------------------------------- routing
+
+    async def classify(
+        self,
+        message: str,
+        history: Sequence[HistoryEntry],
+        modes: Sequence[Profile],
+        instructions: str,
+        inputs: Mapping[str, Any],
+    ) -> Decision:
+        """Pick the mode whose examples and description are closest to the message."""
+        future = self.start()
+        try:
+            if not future.done():
+                await asyncio.wrap_future(future)
+            future.result()
+        except Exception:
+            self._reported_failure = future  # the next route tries again
+            raise
+        return await asyncio.to_thread(self.classify_now, message, history, modes)
+
+    def classify_now(
+        self, message: str, history: Sequence[HistoryEntry], modes: Sequence[Profile]
+    ) -> Decision:
+        """The synchronous core of `classify` (waits for loading if needed)."""
+        self.wait()
+        index = self._index_for(modes)
+        query = self._query(message)
+        scores = index.raw_scores(query)
+        scored = index.decide(scores, query)
+        reason = f"closest: {_quote(scored.nearest)} ({scored.nearest_similarity:.2f})"
+        previous = _previous_user_message(history)
+        if self.params.follow_up and previous is not None:
+            weight = 1.0 - scored.confidence
+            before = scored.mode
+            previous_query = self._query(previous)
+            mixed = (scores + weight * index.raw_scores(previous_query)) / (1.0 + weight)
+            scored = index.decide(mixed, query)
+            if scored.mode != before:
+                # The previous message decided it: quote what that message was closest to.
+                near = index.decide(mixed, previous_query)
+                reason = (
+                    "follows up on the previous message, closest to "
+                    f"{_quote(near.nearest)} ({near.nearest_similarity:.2f})"
+                )
+        return Decision(
+            scored.mode, round(scored.confidence, 4), reason, _rounded(scored.probabilities)
+        )
+
+    def trace(self) -> ClassifierInfo:
+        """`embedding` with the encoder's name."""
+        return ClassifierInfo("embedding", self.encoder_name)
+
+
+def _previous_user_message(history: Sequence[HistoryEntry]) -> str | None:
+    for entry in reversed(history):
+        if entry.role == "user" and entry.content.strip():
+            return entry.content
+    return None
+
+
+def _quote(text: str) -> str:
+    flat = " ".join(text.split())
+    if len(flat) > QUOTE_LIMIT:
+        flat = flat[: QUOTE_LIMIT - 1] + "…"
+    return f"'{flat}'"
+
+
+def _rounded(probabilities: Mapping[str, float]) -> dict[str, float]:
+    """Probabilities rounded for display, still summing to 1 (largest absorbs the rest)."""
+    rounded = {name: round(p, 4) for name, p in probabilities.items()}
+    if rounded:
+        top = max(rounded, key=lambda n: rounded[n])
+        rounded[top] = round(min(1.0, max(0.0, rounded[top] + 1.0 - sum(rounded.values()))), 6)
+    return rounded

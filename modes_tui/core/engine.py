@@ -1,0 +1,957 @@
+"""The turn engine: one user turn, end to end, as a stream of `TurnEvent`s.
+
+    read the control file -> route (or force, or `off`) -> ModeChanged? -> build the request
+    (base prompt + this mode's instructions, this mode's tools, the profile's history window)
+    -> stream text and reasoning -> resolve tool calls through the guards -> repeat until the
+    model answers with text -> TurnFinished / TurnFailed / TurnCancelled
+
+Everything that happens is written to the session writer as it happens. The engine is
+headless: it talks to models only through `ChatModel` and to the user only through events
+and a `Confirmer`.
+
+Invariants:
+- The user's message is in the conversation before anything can fail; a failed or
+  cancelled turn keeps it (and any partial answer), so `retry()` can run the turn again.
+- Mode instructions and the mode-change marker exist only in the request, never in the
+  shared history.
+- Every tool call the model asked for gets a result in the history before the next
+  request, even when the turn is cancelled half-way, so the next request is valid.
+- `cancel()` stops the running step (routing, the model stream, a guard's question, a tool)
+  at once; nothing waits for the model to finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import inspect
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from modes_tui.core.control import AUTO, OFF, ControlReading, ControlSource
+from modes_tui.core.conversation import Conversation, Message, ToolCall
+from modes_tui.core.errors import ProviderError, UnknownMode
+from modes_tui.core.events import (
+    ModeChanged,
+    ReasoningDelta,
+    RequestBuilt,
+    RouteDecided,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequested,
+    ToolOutcome,
+    TurnCancelled,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+    Usage,
+)
+from modes_tui.core.guards import (
+    Answer,
+    Block,
+    Cancel,
+    ConfirmationGuard,
+    Confirmer,
+    Guard,
+    Limits,
+    PendingCall,
+    default_guards,
+)
+from modes_tui.core.profiles import HistoryWindow, Pack, Profile
+from modes_tui.core.prompts import template_locals
+from modes_tui.core.records import RecordType, SessionWriter
+from modes_tui.core.routing import Route, Router
+from modes_tui.core.tools import Tool, ToolError, ToolRegistry, default_registry
+from modes_tui.llm.base import (
+    ChatModel,
+    ModelEvent,
+    ModelRequest,
+    ReasoningChunk,
+    TextChunk,
+    ToolCallChunk,
+    ToolSpec,
+    UsageReport,
+)
+
+__all__ = ["Confirmer", "Engine", "Limits"]
+
+log = logging.getLogger("modes_tui.engine")
+
+OFF_REASON = "Modes are off"
+NO_MODE = "no mode"
+TOOL_FAILED = "the tool failed unexpectedly; the details are in the app's log, not here"
+CANCELLED_BY_USER = "the user cancelled the turn before this call finished"
+CUT_SHORT = "[The user stopped this answer here.]"
+CHECKPOINT_SECONDS = 2.0
+NOT_RETRYABLE = frozenset({"auth", "context_too_long", "not_found", "bad_request"})
+T = TypeVar("T")
+
+
+class _Cancelled(Exception):
+    """The user asked to stop this turn (raised inside the engine only)."""
+
+
+class _RoundLimit(Exception):
+    """The model was still calling tools when the turn ran out of model calls."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Setup:
+    """How this turn runs: the mode's configuration, resolved."""
+
+    mode: str | None
+    model: str
+    thinking: str
+    reasoning_effort: str | None
+    tools: Mapping[str, Tool]
+    specs: tuple[ToolSpec, ...]
+    system: str
+    window: HistoryWindow
+    temperature: float | None
+    max_tokens: int | None
+    notes: tuple[str, ...]
+
+
+@dataclass
+class _TurnState:
+    """What the running turn has produced so far."""
+
+    user_index: int = -1
+    mode: str | None = None
+    setup: _Setup | None = None
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    round_message: int | None = None
+    """Index of this round's stored assistant message (it asked for tools)."""
+    unresolved: list[ToolCall] = field(default_factory=list)
+    """Calls of the stored message that have no result yet."""
+    guarded: list[ToolCall] = field(default_factory=list)
+    """Calls of this turn that reached the guards."""
+    usage: list[UsageReport] = field(default_factory=list)
+    round_usage: UsageReport | None = None
+    next_checkpoint: float = float("inf")
+    """When (time.monotonic) to write the streaming answer to the session log next."""
+
+    def new_round(self) -> None:
+        self.text.clear()
+        self.reasoning.clear()
+        self.round_message = None
+        self.round_usage = None
+
+    def partial(self) -> str:
+        return "".join(self.text)
+
+    def unstored(self) -> str:
+        """This round's text, unless it is already stored with the round's tool calls."""
+        return "" if self.round_message is not None else self.partial()
+
+    def total_usage(self) -> dict[str, Any]:
+        costs = [u.cost for u in self.usage]
+        return {
+            "prompt_tokens": sum(u.prompt_tokens for u in self.usage),
+            "completion_tokens": sum(u.completion_tokens for u in self.usage),
+            "cost": sum(c for c in costs if c is not None) if costs and None not in costs else None,
+            "calls": len(self.usage),
+        }
+
+
+class Engine:
+    """Runs the turns of one conversation."""
+
+    def __init__(
+        self,
+        *,
+        pack: Pack,
+        router: Router,
+        model: ChatModel,
+        default_model: str,
+        control: ControlSource | None = None,
+        session: SessionWriter | None = None,
+        tools: ToolRegistry | None = None,
+        guards: Sequence[Guard] | None = None,
+        confirm: Confirmer | None = None,
+        cwd: Path | None = None,
+        model_override: str | None = None,
+        limits: Limits = Limits(),  # noqa: B008 - frozen, so one shared default is safe
+        inputs: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.pack = pack
+        self.router = router
+        self.model = model
+        self.default_model = default_model
+        self.control = control
+        self.session = session
+        self.cwd = Path(cwd) if cwd is not None else Path.cwd()
+        self.tools = tools if tools is not None else default_registry(self.cwd)
+        chosen = list(guards) if guards is not None else default_guards(limits)
+        if not any(isinstance(guard, ConfirmationGuard) for guard in chosen):
+            # last, so nobody is asked about a call another guard refuses
+            chosen.append(ConfirmationGuard(confirm))
+        self.guards: list[Guard] = chosen
+        self.model_override = model_override
+        self.limits = limits
+        self.checkpoint_seconds = CHECKPOINT_SECONDS
+        """How often a long answer is written to the session log while it streams."""
+        self.inputs = dict(inputs or {})
+
+        self.conversation = Conversation()
+        """The shared history (read-only for UIs)."""
+        self.routes: list[Route] = []
+        """Every route of the session, oldest first."""
+        self.turn = 0
+        """The number of user turns so far."""
+
+        self._mode: str | None = None
+        self._running = False
+        self._cancel_requested = False
+        self._awaiting: asyncio.Task[Any] | None = None
+        self._cancel_delivered = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
+        self._capabilities: dict[tuple[str, str], bool] = {}
+        self._prompts: dict[tuple[str | None, str], str] = {}
+        self._record_failure: str | None = None
+
+    # ------------------------------------------------------------------ public
+
+    @property
+    def running(self) -> bool:
+        """A turn is in progress."""
+        return self._running
+
+    @property
+    def mode(self) -> str | None:
+        """The mode of the latest turn (None: none yet, or `off`)."""
+        return self._mode
+
+    def run_turn(self, text: str, *, force: str | None = None) -> AsyncGenerator[TurnEvent, None]:
+        """Answer `text`: `async for event in engine.run_turn(text)`.
+
+        `force` names a mode (or `off`, or `auto`) for this turn only. A caller that stops
+        listening early should close the generator (`contextlib.aclosing`), so the turn
+        ends at once and leaves a consistent history.
+        """
+        return self._play(text, force)
+
+    def retry(self) -> AsyncGenerator[TurnEvent, None]:
+        """Run the last turn again from its user message (which is not added twice)."""
+        return self._play(None, None)
+
+    def cancel(self) -> None:
+        """Stop the running turn; it yields TurnCancelled(partial). Safe from any thread."""
+        if not self._running:
+            return
+        if self._loop is not None and threading.get_ident() != self._thread:
+            self._loop.call_soon_threadsafe(self._cancel_now)
+        else:
+            self._cancel_now()
+
+    def clear(self) -> None:
+        """Forget the conversation (`/clear`); routes and the turn count stay."""
+        if self._running:
+            raise RuntimeError("cannot clear the conversation while a turn runs; cancel it first")
+        self.conversation.clear()
+        self._record("ui_event", event="clear")
+
+    # ------------------------------------------------------------------ the turn
+
+    async def _play(self, text: str | None, force: str | None) -> AsyncGenerator[TurnEvent, None]:
+        if self._running:
+            raise RuntimeError("a turn is already running; cancel it or wait for it to end")
+        self._running = True
+        self._cancel_requested = False
+        self._cancel_delivered = False
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        state = _TurnState()
+        try:
+            if text is None:
+                index = self._last_user_index()
+                if index is None:
+                    yield TurnFailed(
+                        "there is no turn to retry",
+                        kind="nothing_to_retry",
+                        hint="type a message first",
+                        retryable=False,
+                    )
+                    return
+                del self.conversation.messages[index + 1 :]
+                text = self.conversation.messages[index].content
+                self._record("ui_event", event="retry")
+            else:
+                self.turn += 1
+                self.conversation.append(Message("user", text))
+                self._record("user", content=text)
+            state.user_index = len(self.conversation) - 1
+
+            control, warnings = self._read_control()
+            route = await self._step(self._route(force, control, warnings))
+            self.routes.append(route)
+            # `off` is a reserved name, never a mode: the turn runs with no mode at all
+            state.mode = None if route.mode_name == OFF else route.mode_name
+            self._record("route", route=route.to_dict(), setting=control.mode, warnings=warnings)
+            yield RouteDecided(route, control.mode, tuple(warnings))
+            self._checkpoint()
+
+            if state.mode != self._mode:
+                previous, self._mode = self._mode, state.mode
+                yield ModeChanged(previous, state.mode)
+                self._checkpoint()
+
+            setup = await self._step(self._setup(state.mode))
+            state.setup = setup
+            for round_no in range(1, self.limits.model_rounds + 1):
+                state.new_round()
+                state.next_checkpoint = time.monotonic() + self.checkpoint_seconds
+                request = self._request(setup, state)
+                self._record(
+                    "request",
+                    request=request.to_dict(),
+                    mode=setup.mode,
+                    round=round_no,
+                    notes=list(setup.notes),
+                )
+                yield RequestBuilt(request, setup.mode, round_no, setup.notes)
+                calls: list[ToolCallChunk] = []
+                async with contextlib.aclosing(self._stream(request)) as stream:
+                    async for event in stream:
+                        if isinstance(event, TextChunk):
+                            state.text.append(event.text)
+                            if time.monotonic() >= state.next_checkpoint:
+                                self._checkpoint_answer(state)
+                            yield TextDelta(event.text)
+                        elif isinstance(event, ReasoningChunk):
+                            state.reasoning.append(event.text)
+                            if time.monotonic() >= state.next_checkpoint:
+                                self._checkpoint_answer(state)
+                            yield ReasoningDelta(event.text)
+                        elif isinstance(event, ToolCallChunk):
+                            calls.append(event)
+                        elif isinstance(event, UsageReport):
+                            state.usage.append(event)
+                            state.round_usage = event
+                            yield Usage(
+                                setup.model,
+                                event.prompt_tokens,
+                                event.completion_tokens,
+                                event.cost,
+                            )
+                message = self._stamp(
+                    Message(
+                        "assistant",
+                        state.partial(),
+                        tool_calls=tuple(chunk.call for chunk in calls),
+                        reasoning="".join(state.reasoning),
+                    ),
+                    state,
+                )
+                self.conversation.append(message)
+                if not calls:
+                    self._record(
+                        "assistant",
+                        message=message.to_dict(),
+                        usage=_usage_dict(state.round_usage),
+                        turn_usage=state.total_usage(),
+                    )
+                    yield TurnFinished(message)
+                    return
+                state.round_message = len(self.conversation) - 1
+                state.unresolved = [chunk.call for chunk in calls]
+                self._record(
+                    "assistant", message=message.to_dict(), usage=_usage_dict(state.round_usage)
+                )
+                last_round = round_no == self.limits.model_rounds
+                for chunk in calls:
+                    tool = setup.tools.get(chunk.call.name)
+                    asks = bool(tool and tool.needs_confirmation and not last_round)
+                    yield ToolCallRequested(chunk.call, needs_confirmation=asks)
+                    try:  # a cancel while the caller held ToolCallRequested lands in _step
+                        outcome, result, took = await self._step(
+                            self._resolve(chunk, tool, state, round_no, last_round)
+                        )
+                    except _Cancelled:
+                        result = _json({"cancelled": True, "reason": CANCELLED_BY_USER})
+                        self._add_result(state, chunk.call, "cancelled", result, 0.0)
+                        yield ToolCallFinished(chunk.call, "cancelled", result, 0.0)
+                        raise
+                    self._add_result(state, chunk.call, outcome, result, took)
+                    yield ToolCallFinished(chunk.call, outcome, result, took)
+                    self._checkpoint()
+                if last_round:
+                    raise _RoundLimit
+        except _Cancelled:
+            partial = state.unstored()
+            added = self._settle(state, cancelled=True)
+            if added is not None:
+                self._record("assistant", message=added.to_dict(), usage=None)
+            self._record(
+                "ui_event", event="cancel", partial=partial, turn_usage=state.total_usage()
+            )
+            yield TurnCancelled(partial)
+        except _RoundLimit:
+            yield self._fail(
+                state,
+                f"stopped after {self.limits.model_rounds} model calls in one turn: "
+                "the model kept asking for tools",
+                "round_limit",
+                "ask it to answer with what it found so far, or to take a different approach",
+                retryable=False,
+            )
+        except ProviderError as error:
+            where = f" ({error.model})" if error.model else ""
+            yield self._fail(
+                state,
+                f"{error.kind.replace('_', ' ')}{where}: {error.provider_message}",
+                error.kind,
+                error.hint,
+                retryable=error.kind not in NOT_RETRYABLE,
+            )
+        except (GeneratorExit, asyncio.CancelledError):
+            # the consumer went away or its task was cancelled: leave a consistent history
+            partial = state.unstored()
+            added = self._settle(state, cancelled=True)
+            if added is not None:
+                self._record("assistant", message=added.to_dict(), usage=None)
+            self._record("ui_event", event="cancel", partial=partial, reason="abandoned")
+            raise
+        except Exception as error:
+            log.exception("turn %d failed unexpectedly", self.turn)
+            yield self._fail(
+                state,
+                f"{type(error).__name__}: {error}",
+                "internal",
+                "this is a bug in modes-tui; the details are in the log. Retry may work.",
+                retryable=True,
+            )
+        finally:
+            self._running = False
+            self._cancel_requested = False
+            self._cancel_delivered = False
+            self._awaiting = None
+
+    # ------------------------------------------------------------------ steps
+
+    def _checkpoint(self) -> None:
+        if self._cancel_requested:
+            raise _Cancelled
+
+    def _cancel_now(self) -> None:
+        self._cancel_requested = True
+        # Only while the turn waits in one of its own awaits (`_step`) does the cancel go to
+        # the task running the turn; at a `yield` the caller's code is running, and the flag
+        # is enough: the turn checks it as soon as it resumes.
+        if self._awaiting is not None and not self._cancel_delivered:
+            self._cancel_delivered = True
+            self._awaiting.cancel()
+
+    def _take_back_cancel(self, task: asyncio.Task[Any] | None) -> bool:
+        """Undo a cancel() delivered to `task`; True when nobody else cancelled it too."""
+        if not self._cancel_delivered or task is None:
+            return False
+        self._cancel_delivered = False
+        return task.uncancel() == 0
+
+    async def _step(self, work: Awaitable[T]) -> T:
+        """Await `work` so that `cancel()` stops it at once, whatever it waits on.
+
+        No task is created: the turn's own task waits, and `cancel()` cancels that task only
+        while it is suspended right here, then takes the cancellation back (`uncancel`), so
+        a cancellation from the caller's side still propagates as usual.
+        """
+        if self._cancel_requested:
+            close = getattr(work, "close", None)
+            if close is not None:
+                close()  # never started: close it so it is not reported as never awaited
+            raise _Cancelled
+        task = asyncio.current_task()
+        self._awaiting = task
+        try:
+            result = await work
+        except asyncio.CancelledError:
+            if self._take_back_cancel(task):
+                raise _Cancelled from None
+            raise
+        finally:
+            self._awaiting = None
+        if self._take_back_cancel(task):  # the work swallowed the cancellation
+            raise _Cancelled
+        return result
+
+    async def _stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
+        """The model's events; `cancel()` stops the stream mid-chunk (`_step`, inlined)."""
+        stream = self.model.stream(request)
+        task = asyncio.current_task()
+        try:
+            while True:
+                if self._cancel_requested:
+                    raise _Cancelled
+                self._awaiting = task
+                try:
+                    event = await anext(stream)
+                except StopAsyncIteration:
+                    return
+                except asyncio.CancelledError:
+                    if self._take_back_cancel(task):
+                        raise _Cancelled from None
+                    raise
+                finally:
+                    self._awaiting = None
+                if self._cancel_delivered and self._take_back_cancel(task):
+                    raise _Cancelled
+                yield event
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()
+
+    async def _route(
+        self, force: str | None, control: ControlReading, warnings: list[str]
+    ) -> Route:
+        wanted: str | None
+        if force is not None and force != AUTO:
+            wanted = force
+        elif force == AUTO:
+            wanted = None
+        else:
+            wanted = OFF if control.mode == OFF else control.forced
+        if wanted == OFF:
+            return Route(OFF, "caller", OFF_REASON)
+        if wanted is not None:
+            try:
+                return self.router.force(wanted)
+            except UnknownMode as error:
+                origin = "the control file" if force is None else "the caller"
+                warnings.append(
+                    f"{origin} asked for mode {wanted!r}: {error}; routing automatically"
+                )
+        return await self.router.route(self.conversation.messages)
+
+    def _read_control(self) -> tuple[ControlReading, list[str]]:
+        warnings: list[str] = []
+        if self._record_failure is not None:
+            warnings.append(f"the session log could not be written: {self._record_failure}")
+            self._record_failure = None
+        if self.control is None:
+            return ControlReading(AUTO), warnings
+        try:
+            reading = self.control.read()
+        except Exception as error:  # a broken control source must not stop the turn
+            log.exception("the control setting could not be read")
+            warnings.append(
+                f"the control setting could not be read ({error}); routing automatically"
+            )
+            return ControlReading(AUTO), warnings
+        if reading.warning:
+            warnings.append(reading.warning)
+        return reading, warnings
+
+    async def _setup(self, mode: str | None) -> _Setup:
+        profile = self.pack.get(mode) if mode is not None else None
+        if profile is not None and profile.model != "default":
+            model = self.model_override or profile.model
+        else:
+            model = self.model_override or self.default_model
+        notes: list[str] = []
+        requested = profile.thinking if profile is not None else "off"
+        effort: str | None = None
+        if requested != "off":
+            if await self._capable("supports_reasoning", model):
+                effort = requested
+            else:
+                notes.append(f"thinking n/a for {model}")
+        tools: dict[str, Tool] = {}
+        if profile is not None and profile.tools:
+            missing = [name for name in profile.tools if name not in self.tools]
+            if missing:
+                notes.append(f"tools not available here: {', '.join(missing)}")
+            selected = self.tools.select(profile.tools)
+            if selected and not await self._capable("supports_tools", model):
+                notes.append(f"tools n/a for {model}")
+            else:
+                tools = {item.name: item for item in selected}
+        return _Setup(
+            mode=mode,
+            model=model,
+            thinking=effort or "off",
+            reasoning_effort=effort,
+            tools=tools,
+            specs=tuple(item.spec for item in tools.values()),
+            system=self._system_prompt(profile),
+            window=profile.history if profile is not None else HistoryWindow(20),
+            temperature=profile.temperature if profile is not None else None,
+            max_tokens=profile.max_tokens if profile is not None else None,
+            notes=tuple(notes),
+        )
+
+    async def _capable(self, check: str, model: str) -> bool:
+        """A capability of `model`, asked once (off the loop: it may import litellm)."""
+        key = (check, model)
+        known = self._capabilities.get(key)
+        if known is not None:
+            return known
+        method = getattr(self.model, check, None)
+        if method is None:
+            answer = check == "supports_tools"  # a model without the question gets the tools
+        else:
+            try:
+                answer = bool(await asyncio.to_thread(method, model))
+            except Exception:  # an unknown capability is reported as missing
+                log.exception("%s(%s) failed", check, model)
+                answer = False
+        self._capabilities[key] = answer
+        return answer
+
+    def _system_prompt(self, profile: Profile | None) -> str:
+        """The base prompt plus the mode's instructions, rendered once per mode and day."""
+        today = dt.date.today()
+        key = (profile.name if profile is not None else None, today.isoformat())
+        text = self._prompts.get(key)
+        if text is None:
+            local = template_locals(profile, self.inputs, today=today, cwd=str(self.cwd))
+            base = self.pack.prompts.render_system(local)
+            extra = self.pack.prompts.render_instructions(profile, local) if profile else ""
+            text = f"{base}\n\n{extra}" if extra else base
+            self._prompts[key] = text
+        return text
+
+    def _request(self, setup: _Setup, state: _TurnState) -> ModelRequest:
+        history = self.conversation.messages
+        earlier = _window(history[: state.user_index], setup.window)
+        wire: list[dict[str, Any]] = [{"role": "system", "content": setup.system}]
+        for message in earlier:
+            wire.extend(_to_wire(message))
+        marker = _mode_marker(earlier, setup.mode)
+        user = history[state.user_index]
+        wire.append(
+            {"role": "user", "content": f"{marker}\n\n{user.content}" if marker else user.content}
+        )
+        for message in history[state.user_index + 1 :]:
+            wire.extend(_to_wire(message))
+        return ModelRequest(
+            model=setup.model,
+            messages=tuple(wire),
+            tools=setup.specs,
+            temperature=setup.temperature,
+            max_tokens=setup.max_tokens,
+            reasoning_effort=setup.reasoning_effort,
+        )
+
+    async def _resolve(
+        self,
+        chunk: ToolCallChunk,
+        tool: Tool | None,
+        state: _TurnState,
+        round_no: int,
+        last_round: bool,
+    ) -> tuple[ToolOutcome, str, float]:
+        """Run one call through the checks, the guards and the tool: (outcome, result, ms)."""
+        call = chunk.call
+        if last_round:
+            return (
+                "blocked",
+                _json(
+                    {
+                        "error": f"not run: this turn reached its limit of "
+                        f"{self.limits.model_rounds} model calls",
+                        "type": "round_limit",
+                    }
+                ),
+                0.0,
+            )
+        if chunk.invalid_arguments:
+            return (
+                "error",
+                _json(
+                    {
+                        "error": f"invalid arguments: {chunk.invalid_arguments}. "
+                        "Call it again with the arguments as one JSON object."
+                    }
+                ),
+                0.0,
+            )
+        if tool is None:
+            offered = ", ".join(state.setup.tools) if state.setup else ""
+            return (
+                "error",
+                _json(
+                    {
+                        "error": f"there is no tool called {call.name!r} in this turn; "
+                        f"tools you can call: {offered or 'none'}"
+                    }
+                ),
+                0.0,
+            )
+        problem = tool.check_arguments(call.arguments)
+        if problem:
+            return "error", _json({"error": f"invalid arguments for {call.name}: {problem}"}), 0.0
+
+        pending = PendingCall(
+            call=call,
+            tool=tool,
+            turn=self.turn,
+            round=round_no,
+            earlier=tuple(state.guarded),
+            messages=tuple(self.conversation.messages),
+        )
+        state.guarded.append(call)
+        for guard in self.guards:
+            try:
+                verdict = guard.check(pending)
+                if inspect.isawaitable(verdict):
+                    verdict = await verdict
+            except Exception:  # a broken guard refuses rather than letting the call through
+                log.exception("guard %s failed on %s", type(guard).__name__, call.name)
+                return (
+                    "blocked",
+                    _json({"error": "a safety check failed; the tool did not run"}),
+                    0.0,
+                )
+            if verdict is None:
+                continue
+            if isinstance(verdict, Cancel):
+                return "cancelled", _json({"cancelled": True, "reason": verdict.reason}), 0.0
+            if isinstance(verdict, Block):
+                return "blocked", _json({"error": verdict.message, "type": verdict.type}), 0.0
+            if isinstance(verdict, Answer):
+                return "answered", self._cap(_as_text(verdict.result)), 0.0
+            log.error("guard %s returned %r; the call is blocked", type(guard).__name__, verdict)
+            return "blocked", _json({"error": "a safety check failed; the tool did not run"}), 0.0
+
+        limit = tool.timeout or self.limits.tool_timeout
+        started = time.perf_counter()
+        outcome: ToolOutcome = "ok"
+        try:
+            value = await asyncio.wait_for(tool.invoke(call.arguments), limit)
+            text = _as_text(value)
+        except ToolError as error:
+            outcome, text = "error", _json({"error": error.message})
+        except TimeoutError:
+            outcome = "error"
+            text = _json({"error": f"the tool took longer than {limit:g} seconds and was stopped"})
+        except Exception:
+            log.exception("tool %s failed on %s", call.name, json.dumps(dict(call.arguments))[:500])
+            outcome, text = "error", _json({"error": TOOL_FAILED})
+        took = (time.perf_counter() - started) * 1000
+        return outcome, self._cap(text), took
+
+    def _cap(self, text: str) -> str:
+        cap = self.limits.tool_output_chars
+        if len(text) <= cap:
+            return text
+        return (
+            f"{text[:cap]}\n[… {len(text) - cap} characters cut: the output was longer than "
+            f"{cap} characters; ask for a smaller part]"
+        )
+
+    # ------------------------------------------------------------------ history
+
+    def _stamp(self, message: Message, state: _TurnState) -> Message:
+        setup = state.setup
+        return replace(
+            message,
+            mode=state.mode,
+            model=setup.model if setup else self.model_override or self.default_model,
+            thinking=setup.thinking if setup else "off",
+        )
+
+    def _add_result(
+        self, state: _TurnState, call: ToolCall, outcome: ToolOutcome, result: str, took: float
+    ) -> None:
+        self.conversation.append(Message("tool", result, tool_call_id=call.id, name=call.name))
+        if call in state.unresolved:
+            state.unresolved.remove(call)
+        self._record(
+            "tool_result",
+            call=call.to_dict(),
+            outcome=outcome,
+            result=result,
+            duration_ms=round(took, 3),
+        )
+
+    def _settle(self, state: _TurnState, *, cancelled: bool) -> Message | None:
+        """Close what the turn left open; return the assistant message added, if any."""
+        for call in list(state.unresolved):
+            result = _json({"cancelled": True, "reason": CANCELLED_BY_USER})
+            self._add_result(state, call, "cancelled", result, 0.0)
+        if state.user_index < 0:
+            return None
+        if state.round_message is not None:
+            if cancelled:
+                index = state.round_message
+                stored = self.conversation.messages[index]
+                self.conversation.messages[index] = replace(stored, cancelled=True)
+            return None
+        partial = state.partial()
+        if not cancelled and not partial:
+            return None
+        message = self._stamp(
+            Message("assistant", partial, reasoning="".join(state.reasoning), cancelled=cancelled),
+            state,
+        )
+        self.conversation.append(message)
+        return message
+
+    def _checkpoint_answer(self, state: _TurnState) -> None:
+        """Write the answer so far (`partial: true`), so a crash loses none of it."""
+        state.next_checkpoint = time.monotonic() + self.checkpoint_seconds
+        message = self._stamp(
+            Message("assistant", state.partial(), reasoning="".join(state.reasoning)), state
+        )
+        self._record("assistant", message=message.to_dict(), usage=None, partial=True)
+
+    def _fail(
+        self, state: _TurnState, error: str, kind: str, hint: str, *, retryable: bool
+    ) -> TurnFailed:
+        """Close the turn as failed: keep what arrived, record it, and say what to do."""
+        partial = state.unstored()
+        self._settle(state, cancelled=False)
+        reasoning = "" if state.round_message is not None else "".join(state.reasoning)
+        message = self._stamp(Message("assistant", partial, reasoning=reasoning), state)
+        self._record(
+            "assistant",
+            message=message.to_dict(),
+            usage=None,
+            turn_usage=state.total_usage(),
+            error=error,
+            kind=kind,
+            hint=hint,
+            retryable=retryable,
+        )
+        return TurnFailed(error, kind=kind, hint=hint, partial=partial, retryable=retryable)
+
+    def _last_user_index(self) -> int | None:
+        for index in range(len(self.conversation) - 1, -1, -1):
+            if self.conversation.messages[index].role == "user":
+                return index
+        return None
+
+    def _record(self, record_type: RecordType, **fields: Any) -> None:
+        if self.session is None:
+            return
+        try:
+            self.session.record(record_type, self.turn, **fields)
+        except Exception as error:  # the turn goes on; the next RouteDecided warns
+            log.exception("could not write a %s record", record_type)
+            if self._record_failure is None:
+                self._record_failure = f"{type(error).__name__}: {error}"
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _usage_dict(usage: UsageReport | None) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "cost": usage.cost,
+    }
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _as_text(value: Any) -> str:
+    """What the model reads of a tool's return value: text as is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return '{"ok": true}'
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _window(messages: list[Message], window: HistoryWindow) -> list[Message]:
+    """The earlier messages a profile's `history: {last: N}` lets the model see.
+
+    N counts what people said (user messages and assistant text), not tool traffic: a turn
+    with many tool calls must not push the previous exchange out of sight. The window then
+    starts at a user message, so it never begins mid-exchange and never holds a tool result
+    without its call.
+    """
+    if window.last is None:
+        return _from_first_user(messages)
+    if window.last == 0 or not messages:
+        return []
+    counted = 0
+    start = len(messages)
+    for index in range(len(messages) - 1, -1, -1):
+        start = index
+        message = messages[index]
+        if message.role == "user" or (message.role == "assistant" and message.content):
+            counted += 1
+            if counted >= window.last:
+                break
+    return _from_first_user(messages[start:])
+
+
+def _from_first_user(messages: list[Message]) -> list[Message]:
+    """Drop what precedes the first user message, so a window never starts mid-exchange."""
+    for index, message in enumerate(messages):
+        if message.role == "user":
+            return messages[index:]
+    return []
+
+
+def _sent(message: Message) -> bool:
+    return not (message.role == "assistant" and not message.content and not message.tool_calls)
+
+
+def _to_wire(message: Message) -> list[dict[str, Any]]:
+    """A stored message as the model is given it (reasoning is never sent back)."""
+    if message.role == "user":
+        return [{"role": "user", "content": message.content}]
+    if message.role == "tool":
+        return [
+            {
+                "role": "tool",
+                "tool_call_id": message.tool_call_id,
+                "name": message.name,
+                "content": message.content,
+            }
+        ]
+    if message.role != "assistant" or not _sent(message):
+        return []
+    content = message.content
+    if message.cancelled and content:
+        content = f"{content}\n\n{CUT_SHORT}"
+    if not message.tool_calls:
+        return [{"role": "assistant", "content": content}]
+    return [
+        {
+            "role": "assistant",
+            "content": content or None,
+            "tool_calls": [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": json.dumps(dict(call.arguments), ensure_ascii=False),
+                    },
+                }
+                for call in message.tool_calls
+            ],
+        }
+    ]
+
+
+def _mode_marker(earlier: Sequence[Message], mode: str | None) -> str:
+    """A note for the new user message when the last reply the model sees came from another mode."""
+    for message in reversed(earlier):
+        if message.role == "assistant" and _sent(message):
+            if message.mode == mode:
+                return ""
+            return (
+                f"[Mode changed from {message.mode or NO_MODE} to {mode or NO_MODE}: follow this "
+                "turn's instructions, not the style or tools of earlier replies.]"
+            )
+    return ""

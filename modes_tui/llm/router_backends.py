@@ -1,0 +1,112 @@
+"""Factories for the routing backends that need a model or an encoder.
+
+`cli.classifier_services()` hands these to `build_classifier`. Each factory imports what
+it needs when it runs, so wiring them costs nothing: numpy loads when an embedding
+classifier is built, litellm at the first chat or judge call (or the judge's capability
+check), torch never (see `encoders.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from modes_tui.core.errors import DeclarationError, Problem
+
+if TYPE_CHECKING:
+    from modes_tui.core.classifiers import BackendFactory, ClassifierServices
+    from modes_tui.core.profiles import Pack
+    from modes_tui.core.routing import Classifier
+    from modes_tui.llm.base import ChatModel
+
+EMBEDDED_MODEL = "local/gemma-3-270m"
+"""What `model: default` means when no default model is configured."""
+
+ChatModelFactory = Callable[[], "ChatModel"]
+
+
+def resolve_model(model: str, default_model: str) -> str:
+    """`default` -> the configured default model -> the embedded model."""
+    if model != "default":
+        return model
+    return default_model if default_model != "default" else EMBEDDED_MODEL
+
+
+def default_chat_model() -> ChatModel:
+    """The litellm adapter (litellm itself is imported at the first call)."""
+    from modes_tui.llm.litellm_model import LiteLLMChatModel
+
+    return LiteLLMChatModel()
+
+
+def backend_factories(
+    chat_model: ChatModelFactory = default_chat_model,
+) -> dict[str, BackendFactory]:
+    """`embedding`, `chat`, `judge` and `cascade`, ready for `ClassifierServices`."""
+    shared: list[ChatModel] = []
+
+    def model_instance() -> ChatModel:
+        if not shared:
+            shared.append(chat_model())
+        return shared[0]
+
+    def embedding(pack: Pack, services: ClassifierServices) -> Classifier:
+        from modes_tui.core.classifiers.embedding import EmbeddingCache, EmbeddingClassifier
+        from modes_tui.core.paths import app_dirs
+        from modes_tui.llm.encoders import check_encoder, load_encoder
+
+        spec = pack.router.encoder
+        check_encoder(spec)
+        return EmbeddingClassifier(
+            lambda: load_encoder(spec),
+            encoder_name=spec,
+            modes=pack.profiles,
+            cache=EmbeddingCache(app_dirs().cache / "embeddings"),
+        )
+
+    def chat(pack: Pack, services: ClassifierServices) -> Classifier:
+        from modes_tui.core.classifiers.chat import ChatClassifier
+
+        model = resolve_model(pack.router.model, services.default_model)
+        return ChatClassifier(model_instance(), model)
+
+    def judge(pack: Pack, services: ClassifierServices) -> Classifier:
+        from modes_tui.core.classifiers.judge import LABELS, JudgeClassifier
+
+        if len(pack.profiles) > len(LABELS):
+            raise DeclarationError(
+                [
+                    Problem(
+                        "router.yaml",
+                        "classifier",
+                        f"the judge backend labels at most {len(LABELS)} modes; this pack has "
+                        f"{len(pack.profiles)}",
+                    )
+                ],
+                pack=pack.name,
+            )
+        model = resolve_model(pack.router.model, services.default_model)
+        return JudgeClassifier(model_instance(), model)
+
+    def cascade(pack: Pack, services: ClassifierServices) -> Classifier:
+        from modes_tui.core.classifiers import build_classifier
+        from modes_tui.core.classifiers.cascade import CascadeClassifier
+
+        config = pack.router.cascade
+        if config is None:
+            raise DeclarationError(
+                [
+                    Problem(
+                        "router.yaml",
+                        "cascade",
+                        "missing; the cascade classifier needs "
+                        "cascade: {first: embedding, then: chat, below: 0.6}",
+                    )
+                ],
+                pack=pack.name,
+            )
+        first = build_classifier(pack, config.first, services)
+        then = build_classifier(pack, config.then, services)
+        return CascadeClassifier(first, then, config.below)
+
+    return {"embedding": embedding, "chat": chat, "judge": judge, "cascade": cascade}

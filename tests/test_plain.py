@@ -1,0 +1,216 @@
+"""The plain REPL: pipes, JSON lines, the prompt-toolkit prompt, completion, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prompt_toolkit.document import Document
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from modes_tui.cli import build_engine
+from modes_tui.core.engine import Engine
+from modes_tui.core.profiles import load_pack
+from modes_tui.llm.fake import ScriptedModel, ScriptedReply
+from modes_tui.plain import (
+    Printer,
+    ReplContext,
+    run_interactive,
+    run_lines,
+    run_turn,
+    slash_completer,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def engine_with(model: ScriptedModel) -> Engine:
+    pack = load_pack("default")
+    return build_engine(pack=pack, classifier="keyword", model=model, model_id="scripted/echo")
+
+
+def context_for(engine: Engine, history: Path | None = None) -> ReplContext:
+    names = ("chat", "code", "reason", "shell", "write")
+    settings: dict[str, str] = {}
+
+    def set_mode(value: str) -> str:
+        settings["mode"] = value
+        return f"mode setting: {value}"
+
+    return ReplContext(
+        engine=engine,
+        mode_names=lambda: names,
+        describe_modes=lambda: "\n".join(names),
+        set_mode=set_mode,
+        history_file=history,
+    )
+
+
+def run_cli(stdin: str, *args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MODES_TUI_HOME": str(home), "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "modes_tui", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
+
+
+def test_piped_stdin_prints_a_route_line_and_an_answer_per_message(modes_home: Path) -> None:
+    result = run_cli(
+        "hi\nhow do I undo my last git commit?\n",
+        "--model",
+        "scripted/echo",
+        "chat",
+        "--plain",
+        "--classifier",
+        "keyword",
+        home=modes_home,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    routes = [line for line in lines if line.startswith("[")]
+    assert routes[0].startswith("[chat · by ") and routes[1].startswith("[shell · by classifier")
+    assert sum("You said: hi" in line for line in lines) == 1
+    assert "how do I undo my last git commit?" in result.stdout
+
+
+def test_json_prints_one_event_per_line(modes_home: Path) -> None:
+    result = run_cli(
+        "hello\n",
+        "--model",
+        "scripted/echo",
+        "chat",
+        "--plain",
+        "--json",
+        "--classifier",
+        "keyword",
+        home=modes_home,
+    )
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    types = [e["type"] for e in events]
+    assert types[0] == "route_decided" and types[-1] == "turn_finished"
+    assert "text_delta" in types and "request_built" in types
+
+
+def test_piped_sessions_are_recorded(modes_home: Path) -> None:
+    run_cli(
+        "first message\n",
+        "--model",
+        "scripted/echo",
+        "chat",
+        "--plain",
+        "--classifier",
+        "keyword",
+        home=modes_home,
+    )
+    listing = run_cli("", "sessions", "--json", home=modes_home)
+    sessions = json.loads(listing.stdout)
+    assert len(sessions) == 1 and sessions[0]["title"] == "first message"
+
+
+def test_a_bad_option_is_a_usage_error(modes_home: Path) -> None:
+    result = run_cli("", "chat", "--plain", "--bogus", home=modes_home)
+    assert result.returncode == 2 and "unrecognized arguments: --bogus" in result.stderr
+
+
+def test_an_unknown_pack_fails_with_the_known_ones(modes_home: Path) -> None:
+    result = run_cli("hi\n", "--pack", "nope", "chat", "--plain", home=modes_home)
+    assert result.returncode == 1 and "known packs: default, support" in result.stderr
+
+
+async def test_slash_commands_in_a_pipe() -> None:
+    out = io.StringIO()
+    context = context_for(engine_with(ScriptedModel()))
+    await run_lines(
+        ["/help\n", "/mode code\n", "/mode\n", "/frob\n", "/why\n"], context, Printer(out)
+    )
+    text = out.getvalue()
+    assert "/clear" in text and "mode setting: code" in text
+    assert "usage: /mode NAME | auto | off" in text
+    assert "unknown command /frob; /help lists the commands" in text
+    assert "no turn yet" in text
+
+
+async def test_the_prompt_answers_and_keeps_history(tmp_path: Path) -> None:
+    out = io.StringIO()
+    history = tmp_path / "state" / "input_history"
+    context = context_for(
+        engine_with(ScriptedModel().script(ScriptedReply("Hello back."))), history
+    )
+    with create_pipe_input() as pipe:
+        pipe.send_text("hi there\r")
+        pipe.send_text("\x04")  # Ctrl+D leaves
+        code = await run_interactive(context, Printer(out), input=pipe, output=DummyOutput())
+    assert code == 0
+    assert "[chat · by" in out.getvalue() and "Hello back." in out.getvalue()
+    assert "hi there" in history.read_text()
+
+
+async def test_ctrl_c_twice_at_the_prompt_leaves() -> None:
+    out = io.StringIO()
+    context = context_for(engine_with(ScriptedModel()))
+    with create_pipe_input() as pipe:
+        pipe.send_text("\x03")
+        pipe.send_text("\x03")
+        code = await run_interactive(context, Printer(out), input=pipe, output=DummyOutput())
+    assert code == 0 and "(Ctrl+C again to leave)" in out.getvalue()
+
+
+async def test_ctrl_c_during_a_turn_cancels_it_and_keeps_the_partial_answer() -> None:
+    out = io.StringIO()
+    engine = engine_with(
+        ScriptedModel().script(ScriptedReply("word " * 200, chunk_size=5, delay=0.01))
+    )
+    context = context_for(engine)
+    task = asyncio.create_task(run_turn("tell me a story", context, Printer(out)))
+    while "word" not in out.getvalue():
+        await asyncio.sleep(0.01)
+    os.kill(os.getpid(), signal.SIGINT)
+    await asyncio.wait_for(task, 10)
+    assert "(cancelled; the partial answer is kept)" in out.getvalue()
+    last = engine.conversation.messages[-1]
+    assert last.cancelled and last.content.startswith("word")
+
+
+def completions(text: str) -> list[str]:
+    context = context_for(engine_with(ScriptedModel()))
+    return [c.text for c in slash_completer(context).get_completions(Document(text), None)]
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("/mo", ["/mode", "/modes"]),
+        ("/mode c", ["chat", "code"]),
+        ("/mode a", ["auto"]),
+        ("hello", []),
+    ],
+)
+def test_completion_of_commands_and_mode_names(typed: str, expected: list[Any]) -> None:
+    assert completions(typed) == expected
+
+
+@pytest.mark.local
+def test_the_embedded_default_answers_two_piped_messages_offline(modes_home: Path) -> None:
+    result = run_cli("hi\nhow do I undo my last git commit?\n", "chat", "--plain", home=modes_home)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.strip()]
+    routes = [i for i, line in enumerate(lines) if line.startswith("[")]
+    assert len(routes) == 2
+    assert lines[routes[1]].startswith("[shell ")  # git belongs to the shell mode
+    answers = [line for line in lines if not line.startswith(("[", "("))]
+    assert len(answers) >= 2  # each route line is followed by the model's own words
+    assert "llama" not in result.stderr.lower()  # native logs stay out of the terminal
