@@ -11,7 +11,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +26,9 @@ if TYPE_CHECKING:
     from modes_tui.core.engine import Engine
     from modes_tui.core.guards import Confirmer, Limits
     from modes_tui.core.paths import Dirs
-    from modes_tui.core.records import SessionWriter
+    from modes_tui.core.records import RecordType, SessionWriter
     from modes_tui.llm.base import ChatModel
+    from modes_tui.store.sessions import SessionLog
     from modes_tui.store.settings import Settings
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -561,9 +562,106 @@ def cmd_chat(args: argparse.Namespace) -> int:
         return asyncio.run(run_lines(sys.stdin, context, printer))
 
 
+class LazySessionLog:
+    """A session log that creates its file at the first record, so opening and closing the
+    app without a message leaves no empty session behind."""
+
+    def __init__(self, create: Callable[[], SessionLog]) -> None:
+        self._create = create
+        self.log: SessionLog | None = None
+
+    @property
+    def id(self) -> str | None:
+        """The session id, once the file exists."""
+        return self.log.id if self.log is not None else None
+
+    def record(self, type: RecordType, turn: int, **fields: Any) -> None:
+        """Append one record (creating the file first)."""
+        if self.log is None:
+            self.log = self._create()
+        self.log.record(type, turn, **fields)
+
+    def close(self) -> None:
+        """Close the file, if there is one."""
+        if self.log is not None:
+            self.log.close()
+
+
 def cmd_tui(args: argparse.Namespace) -> int:
-    """The Textual app."""
-    raise ModesError("the terminal UI is not available in this build; use `modes-tui chat --plain`")
+    """The Textual app. Nothing here imports a model library: the engine is built (and
+    litellm imported) in workers after the first paint."""
+    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.core.routing import Router
+    from modes_tui.llm.litellm_model import is_remote, preload
+    from modes_tui.store.control import ControlFile
+    from modes_tui.store.runtime import sweep
+    from modes_tui.store.sessions import SessionLog
+    from modes_tui.tui.app import build_app
+    from modes_tui.tui.services import AppServices
+    from modes_tui.tui.sessions import StoreSessions
+
+    settings = _settings(args)
+    pack = load_pack(settings.pack, getattr(args, "profiles", None))
+    dirs = app_dirs()
+    sweep(dirs, settings.sweep_days)
+    control = ControlFile(dirs.control_file, modes=lambda: pack.names)
+    override = getattr(args, "model", None)
+    model_id = override or settings.default_model
+    classifier = getattr(args, "classifier", None) or settings.router_classifier
+    session = LazySessionLog(
+        lambda: SessionLog.create(
+            dirs,
+            pack=pack.name,
+            model=model_id,
+            cwd=str(Path.cwd()),
+            app_version=__version__,
+            fsync=settings.sessions_fsync,
+        )
+    )
+    used = {model_id} | {p.model for p in pack.profiles if p.model != "default" and not override}
+    offline = not any(is_remote(name) for name in used)
+
+    def engine(confirm: Confirmer) -> Engine:
+        built = build_engine(
+            pack=pack,
+            model_id=settings.default_model,
+            model_override=override,
+            classifier=classifier,
+            session=session,
+            control=control,
+            confirm=confirm,
+            dirs=dirs,
+            offline=offline,
+            local_model_path=settings.local_model_path,
+            model=_model_for(args),
+        )
+        # Asking a capability imports litellm and, for the embedded model, assembles and
+        # registers it, so the first message does not wait for that.
+        built.model.supports_reasoning(model_id)
+        return built
+
+    def router() -> Router:
+        services = classifier_services(settings.default_model)
+        return Router(pack, build_classifier(pack, classifier, services))
+
+    services = AppServices(
+        pack=pack,
+        model=model_id,
+        control=control,
+        build_engine=engine,
+        sessions=StoreSessions(dirs, router),
+        preload=None if _model_for(args) is not None else lambda: preload(offline=offline),
+        keymap=dict(settings.keymap),
+        theme=settings.theme,
+        session_id=lambda: session.id,
+        tune_gc=True,
+    )
+    try:
+        build_app(services).run()
+    finally:
+        session.close()
+    return EXIT_OK
 
 
 # --------------------------------------------------------------------------- parser
@@ -691,8 +789,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ[HOME_ENV] = args.home
     handler = getattr(args, "handler", None)
     if handler is None:
-        parser.print_help()
-        return EXIT_OK
+        handler = cmd_tui  # `modes-tui` alone opens the terminal UI
     try:
         return int(handler(args))
     except ModesError as error:

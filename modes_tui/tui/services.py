@@ -56,8 +56,8 @@ class ControlStore(Protocol):
         """The setting now."""
         ...
 
-    def write(self, mode: str) -> None:
-        """Set auto, off or a mode name (atomically)."""
+    def write(self, mode: str) -> object:
+        """Set auto, off or a mode name (atomically); raises UnknownMode for a bad name."""
         ...
 
     def watch(self) -> AsyncIterator[ControlReading]:

@@ -1,0 +1,263 @@
+"""The app over the real engine: ScriptedModel answers, the keyword classifier routes, the
+control file and the session log are the store's. What the user sees, end to end."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from modes_tui.cli import build_engine
+from modes_tui.core.classifiers.keyword import KeywordClassifier
+from modes_tui.core.errors import ProviderError
+from modes_tui.core.paths import app_dirs
+from modes_tui.core.profiles import load_pack
+from modes_tui.core.routing import Router
+from modes_tui.llm.fake import ScriptedModel, ScriptedReply
+from modes_tui.store.control import ControlFile
+from modes_tui.store.sessions import SessionLog
+from modes_tui.tui.app import ModesApp, build_app
+from modes_tui.tui.chat import AnswerSegment, ToolCallView, TurnNote
+from modes_tui.tui.confirm import ConfirmToolScreen
+from modes_tui.tui.inspector import InspectorScreen
+from modes_tui.tui.replay import ReplayScreen
+from modes_tui.tui.services import AppServices, Confirmer
+from modes_tui.tui.sessions import StoreSessions
+from tests.tui_support import all_text, plain
+
+SIZE = (120, 40)
+
+
+@dataclass
+class Rig:
+    """The app's parts, kept for assertions."""
+
+    services: AppServices
+    model: ScriptedModel
+    control: ControlFile
+    log: SessionLog
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[Rig]:
+    pack = load_pack("default")
+    dirs = app_dirs()
+    control = ControlFile(dirs.control_file, modes=lambda: pack.names)
+    model = ScriptedModel()
+    log = SessionLog.create(dirs, pack=pack.name, model="scripted/demo")
+
+    def engine(confirm: Confirmer):
+        return build_engine(
+            pack=pack,
+            model_id="scripted/demo",
+            classifier="keyword",
+            session=log,
+            control=control,
+            confirm=confirm,
+            dirs=dirs,
+            cwd=tmp_path,
+            offline=True,
+            model=model,
+        )
+
+    services = AppServices(
+        pack=pack,
+        model="scripted/demo",
+        control=control,
+        build_engine=engine,
+        sessions=StoreSessions(
+            dirs, lambda: Router(pack, KeywordClassifier()), export_dir=tmp_path
+        ),
+        session_id=lambda: log.id,
+    )
+    yield Rig(services, model, control, log)
+    log.close()
+
+
+async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 5.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        if loop.time() > deadline:
+            raise AssertionError("timed out waiting for the screen to change")
+        await pilot.pause(0.02)
+
+
+async def started(pilot: Pilot[None]) -> ModesApp:
+    app = pilot.app
+    assert isinstance(app, ModesApp)
+    await until(pilot, lambda: app.engine is not None)
+    return app
+
+
+async def say(pilot: Pilot[None], text: str, *, wait: bool = True) -> None:
+    app = pilot.app
+    assert isinstance(app, ModesApp)
+    count = len(app.records)
+    app.prompt.value = text
+    await pilot.press("enter")
+    if text.startswith("/"):
+        await pilot.pause(0.05)
+    elif wait:
+        await until(pilot, lambda: len(app.records) > count and not app._turn_running)
+
+
+def header(app: ModesApp) -> str:
+    return app.header.render_text().plain
+
+
+def panel_text(app: ModesApp) -> str:
+    return "\n".join(str(app.panel.options.get_option_at_index(i).prompt) for i in range(1))
+
+
+async def test_a_message_is_routed_streamed_and_shown_in_the_panel(rig: Rig) -> None:
+    rig.model.script(ScriptedReply("Run it under `gdb` and type `bt`.\n\n- build with -g\n"))
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        await say(pilot, "my python script segfaults")
+        segment = app.chat.query_one(AnswerSegment)
+        assert segment.source.startswith("Run it under `gdb`")
+        assert "→ code" in all_text(app.chat.query(".route"))
+        entry = app.panel.entries[-1]
+        assert entry.route is not None and entry.route.mode_name == "code"
+        assert entry.route.decided_by == "classifier"
+        assert "#1 code" in panel_text(app) and "keywords:" in panel_text(app)
+        assert "mode code" in header(app)
+        assert len(rig.model.requests) == 1
+
+
+async def test_forcing_by_key_and_by_command_reaches_the_engine(rig: Rig) -> None:
+    rig.model.script(ScriptedReply("Drafted."), ScriptedReply("Computed."))
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        await pilot.press("f6")  # write: fifth mode of the default pack
+        await until(pilot, lambda: "forced write" in header(app))
+        assert rig.control.read().mode == "write"
+        await say(pilot, "my python script segfaults")
+        route = app.panel.entries[-1].route
+        assert route is not None and route.mode_name == "write" and route.decided_by == "caller"
+        assert "forced" in panel_text(app)
+        await say(pilot, "/mode reason")
+        await until(pilot, lambda: "forced reason" in header(app))
+        await say(pilot, "hello there")
+        route = app.panel.entries[-1].route
+        assert route is not None and route.mode_name == "reason"
+        await pilot.press("shift+tab")  # reason -> shell
+        await until(pilot, lambda: "forced shell" in header(app))
+        assert rig.control.read().mode == "shell"
+
+
+async def test_an_external_control_file_edit_changes_header_and_next_turn(rig: Rig) -> None:
+    rig.model.script(ScriptedReply("Off we go."))
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        rig.control.path.parent.mkdir(parents=True, exist_ok=True)
+        rig.control.path.write_text('{"mode": "off"}\n')  # another process
+        await until(pilot, lambda: "setting off" in header(app), timeout=1.5)
+        await say(pilot, "my python script segfaults")
+        assert app.records[-1].route is not None
+        assert app.records[-1].mode is None  # no mode: base prompt only
+        assert "setting off" in header(app)
+
+
+async def test_escape_cancels_a_streaming_answer_and_keeps_the_partial_text(rig: Rig) -> None:
+    rig.model.script(ScriptedReply("word " * 200, chunk_size=5, delay=0.02))
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        await say(pilot, "tell me a long story", wait=False)
+        await until(pilot, lambda: bool(app.records) and len(app.records[-1].answer) > 20)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.records[-1].status == "cancelled")
+        await until(pilot, lambda: not app._turn_running)
+        record = app.records[-1]
+        assert 0 < len(record.answer) < len("word " * 200)
+        assert "cancelled" in plain(app.chat.query_one(".note-text"))
+        assert app.chat.query_one(AnswerSegment).source.startswith(record.answer.strip()[:20])
+
+
+@pytest.mark.parametrize("accept", [True, False])
+async def test_a_command_needs_confirmation(rig: Rig, accept: bool) -> None:
+    rig.model.script(
+        ScriptedReply("Let me check.", tool_calls=[("run_command", {"command": "echo hi"})]),
+        ScriptedReply("Done."),
+    )
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        await say(pilot, "/mode shell")
+        await say(pilot, "say hi in the terminal", wait=False)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
+        assert "run_command" in plain(app.screen.query_one("#confirm-title"))
+        await pilot.press("y" if accept else "n")
+        await until(pilot, lambda: bool(app.records) and not app._turn_running)
+        activity = app.records[-1].tools[0]
+        shown = plain(app.chat.query_one(ToolCallView))
+        if accept:
+            assert activity.outcome == "ok" and "hi" in activity.result
+            assert "ok" in shown
+        else:
+            assert activity.outcome in ("cancelled", "blocked")
+            assert activity.outcome in shown
+        assert app.records[-1].answer.endswith("Done.")
+
+
+async def test_the_inspector_shows_the_exact_request(rig: Rig) -> None:
+    rig.model.script(ScriptedReply("First."), ScriptedReply("Second."))
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        await say(pilot, "hello there")
+        await say(pilot, "my python script segfaults")
+        await say(pilot, "/why")
+        await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
+        screen = app.screen
+        titles = "\n".join(c.title for c in screen.query("Collapsible"))
+        assert "System prompt: base prompt + code mode instructions" in titles
+        assert "Tools: 3" in titles  # code's read_file, list_files, search_files
+        assert "History window: 3 messages" in titles
+        request = rig.model.requests[-1]
+        system = str(request.messages[0]["content"])
+        assert system[:60] in all_text(screen.query("Static"))
+
+
+async def test_a_provider_error_shows_with_retry_and_retry_answers(rig: Rig) -> None:
+    rig.model.script(
+        ScriptedReply(error=ProviderError("rate_limit", "slow down", hint="wait a minute")),
+        ScriptedReply("Here you go."),
+    )
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        await say(pilot, "hello there")
+        assert app.records[-1].status == "failed"
+        note = app.chat.query_one(TurnNote)
+        assert "slow down" in plain(note.query_one(".note-text"))
+        assert "wait a minute" in plain(note.query_one(".note-text"))
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: app.records[-1].status == "finished" and not app._turn_running)
+        assert app.chat.query_one(AnswerSegment).source == "Here you go."
+        assert not app.chat.query(TurnNote)
+        assert len(app.records) == 1 and len(app.panel.entries) == 2
+
+
+async def test_the_recorded_session_replays_without_calling_the_model(rig: Rig) -> None:
+    rig.model.script(ScriptedReply("Use a list."), ScriptedReply("Try `git stash`."))
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        await say(pilot, "my python script segfaults")
+        await say(pilot, "git rebase went wrong")
+        calls = len(rig.model.requests)
+        await say(pilot, f"/replay {rig.log.id}")
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        screen = app.screen
+        await until(pilot, lambda: "turns agree" in plain(screen.query_one("#replay-title")))
+        sources = [segment.source for segment in screen.query(AnswerSegment)]
+        assert sources == ["Use a list.", "Try `git stash`."]
+        assert "2/2 turns agree" in plain(screen.query_one("#replay-title"))
+        assert len(rig.model.requests) == calls
+        await pilot.press("escape")
+        await say(pilot, "/export")
+        exported = list(Path(rig.services.sessions.export_dir).glob("modes-tui-*.md"))  # type: ignore[union-attr]
+        assert exported and "Try `git stash`." in exported[0].read_text()
