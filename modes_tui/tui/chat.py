@@ -196,7 +196,7 @@ class TurnView(Vertical):
             line.append(f"  (was {record.mode_change.previous or 'no mode'})", style="dim")
         if record.reroute is not None:
             line.append("\n")
-            line.append_text(reroute_line(record.reroute, record.route))
+            line.append_text(reroute_line(record.reroute, record.route, indent=""))
         return line
 
     async def _mount_in_order(self, widget: Widget) -> None:

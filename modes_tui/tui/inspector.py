@@ -200,7 +200,7 @@ class InspectorScreen(Screen[None]):
             return Text("(no usage reported)", style="dim")
         lines = []
         for index, usage in enumerate(record.usages, 1):
-            cost = "" if usage.cost is None else f" · ${usage.cost:.6f}"
+            cost = f" · ${usage.cost:.6f}" if usage.cost else ""
             lines.append(
                 Text(
                     f"call {index}: {usage.model} · {usage.prompt_tokens} prompt + "
@@ -211,7 +211,7 @@ class InspectorScreen(Screen[None]):
         lines.append(
             Text(
                 f"total: {record.prompt_tokens + record.completion_tokens} tokens"
-                + ("" if total is None else f" · ${total:.6f}"),
+                + (f" · ${total:.6f}" if total else ""),
                 style="bold",
             )
         )

@@ -44,7 +44,7 @@ class RoutePanel(Vertical):
 
     DEFAULT_CSS = """
     RoutePanel {
-        width: 48;
+        width: 50;
         border-left: tall $panel;
         height: 1fr;
     }

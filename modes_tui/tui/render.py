@@ -127,7 +127,7 @@ def error_lines(route: Route) -> list[Text]:
     return lines
 
 
-CARD_RULE_WIDTH = 44
+CARD_RULE_WIDTH = 46
 
 
 def route_card(
@@ -154,6 +154,10 @@ def route_card(
         style = "magenta" if mark == "forced" else "red" if mark == "error" else "yellow"
         head.append(f" {mark}", style=f"reverse {style}")
     when = format_time(route.at, tz)
+    if when:
+        gap = CARD_RULE_WIDTH - len(head.plain) - len(when)
+        head.append(" " * gap if gap > 0 else " ")
+        head.append(when, style="dim")
     lines: list[Text] = [head]
     detail = Text("  by ", style="dim")
     detail.append(route.decided_by, style=DECIDED_BY_STYLE.get(route.decided_by, ""))
@@ -161,24 +165,19 @@ def route_card(
         detail.append(f" · confidence {route.confidence:.2f}")
     if route.duration_ms is not None:
         detail.append(f" · {format_ms(route.duration_ms)}", style="dim")
-    if when:
-        detail.append(f" · {when}", style="dim")
     lines.append(detail)
     lines.extend(probability_lines(route))
     if route.runner_up:
         lines.append(Text(f"  runner-up: {route.runner_up}", style="dim"))
     if route.reason:
         lines.append(Text(f"  reason: {route.reason}", style="italic"))
-    who = Text("  ")
     if route.classifier is not None:
-        who.append(f"classifier {route.classifier.with_}", style="dim")
+        via = f"  via {route.classifier.with_}"
         if route.classifier.model:
-            who.append(f" ({route.classifier.model})", style="dim")
-        who.append(" · ", style="dim")
+            via += f" ({route.classifier.model})"
+        lines.append(Text(via, style="dim"))
     if record.model:
-        who.append(f"model {record.model}", style="dim")
-    if who.plain.strip():
-        lines.append(who)
+        lines.append(Text(f"  answered by {record.model}", style="dim"))
     for note in (*record.warnings, *record.notes):
         lines.append(Text(f"  ! {note}", style="yellow"))
     lines.extend(error_lines(route))
@@ -189,16 +188,20 @@ def route_card(
     return Text("\n").join(lines)
 
 
-def reroute_line(reroute: Reroute, recorded: Route | None) -> Text:
+def reroute_line(reroute: Reroute, recorded: Route | None, indent: str = "  ") -> Text:
     """Replay: how today's router decides the recorded turn."""
     if reroute.route is None:
-        return Text(f"  re-route: {reroute.note or 'failed'}", style="red")
+        return Text(f"{indent}re-route: {reroute.note or 'failed'}", style="red")
     new = reroute.route
     confidence = "" if new.confidence is None else f" {new.confidence:.2f}"
+    note = f" · {reroute.note}" if reroute.note else ""
     if reroute.differs:
-        was = recorded.mode_name if recorded is not None else "?"
-        return Text(f"  re-route: {new.mode_name}{confidence} (was {was}) ≠", style="bold yellow")
-    return Text(f"  re-route: {new.mode_name}{confidence} (same) =", style="green")
+        was = recorded.mode_name if recorded is not None else "no mode"
+        return Text(
+            f"{indent}re-route: {new.mode_name}{confidence} (was {was}) ≠{note}",
+            style="bold yellow",
+        )
+    return Text(f"{indent}re-route: {new.mode_name}{confidence} (same) ={note}", style="green")
 
 
 def tool_summary(activity: ToolActivity) -> RenderableType:
@@ -236,7 +239,7 @@ def turn_plain_text(record: TurnRecord) -> Text:
         text.append_text(route_headline(record.route, record.mode))
         text.append("\n")
     if record.reroute is not None:
-        text.append_text(reroute_line(record.reroute, record.route))
+        text.append_text(reroute_line(record.reroute, record.route, indent=""))
         text.append("\n")
     text.append(record.answer or "(no answer)", style="" if record.answer else "dim")
     if record.tools:
