@@ -38,8 +38,8 @@ from modes_tui.core.profiles import load_pack
 from modes_tui.core.routing import Route
 from modes_tui.llm.base import ModelRequest
 from modes_tui.tui.app import ModesApp, build_app
-from modes_tui.tui.chat import AnswerSegment
 from modes_tui.tui.services import AppServices, Confirmer
+from modes_tui.tui.turn_view import AnswerSegment
 
 CHUNKS_PER_SECOND = 100
 TICK = 0.010

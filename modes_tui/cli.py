@@ -18,20 +18,29 @@ from typing import TYPE_CHECKING, Any
 from modes_tui import __version__
 from modes_tui.core.errors import DeclarationError, ModesError, UnknownMode
 from modes_tui.core.paths import HOME_ENV
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Route
 
 if TYPE_CHECKING:
     from modes_tui.core.control import ControlSource
     from modes_tui.core.engine import Engine
     from modes_tui.core.guards import Confirmer, Limits
     from modes_tui.core.paths import Dirs
+    from modes_tui.core.profiles import Pack
     from modes_tui.core.records import RecordType, SessionWriter
+    from modes_tui.core.routing import Route
     from modes_tui.llm.base import ChatModel
     from modes_tui.store.sessions import SessionLog
     from modes_tui.store.settings import Settings
+    from modes_tui.tui.services import AppServices
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+def load_pack(name: str | None = None, folder: str | os.PathLike[str] | None = None) -> Pack:
+    """`core.profiles.load_pack`, imported on first use: YAML and Jinja2 stay off the path
+    to the terminal UI's first frame (it loads the pack in a worker)."""
+    from modes_tui.core.profiles import load_pack as load
+
+    return load(name, folder)
 
 
 # --------------------------------------------------------------------------- wiring
@@ -588,8 +597,23 @@ class LazySessionLog:
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
-    """The Textual app. Nothing here imports a model library: the engine is built (and
-    litellm imported) in workers after the first paint."""
+    """The Textual app. Only textual loads before the first frame: the settings, the pack
+    and the stores are prepared in a worker right after it, and the engine (with litellm
+    and the model) in another one after that."""
+    from modes_tui.tui.app import build_app
+
+    sessions: list[LazySessionLog] = []
+    app = build_app(prepare=lambda: tui_services(args, sessions))
+    try:
+        app.run()
+    finally:
+        for session in sessions:
+            session.close()
+    return EXIT_OK
+
+
+def tui_services(args: argparse.Namespace, sessions: list[LazySessionLog]) -> AppServices:
+    """Everything the terminal UI needs, from the settings and the options."""
     from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.paths import app_dirs
     from modes_tui.core.routing import Router
@@ -597,13 +621,14 @@ def cmd_tui(args: argparse.Namespace) -> int:
     from modes_tui.store.control import ControlFile
     from modes_tui.store.runtime import sweep
     from modes_tui.store.sessions import SessionLog
-    from modes_tui.tui.app import build_app
+    from modes_tui.store.settings import load_settings
     from modes_tui.tui.services import AppServices
     from modes_tui.tui.sessions import StoreSessions
 
-    settings = _settings(args)
-    pack = load_pack(settings.pack, getattr(args, "profiles", None))
     dirs = app_dirs()
+    overrides = {"pack": getattr(args, "pack", None)}
+    settings = load_settings(dirs, overrides=overrides)
+    pack = load_pack(settings.pack, getattr(args, "profiles", None))
     sweep(dirs, settings.sweep_days)
     control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     override = getattr(args, "model", None)
@@ -619,8 +644,10 @@ def cmd_tui(args: argparse.Namespace) -> int:
             fsync=settings.sessions_fsync,
         )
     )
+    sessions.append(session)
     used = {model_id} | {p.model for p in pack.profiles if p.model != "default" and not override}
     offline = not any(is_remote(name) for name in used)
+    scripted = _model_for(args)
 
     def engine(confirm: Confirmer) -> Engine:
         built = build_engine(
@@ -634,7 +661,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
             dirs=dirs,
             offline=offline,
             local_model_path=settings.local_model_path,
-            model=_model_for(args),
+            model=scripted,
         )
         # Asking a capability imports litellm and, for the embedded model, assembles and
         # registers it, so the first message does not wait for that.
@@ -645,23 +672,19 @@ def cmd_tui(args: argparse.Namespace) -> int:
         services = classifier_services(settings.default_model)
         return Router(pack, build_classifier(pack, classifier, services))
 
-    services = AppServices(
+    return AppServices(
         pack=pack,
         model=model_id,
         control=control,
         build_engine=engine,
         sessions=StoreSessions(dirs, router),
-        preload=None if _model_for(args) is not None else lambda: preload(offline=offline),
+        preload=None if scripted is not None else lambda: preload(offline=offline),
         keymap=dict(settings.keymap),
         theme=settings.theme,
         session_id=lambda: session.id,
         tune_gc=True,
+        warnings=list(settings.warnings),
     )
-    try:
-        build_app(services).run()
-    finally:
-        session.close()
-    return EXIT_OK
 
 
 # --------------------------------------------------------------------------- parser

@@ -25,21 +25,13 @@ from modes_tui.core.events import (
     Usage,
 )
 from modes_tui.tui.app import ModesApp, build_app
-from modes_tui.tui.chat import (
-    AnswerSegment,
-    ChatLog,
-    EarlierTurns,
-    LiteTurn,
-    SystemNote,
-    ToolCallView,
-    TurnNote,
-    TurnView,
-)
+from modes_tui.tui.chat import ChatLog, EarlierTurns, LiteTurn
 from modes_tui.tui.confirm import ConfirmToolScreen
 from modes_tui.tui.inspector import InspectorScreen
 from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.replay import ReplayScreen
 from modes_tui.tui.services import ReplayedSession, ReplayTurn, RerouteResult
+from modes_tui.tui.turn_view import AnswerSegment, SystemNote, ToolCallView, TurnNote, TurnView
 from modes_tui.tui.turns import Reroute
 from tests.tui_support import (
     MemoryControl,
@@ -560,3 +552,43 @@ async def test_another_process_editing_the_control_file_shows_within_a_second() 
         path.write_text("{not json")
         await until(pilot, lambda: "not valid JSON" in header(app), timeout=1.5)
         assert "setting auto" in header(app)
+
+
+async def test_the_app_paints_first_and_prepares_its_services_in_a_worker() -> None:
+    import threading
+
+    gate = threading.Event()
+    engine = ScriptEngine().script(answer_events("Hi!", "chat", "hello"))
+
+    def prepare():
+        gate.wait(5)  # the pack, the settings, the stores: slow on a cold disk
+        return services(engine)
+
+    async with build_app(prepare=prepare, tz=UTC).run_test(size=SIZE) as pilot:
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        await pilot.pause(0.1)
+        assert not app.started and "Starting" in plain(app.status)
+        await pilot.press(*"hello")  # typing works at once
+        await pilot.press("enter")
+        await until(pilot, lambda: bool(app.records))
+        gate.set()
+        await until(pilot, lambda: app.records[-1].status == "finished")
+        assert "pack default" in header(app)
+        await pilot.press("f3")
+        await until(pilot, lambda: "forced code" in header(app))
+
+
+async def test_a_broken_setup_is_shown_in_the_app() -> None:
+    from modes_tui.core.errors import DeclarationError, Problem
+
+    def prepare():
+        raise DeclarationError([Problem("code.yaml", "tools", "unknown tool 'rm'")], pack="mine")
+
+    async with build_app(prepare=prepare, tz=UTC).run_test(size=SIZE) as pilot:
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        await until(pilot, lambda: bool(app.chat.query(SystemNote)))
+        assert "unknown tool 'rm'" in app.chat.query_one(SystemNote).source
+        await send(pilot, "hello")
+        await until(pilot, lambda: bool(app.records) and app.records[-1].status == "failed")

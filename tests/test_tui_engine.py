@@ -22,12 +22,12 @@ from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.control import ControlFile
 from modes_tui.store.sessions import SessionLog
 from modes_tui.tui.app import ModesApp, build_app
-from modes_tui.tui.chat import AnswerSegment, ToolCallView, TurnNote
 from modes_tui.tui.confirm import ConfirmToolScreen
 from modes_tui.tui.inspector import InspectorScreen
 from modes_tui.tui.replay import ReplayScreen
 from modes_tui.tui.services import AppServices, Confirmer
 from modes_tui.tui.sessions import StoreSessions
+from modes_tui.tui.turn_view import AnswerSegment, ToolCallView, TurnNote
 from tests.tui_support import all_text, plain
 
 SIZE = (120, 40)

@@ -27,11 +27,13 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from modes_tui.core.conversation import Message
 from modes_tui.core.errors import ContractError, RoutingDecisionError, UnknownMode
-from modes_tui.core.profiles import Pack, Profile
+
+if TYPE_CHECKING:  # profiles pulls in YAML and Jinja2, which the app's first frame can do without
+    from modes_tui.core.profiles import Pack, Profile
 
 DecidedBy = Literal["caller", "classifier", "fallback"]
 

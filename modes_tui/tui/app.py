@@ -8,12 +8,13 @@ model library: the engine is built in a worker thread after the first paint.
 
 from __future__ import annotations
 
+import asyncio
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import tzinfo
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -36,7 +37,7 @@ from modes_tui.core.events import (
     TurnFailed,
     TurnFinished,
 )
-from modes_tui.tui.chat import ChatLog, TurnNote, TurnView
+from modes_tui.tui.chat import ChatLog, RetryRequested
 from modes_tui.tui.commands import (
     COMMANDS,
     Command,
@@ -46,16 +47,16 @@ from modes_tui.tui.commands import (
     mode_settings,
     parse_command,
 )
-from modes_tui.tui.confirm import DialogConfirmer
-from modes_tui.tui.inspector import InspectorScreen
-from modes_tui.tui.keys import ModeKey, mode_keys, next_setting
+from modes_tui.tui.keys import MODE_BINDING_PREFIX, ModeKey, mode_keys, next_setting
 from modes_tui.tui.palette import ModeCommands
 from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.prompt import CommandSuggester, PromptInput
-from modes_tui.tui.replay import ReplayScreen, SessionsScreen
 from modes_tui.tui.services import AppServices, ReplayedSession, TurnEngine
 from modes_tui.tui.status import ModeHeader, StatusLine, model_label, setting_label
 from modes_tui.tui.turns import TurnRecord
+
+if TYPE_CHECKING:
+    from modes_tui.tui.turn_view import TurnView
 
 W = TypeVar("W", bound=Widget)
 
@@ -77,12 +78,48 @@ class ModesApp(App[None]):
         Binding("f1", "help", "Help", id="app.help"),
     ]
 
-    def __init__(self, services: AppServices, *, tz: tzinfo | None = None) -> None:
+    def __init__(
+        self,
+        services: AppServices | None = None,
+        *,
+        prepare: Callable[[], AppServices] | None = None,
+        tz: tzinfo | None = None,
+    ) -> None:
         super().__init__()
-        self.services = services
+        if services is None and prepare is None:
+            raise ValueError("give the app its services, or a function that prepares them")
+        self._services: AppServices | None = None
+        self._prepare = prepare
         self.tz = tz
         """Time zone for times on screen (None: local); tests fix it."""
-        self.mode_keys: list[ModeKey] = mode_keys(services.pack.available())
+        self.mode_keys: list[ModeKey] = []
+        self.engine: TurnEngine | None = None
+        self.records: list[TurnRecord] = []
+        self.reading = ControlReading(AUTO)
+        self._turn_running_flag = False
+        self._engine_error: str | None = None
+        self._engine_settled: asyncio.Event | None = None
+        self._widgets: dict[str, Widget] = {}
+        self._session_ids: list[str] = []
+        if services is not None:
+            self._configure(services)
+
+    @property
+    def services(self) -> AppServices:
+        """Everything the app was given (raises while it is still being prepared)."""
+        if self._services is None:
+            raise ModesError("modes-tui is still starting; try again in a moment")
+        return self._services
+
+    @property
+    def started(self) -> bool:
+        """The services are in place (the pack, the control file, the engine factory)."""
+        return self._services is not None
+
+    def _configure(self, services: AppServices) -> None:
+        """Take the services: mode keys, the user's keymap, the theme."""
+        self._services = services
+        self.mode_keys = mode_keys(services.pack.available())
         # Mode keys depend on the pack, so they join the class bindings per instance.
         self._bindings = BindingsMap.merge(
             [
@@ -101,15 +138,9 @@ class ModesApp(App[None]):
             ]
         )
         if services.keymap:
-            self.set_keymap(services.keymap)
+            self.set_keymap(normal_keymap(services.keymap, [mk.mode for mk in self.mode_keys]))
         if services.theme:
             self.theme = services.theme
-        self.engine: TurnEngine | None = None
-        self.records: list[TurnRecord] = []
-        self.reading = ControlReading(AUTO)
-        self._turn_running_flag = False
-        self._engine_error: str | None = None
-        self._widgets: dict[str, Widget] = {}
 
     @property
     def _turn_running(self) -> bool:
@@ -123,8 +154,12 @@ class ModesApp(App[None]):
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
-        services = self.services
-        yield ModeHeader(model=services.model, pack=services.pack.name, id="header")
+        services = self._services
+        yield ModeHeader(
+            model=services.model if services else "…",
+            pack=services.pack.name if services else "…",
+            id="header",
+        )
         with Horizontal(id="main"):
             yield ChatLog(id="chat", tz=self.tz)
             yield RoutePanel(id="routes", tz=self.tz)
@@ -171,10 +206,24 @@ class ModesApp(App[None]):
         return self._widget("#prompt", PromptInput)
 
     def on_mount(self) -> None:
-        self.show_reading(self.services.control.read())
+        self._engine_settled = asyncio.Event()
         self.prompt.focus()
-        self.status.busy(f"Loading {model_label(self.services.model)}…")
-        # Heavy work starts only once the first frame is on screen.
+        if self.started:
+            self._start()
+        else:
+            self.status.busy("Starting…")
+            # The pack, the settings and the stores load after the first frame is drawn.
+            self.call_after_refresh(self.prepare_services)
+
+    def _start(self) -> None:
+        """The services are in: show them, then start the slow work after the next frame."""
+        services = self.services
+        self.header.show(model=services.model, pack=services.pack.name)
+        self.show_reading(services.control.read())
+        self.refresh_bindings()
+        self.status.busy(f"Loading {model_label(services.model)}…")
+        for warning in services.warnings:
+            self.notify(warning, title="Settings", severity="warning", timeout=10)
         self.call_after_refresh(self._after_first_paint)
 
     def _after_first_paint(self) -> None:
@@ -185,9 +234,17 @@ class ModesApp(App[None]):
 
     # ------------------------------------------------------------------ workers
 
+    @work(thread=True, exclusive=True, exit_on_error=False, group="prepare", name="start up")
+    def prepare_services(self) -> AppServices:
+        """Read the settings, load the pack, open the stores (in a thread)."""
+        assert self._prepare is not None
+        return self._prepare()
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="engine", name="build engine")
     def build_engine(self) -> TurnEngine:
         """Build the engine (may import litellm, load the model or the encoder)."""
+        from modes_tui.tui.confirm import DialogConfirmer
+
         return self.services.build_engine(DialogConfirmer(self))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="preload", name="preload")
@@ -243,9 +300,11 @@ class ModesApp(App[None]):
         return sessions.load(session_id)
 
     async def _wait_for_engine(self, record: TurnRecord, view: TurnView) -> TurnEngine | None:
-        while self.engine is None and self._engine_error is None:
-            self.status.busy(f"Loading {model_label(self.services.model)}; your message waits…")
-            await self.workers.wait_for_complete(self._engine_workers())
+        settled = self._engine_settled
+        if settled is not None and not settled.is_set():
+            what = model_label(self.services.model) if self.started else "modes-tui"
+            self.status.busy(f"Loading {what}; your message waits…")
+            await settled.wait()
         if self.engine is None:
             failure = TurnFailed(
                 error=f"the model could not start: {self._engine_error}",
@@ -257,9 +316,6 @@ class ModesApp(App[None]):
             await view.apply(failure)
             return None
         return self.engine
-
-    def _engine_workers(self) -> list[Worker[Any]]:
-        return [w for w in self.workers if w.group == "engine"]
 
     async def _play(
         self, record: TurnRecord, view: TurnView | None, events: AsyncIterator[TurnEvent]
@@ -303,13 +359,20 @@ class ModesApp(App[None]):
         worker = event.worker
         if not self.is_running:
             return  # shutting down: workers end because the screens are going away
-        if event.state == WorkerState.SUCCESS and worker.group == "engine":
+        if event.state == WorkerState.SUCCESS and worker.group == "prepare":
+            if isinstance(worker.result, AppServices):
+                self._configure(worker.result)
+                self._start()
+        elif event.state == WorkerState.SUCCESS and worker.group == "engine":
             self.engine = worker.result
+            self._settle_engine()
             if self.services.tune_gc:
                 tune_gc()
             if not self._turn_running:
                 self.status.idle()
         elif event.state == WorkerState.SUCCESS and worker.group == "replay":
+            from modes_tui.tui.replay import ReplayScreen
+
             session = worker.result
             if isinstance(session, ReplayedSession) and self.services.sessions is not None:
                 catalog = self.services.sessions
@@ -320,8 +383,16 @@ class ModesApp(App[None]):
         elif event.state == WorkerState.ERROR:
             error = worker.error
             message = str(error) if isinstance(error, ModesError) else repr(error)
-            if worker.group == "engine":
+            if worker.group == "prepare":
                 self._engine_error = message
+                self._settle_engine()
+                self.status.error("modes-tui could not start; see the note above")
+                self.call_later(
+                    self.chat.add_note, f"**modes-tui could not start**\n\n```\n{message}\n```"
+                )
+            elif worker.group == "engine":
+                self._engine_error = message
+                self._settle_engine()
                 self.status.error(f"The model could not start: {message}")
             elif worker.group == "turn":
                 self._turn_failed_unexpectedly(message)
@@ -329,6 +400,10 @@ class ModesApp(App[None]):
                 self.log.warning(f"preload failed: {message}")
             else:
                 self.status.error(f"{worker.name} failed: {message}")
+
+    def _settle_engine(self) -> None:
+        if self._engine_settled is not None:
+            self._engine_settled.set()
 
     def _turn_failed_unexpectedly(self, message: str) -> None:
         if not self.records:
@@ -363,6 +438,8 @@ class ModesApp(App[None]):
 
     def mode_names(self) -> list[str]:
         """The modes that can be forced now."""
+        if not self.started:
+            return []
         return [p.name for p in self.services.pack.available()]
 
     def settings(self) -> list[str]:
@@ -371,7 +448,7 @@ class ModesApp(App[None]):
 
     def session_ids(self) -> list[str]:
         """Ids `/replay` completes (cached after `/sessions`)."""
-        return list(getattr(self, "_session_ids", []))
+        return list(self._session_ids)
 
     def show_reading(self, reading: ControlReading) -> None:
         """Show the control setting in the header and the panel."""
@@ -381,6 +458,9 @@ class ModesApp(App[None]):
 
     def set_setting(self, setting: str) -> bool:
         """Write the control file (keys, /mode, the palette); False when it was refused."""
+        if not self.started:
+            self.status.error("modes-tui is still starting; try again in a moment.")
+            return False
         try:
             self.services.control.write(setting)
         except ModesError as error:
@@ -423,6 +503,8 @@ class ModesApp(App[None]):
         if not self.records:
             self.status.error("No turn yet: send a message first.")
             return
+        from modes_tui.tui.inspector import InspectorScreen
+
         self.push_screen(InspectorScreen(self.records[-1], tz=self.tz))
 
     async def action_help(self) -> None:
@@ -461,6 +543,9 @@ class ModesApp(App[None]):
     async def run_command(self, command: Command) -> None:
         """Do what a slash command says."""
         name = command.name
+        if not self.started and name not in ("/help", "/clear"):
+            self.status.error("modes-tui is still starting; try again in a moment.")
+            return
         if name == "/mode":
             self.set_setting(command.argument)
         elif name == "/modes":
@@ -499,6 +584,8 @@ class ModesApp(App[None]):
                 self.status.busy(f"Loading session {session_id}…")
                 self.load_replay(session_id)
 
+        from modes_tui.tui.replay import SessionsScreen
+
         self.push_screen(SessionsScreen(listed, tz=self.tz), callback=picked)
 
     async def export(self) -> None:
@@ -519,8 +606,8 @@ class ModesApp(App[None]):
         await self.chat.add_note(f"Exported the conversation to `{path}`.")
         self.status.idle(f"Exported to {path}")
 
-    @on(TurnNote.RetryRequested)
-    def _retry_pressed(self, event: TurnNote.RetryRequested) -> None:
+    @on(RetryRequested)
+    def _retry_pressed(self, event: RetryRequested) -> None:
         event.stop()
         if self.records and event.number != self.records[-1].number:
             self.status.error("Only the last turn can be retried.")
@@ -529,6 +616,8 @@ class ModesApp(App[None]):
 
     @on(RoutePanel.InspectRequested)
     def _inspect(self, event: RoutePanel.InspectRequested) -> None:
+        from modes_tui.tui.inspector import InspectorScreen
+
         event.stop()
         self.push_screen(InspectorScreen(event.record, tz=self.tz))
 
@@ -609,9 +698,28 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 20, 100)
 
 
-def build_app(services: AppServices, *, tz: tzinfo | None = None) -> ModesApp:
-    """The one way to make the app: the CLI, tests, screenshots and benchmarks call this."""
-    return ModesApp(services, tz=tz)
+def normal_keymap(keymap: Mapping[str, str], modes: Sequence[str]) -> dict[str, str]:
+    """The user's keymap with short names expanded: `auto`, `off`, `cycle` and a bare mode
+    name mean `mode.auto`, `mode.off`, `mode.cycle` and `mode.NAME`."""
+    short = {"auto", "off", "cycle", *modes}
+    return {
+        (f"{MODE_BINDING_PREFIX}{name}" if name in short else name): keys
+        for name, keys in keymap.items()
+    }
+
+
+def build_app(
+    services: AppServices | None = None,
+    *,
+    prepare: Callable[[], AppServices] | None = None,
+    tz: tzinfo | None = None,
+) -> ModesApp:
+    """The one way to make the app: the CLI, tests, screenshots and benchmarks call this.
+
+    Give `services`, or `prepare` to have them built in a thread after the first frame
+    (the CLI does, so settings, the pack and the stores never delay the first paint).
+    """
+    return ModesApp(services, prepare=prepare, tz=tz)
 
 
 __all__ = ["OFF", "ModesApp", "build_app"]

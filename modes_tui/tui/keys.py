@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from modes_tui.core.control import AUTO, OFF
-from modes_tui.core.profiles import Profile
+
+if TYPE_CHECKING:
+    from modes_tui.core.profiles import Profile
 
 FREE_FUNCTION_KEYS = ("f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9")
 """F-keys handed out to modes without a `key`, in order."""

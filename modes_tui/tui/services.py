@@ -10,13 +10,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from modes_tui.core.control import ControlReading
 from modes_tui.core.conversation import Conversation, ToolCall
 from modes_tui.core.events import TurnEvent
-from modes_tui.core.profiles import Pack
 from modes_tui.tui.turns import Reroute
+
+if TYPE_CHECKING:
+    from modes_tui.core.profiles import Pack
 
 
 class Confirmer(Protocol):
@@ -168,3 +170,5 @@ class AppServices:
     """The id of the session being recorded, when there is one."""
     tune_gc: bool = False
     """Tune the garbage collector for streaming once the engine is loaded (the CLI does)."""
+    warnings: list[str] = field(default_factory=list)
+    """Problems with the settings, shown once the app is up."""

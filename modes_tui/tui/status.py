@@ -56,8 +56,11 @@ class ModeHeader(Static):
         *,
         active_mode: str | None = None,
         model: str | None = None,
+        pack: str | None = None,
     ) -> None:
         """Redraw with whatever changed."""
+        if pack is not None:
+            self.pack = pack
         if reading is not None:
             self.reading = reading
         if active_mode is not None:

@@ -1,0 +1,327 @@
+"""One turn in full: the user's message, the route, the streamed Markdown answer, tool
+calls, folded reasoning, and how the turn ended.
+
+Answers stream through `Markdown.get_stream()` and get one full update when the reply
+ends (only if the text shown differs). Imported on first use by `chat`, so Markdown (and
+its parser) is not on the path to the app's first frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import tzinfo
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import Button, Collapsible, Markdown, Static
+from textual.widgets._markdown import MarkdownStream
+
+from modes_tui.core.events import (
+    ModeChanged,
+    ReasoningDelta,
+    RequestBuilt,
+    RouteDecided,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequested,
+    TurnCancelled,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+    Usage,
+)
+from modes_tui.tui.chat import RetryRequested
+from modes_tui.tui.render import format_ms, reroute_line, route_headline, tool_summary
+from modes_tui.tui.turns import TurnRecord
+
+REASONING_REFRESH_S = 0.1
+"""How often folded reasoning is redrawn while it streams."""
+
+
+class ToolCallView(Static):
+    """A tool call, its arguments and (once resolved) its result."""
+
+    DEFAULT_CSS = """
+    ToolCallView {
+        margin: 0 0 1 2;
+        padding: 0 1;
+        border-left: thick $secondary;
+        height: auto;
+    }
+    """
+
+
+class AnswerSegment(Markdown):
+    """Answer text of one model round."""
+
+    DEFAULT_CSS = """
+    AnswerSegment {
+        margin: 0 0 0 0;
+        padding: 0 1;
+        background: transparent;
+    }
+    """
+
+
+class TurnNote(Horizontal):
+    """A failed live turn: what went wrong, and a Retry button."""
+
+    DEFAULT_CSS = """
+    TurnNote {
+        height: auto;
+        margin: 0 0 0 2;
+    }
+    TurnNote > Static {
+        width: 1fr;
+        height: auto;
+        color: $error;
+    }
+    TurnNote > Button {
+        margin: 0 1;
+        min-width: 10;
+    }
+    """
+
+    def __init__(self, number: int, text: Text, *, retry: bool, kind: str) -> None:
+        super().__init__(classes=f"tail ending -{kind}")
+        self._number = number
+        self._text = text
+        self._retry = retry
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._text, classes="note-text")
+        if self._retry:
+            yield Button("Retry", variant="warning", id="retry", compact=True)
+
+    @on(Button.Pressed, "#retry")
+    def _retry_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.post_message(RetryRequested(self._number))
+
+
+class TurnView(Vertical):
+    """One user turn in full: message, route, answer, tools, reasoning, and how it ended.
+
+    Children, in order: the user's message, the route line, answer segments and tool calls
+    (in the order they happened), then the "tail": folded reasoning, how the turn ended, and
+    the meta line. Finished turns are composed at once (one layout pass); live ones grow.
+    """
+
+    DEFAULT_CSS = """
+    TurnView {
+        height: auto;
+        margin: 0 0 1 0;
+    }
+    TurnView > .user {
+        background: $boost;
+        padding: 0 1;
+        border-left: thick $primary;
+    }
+    TurnView > .route {
+        padding: 0 1;
+        color: $text-muted;
+    }
+    TurnView > Collapsible {
+        margin: 0 0 0 1;
+        padding: 0;
+        border-top: none;
+    }
+    TurnView > Collapsible Static { color: $text-muted; padding: 0 1; }
+    TurnView > .meta { padding: 0 1; color: $text-disabled; }
+    TurnView > .note-text { margin: 0 0 0 2; }
+    TurnView .-failed { color: $error; }
+    TurnView .-cancelled { color: $warning; }
+    """
+
+    def __init__(self, record: TurnRecord, *, live: bool = True, tz: tzinfo | None = None) -> None:
+        super().__init__(id=f"turn-{record.number}")
+        self.record = record
+        self.live = live
+        self._tz = tz
+        self._segment: AnswerSegment | None = None
+        self._stream: MarkdownStream | None = None
+        self._reasoning: Static | None = None
+        self._reasoning_timer: Timer | None = None
+        self._tools: dict[str, ToolCallView] = {}
+        self._shown = ""
+        """Text of the widget being streamed into."""
+        self._segments_shown = 0
+
+    def compose(self) -> ComposeResult:
+        record = self.record
+        yield Static(Text(record.user_text), classes="user")
+        yield Static(self._route_text(), classes="route")
+        if not self.live:
+            for index, segment in enumerate(record.segments):
+                if segment:
+                    yield AnswerSegment(segment)
+                for activity in record.tools:
+                    if activity.segment == index:
+                        yield ToolCallView(tool_summary(activity))
+            if record.reasoning:
+                yield self._reasoning_view()
+            yield from self._ending()
+
+    def _route_text(self) -> Text:
+        record = self.record
+        if record.route is None:
+            return Text("→ routing…", style="italic")
+        line = route_headline(record.route, record.mode)
+        if record.mode_change is not None and record.number > 1:
+            line.append(f"  (was {record.mode_change.previous or 'no mode'})", style="dim")
+        if record.reroute is not None:
+            line.append("\n")
+            line.append_text(reroute_line(record.reroute, record.route, indent=""))
+        return line
+
+    async def _mount_in_order(self, widget: Widget) -> None:
+        """Mount an answer segment or a tool call after the others, before the tail."""
+        tail = self.query_children(".tail")
+        if tail:
+            await self.mount(widget, before=tail.first())
+        else:
+            await self.mount(widget)
+
+    # ---------------------------------------------------------------- live events
+
+    async def apply(self, event: TurnEvent) -> None:
+        """Show what `event` changes. The record has already absorbed it."""
+        if isinstance(event, RouteDecided | ModeChanged):
+            self.query_one(".route", Static).update(self._route_text())
+        elif isinstance(event, RequestBuilt):
+            if event.round > 1:
+                await self._close_segment()
+        elif isinstance(event, TextDelta):
+            await self._write(event.text)
+        elif isinstance(event, ReasoningDelta):
+            if self._reasoning is None:
+                await self.mount(self._reasoning_view())
+            if self._reasoning_timer is None:
+                self._reasoning_timer = self.set_timer(REASONING_REFRESH_S, self._flush_reasoning)
+        elif isinstance(event, ToolCallRequested):
+            await self._close_segment()
+            activity = self.record.tool(event.call.id)
+            if activity is not None:
+                view = ToolCallView(tool_summary(activity))
+                self._tools[event.call.id] = view
+                await self._mount_in_order(view)
+        elif isinstance(event, ToolCallFinished):
+            activity = self.record.tool(event.call.id)
+            if activity is not None:
+                shown = self._tools.get(event.call.id)
+                if shown is None:
+                    shown = ToolCallView(tool_summary(activity))
+                    self._tools[event.call.id] = shown
+                    await self._mount_in_order(shown)
+                shown.update(tool_summary(activity))
+        elif isinstance(event, Usage):
+            pass  # shown with the ending
+        elif isinstance(event, TurnFinished | TurnFailed | TurnCancelled):
+            await self._close_segment(final=True)
+            self._flush_reasoning()
+            await self.query_children(".ending").remove()
+            await self.mount_all(list(self._ending()))
+
+    async def _write(self, text: str) -> None:
+        """Stream answer text into the current widget (opened on the first text)."""
+        stream = await self._open_segment()
+        self._shown += text
+        await stream.write(text)
+
+    async def _open_segment(self) -> MarkdownStream:
+        if self._stream is None:
+            self._segment = AnswerSegment()
+            self._shown = ""
+            self._segments_shown += 1
+            await self._mount_in_order(self._segment)
+            self._stream = Markdown.get_stream(self._segment)
+        return self._stream
+
+    async def _close_segment(self, *, final: bool = False) -> None:
+        """Stop streaming the current widget; give it one full update if its text differs."""
+        if self._stream is None or self._segment is None:
+            return
+        stream, segment = self._stream, self._segment
+        self._stream = self._segment = None
+        await stream.stop()
+        text = self._shown
+        record = self.record
+        if final and self._segments_shown == 1 and record.message and record.message.content:
+            # A one-widget answer shows the recorded message (the engine may trim it).
+            text = record.message.content
+        if segment.source != text:
+            await segment.update(text)
+
+    def _reasoning_view(self) -> Collapsible:
+        self._reasoning = Static(Text(self.record.reasoning))
+        return Collapsible(self._reasoning, title="Reasoning", collapsed=True, classes="tail")
+
+    def _flush_reasoning(self) -> None:
+        self._reasoning_timer = None
+        if self._reasoning is not None:
+            self._reasoning.update(Text(self.record.reasoning))
+
+    def _ending(self) -> Iterator[Widget]:
+        """How the turn ended (failed, with retry; cancelled) and the meta line."""
+        record = self.record
+        if record.failure is not None:
+            failure = record.failure
+            text = Text(f"✗ {failure.error}", style="bold")
+            if failure.hint:
+                text.append(f"\n  {failure.hint}", style="")
+            if failure.partial and not record.answer:
+                text.append(f"\n  partial answer: {failure.partial}")
+            if failure.retryable and self.live:
+                yield TurnNote(record.number, text, retry=True, kind="failed")
+            else:
+                yield Static(text, classes="tail ending note-text -failed")
+        elif record.cancelled:
+            text = Text("■ cancelled: the answer above is partial")
+            yield Static(text, classes="tail ending note-text -cancelled")
+        meta = self._meta_text()
+        if meta.plain:
+            yield Static(meta, classes="tail ending meta")
+
+    def _meta_text(self) -> Text:
+        record = self.record
+        parts = []
+        if record.model:
+            parts.append(record.model)
+        if record.usages:
+            parts.append(f"{record.prompt_tokens} → {record.completion_tokens} tokens")
+        if record.cost:
+            parts.append(f"${record.cost:.4f}")
+        if record.tools:
+            spent = sum(t.duration_ms for t in record.tools)
+            parts.append(f"{len(record.tools)} tool call(s) {format_ms(spent)}")
+        return Text(" · ".join(parts))
+
+    async def show_reroute(self) -> None:
+        """Show (or update) today's decision for this recorded turn."""
+        self.query_one(".route", Static).update(self._route_text())
+
+    async def restart(self) -> None:
+        """Clear the answer for a retry: everything below the route line goes."""
+        await self._close_segment()
+        self._tools.clear()
+        self._reasoning = None
+        self._segments_shown = 0
+        await self.remove_children(list(self.children)[2:])
+        self.query_one(".route", Static).update(self._route_text())
+
+
+class SystemNote(Markdown):
+    """Help, the mode list, export results: text from the app, not from a model."""
+
+    DEFAULT_CSS = """
+    SystemNote {
+        margin: 0 2 1 2;
+        padding: 0 1;
+        border: round $secondary;
+        background: transparent;
+    }
+    """
