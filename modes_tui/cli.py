@@ -555,7 +555,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             set_mode=set_mode,
             history_file=runtime_state(dirs).input_history,
         )
-        printer = Printer(sys.stdout, json_lines=args.json)
+        printer = Printer(sys.stdout, json_lines=args.json, err=None if interactive else sys.stderr)
         if interactive:
             return asyncio.run(run_interactive(context, printer))
         return asyncio.run(run_lines(sys.stdin, context, printer))
