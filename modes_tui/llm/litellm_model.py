@@ -139,6 +139,15 @@ def _malformed(error: BaseException) -> bool:
     return False
 
 
+_MISSING_KEY_WORDS = ("missing credentials", "api_key client option must be set", "no api key")
+
+
+def _mentions_missing_key(error: BaseException) -> bool:
+    """litellm reports an unset API key as a server error; its text says what it is."""
+    text = str(error).lower()
+    return any(words in text for words in _MISSING_KEY_WORDS)
+
+
 def classify_error(error: BaseException) -> ProviderErrorKind:
     """Which kind of provider failure `error` is (by litellm/openai class names)."""
     kind = _classify(_unwrap(error))
@@ -158,7 +167,7 @@ def _classify(error: BaseException) -> ProviderErrorKind:
         return "context_too_long"
     if "RateLimitError" in names:
         return "rate_limit"
-    if names & {"AuthenticationError", "PermissionDeniedError"}:
+    if names & {"AuthenticationError", "PermissionDeniedError"} or _mentions_missing_key(error):
         return "auth"
     if "NotFoundError" in names or "LLM Provider NOT provided" in str(error):
         return "not_found"
