@@ -553,6 +553,11 @@ def cmd_chat(args: argparse.Namespace) -> int:
             model=_model_for(args),
         )
 
+        from modes_tui.llm.litellm_model import preload
+
+        # warm litellm while the user types, so the first answer does not wait for its import
+        preload(offline=bool(getattr(engine.model, "offline", False)))
+
         def set_mode(value: str) -> str:
             reading = control.write(value)
             return f"mode setting: {reading.mode} ({_setting_meaning(reading.mode)})"

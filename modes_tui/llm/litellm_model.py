@@ -60,6 +60,13 @@ def import_litellm(*, offline: bool = False) -> ModuleType:
         return _litellm
 
 
+async def import_litellm_async(*, offline: bool = False) -> ModuleType:
+    """`import_litellm` without blocking the event loop on the first, slow import."""
+    if _litellm is not None:
+        return _litellm
+    return await asyncio.to_thread(import_litellm, offline=offline)
+
+
 def preload(*, offline: bool = False) -> threading.Thread:
     """Import litellm in a daemon thread (call after the first paint)."""
     thread = threading.Thread(
@@ -253,6 +260,8 @@ class LiteLLMChatModel:
 
     def supports_logprobs(self, model: str) -> bool:
         """Whether `model` returns token log probabilities."""
+        if model.startswith(LOCAL_PREFIX):
+            return False  # the in-process provider streams text only
         litellm = import_litellm(offline=self.offline)
         self._ensure_local(model)
         try:
@@ -308,7 +317,8 @@ class LiteLLMChatModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream text, reasoning, then complete tool calls and usage."""
-        litellm = import_litellm(offline=self.offline)
+        # the first import takes seconds: keep it off the event loop
+        litellm = await import_litellm_async(offline=self.offline)
         pending: dict[int, _PendingCall] = {}
         usage: Any = None
         response: Any = None
@@ -355,7 +365,8 @@ class LiteLLMChatModel:
 
     async def complete(self, request: ModelRequest) -> Completion:
         """One whole answer (routing backends): text, top logprobs, usage."""
-        litellm = import_litellm(offline=self.offline)
+        # the first import takes seconds: keep it off the event loop
+        litellm = await import_litellm_async(offline=self.offline)
         try:
             if self._needs_registration(request.model):
                 await asyncio.to_thread(self._ensure_local, request.model)
