@@ -125,8 +125,18 @@ def build_engine(
 
 
 def open_pack(args: argparse.Namespace) -> Pack:
-    """The pack named by --pack / --profiles."""
-    return load_pack(getattr(args, "pack", None), getattr(args, "profiles", None))
+    """The pack named by --profiles, else --pack, else the settings' pack."""
+    return load_pack(_settings(args).pack, getattr(args, "profiles", None))
+
+
+def settings_classifier(args: argparse.Namespace, pack: Pack) -> Any:
+    """The classifier in force: --classifier, else the settings', else the pack's; `model:
+    default` in router.yaml means the settings' default model, as in chat."""
+    from modes_tui.core.classifiers import build_classifier
+
+    settings = _settings(args)
+    services = classifier_services(settings.default_model)
+    return build_classifier(pack, settings.router_classifier, services)
 
 
 # --------------------------------------------------------------------------- verbs
@@ -205,7 +215,6 @@ def format_route(route: Route) -> str:
 
 def cmd_route(args: argparse.Namespace) -> int:
     """Dry run: which mode would take this message. No answer is generated."""
-    from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.conversation import Message
     from modes_tui.core.routing import Router
 
@@ -217,8 +226,7 @@ def cmd_route(args: argparse.Namespace) -> int:
         raise ModesError(
             'nothing to route: give a message, e.g. modes-tui route "why does my build fail"'
         )
-    classifier = build_classifier(pack, args.classifier, classifier_services())
-    router = Router(pack, classifier)
+    router = Router(pack, settings_classifier(args, pack))
     route = asyncio.run(router.route([Message("user", text)]))
     if args.json:
         print(json.dumps(route.to_dict(), indent=2, ensure_ascii=False))
@@ -284,7 +292,10 @@ def _progress_printer() -> Any:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    """Settings with this command's options on top; warnings go to stderr."""
+    """Settings with this command's options on top; warnings go to stderr (once)."""
+    cached = getattr(args, "_settings", None)
+    if cached is not None:
+        return cached
     from modes_tui.core.paths import app_dirs
     from modes_tui.store.settings import load_settings
 
@@ -295,6 +306,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     settings = load_settings(app_dirs(), overrides=overrides)
     for warning in settings.warnings:
         print(f"modes-tui: warning: {warning}", file=sys.stderr)
+    args._settings = settings
     return settings
 
 
@@ -483,7 +495,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             )
         pack = load_pack(settings.pack, getattr(args, "profiles", None))
     name = settings.router_classifier or pack.router.classifier
-    router = Router(pack, build_classifier(pack, name, classifier_services()))
+    router = Router(pack, build_classifier(pack, name, classifier_services(settings.default_model)))
     report = asyncio.run(reroute(replayed, router))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
@@ -551,6 +563,11 @@ def cmd_chat(args: argparse.Namespace) -> int:
             model=_model_for(args),
         )
 
+        from modes_tui.llm.litellm_model import preload
+
+        # warm litellm while the user types, so the first answer does not wait for its import
+        preload(offline=bool(getattr(engine.model, "offline", False)))
+
         def set_mode(value: str) -> str:
             reading = control.write(value)
             return f"mode setting: {reading.mode} ({_setting_meaning(reading.mode)})"
@@ -565,7 +582,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             set_mode=set_mode,
             history_file=runtime_state(dirs).input_history,
         )
-        printer = Printer(sys.stdout, json_lines=args.json)
+        printer = Printer(sys.stdout, json_lines=args.json, err=None if interactive else sys.stderr)
         if interactive:
             return asyncio.run(run_interactive(context, printer))
         return asyncio.run(run_lines(sys.stdin, context, printer))

@@ -98,10 +98,15 @@ def route_line(route: Route) -> str:
 class Printer:
     """Turns events into text on a stream (or JSON lines)."""
 
-    def __init__(self, out: IO[str], *, json_lines: bool = False) -> None:
+    def __init__(
+        self, out: IO[str], *, json_lines: bool = False, err: IO[str] | None = None
+    ) -> None:
         self.out = out
+        self.err = err if err is not None else out
         self.json_lines = json_lines
         self._in_text = False
+        self.failures = 0
+        """Turns that failed: a script reading our output needs the exit code to say so."""
 
     def write(self, text: str) -> None:
         self.out.write(text)
@@ -113,6 +118,8 @@ class Printer:
             self._in_text = False
 
     def event(self, event: TurnEvent, context: ReplContext) -> None:
+        if isinstance(event, TurnFailed):
+            self.failures += 1
         if isinstance(event, RequestBuilt):
             context.last_request = event.request.to_dict()
         if isinstance(event, RouteDecided):
@@ -150,9 +157,10 @@ class Printer:
             self.write("(cancelled; the partial answer is kept)\n")
         elif isinstance(event, TurnFailed):
             self._end_text()
-            self.write(f"error: {event.error}\n")
+            self.err.write(f"error: {event.error}\n")
             if event.hint:
-                self.write(f"hint: {event.hint}\n")
+                self.err.write(f"hint: {event.hint}\n")
+            self.err.flush()
 
 
 async def run_command(line: str, context: ReplContext, printer: Printer) -> bool:
@@ -220,7 +228,7 @@ async def run_lines(lines: Iterable[str], context: ReplContext, printer: Printer
                 break
             continue
         await run_turn(line, context, printer)
-    return 0
+    return 1 if printer.failures else 0
 
 
 class PipeConfirmer:
@@ -234,11 +242,21 @@ class PipeConfirmer:
 class PromptConfirmer:
     """Asks at the terminal before a tool that needs confirmation runs."""
 
+    def __init__(self, input: Any = None, output: Any = None) -> None:
+        self.input = input
+        self.output = output
+
     async def confirm(self, call: ToolCall, tool: Any) -> bool:
         from prompt_toolkit import PromptSession
 
         args = json.dumps(dict(call.arguments), ensure_ascii=False)
-        answer = await PromptSession[str]().prompt_async(f"Run {call.name}({args})? [y/N] ")
+        try:
+            answer = await PromptSession[str](input=self.input, output=self.output).prompt_async(
+                f"Run {call.name}({args})? [y/N] "
+            )
+        except (KeyboardInterrupt, EOFError):
+            # Ctrl+C or Ctrl+D at the question means no, never "leave the REPL mid-turn"
+            return False
         return answer.strip().lower() in {"y", "yes"}
 
 

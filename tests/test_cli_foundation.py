@@ -145,3 +145,15 @@ def test_home_relocates_every_directory(tmp_path: Path, capsys: pytest.CaptureFi
     capsys.readouterr()
     assert main(["--home", str(home), "mode", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["mode"] == "code"
+
+
+def test_route_follows_the_settings_pack_and_classifier(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MODES_TUI_PACK", "support")
+    monkeypatch.setenv("MODES_TUI_ROUTER_CLASSIFIER", "keyword")
+    assert main(["route", "--json", "I want a refund for my jacket"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mode_name"] == "returns" and out["classifier"]["with"] == "keyword"
+    assert main(["profiles"]) == 0
+    assert capsys.readouterr().out.startswith("pack support")

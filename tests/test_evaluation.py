@@ -276,3 +276,14 @@ def test_eval_shows_progress_on_stderr_for_long_files(
     assert main(["eval", str(path), "--profiles", str(keyword_pack)]) == 0
     err = capsys.readouterr().err
     assert "routing 10/40" in err and "routing 40/40" in err
+
+
+@pytest.mark.local
+def test_the_default_pack_routes_our_eval_file_at_085_or_better(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    eval_file = Path(__file__).resolve().parent.parent / "bench" / "evals" / "default.jsonl"
+    assert main(["eval", str(eval_file), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["cases"] >= 100 and report["classifier_errors"] == 0
+    assert report["accuracy"] >= 0.85, report["confusion"]

@@ -130,7 +130,15 @@ async def test_unknown_provider_is_not_found() -> None:
     with pytest.raises(ProviderError) as caught:
         await collect(LiteLLMChatModel(offline=True), request("nosuchprovider-xyz/model"))
     assert caught.value.kind in {"not_found", "bad_request"}
-    assert "check the model id" in caught.value.hint or caught.value.hint
+    assert caught.value.hint.startswith(("check the model id", "the provider refused"))
+
+
+async def test_a_missing_api_key_is_an_auth_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ProviderError) as caught:
+        await collect(LiteLLMChatModel(timeout=5), request("openai/gpt-4.1-mini"))
+    assert caught.value.kind == "auth", caught.value
+    assert "OPENAI_API_KEY" in caught.value.hint
 
 
 async def test_cancelling_a_stream_stops_the_provider(fake_llm: FakeProvider) -> None:

@@ -385,3 +385,15 @@ def test_model_default_means_the_configured_default_then_the_embedded_model() ->
     assert resolve_model("default", "default") == EMBEDDED_MODEL == "local/gemma-3-270m"
     assert resolve_model("default", "openai/gpt-4.1-mini") == "openai/gpt-4.1-mini"
     assert resolve_model("fake/plain", "openai/gpt-4.1-mini") == "fake/plain"
+
+
+def test_the_judge_refuses_the_embedded_model_at_load() -> None:
+    from modes_tui.cli import classifier_services
+    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.errors import DeclarationError
+    from modes_tui.core.profiles import load_pack
+    from modes_tui.llm.litellm_model import LiteLLMChatModel
+
+    assert LiteLLMChatModel().supports_logprobs("local/gemma-3-270m") is False
+    with pytest.raises(DeclarationError, match="logprobs"):
+        build_classifier(load_pack("default"), "judge", classifier_services("local/gemma-3-270m"))

@@ -214,3 +214,45 @@ def test_the_embedded_default_answers_two_piped_messages_offline(modes_home: Pat
     answers = [line for line in lines if not line.startswith(("[", "("))]
     assert len(answers) >= 2  # each route line is followed by the model's own words
     assert "llama" not in result.stderr.lower()  # native logs stay out of the terminal
+
+
+def test_a_failed_turn_in_a_pipe_exits_1_with_the_error_on_stderr(modes_home: Path) -> None:
+    result = run_cli(
+        "hi\n",
+        "--model",
+        "nosuchprovider-xyz/model",
+        "chat",
+        "--plain",
+        "--classifier",
+        "keyword",
+        home=modes_home,
+    )
+    assert result.returncode == 1
+    assert "error: " in result.stderr and "hint: " in result.stderr
+    assert "error: " not in result.stdout
+    assert result.stdout.startswith("[chat · by")  # the route line still reaches stdout
+
+
+@pytest.mark.parametrize("key", ["\x03", "\x04"])
+async def test_ctrl_c_or_ctrl_d_at_the_confirmation_question_declines(key: str) -> None:
+    from modes_tui.core.conversation import ToolCall
+    from modes_tui.plain import PromptConfirmer
+
+    with create_pipe_input() as pipe:
+        pipe.send_text(key)
+        confirmer = PromptConfirmer(input=pipe, output=DummyOutput())
+        assert (
+            await confirmer.confirm(ToolCall("1", "run_command", {"command": "ls"}), None) is False
+        )
+
+
+async def test_yes_at_the_confirmation_question_runs() -> None:
+    from modes_tui.core.conversation import ToolCall
+    from modes_tui.plain import PromptConfirmer
+
+    with create_pipe_input() as pipe:
+        pipe.send_text("y\r")
+        confirmer = PromptConfirmer(input=pipe, output=DummyOutput())
+        assert (
+            await confirmer.confirm(ToolCall("1", "run_command", {"command": "ls"}), None) is True
+        )

@@ -155,3 +155,23 @@ async def test_cancelling_run_command_kills_its_process_group(project: Path) -> 
         return False
 
     assert await asyncio.to_thread(wait_until, gone)
+
+
+def test_read_file_refuses_a_fifo_instead_of_blocking(tmp_path: Path) -> None:
+    from modes_tui.core.tools import default_registry
+
+    os.mkfifo(tmp_path / "pipe")
+    read_file = default_registry(tmp_path).get("read_file")
+    assert read_file is not None
+    with pytest.raises(ToolError, match="not a regular file"):
+        read_file.function(path="pipe")
+
+
+def test_read_file_cuts_one_enormous_line(tmp_path: Path) -> None:
+    from modes_tui.core.tools import default_registry
+
+    (tmp_path / "min.js").write_text("x" * 200_000 + "\nsecond line\n")
+    read_file = default_registry(tmp_path).get("read_file")
+    assert read_file is not None
+    text = read_file.function(path="min.js")
+    assert len(text) < 30_000 and "cut at line 1 of 2" in text

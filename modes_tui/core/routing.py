@@ -416,7 +416,7 @@ class Router:
         info = trace_of(chosen)  # a backend may resolve its model while classifying
         stages = tuple(getattr(chosen, "last_stages", ()) or ())
         ranked = decision.ranked()
-        runner_up = next((name for name, _ in ranked if name != decision.mode_name), None)
+        runner_up = next((name for name, p in ranked if name != decision.mode_name and p > 0), None)
         common: dict[str, Any] = {
             "decision": decision,
             "duration_ms": duration,

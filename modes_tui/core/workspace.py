@@ -115,6 +115,9 @@ def file_tools(workspace: Workspace) -> list[Tool]:
             raise ToolError(f"`{path}` does not exist; use list_files to see what is there")
         if target.is_dir():
             raise ToolError(f"`{path}` is a directory; use list_files to see what is in it")
+        if not target.is_file():
+            # a FIFO or device would block the worker or never end
+            raise ToolError(f"`{path}` is not a regular file; only text files can be read")
         with target.open("rb") as handle:
             if _looks_binary(handle.read(8192)):
                 raise ToolError(f"`{path}` is a binary file; only text files can be read")
@@ -125,16 +128,23 @@ def file_tools(workspace: Workspace) -> list[Tool]:
         size = 0
         cut_at: int | None = None
         total = 0
+        # read in bounded pieces, so one enormous line (a minified file) cannot fill memory
+        limit = workspace.max_read_chars + 1
+        number = 0
+        continuing = False
         with target.open("r", encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, start=1):
+            while piece := handle.readline(limit):
+                if not continuing:
+                    number += 1
+                continuing = not piece.endswith("\n")
                 total = number
                 if number < start or (end_line is not None and number > end_line):
                     continue
-                if cut_at is None and size + len(line) > workspace.max_read_chars:
+                if cut_at is None and size + len(piece) > workspace.max_read_chars:
                     cut_at = number
                 if cut_at is None:
-                    lines.append(line)
-                    size += len(line)
+                    lines.append(piece)
+                    size += len(piece)
         text = "".join(lines)
         if cut_at is not None:
             text += (

@@ -60,6 +60,13 @@ def import_litellm(*, offline: bool = False) -> ModuleType:
         return _litellm
 
 
+async def import_litellm_async(*, offline: bool = False) -> ModuleType:
+    """`import_litellm` without blocking the event loop on the first, slow import."""
+    if _litellm is not None:
+        return _litellm
+    return await asyncio.to_thread(import_litellm, offline=offline)
+
+
 def preload(*, offline: bool = False) -> threading.Thread:
     """Import litellm in a daemon thread (call after the first paint)."""
     thread = threading.Thread(
@@ -139,6 +146,15 @@ def _malformed(error: BaseException) -> bool:
     return False
 
 
+_MISSING_KEY_WORDS = ("missing credentials", "api_key client option must be set", "no api key")
+
+
+def _mentions_missing_key(error: BaseException) -> bool:
+    """litellm reports an unset API key as a server error; its text says what it is."""
+    text = str(error).lower()
+    return any(words in text for words in _MISSING_KEY_WORDS)
+
+
 def classify_error(error: BaseException) -> ProviderErrorKind:
     """Which kind of provider failure `error` is (by litellm/openai class names)."""
     kind = _classify(_unwrap(error))
@@ -158,7 +174,7 @@ def _classify(error: BaseException) -> ProviderErrorKind:
         return "context_too_long"
     if "RateLimitError" in names:
         return "rate_limit"
-    if names & {"AuthenticationError", "PermissionDeniedError"}:
+    if names & {"AuthenticationError", "PermissionDeniedError"} or _mentions_missing_key(error):
         return "auth"
     if "NotFoundError" in names or "LLM Provider NOT provided" in str(error):
         return "not_found"
@@ -244,6 +260,8 @@ class LiteLLMChatModel:
 
     def supports_logprobs(self, model: str) -> bool:
         """Whether `model` returns token log probabilities."""
+        if model.startswith(LOCAL_PREFIX):
+            return False  # the in-process provider streams text only
         litellm = import_litellm(offline=self.offline)
         self._ensure_local(model)
         try:
@@ -299,7 +317,8 @@ class LiteLLMChatModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream text, reasoning, then complete tool calls and usage."""
-        litellm = import_litellm(offline=self.offline)
+        # the first import takes seconds: keep it off the event loop
+        litellm = await import_litellm_async(offline=self.offline)
         pending: dict[int, _PendingCall] = {}
         usage: Any = None
         response: Any = None
@@ -346,7 +365,8 @@ class LiteLLMChatModel:
 
     async def complete(self, request: ModelRequest) -> Completion:
         """One whole answer (routing backends): text, top logprobs, usage."""
-        litellm = import_litellm(offline=self.offline)
+        # the first import takes seconds: keep it off the event loop
+        litellm = await import_litellm_async(offline=self.offline)
         try:
             if self._needs_registration(request.model):
                 await asyncio.to_thread(self._ensure_local, request.model)

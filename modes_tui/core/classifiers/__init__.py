@@ -34,6 +34,12 @@ def build_classifier(
     """The classifier called `name` (default: the pack's), ready to route."""
     from modes_tui.core.classifiers.keyword import KeywordClassifier
 
+    # name the source the user can fix: the option/setting, or the pack's router.yaml
+    source = (
+        "router.yaml"
+        if not name or name == pack.router.classifier
+        else "--classifier (or the router_classifier setting)"
+    )
     name = name or pack.router.classifier
     if name == "keyword":
         return KeywordClassifier()
@@ -45,8 +51,8 @@ def build_classifier(
     raise DeclarationError(
         [
             Problem(
-                "router.yaml",
-                "classifier",
+                source,
+                "classifier" if source == "router.yaml" else "",
                 f"backend {name!r} is not available here; available: {', '.join(known)}",
             )
         ],
