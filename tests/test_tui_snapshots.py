@@ -28,6 +28,7 @@ async def settle(pilot: Pilot[None]) -> None:
     app = pilot.app
     assert isinstance(app, ModesApp)
     app.prompt.cursor_blink = False  # a blinking cursor would make the picture flaky
+    app.status.animated = False
     for _ in range(200):
         if app.engine is not None and not app._turn_running:
             break

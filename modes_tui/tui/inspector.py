@@ -189,7 +189,15 @@ class InspectorScreen(Screen[None]):
             )
         if record.tools:
             widgets.append(Static(f"Tool calls: {len(record.tools)}", classes="heading"))
-            widgets.extend(Static(tool_summary(t)) for t in record.tools)
+            for activity in record.tools:
+                widgets.append(Static(tool_summary(activity)))
+                widgets.append(
+                    Collapsible(
+                        Static(Text(activity.result)),
+                        title=f"full result of {activity.call.name} ({len(activity.result)} characters)",
+                        collapsed=True,
+                    )
+                )
         widgets.append(Static("Usage", classes="heading"))
         widgets.append(Static(self._usage_text()))
         return widgets

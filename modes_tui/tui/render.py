@@ -19,7 +19,8 @@ from modes_tui.tui.turns import Reroute, ToolActivity, TurnRecord
 
 BAR_WIDTH = 14
 RAW_OUTPUT_LIMIT = 400
-RESULT_PREVIEW_LIMIT = 600
+RESULT_PREVIEW_LIMIT = 400
+RESULT_PREVIEW_LINES = 4
 
 DECIDED_BY_STYLE = {"caller": "bold magenta", "classifier": "green", "fallback": "yellow"}
 OUTCOME_STYLE = {
@@ -94,19 +95,23 @@ def route_headline(route: Route, mode: str | None = None) -> Text:
 
 
 def probability_lines(route: Route) -> list[Text]:
-    """A bar per mode probability, highest first."""
+    """A bar per mode probability, highest first; modes at zero share one line."""
     if route.decision is None:
         return []
     ranked = route.decision.ranked()
     if not ranked:
         return []
-    width = max(len(name) for name, _ in ranked)
+    shown = [(name, p) for name, p in ranked if p > 0]
+    zero = [name for name, p in ranked if p <= 0]
+    width = max(len(name) for name, _ in shown) if shown else 0
     lines = []
-    for name, probability in ranked:
+    for name, probability in shown:
         line = Text(f"  {name:<{width}} ", style="bold" if name == route.mode_name else "")
         line.append_text(bar(probability))
         line.append(f" {probability:.2f}")
         lines.append(line)
+    if zero:
+        lines.append(Text(f"  0.00: {', '.join(zero)}", style="dim"))
     return lines
 
 
@@ -218,10 +223,19 @@ def tool_summary(activity: ToolActivity) -> RenderableType:
     head.append(f"  {activity.outcome}", style=OUTCOME_STYLE.get(activity.outcome, ""))
     if activity.duration_ms:
         head.append(f" · {format_ms(activity.duration_ms)}", style="dim")
-    result = activity.result
-    if len(result) > RESULT_PREVIEW_LIMIT:
-        result = result[:RESULT_PREVIEW_LIMIT] + f"… ({len(activity.result)} characters)"
-    return Group(head, Text(result, style="dim"))
+    return Group(head, Text(preview(activity.result), style="dim"))
+
+
+def preview(result: str) -> str:
+    """The first lines of a tool result (the inspector shows all of it)."""
+    lines = result.splitlines()
+    shown = "\n".join(lines[:RESULT_PREVIEW_LINES])
+    if len(shown) > RESULT_PREVIEW_LIMIT:
+        shown = shown[:RESULT_PREVIEW_LIMIT] + "…"
+    hidden = len(lines) - RESULT_PREVIEW_LINES
+    if hidden > 0:
+        shown += f"\n… {hidden} more line{'s' if hidden != 1 else ''} (the inspector shows all)"
+    return shown
 
 
 def format_arguments(arguments: Mapping[str, Any]) -> str:

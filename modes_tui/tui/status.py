@@ -119,6 +119,8 @@ class StatusLine(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(self.IDLE, id=id, markup=False)
         self.activity: str | None = None
+        self.animated = True
+        """Spinner and elapsed time; off for screenshots and snapshot tests."""
         self._started = 0.0
         self._frame = 0
         self._timer: Timer | None = None
@@ -151,6 +153,9 @@ class StatusLine(Static):
 
     def _tick(self) -> None:
         if self.activity is None:
+            return
+        if not self.animated:
+            self.update(Text(f"… {self.activity}"))
             return
         self._frame = (self._frame + 1) % len(SPINNER)
         elapsed = time.monotonic() - self._started

@@ -297,7 +297,8 @@ class TurnView(Vertical):
             parts.append(f"${record.cost:.4f}")
         if record.tools:
             spent = sum(t.duration_ms for t in record.tools)
-            parts.append(f"{len(record.tools)} tool call(s) {format_ms(spent)}")
+            calls = f"{len(record.tools)} tool call{'s' if len(record.tools) != 1 else ''}"
+            parts.append(f"{calls} {format_ms(spent)}" if spent else calls)
         return Text(" · ".join(parts))
 
     async def show_reroute(self) -> None:

@@ -1,0 +1,264 @@
+"""Regenerate the README's screenshots (SVG) in `screenshots/`.
+
+The app runs over the real engine with the scripted model and the keyword classifier, so
+every answer and every route is the same from run to run; route times are pinned so the
+pictures do not change with the clock. Nothing touches the network or your config:
+MODES_TUI_HOME points at a temporary folder.
+
+    PYTHONPATH=. python scripts/screenshots.py            # writes screenshots/*.svg
+    PYTHONPATH=. python scripts/screenshots.py --png      # also PNGs (needs rsvg-convert)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ["MODES_TUI_HOME"] = tempfile.mkdtemp(prefix="modes-shots-")
+
+from textual.pilot import Pilot  # noqa: E402
+
+from modes_tui.cli import build_engine  # noqa: E402
+from modes_tui.core.classifiers.keyword import KeywordClassifier  # noqa: E402
+from modes_tui.core.paths import app_dirs  # noqa: E402
+from modes_tui.core.profiles import load_pack  # noqa: E402
+from modes_tui.core.routing import Route, Router  # noqa: E402
+from modes_tui.llm.fake import ScriptedModel, ScriptedReply  # noqa: E402
+from modes_tui.store.control import ControlFile  # noqa: E402
+from modes_tui.store.sessions import SessionLog  # noqa: E402
+from modes_tui.tui.app import ModesApp, build_app  # noqa: E402
+from modes_tui.tui.services import AppServices, Confirmer  # noqa: E402
+from modes_tui.tui.sessions import StoreSessions  # noqa: E402
+
+SIZE = (140, 44)
+MODEL = "scripted/demo"
+PINNED_AT = "2026-03-14T09:26:53.000+00:00"
+
+CODE_FILE = """def parse(lines):
+    i = 0
+    while i < len(lines):
+        if not lines[i].strip():
+            continue
+        yield lines[i]
+        i += 1
+"""
+
+CODE_ANSWER = """The loop never moves past a blank line: the `continue` skips `i += 1`.
+
+```python
+def parse(lines):
+    i = 0
+    while i < len(lines):
+        if not lines[i].strip():
+            i += 1  # was missing
+            continue
+        yield lines[i]
+        i += 1
+```
+
+- add the increment before `continue`
+- add a test with a blank line in the middle
+"""
+
+REASON_ANSWER = """**About 0.196.** At least two sixes = 1 − P(no six) − P(exactly one six):
+
+1. P(no six) = (5/6)^5 ≈ 0.402
+2. P(one six) = 5 · (1/6) · (5/6)^4 ≈ 0.402
+3. 1 − 0.402 − 0.402 ≈ **0.196**
+"""
+
+MESSAGES = [
+    "hi! can you recommend a sci-fi novel for a long flight?",
+    "why does my python parser in parse.py loop forever? looks like a bug",
+    "what's the probability of at least two sixes in five dice rolls",
+]
+
+
+def replies() -> list[ScriptedReply]:
+    return [
+        ScriptedReply(
+            "Try **The Martian** by Andy Weir: fast, funny, and every chapter ends on a problem."
+        ),
+        ScriptedReply(
+            "Let me read it.",
+            reasoning="The user says it loops forever; read the file before guessing.",
+            tool_calls=[("read_file", {"path": "parse.py"})],
+        ),
+        ScriptedReply(CODE_ANSWER, chunk_size=24),
+        ScriptedReply(REASON_ANSWER, reasoning="Complement: subtract zero and one six."),
+        ScriptedReply(
+            "Here is what is in this folder.",
+            tool_calls=[("run_command", {"command": "ls -la"})],
+        ),
+        ScriptedReply("Done."),
+    ]
+
+
+def pin_the_clock() -> None:
+    """Today's date (in the system prompt) and tool timings would change every run."""
+    import datetime
+    import types
+
+    import modes_tui.core.engine as engine_module
+
+    class Day(datetime.date):
+        @classmethod
+        def today(cls) -> Day:
+            return cls(2026, 3, 14)
+
+    engine_module.dt = types.SimpleNamespace(date=Day, datetime=datetime.datetime)  # type: ignore[assignment]
+    engine_module.time = types.SimpleNamespace(  # type: ignore[assignment]
+        perf_counter=lambda: 0.0, monotonic=__import__("time").monotonic
+    )
+
+
+class PinnedClockRouter:
+    """The engine's router, with route times pinned so screenshots do not change."""
+
+    def __init__(self, router: Router) -> None:
+        self._router = router
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._router, name)
+
+    async def route(self, *args: Any, **kwargs: Any) -> Route:
+        route = await self._router.route(*args, **kwargs)
+        took = None if route.duration_ms is None else 0.4
+        return replace(route, at=PINNED_AT, duration_ms=took)
+
+    def force(self, name: str) -> Route:
+        return replace(self._router.force(name), at=PINNED_AT)
+
+
+def make_app(workdir: Path) -> tuple[ModesApp, SessionLog]:
+    pack = load_pack("default")
+    dirs = app_dirs()
+    control = ControlFile(dirs.control_file, modes=lambda: pack.names)
+    model = ScriptedModel().script(*replies())
+    log = SessionLog.create(dirs, pack=pack.name, model=MODEL, session_id="20260314-092653-demo")
+
+    def engine(confirm: Confirmer) -> Any:
+        built = build_engine(
+            pack=pack,
+            model_id=MODEL,
+            classifier="keyword",
+            session=log,
+            control=control,
+            confirm=confirm,
+            dirs=dirs,
+            cwd=workdir,
+            offline=True,
+            model=model,
+        )
+        built.router = PinnedClockRouter(built.router)  # type: ignore[assignment]
+        return built
+
+    services = AppServices(
+        pack=pack,
+        model=MODEL,
+        control=control,
+        build_engine=engine,
+        sessions=StoreSessions(dirs, lambda: PinnedClockRouter(Router(pack, KeywordClassifier()))),  # type: ignore[arg-type, return-value]
+        session_id=lambda: log.id,
+    )
+    return build_app(services, tz=UTC), log
+
+
+async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 10) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        if loop.time() > deadline:
+            raise TimeoutError("the screen did not get there")
+        await pilot.pause(0.02)
+
+
+async def say(pilot: Pilot[None], app: ModesApp, text: str) -> None:
+    count = len(app.records)
+    app.prompt.value = text
+    await pilot.press("enter")
+    await until(pilot, lambda: len(app.records) > count and not app._turn_running)
+
+
+async def shoot(out: Path) -> list[Path]:
+    pin_the_clock()
+    workdir = Path(tempfile.gettempdir()) / "modes-tui-demo"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir()
+    (workdir / "parse.py").write_text(CODE_FILE)
+    app, log = make_app(workdir)
+    written: list[Path] = []
+
+    def save(name: str) -> None:
+        path = out / f"{name}.svg"
+        app.save_screenshot(str(path))
+        written.append(path)
+
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.cursor_blink = False
+        app.status.animated = False
+        await until(pilot, lambda: app.engine is not None)
+        for message in MESSAGES:
+            await say(pilot, app, message)
+        await pilot.pause(0.3)
+        save("main")
+
+        app.panel.options.focus()
+        app.panel.options.highlighted = 1  # the code turn: a tool call and two requests
+        await pilot.press("enter")
+        await pilot.pause(0.4)
+        save("inspector")
+        await pilot.press("escape")
+
+        app.prompt.focus()
+        await pilot.press("f5")  # force shell
+        await until(pilot, lambda: "forced shell" in app.header.render_text().plain)
+        app.prompt.value = "what's in this folder?"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmToolScreen")
+        await pilot.pause(0.3)
+        save("forced")
+        await pilot.press("n")
+        await until(pilot, lambda: not app._turn_running)
+        await pilot.press("ctrl+g")  # back to auto
+
+        app.prompt.value = f"/replay {log.id}"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "ReplayScreen")
+        await until(pilot, lambda: "turns agree" in str(app.screen.session.summary))
+        await pilot.pause(0.4)
+        save("replay")
+    log.close()
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "screenshots")
+    parser.add_argument("--png", action="store_true", help="also write PNGs with rsvg-convert")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    written = asyncio.run(shoot(args.out))
+    for path in written:
+        print(path.relative_to(REPO) if path.is_relative_to(REPO) else path)
+        if args.png:
+            converter = shutil.which("rsvg-convert")
+            if converter is None:
+                sys.exit("rsvg-convert is not installed (Debian: apt-get install librsvg2-bin)")
+            subprocess.run([converter, str(path), "-o", str(path.with_suffix(".png"))], check=True)
+
+
+if __name__ == "__main__":
+    main()
