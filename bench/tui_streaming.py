@@ -136,6 +136,45 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
+async def bare_run(text: str, chunk: int) -> tuple[list[float], float, float]:
+    """The same stream into a bare Textual app: one Markdown in an anchored VerticalScroll."""
+    from textual.app import App, ComposeResult
+    from textual.containers import VerticalScroll
+    from textual.widgets import Input, Markdown
+
+    class Bare(App[None]):
+        def compose(self) -> ComposeResult:
+            with VerticalScroll(id="log"):
+                yield Markdown(id="answer")
+            yield Input()
+
+    app = Bare()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.2)
+        app.query_one("#log").anchor()
+        markdown = app.query_one("#answer", Markdown)
+        lags: list[float] = []
+        stop = asyncio.Event()
+        task = asyncio.create_task(ticker(lags, stop))
+        stream = Markdown.get_stream(markdown)
+        pieces = [text[i : i + chunk] for i in range(0, len(text), chunk)]
+        started = time.perf_counter()
+        for index, piece in enumerate(pieces):
+            delay = started + index / CHUNKS_PER_SECOND - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await stream.write(piece)
+        last_sent = time.perf_counter()
+        await stream.stop()
+        painted = asyncio.Event()
+        app.call_after_refresh(painted.set)
+        await painted.wait()
+        on_screen = time.perf_counter()
+        stop.set()
+        await task
+    return lags, (last_sent - started) * 1000, (on_screen - started) * 1000
+
+
 @dataclass
 class Run:
     idle_lags: list[float]
@@ -205,7 +244,11 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=10, help="characters per chunk")
     args = parser.parse_args()
     text = markdown_answer()
-    runs = [asyncio.run(one_run(text, args.chunk)) for _ in range(args.repeat)]
+    runs = []
+    bare = []
+    for _ in range(args.repeat):
+        bare.append(asyncio.run(bare_run(text, args.chunk)))
+        runs.append(asyncio.run(one_run(text, args.chunk)))
     chunks = -(-len(text) // args.chunk)
     print(
         f"Streaming {len(text)} characters of Markdown in {chunks} chunks at "
@@ -215,7 +258,12 @@ def main() -> None:
     print(f"{'event-loop lag (ms)':<28}{'p50':>8}{'p95':>8}{'max':>8}")
     idle = [lag for run in runs for lag in run.idle_lags]
     busy = [lag for run in runs for lag in run.stream_lags]
-    for name, lags in (("idle app (baseline)", idle), ("while streaming", busy)):
+    bare_lags = [lag for lags, _, _ in bare for lag in lags]
+    for name, lags in (
+        ("modes-tui idle", idle),
+        ("bare Textual, streaming", bare_lags),
+        ("modes-tui, streaming", busy),
+    ):
         print(
             f"{name:<28}{percentile(lags, 0.5):>8.1f}{percentile(lags, 0.95):>8.1f}"
             f"{max(lags):>8.1f}"
@@ -230,6 +278,8 @@ def main() -> None:
         (r.on_screen_ms - r.duration_ms) / r.duration_ms * 100 for r in runs
     )
     print(f"{'median':<6}{'':>13}{'':>28}{median_over:>9.1f}%   (target <= 10%)")
+    bare_over = statistics.median((shown - sent) / sent * 100 for _, sent, shown in bare)
+    print(f"{'bare':<6}{'':>13}{'':>28}{bare_over:>9.1f}%   (bare Textual, same stream)")
 
 
 def _textual_version() -> str:

@@ -110,6 +110,7 @@ class ChatLog(VerticalScroll):
 
     DEFAULT_CSS = """
     ChatLog {
+        layout: stream;
         padding: 0 1;
         scrollbar-size-vertical: 1;
     }

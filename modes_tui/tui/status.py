@@ -98,7 +98,7 @@ class ModeHeader(Static):
         return text
 
     def _draw(self) -> None:
-        self.update(self.render_text())
+        self.update(self.render_text(), layout=False)  # one line, fixed height: no reflow
 
 
 class StatusLine(Static):
@@ -143,21 +143,23 @@ class StatusLine(Static):
             self._timer.stop()
             self._timer = None
         self.remove_class("-busy", "-error")
-        self.update(Text(message or self.IDLE))
+        self.update(Text(message or self.IDLE), layout=False)
 
     def error(self, message: str) -> None:
         """A problem the user should read (a command they typed, a failed load)."""
         self.idle()
         self.add_class("-error")
-        self.update(Text(message))
+        self.update(Text(message), layout=False)
 
     def _tick(self) -> None:
         if self.activity is None:
             return
         if not self.animated:
-            self.update(Text(f"… {self.activity}"))
+            self.update(Text(f"… {self.activity}"), layout=False)
             return
         self._frame = (self._frame + 1) % len(SPINNER)
         elapsed = time.monotonic() - self._started
         shown = f" {elapsed:.1f} s" if elapsed >= 0.5 else ""
-        self.update(Text(f"{SPINNER[self._frame]} {self.activity}{shown}"))
+        # Ten times a second: a one-line widget of fixed height never needs the screen
+        # laid out again, and a full layout per tick would stall streaming.
+        self.update(Text(f"{SPINNER[self._frame]} {self.activity}{shown}"), layout=False)

@@ -60,6 +60,7 @@ class AnswerSegment(Markdown):
 
     DEFAULT_CSS = """
     AnswerSegment {
+        layout: stream;
         margin: 0 0 0 0;
         padding: 0 1;
         background: transparent;
@@ -113,6 +114,7 @@ class TurnView(Vertical):
 
     DEFAULT_CSS = """
     TurnView {
+        layout: stream;
         height: auto;
         margin: 0 0 1 0;
     }
