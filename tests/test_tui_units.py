@@ -136,3 +136,15 @@ def test_formats() -> None:
     assert format_time("2026-03-14T09:26:53.000+00:00", UTC) == "09:26:53"
     assert format_time("not a time") == ""
     assert [format_ms(v) for v in (0.42, 120.4, 2300)] == ["0.4 ms", "120 ms", "2.3 s"]
+
+
+def test_short_keymap_names_mean_mode_bindings() -> None:
+    from modes_tui.tui.app import normal_keymap
+
+    keymap = {"auto": "f12", "code": "ctrl+k", "cycle": "ctrl+n", "panel.toggle": "f11"}
+    assert normal_keymap(keymap, ["chat", "code"]) == {
+        "mode.auto": "f12",
+        "mode.code": "ctrl+k",
+        "mode.cycle": "ctrl+n",
+        "panel.toggle": "f11",
+    }
