@@ -8,7 +8,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-TARGETS = [name for name in ("modes_tui", "tests", "bench") if (REPO / name).is_dir()]
+TARGETS = [
+    name
+    for name in ("modes_tui", "tests", "bench", "scripts/screenshots.py")
+    if (REPO / name).exists()
+]
 
 
 def run(*command: str) -> subprocess.CompletedProcess[str]:
