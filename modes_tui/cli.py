@@ -542,14 +542,17 @@ def cmd_chat(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
     confirm: Confirmer = PromptConfirmer() if interactive else PipeConfirmer()
     model_id = args.model or settings.default_model
-    with SessionLog.create(
-        dirs,
-        pack=pack.name,
-        model=model_id,
-        cwd=str(Path.cwd()),
-        app_version=__version__,
-        fsync=settings.sessions_fsync,
-    ) as session:
+    session = LazySessionLog(
+        lambda: SessionLog.create(
+            dirs,
+            pack=pack.name,
+            model=model_id,
+            cwd=str(Path.cwd()),
+            app_version=__version__,
+            fsync=settings.sessions_fsync,
+        )
+    )
+    try:
         engine = build_engine(
             pack=pack,
             model_id=settings.default_model,
@@ -586,6 +589,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
         if interactive:
             return asyncio.run(run_interactive(context, printer))
         return asyncio.run(run_lines(sys.stdin, context, printer))
+    finally:
+        session.close()
 
 
 class LazySessionLog:

@@ -256,3 +256,18 @@ async def test_yes_at_the_confirmation_question_runs() -> None:
         assert (
             await confirmer.confirm(ToolCall("1", "run_command", {"command": "ls"}), None) is True
         )
+
+
+def test_a_repl_that_received_no_message_leaves_no_session(modes_home: Path) -> None:
+    result = run_cli(
+        "\n/help\n",
+        "--model",
+        "scripted/echo",
+        "chat",
+        "--plain",
+        "--classifier",
+        "keyword",
+        home=modes_home,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(run_cli("", "sessions", "--json", home=modes_home).stdout) == []
