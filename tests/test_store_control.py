@@ -201,3 +201,22 @@ async def test_watch_stays_quiet_when_the_setting_is_rewritten_unchanged(tmp_pat
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+def test_a_write_removes_temp_files_a_killed_writer_left_behind(tmp_path: Path) -> None:
+    import os
+    import time
+
+    from modes_tui.store.control import atomic_write
+
+    target = tmp_path / "state.json"
+    stale = tmp_path / ".state.json.abc123.tmp"
+    fresh = tmp_path / ".state.json.def456.tmp"
+    stale.write_text("{")
+    fresh.write_text("{")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    atomic_write(target, b'{"mode": "auto"}')
+    assert not stale.exists()
+    assert fresh.exists()  # another writer may be using it right now
+    assert target.read_text() == '{"mode": "auto"}'

@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -188,6 +189,20 @@ def atomic_write(path: Path, payload: bytes) -> None:
             os.unlink(temp)
         raise
     _fsync_dir(path.parent)
+    _remove_stale_temps(path)
+
+
+STALE_TEMP_SECONDS = 600
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Delete temp files that a killed writer left behind. A live writer's temp file is
+    seconds old, so only files untouched for ten minutes go."""
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    for leftover in path.parent.glob(f".{path.name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            if leftover.stat().st_mtime < cutoff:
+                leftover.unlink()
 
 
 def _fsync_dir(folder: Path) -> None:
