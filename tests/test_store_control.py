@@ -204,7 +204,6 @@ async def test_watch_stays_quiet_when_the_setting_is_rewritten_unchanged(tmp_pat
 
 
 def test_a_write_removes_temp_files_a_killed_writer_left_behind(tmp_path: Path) -> None:
-    import os
     import time
 
     from modes_tui.store.control import atomic_write
