@@ -23,8 +23,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from modes_tui.core.evaluation import percentile
 from modes_tui.core.paths import Dirs, app_dirs
-from modes_tui.store.replay import percentile, replay
+from modes_tui.store.replay import replay
 from modes_tui.store.sessions import SessionLog, list_sessions, load_session
 
 SYSTEM = {"role": "system", "content": "You are a helpful assistant. " * 20}
@@ -125,7 +126,7 @@ def append_times(dirs: Dirs, count: int, fsync: bool) -> list[float]:
 
 
 def p95(values: list[float]) -> float:
-    return percentile(sorted(values), 95) or 0.0
+    return percentile(values, 95) or 0.0
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ from modes_tui.core.events import (
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.profiles import Profile, load_pack
 from modes_tui.core.routing import Decision, HistoryEntry, Router
-from modes_tui.store.replay import conversation_of, percentile, replay, request_from_dict, reroute
+from modes_tui.store.replay import conversation_of, replay, request_from_dict, reroute
 from modes_tui.store.sessions import SessionLog, load_session
 from tests.conftest import PackWriter
 from tests.store_records import READ_FILE, request, write_demo_session
@@ -309,16 +309,6 @@ async def test_reroute_of_an_empty_session(dirs: Dirs, write_pack: PackWriter) -
     report = await reroute(load_session("latest"), Router(pack, build_classifier(pack)))
     assert report.turns == () and report.summary.agreement is None
     assert report.summary.latency_p50_ms is None
-
-
-def test_percentile_is_nearest_rank() -> None:
-    values = [float(v) for v in range(1, 101)]
-    assert (percentile(values, 50), percentile(values, 95), percentile([3.0], 95)) == (
-        50.0,
-        95.0,
-        3.0,
-    )
-    assert percentile([], 50) is None
 
 
 def test_a_broken_checkpoint_at_the_end_is_reported_not_raised(dirs: Dirs) -> None:

@@ -26,15 +26,15 @@ is reported as recorded even when today's pack no longer has it (marked missing)
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from modes_tui.core.control import AUTO, OFF
 from modes_tui.core.conversation import Conversation, Message, ToolCall
+from modes_tui.core.evaluation import percentile
 from modes_tui.core.events import (
     ModeChanged,
     ReasoningDelta,
@@ -570,7 +570,7 @@ async def reroute(
     changed = [r for r in results if r.changed]
     gained = Counter(r.new_mode for r in changed)
     lost = Counter(r.recorded_mode or NO_MODE for r in changed)
-    durations = sorted(r.duration_ms for r in results)
+    durations = [r.duration_ms for r in results]
     missing = sorted({r.recorded_mode for r in results if r.recorded_missing and r.recorded_mode})
     summary = RerouteSummary(
         turns=len(results),
@@ -582,11 +582,3 @@ async def reroute(
         latency_p95_ms=percentile(durations, 95),
     )
     return RerouteReport(loaded.id, router.pack.name, tuple(results), summary)
-
-
-def percentile(ordered: Sequence[float], p: float) -> float | None:
-    """Nearest-rank percentile of already sorted values (None when empty)."""
-    if not ordered:
-        return None
-    rank = max(1, math.ceil(p / 100 * len(ordered)))
-    return ordered[min(rank, len(ordered)) - 1]
