@@ -8,7 +8,8 @@
     ├── RoutingDecisionError      a model's routing answer could not be parsed (stage, raw_output)
     ├── ProviderError             a model call failed (kind, provider message, hint)
     ├── ToolError                 a tool refused or failed in a way the model should read
-    └── SessionError              a session file is missing or unreadable
+    ├── SessionError              a session file is missing or unreadable
+    └── CorrectionsError          the corrections store cannot be read or written
 
 The core raises; the edges (TUI, REPL, CLI) show `str(error)` and never a traceback.
 """
@@ -143,3 +144,9 @@ class SessionError(ModesError):
     """A session could not be found or read."""
 
     title = "Session"
+
+
+class CorrectionsError(ModesError):
+    """The corrections store of a pack cannot be read or written."""
+
+    title = "Corrections"
