@@ -231,3 +231,36 @@ def test_history_of_a_correction_round_trips(tmp_path: Path) -> None:
         Correction("x", "code", history=(HistoryEntry("user", "a"), HistoryEntry("assistant", "b")))
     )
     assert CorrectionStore(store.path).corrections()[0].history == added.history
+
+
+def test_build_engine_wires_the_pack_store_by_default_and_a_given_source_otherwise(
+    tmp_path: Path, modes_home: Path
+) -> None:
+    from modes_tui.cli import build_engine
+    from modes_tui.core.classifiers.embedding import EmbeddingClassifier
+
+    pack = load_pack("default")
+    engine = build_engine(pack=pack, classifier="embedding", cwd=tmp_path)
+    classifier = engine.router.classifier
+    assert isinstance(classifier, EmbeddingClassifier)
+    assert isinstance(classifier.corrections, CorrectionStore)
+    assert classifier.corrections.path == modes_home / "data" / "corrections" / "default.jsonl"
+    mine = MemoryCorrections()
+    engine = build_engine(pack=pack, classifier="chat", cwd=tmp_path, corrections=mine)
+    assert engine.router.classifier.corrections is mine  # type: ignore[attr-defined]
+
+
+async def test_the_index_and_its_temperature_are_refitted_only_when_corrections_change(
+    pack: Pack,
+) -> None:
+    source = MemoryCorrections()
+    classifier = classifier_with(pack, source)
+    classifier.wait()
+    first = classifier._index_for(pack.profiles)
+    assert classifier._index_for(pack.profiles) is first  # cached: same pack, same revision
+    added = source.add(fix("fix the failing build on ci", "code"))
+    second = classifier._index_for(pack.profiles)
+    assert second is not first and "fix the failing build on ci" in second.example_texts[1]
+    source.remove(added.id)
+    third = classifier._index_for(pack.profiles)
+    assert "fix the failing build on ci" not in third.example_texts[1]

@@ -78,15 +78,10 @@ def learned_examples(
                     continue
                 for i in np.flatnonzero(similar[:, j] >= NEAR_IDENTICAL):
                     dropped.add((mode.name, mode.examples[int(i)]))
-        among = matrix @ matrix.T
-        for j, correction in enumerate(learned):
-            for later in range(j + 1, len(learned)):
-                if (
-                    learned[later].corrected_mode != correction.corrected_mode
-                    and among[j, later] >= NEAR_IDENTICAL
-                ):
-                    beaten.add(j)
-                    break
+        # Correction j is beaten by a later one (column > row) to another mode, same text.
+        modes_of = np.array([c.corrected_mode for c in learned])
+        clash = (matrix @ matrix.T >= NEAR_IDENTICAL) & (modes_of[:, None] != modes_of[None, :])
+        beaten = {int(j) for j in np.flatnonzero(np.triu(clash, k=1).any(axis=1))}
     result = []
     for mode in modes:
         texts = [text for text in mode.examples if (mode.name, text) not in dropped]
