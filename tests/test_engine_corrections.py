@@ -13,7 +13,7 @@ import pytest
 from modes_tui.core.classifiers.keyword import KeywordClassifier
 from modes_tui.core.corrections import Correction, MemoryCorrections
 from modes_tui.core.engine import Engine
-from modes_tui.core.errors import CorrectionError
+from modes_tui.core.errors import CorrectionRefused
 from modes_tui.core.events import (
     ModeChanged,
     RequestBuilt,
@@ -157,14 +157,14 @@ async def test_what_cannot_be_corrected_is_refused_with_a_reason(
     pack: Pack, tmp_path: Path
 ) -> None:
     engine = engine_for(pack, tmp_path, store=MemoryCorrections())
-    with pytest.raises(CorrectionError, match="no turn to correct yet"):
+    with pytest.raises(CorrectionRefused, match="no turn to correct yet"):
         engine.correct("shell")
     await run(engine.run_turn("hello there"))
-    with pytest.raises(CorrectionError, match="already answered in chat"):
+    with pytest.raises(CorrectionRefused, match="already answered in chat"):
         engine.correct("chat")
-    with pytest.raises(CorrectionError, match="unknown mode 'nope'"):
+    with pytest.raises(CorrectionRefused, match="unknown mode 'nope'"):
         engine.correct("nope")
-    with pytest.raises(CorrectionError, match="no turn 7"):
+    with pytest.raises(CorrectionRefused, match="no turn 7"):
         engine.correct("shell", turn=7)
     assert engine.corrections.made == []
 
@@ -225,7 +225,7 @@ async def test_force_and_resend_counts_as_a_correction_and_undo_removes_it(
     assert undone == corrected.correction
     assert store.corrections() == ()
     assert ("ui_event", 2) in [(k, t) for k, t, f in session.recorder.records if f.get("event") == "correction_undone"]
-    with pytest.raises(CorrectionError, match="no correction to undo"):
+    with pytest.raises(CorrectionRefused, match="no correction to undo"):
         engine.undo_correction()
 
     # a forced turn followed by another forced one, or another text, is no correction

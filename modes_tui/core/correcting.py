@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from modes_tui.core.control import OFF
 from modes_tui.core.corrections import Correction
-from modes_tui.core.errors import CorrectionError, ModesError, UnknownMode
+from modes_tui.core.errors import CorrectionRefused, ModesError, UnknownMode
 from modes_tui.core.events import TurnCorrected
 from modes_tui.core.routing import HistoryEntry, Route
 
@@ -135,16 +135,16 @@ class TurnCorrections:
         target = self.turns.get(number)
         if target is None:
             if not self.turns:
-                raise CorrectionError("there is no turn to correct yet: send a message first")
-            raise CorrectionError(
+                raise CorrectionRefused("there is no turn to correct yet: send a message first")
+            raise CorrectionRefused(
                 f"there is no turn {number} in this conversation (turns 1 to {latest})"
             )
         try:
             self.router.force(mode)
         except UnknownMode as error:
-            raise CorrectionError(f"cannot correct turn {number} to {mode!r}: {error}") from None
+            raise CorrectionRefused(f"cannot correct turn {number} to {mode!r}: {error}") from None
         if mode == target.answered:
-            raise CorrectionError(
+            raise CorrectionRefused(
                 f"turn {number} was already answered in {mode}; choose another mode"
             )
         rerun = number == latest and self._in_history(target, messages)
@@ -197,9 +197,9 @@ class TurnCorrections:
                 del self._by_turn[correction.turn or 0]
             problem = self._forget(correction)
             if problem:
-                raise CorrectionError(problem)
+                raise CorrectionRefused(problem)
             return correction
-        raise CorrectionError("there is no correction to undo in this session")
+        raise CorrectionRefused("there is no correction to undo in this session")
 
     # ------------------------------------------------------------------ parts
 

@@ -39,7 +39,7 @@ from modes_tui.core.control import AUTO, OFF, ControlReading, ControlSource
 from modes_tui.core.conversation import Conversation, Message, ToolCall
 from modes_tui.core.correcting import CorrectionPlan, CorrectionRecorder, TurnCorrections
 from modes_tui.core.corrections import Correction
-from modes_tui.core.errors import CorrectionError, ProviderError, UnknownMode
+from modes_tui.core.errors import CorrectionRefused, ProviderError, UnknownMode
 from modes_tui.core.events import (
     ModeChanged,
     ReasoningDelta,
@@ -258,11 +258,11 @@ class Engine:
         A correction is recorded for the router to learn from. The latest turn is answered
         again in `mode` (the first `TurnCorrected` opens the re-run; the earlier answer leaves
         the shared history but stays in the session log); an earlier turn only gets the
-        correction recorded. The control file is not touched. Raises `CorrectionError` at
+        correction recorded. The control file is not touched. Raises `CorrectionRefused` at
         once when the turn cannot be corrected as asked.
         """
         if self._running:
-            raise CorrectionError("a turn is running: wait for it or cancel it, then correct it")
+            raise CorrectionRefused("a turn is running: wait for it or cancel it, then correct it")
         plan = self.corrections.plan(
             turn, mode, latest=self.turn, messages=self.conversation.messages
         )
