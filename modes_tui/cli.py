@@ -109,6 +109,7 @@ def build_engine(
     services.default_model = default_model
     router = Router(pack, build_classifier(pack, classifier, services), inputs=inputs)
     return Engine(
+        corrections=pack_corrections(dirs, pack),
         pack=pack,
         router=router,
         model=model,
@@ -122,6 +123,18 @@ def build_engine(
         limits=limits or Limits(),
         inputs=inputs,
     )
+
+
+def pack_corrections(dirs: Dirs, pack: Pack) -> Any:
+    """The pack's corrections store, or None when the pack's name cannot name a file (the
+    engine then still re-runs corrected turns, and says the correction is not kept)."""
+    from modes_tui.core.errors import CorrectionsError
+    from modes_tui.store.corrections import CorrectionStore
+
+    try:
+        return CorrectionStore.for_pack(dirs.data, pack.name)
+    except CorrectionsError:
+        return None
 
 
 def open_pack(args: argparse.Namespace) -> Pack:

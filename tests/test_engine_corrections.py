@@ -64,7 +64,8 @@ def engine_for(
     return Engine(
         pack=pack,
         router=Router(pack, KeywordClassifier()),
-        model=model or ScriptedModel(responder=lambda r: ScriptedReply(f"answer {len(r.messages)}")),
+        model=model
+        or ScriptedModel(responder=lambda r: ScriptedReply(f"answer {len(r.messages)}")),
         default_model="scripted/demo",
         control=control,
         session=session if session is not None else Spy(),
@@ -95,7 +96,11 @@ async def test_correcting_the_last_turn_re_runs_it_and_records_a_correction(
 
     corrected = events[0]
     assert isinstance(corrected, TurnCorrected)
-    assert (corrected.turn, corrected.answered_mode, corrected.corrected_mode) == (2, "chat", "shell")
+    assert (corrected.turn, corrected.answered_mode, corrected.corrected_mode) == (
+        2,
+        "chat",
+        "shell",
+    )
     assert corrected.rerun and corrected.note == ""
     route = next(e for e in events if isinstance(e, RouteDecided)).route
     assert (route.mode_name, route.decided_by, route.reason) == (
@@ -215,7 +220,11 @@ async def test_force_and_resend_counts_as_a_correction_and_undo_removes_it(
     events = await run(engine.run_turn("hello, tidy my branches "))
 
     corrected = next(e for e in events if isinstance(e, TurnCorrected))
-    assert (corrected.turn, corrected.answered_mode, corrected.corrected_mode) == (1, "chat", "shell")
+    assert (corrected.turn, corrected.answered_mode, corrected.corrected_mode) == (
+        1,
+        "chat",
+        "shell",
+    )
     assert not corrected.rerun
     assert [c.corrected_mode for c in store.corrections()] == ["shell"]
     # both answers stay in the history: the user asked twice
@@ -224,7 +233,9 @@ async def test_force_and_resend_counts_as_a_correction_and_undo_removes_it(
     undone = engine.undo_correction()
     assert undone == corrected.correction
     assert store.corrections() == ()
-    assert ("ui_event", 2) in [(k, t) for k, t, f in session.recorder.records if f.get("event") == "correction_undone"]
+    assert ("ui_event", 2) in [
+        (k, t) for k, t, f in session.recorder.records if f.get("event") == "correction_undone"
+    ]
     with pytest.raises(CorrectionRefused, match="no correction to undo"):
         engine.undo_correction()
 

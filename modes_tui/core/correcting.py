@@ -117,9 +117,7 @@ class TurnCorrections:
 
     def routed(self, turn: int, text: str, route: Route, user_index: int) -> None:
         """The router (or the caller) decided a turn; a retry decides again."""
-        self.turns[turn] = RoutedTurn(
-            turn, text, route, user_index, self._epoch, _mode_of(route)
-        )
+        self.turns[turn] = RoutedTurn(turn, text, route, user_index, self._epoch, _mode_of(route))
 
     def cleared(self) -> None:
         """`/clear`: earlier turns can still be corrected, but no longer re-run."""
@@ -222,10 +220,8 @@ class TurnCorrections:
             return None
         return self._correction(target, mode, messages)
 
-    def _correction(
-        self, target: RoutedTurn, mode: str, messages: Sequence[Message]
-    ) -> Correction:
-        text, history = target.text, ()
+    def _correction(self, target: RoutedTurn, mode: str, messages: Sequence[Message]) -> Correction:
+        text, history = target.text, tuple[HistoryEntry, ...]()
         if self._in_history(target, messages):
             seen, window = self.router.view(messages[: target.user_index + 1])
             text, history = seen, tuple(window)

@@ -368,9 +368,7 @@ class Engine:
                 self._checkpoint()
 
             if fresh:
-                resent = self.corrections.resend(
-                    self.turn, text, route, self.conversation.messages
-                )
+                resent = self.corrections.resend(self.turn, text, route, self.conversation.messages)
                 if resent is not None:
                     self._record_correction(resent)
                     yield resent
