@@ -422,6 +422,16 @@ def cmd_mode(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_corrections(args: argparse.Namespace) -> int:
+    """The corrections of a pack: list, remove ID, clear, export (`corrections_cli`)."""
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.corrections_cli import run
+    from modes_tui.store.corrections import CorrectionStore
+
+    pack = _settings(args).pack
+    return run(args, CorrectionStore.for_pack(app_dirs().data, pack), pack)
+
+
 def cmd_sessions(args: argparse.Namespace) -> int:
     """List recorded sessions, newest first."""
     from modes_tui.core.paths import app_dirs
@@ -792,6 +802,10 @@ def build_parser() -> argparse.ArgumentParser:
     pack_options(mode)
     mode.add_argument("--json", action="store_true", help="print the setting as JSON")
     mode.set_defaults(handler=cmd_mode)
+
+    from modes_tui.corrections_cli import add_parser as add_corrections
+
+    add_corrections(verbs).set_defaults(handler=cmd_corrections)
 
     sessions = verbs.add_parser("sessions", help="list recorded sessions, newest first")
     sessions.add_argument("--json", action="store_true", help="print the list as JSON")
