@@ -21,6 +21,7 @@ from modes_tui.core.paths import HOME_ENV
 
 if TYPE_CHECKING:
     from modes_tui.core.control import ControlSource
+    from modes_tui.core.corrections import CorrectionSource
     from modes_tui.core.engine import Engine
     from modes_tui.core.guards import Confirmer, Limits
     from modes_tui.core.paths import Dirs
@@ -76,6 +77,7 @@ def build_engine(
     limits: Limits | None = None,
     inputs: Mapping[str, Any] | None = None,
     model: ChatModel | None = None,
+    corrections: CorrectionSource | None = None,
 ) -> Engine:
     """The engine the TUI and the REPL run, wired from concrete parts. Loads no model library.
 
@@ -83,7 +85,8 @@ def build_engine(
     `local/gemma-3-270m` when None). `model_override` is `--model`: it replaces the model of
     every mode. `classifier` overrides the pack's router backend. `offline` None means
     offline exactly when no model in use needs the network. `model` replaces the litellm
-    adapter (a `ScriptedModel` for demos and screenshots).
+    adapter (a `ScriptedModel` for demos and screenshots). `corrections` is what the router
+    learns from (default: the pack's store, `<data>/corrections/<pack>.jsonl`).
     """
     from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.engine import Engine
@@ -107,6 +110,11 @@ def build_engine(
         )
     services = classifier_services()
     services.default_model = default_model
+    if corrections is None:
+        from modes_tui.store.corrections import CorrectionStore
+
+        corrections = CorrectionStore.for_pack(dirs.data, pack.name)
+    services.corrections = corrections
     router = Router(pack, build_classifier(pack, classifier, services), inputs=inputs)
     return Engine(
         corrections=pack_corrections(dirs, pack),

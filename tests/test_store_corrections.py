@@ -142,10 +142,17 @@ def test_a_non_utf8_text_survives_as_an_escape(store: CorrectionStore) -> None:
     assert CorrectionStore(store.path).corrections() == (odd,)
 
 
-def test_a_pack_name_that_is_not_a_file_name_is_refused(modes_home: Path) -> None:
-    for bad in ("../etc", "a/b", "", ".hidden"):
-        with pytest.raises(CorrectionsError, match="cannot name a corrections file"):
-            corrections_path(modes_home, bad)
+def test_a_pack_name_that_is_not_a_file_name_gets_a_safe_distinct_file(modes_home: Path) -> None:
+    folder = modes_home / "corrections"
+    paths = {
+        bad: corrections_path(modes_home, bad) for bad in ("../etc", "a/b", ".hidden", "my pack")
+    }
+    for path in paths.values():
+        assert path.parent == folder and path.suffix == ".jsonl"
+    assert len(set(paths.values())) == len(paths)
+    assert corrections_path(modes_home, "etc") not in paths.values()
+    with pytest.raises(CorrectionsError, match="needs the name of its pack"):
+        corrections_path(modes_home, "")
 
 
 def test_an_unwritable_folder_is_a_clear_error(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ starts on a line of its own.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -43,13 +44,19 @@ _PACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def corrections_path(data_dir: Path, pack: str) -> Path:
-    """Where the corrections of `pack` live: `<data>/corrections/<pack>.jsonl`."""
-    if not _PACK_NAME.match(pack) or len(pack) > 200:
-        raise CorrectionsError(
-            f"{pack!r} cannot name a corrections file: a pack name is letters, digits, "
-            "'.', '_' and '-', starting with a letter or digit"
-        )
-    return Path(data_dir) / "corrections" / f"{pack}{SUFFIX}"
+    """Where the corrections of `pack` live: `<data>/corrections/<pack>.jsonl`.
+
+    A pack is named after its folder, which may hold any character; a name that is not a
+    plain file name (spaces, slashes, a leading dot) gets a slug and a short hash instead,
+    so it can neither escape the folder nor share a file with another pack.
+    """
+    if not pack:
+        raise CorrectionsError("a corrections store needs the name of its pack")
+    name = pack
+    if not _PACK_NAME.match(pack) or len(pack) > 100:
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", pack).strip("._")[:60] or "pack"
+        name = f"{slug}-{hashlib.sha256(pack.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+    return Path(data_dir) / "corrections" / f"{name}{SUFFIX}"
 
 
 @dataclass(frozen=True, slots=True)
