@@ -89,6 +89,7 @@ def build_engine(
     learns from (default: the pack's store, `<data>/corrections/<pack>.jsonl`).
     """
     from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.correcting import CorrectionRecorder
     from modes_tui.core.engine import Engine
     from modes_tui.core.guards import Limits
     from modes_tui.core.paths import app_dirs
@@ -117,7 +118,6 @@ def build_engine(
     services.corrections = corrections
     router = Router(pack, build_classifier(pack, classifier, services), inputs=inputs)
     return Engine(
-        corrections=pack_corrections(dirs, pack),
         pack=pack,
         router=router,
         model=model,
@@ -130,19 +130,9 @@ def build_engine(
         model_override=model_override,
         limits=limits or Limits(),
         inputs=inputs,
+        # the same store the router reads: a correction counts on the very next route
+        corrections=corrections if isinstance(corrections, CorrectionRecorder) else None,
     )
-
-
-def pack_corrections(dirs: Dirs, pack: Pack) -> Any:
-    """The pack's corrections store, or None when the pack's name cannot name a file (the
-    engine then still re-runs corrected turns, and says the correction is not kept)."""
-    from modes_tui.core.errors import CorrectionsError
-    from modes_tui.store.corrections import CorrectionStore
-
-    try:
-        return CorrectionStore.for_pack(dirs.data, pack.name)
-    except CorrectionsError:
-        return None
 
 
 def open_pack(args: argparse.Namespace) -> Pack:
