@@ -543,7 +543,9 @@ class ModesApp(App[None]):
 
     @on(Input.Changed, "#prompt")
     def _typing(self) -> None:
-        if self.status.has_class("-error"):
+        # typing clears an error; the prompt emptied by sending a command must not, or the
+        # command's own error (/export with nothing to export, /wrong undo) would vanish
+        if self.status.has_class("-error") and self.prompt.value:
             self.status.idle()
 
     async def run_command(self, command: Command) -> None:
