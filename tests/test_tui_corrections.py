@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Collapsible
+from textual.widgets import Collapsible, OptionList
 
 from modes_tui.core.classifiers.embedding import EmbeddingClassifier
 from modes_tui.core.engine import Engine
@@ -162,8 +162,9 @@ async def test_ctrl_e_re_runs_the_turn_folds_the_first_answer_and_the_router_lea
         picker = app.screen
         assert isinstance(picker, CorrectScreen)
         shown = all_text(picker.query("Static"))
-        assert f"Turn 1 answered in chat" in shown and ASKED in shown
-        lines = [str(o.prompt) for o in picker.query_one("#correct-modes").options]  # type: ignore[attr-defined]
+        assert "Turn 1 answered in chat" in shown and ASKED in shown
+        modes = picker.query_one("#correct-modes", OptionList)
+        lines = [str(o.prompt) for o in modes.options]
         # every mode, most probable first, with the router's probability beside it
         assert [line.split()[1] for line in lines] == [name for name, _ in picker.choices]
         probabilities = record.route.decision.probabilities  # type: ignore[union-attr]
