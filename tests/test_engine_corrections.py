@@ -25,6 +25,7 @@ from modes_tui.core.events import (
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
+from modes_tui.store.export import session_markdown
 from modes_tui.store.replay import replay
 from modes_tui.store.sessions import SessionLog, load_session
 from tests.test_engine import MODES, PROMPTS, Control, Recorder
@@ -290,6 +291,13 @@ async def test_replay_shows_the_superseded_answer_and_the_re_run(
     assert kinds[corrected_at - 1] == "TurnFinished" and kinds[corrected_at + 1] == "RouteDecided"
     assert ModeChanged("chat", "shell") in turn.events
     assert turn.mode == "shell" and not turn.interrupted
+    markdown = session_markdown(replayed)
+    first, mark, second = (
+        markdown.index("first answer"),
+        markdown.index("*(answered in chat, corrected to shell)*"),
+        markdown.index("second answer"),
+    )
+    assert first < mark < second and "**Assistant** (shell" in markdown[mark:]
     # resuming the session gives the history the models saw: the re-run only
     assert [(m.role, m.content) for m in replayed.conversation.messages] == [
         ("user", "hello"),
