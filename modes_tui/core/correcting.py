@@ -86,11 +86,10 @@ class CorrectionPlan:
     correction: Correction | None
     """What to record (None: the user went back to the router's own choice)."""
 
-    def route(self) -> Route:
-        """The route the re-run takes: decided by the user, naming what it replaces."""
-        return Route(
-            self.mode, "caller", CORRECTED_REASON.format(mode=self.target.answered or NO_MODE)
-        )
+    @property
+    def reason(self) -> str:
+        """The reason on the re-run's route: the user decided, and what it replaces."""
+        return CORRECTED_REASON.format(mode=self.target.answered or NO_MODE)
 
 
 class TurnCorrections:

@@ -350,8 +350,8 @@ class Engine:
             state.user_index = len(self.conversation) - 1
 
             control, warnings = self._read_control()
-            if plan is not None:
-                route = plan.route()
+            if plan is not None:  # the user decided: a forced route that says what it replaces
+                route = replace(self.router.force(plan.mode), reason=plan.reason)
             else:
                 route = await self._step(self._route(force, control, warnings))
                 self.corrections.routed(self.turn, text, route, state.user_index)

@@ -187,8 +187,9 @@ class TurnView(Vertical):
         if record.route is None:
             return Text("→ routing…", style="italic")
         line = route_headline(record.route, record.mode)
-        if record.mode_change is not None and record.number > 1:
-            line.append(f"  (was {record.mode_change.previous or 'no mode'})", style="dim")
+        previous = record.mode_change.previous if record.mode_change is not None else None
+        if record.mode_change is not None and record.number > 1 and not record.superseded:
+            line.append(f"  (was {previous or 'no mode'})", style="dim")
         for corrected in record.corrections:
             if corrected.rerun and not corrected.note:
                 continue  # the fold above and the route's reason say it already
