@@ -303,3 +303,28 @@ async def test_replay_shows_the_superseded_answer_and_the_re_run(
         ("user", "hello"),
         ("assistant", "second answer"),
     ]
+
+
+async def test_retrying_a_corrected_turn_keeps_the_corrected_mode(
+    pack: Pack, tmp_path: Path
+) -> None:
+    from modes_tui.core.errors import ProviderError
+
+    failure = ProviderError("timeout", "the model took too long", hint="try again")
+    model = ScriptedModel().script(
+        ScriptedReply("first"), ScriptedReply(error=failure), ScriptedReply("third")
+    )
+    store = MemoryCorrections()
+    engine = engine_for(pack, tmp_path, store=store, model=model)
+    await run(engine.run_turn("hello"))
+    failed = await run(engine.correct("shell"))
+    assert type(failed[-1]).__name__ == "TurnFailed"
+
+    events = await run(engine.retry())
+    route = next(e for e in events if isinstance(e, RouteDecided)).route
+    assert (route.mode_name, route.reason) == ("shell", "Corrected by you (was chat)")
+    assert engine.conversation.messages[-1].content == "third"
+    assert len(store.corrections()) == 1  # a retry records nothing new
+    # the router's own route is what a later correction still reports as routed
+    await run(engine.correct("code"))
+    assert [(c.routed_mode, c.corrected_mode) for c in store.corrections()] == [("chat", "code")]

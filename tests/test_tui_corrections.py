@@ -337,3 +337,16 @@ async def test_the_replayed_session_shows_the_folded_answer_and_the_re_run(rig: 
         assert fold.title == "answered in chat, corrected to code"
         assert "reply 2" in all_text(screen.query(AnswerSegment))
         assert len(rig.model.requests) == requests  # no model was called
+
+
+async def test_the_correct_key_can_be_rebound(rig: Rig) -> None:
+    rig.services.keymap = {"turn.correct": "f12"}
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        await say(pilot, ASKED)
+        await pilot.press("ctrl+e")
+        await pilot.pause(0.05)
+        assert not isinstance(app.screen, CorrectScreen)
+        await pilot.press("f12")
+        await until(pilot, lambda: isinstance(app.screen, CorrectScreen))

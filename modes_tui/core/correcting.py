@@ -118,6 +118,15 @@ class TurnCorrections:
         """The router (or the caller) decided a turn; a retry decides again."""
         self.turns[turn] = RoutedTurn(turn, text, route, user_index, self._epoch, _mode_of(route))
 
+    def kept_mode(self, turn: int) -> tuple[str, str] | None:
+        """(mode, reason) when the user's correction answers `turn`: a retry keeps it."""
+        target = self.turns.get(turn)
+        if target is None or target.answered is None:
+            return None
+        if target.answered == _mode_of(target.route):
+            return None
+        return target.answered, CORRECTED_REASON.format(mode=_mode_of(target.route) or NO_MODE)
+
     def cleared(self) -> None:
         """`/clear`: earlier turns can still be corrected, but no longer re-run."""
         self._epoch += 1

@@ -350,8 +350,11 @@ class Engine:
             state.user_index = len(self.conversation) - 1
 
             control, warnings = self._read_control()
+            kept = None if fresh else self.corrections.kept_mode(self.turn)
             if plan is not None:  # the user decided: a forced route that says what it replaces
                 route = replace(self.router.force(plan.mode), reason=plan.reason)
+            elif kept is not None:  # retrying a corrected turn keeps the user's mode
+                route = replace(self.router.force(kept[0]), reason=kept[1])
             else:
                 route = await self._step(self._route(force, control, warnings))
                 self.corrections.routed(self.turn, text, route, state.user_index)
