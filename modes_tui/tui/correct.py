@@ -43,7 +43,7 @@ class CorrectScreen(ModalScreen[str | None]):
     DEFAULT_CSS = """
     CorrectScreen { align: center middle; }
     CorrectScreen > Vertical {
-        width: 64;
+        width: 72;
         height: auto;
         max-height: 80%;
         border: thick $accent;
