@@ -260,6 +260,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     pack = open_pack(args)
     cases = read_eval_file(args.file, pack.names)
+    if args.learn:
+        return eval_learn(args, pack, cases)
     classifier = build_classifier(pack, args.classifier, classifier_services())
     progress = _progress_printer() if len(cases) >= 20 else None
     outcomes = asyncio.run(route_cases(pack, classifier, cases, progress))
@@ -280,6 +282,33 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if fit is not None:
         print()
         print(format_fit(fit, config.below_confidence))
+    return EXIT_OK
+
+
+def eval_learn(args: argparse.Namespace, pack: Pack, cases: Sequence[Any]) -> int:
+    """`eval --learn`: route line by line, each wrong route becoming a correction."""
+    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.learning import format_curve, learn_from_cases
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.store.corrections import CorrectionStore
+
+    if args.fit or args.block < 1:
+        raise ModesError("--learn takes no --fit, and --block needs at least 1 line")
+    store = CorrectionStore.for_pack(app_dirs().data, pack.name)
+    services = classifier_services()
+    services.corrections = store
+    classifier = build_classifier(pack, args.classifier, services)
+    progress = _progress_printer() if len(cases) >= 20 else None
+    curve = asyncio.run(learn_from_cases(pack, classifier, cases, store, args.block, progress))
+    if args.json:
+        data = {"file": args.file, "pack": pack.name, "store": str(store.path), **curve.to_dict()}
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    print(format_curve(curve, title=f"{args.file}: {len(cases)} cases, pack {pack.name}, learning"))
+    print(
+        f"\ncorrections are in {store.path} ({len(store.corrections())} in all); "
+        f"`modes-tui corrections clear --pack {pack.name}` undoes them"
+    )
     return EXIT_OK
 
 
@@ -788,6 +817,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--fit",
         action="store_true",
         help="also search the below_confidence that best balances accuracy and fallback recall",
+    )
+    evaluate.add_argument(
+        "--learn",
+        action="store_true",
+        help="correct every wrong route as it happens (into the pack's corrections store) "
+        "and print the learning curve",
+    )
+    evaluate.add_argument(
+        "--block", type=int, default=25, metavar="N", help="lines per row of the learning curve"
     )
     evaluate.set_defaults(handler=cmd_eval)
 
