@@ -13,7 +13,9 @@ real one (append-only JSONL), tests may use a list. Every record is a JSON objec
 | assistant   | message (Message.to_dict()), usage {prompt_tokens, completion_tokens,   |
 |             | cost}, error (str, when the turn failed)                                 |
 | tool_result | call (ToolCall.to_dict()), outcome, result, duration_ms                  |
-| ui_event    | event (forced_mode, cancel, clear, retry, ...), plus its own fields      |
+| ui_event    | event (forced_mode, cancel, clear, retry, ...), plus its own fields;     |
+|             | `correction`: of (turn), answered_mode, corrected_mode, rerun,           |
+|             | correction (Correction.to_dict() or null), note; `correction_undone`: id |
 """
 
 from __future__ import annotations
