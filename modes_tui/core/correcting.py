@@ -197,15 +197,15 @@ class TurnCorrections:
 
     def undo(self) -> Correction:
         """Forget the latest correction of this session; the answers stay as they are."""
-        while self.made:
-            correction = self.made.pop()
-            if self._by_turn.get(correction.turn or 0) is correction:
-                del self._by_turn[correction.turn or 0]
-            problem = self._forget(correction)
-            if problem:
-                raise CorrectionRefused(problem)
-            return correction
-        raise CorrectionRefused("there is no correction to undo in this session")
+        if not self.made:
+            raise CorrectionRefused("there is no correction to undo in this session")
+        correction = self.made.pop()
+        if self._by_turn.get(correction.turn or 0) is correction:
+            del self._by_turn[correction.turn or 0]
+        problem = self._forget(correction)
+        if problem:
+            raise CorrectionRefused(problem)
+        return correction
 
     # ------------------------------------------------------------------ parts
 
