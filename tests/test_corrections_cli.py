@@ -219,3 +219,18 @@ async def test_wrong_undo_and_usage_in_the_repl() -> None:
     assert "(forgot the correction of turn 1: chat → shell; the answers stay)" in text
     assert memory.corrections() == ()
     assert engine.conversation.messages[-1].mode == "shell"
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("/wr", ["/wrong"]),
+        ("/wrong ", ["undo", "chat", "code", "reason", "shell", "write"]),
+        ("/wrong s", ["shell"]),
+        ("/wrong u", ["undo"]),
+    ],
+)
+def test_the_repl_completes_wrong(typed: str, expected: list[str]) -> None:
+    from tests.test_plain import completions
+
+    assert completions(typed) == expected
