@@ -105,7 +105,7 @@ def replies() -> list[ScriptedReply]:
             tool_calls=[("run_command", {"command": "ls -la"})],
         ),
         ScriptedReply("Done."),
-        ScriptedReply("`git commit -m \"Fix typo\"`"),
+        ScriptedReply('`git commit -m "Fix typo"`'),
         ScriptedReply(
             "**Fix a typo in the README's install steps**\n\n"
             "The second command said `pip instal`; it now says `pip install`."
