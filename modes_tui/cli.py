@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from modes_tui import __version__
 from modes_tui.core.errors import DeclarationError, ModesError, UnknownMode
+from modes_tui.core.models import EMBEDDED_MODEL, ModelCatalog
 from modes_tui.core.paths import HOME_ENV
 
 if TYPE_CHECKING:
@@ -46,17 +47,23 @@ def load_pack(name: str | None = None, folder: str | os.PathLike[str] | None = N
 # --------------------------------------------------------------------------- wiring
 
 
-def classifier_services(default_model: str = "default") -> Any:
+def classifier_services(default_model: str = "default", models: ModelCatalog | None = None) -> Any:
     """Factories for the backends that need a model or an encoder (each imports its
     libraries only when it builds a classifier). `default_model` is what `model: default`
-    in router.yaml stands for (settings' default_model; else the embedded model)."""
+    in router.yaml stands for (settings' default_model; else the embedded model); `models`
+    are the configured aliases a router model may name."""
     from modes_tui.core.classifiers import ClassifierServices
     from modes_tui.llm.router_backends import backend_factories
 
-    return ClassifierServices(factories=backend_factories(), default_model=default_model)
+    def chat_model() -> ChatModel:
+        from modes_tui.llm.litellm_model import LiteLLMChatModel
+
+        return LiteLLMChatModel(models=models)
+
+    return ClassifierServices(factories=backend_factories(chat_model), default_model=default_model)
 
 
-DEFAULT_MODEL = "local/gemma-3-270m"
+DEFAULT_MODEL = EMBEDDED_MODEL
 """The model `default` stands for when no setting or option names one: the embedded one."""
 
 
@@ -76,6 +83,8 @@ def build_engine(
     limits: Limits | None = None,
     inputs: Mapping[str, Any] | None = None,
     model: ChatModel | None = None,
+    models: ModelCatalog | None = None,
+    budget: float | None = None,
 ) -> Engine:
     """The engine the TUI and the REPL run, wired from concrete parts. Loads no model library.
 
@@ -83,7 +92,9 @@ def build_engine(
     `local/gemma-3-270m` when None). `model_override` is `--model`: it replaces the model of
     every mode. `classifier` overrides the pack's router backend. `offline` None means
     offline exactly when no model in use needs the network. `model` replaces the litellm
-    adapter (a `ScriptedModel` for demos and screenshots).
+    adapter (a `ScriptedModel` for demos and screenshots). `models` are the configured
+    aliases (any model name above may be one); a name that is neither an alias nor a litellm
+    id is a SettingsError naming where it was written. `budget` is USD per session.
     """
     from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.engine import Engine
@@ -96,17 +107,23 @@ def build_engine(
     dirs = dirs or app_dirs()
     cwd = cwd or Path.cwd()
     default_model = model_id or DEFAULT_MODEL
+    catalog = ModelCatalog(dict(models.entries) if models else {}, default_model)
+    if model is None:
+        check_model_names(pack, catalog, model_override)
     if offline is None:
         used = {model_override or default_model}
         if model_override is None:
             used |= {p.model for p in pack.profiles if p.model != "default"}
-        offline = not any(is_remote(name) for name in used)
+            used |= {name for p in pack.profiles for name in p.fallback_models}
+        offline = not any(is_remote(catalog.resolve(name).model) for name in used)
     if model is None:
         model = LiteLLMChatModel(
-            offline=offline, local_model_path=local_model_path, data_dir=dirs.data
+            offline=offline,
+            local_model_path=local_model_path,
+            data_dir=dirs.data,
+            models=catalog,
         )
-    services = classifier_services()
-    services.default_model = default_model
+    services = classifier_services(default_model, catalog)
     router = Router(pack, build_classifier(pack, classifier, services), inputs=inputs)
     return Engine(
         pack=pack,
@@ -121,7 +138,25 @@ def build_engine(
         model_override=model_override,
         limits=limits or Limits(),
         inputs=inputs,
+        budget=budget,
     )
+
+
+def check_model_names(pack: Pack, catalog: ModelCatalog, override: str | None) -> None:
+    """Every model name in use is `default`, an alias or a litellm id; else a SettingsError."""
+    from modes_tui.core.errors import SettingsError
+
+    if override is not None and (why := catalog.unknown(override)):
+        raise SettingsError(f"--model: {why}")
+    if (why := catalog.unknown(catalog.default_model)) is not None:
+        raise SettingsError(f"default_model: {why}")
+    for profile in pack.profiles:
+        names = [("model", profile.model)]
+        names += [(f"fallback_models[{i}]", n) for i, n in enumerate(profile.fallback_models)]
+        for key, name in names:
+            why = catalog.unknown(name)
+            if why is not None:
+                raise SettingsError(f"{profile.source or profile.name}: {key}: {why}")
 
 
 def open_pack(args: argparse.Namespace) -> Pack:
@@ -135,7 +170,7 @@ def settings_classifier(args: argparse.Namespace, pack: Pack) -> Any:
     from modes_tui.core.classifiers import build_classifier
 
     settings = _settings(args)
-    services = classifier_services(settings.default_model)
+    services = classifier_services(settings.default_model, settings.catalog())
     return build_classifier(pack, settings.router_classifier, services)
 
 
@@ -495,7 +530,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
             )
         pack = load_pack(settings.pack, getattr(args, "profiles", None))
     name = settings.router_classifier or pack.router.classifier
-    router = Router(pack, build_classifier(pack, name, classifier_services(settings.default_model)))
+    router = Router(
+        pack,
+        build_classifier(
+            pack, name, classifier_services(settings.default_model, settings.catalog())
+        ),
+    )
     report = asyncio.run(reroute(replayed, router))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
@@ -564,6 +604,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
             dirs=dirs,
             local_model_path=settings.local_model_path,
             model=_model_for(args),
+            models=settings.catalog(),
+            budget=settings.budget,
         )
 
         from modes_tui.llm.litellm_model import preload
@@ -668,7 +710,7 @@ def tui_services(args: argparse.Namespace, sessions: list[LazySessionLog]) -> Ap
     )
     sessions.append(session)
     used = {model_id} | {p.model for p in pack.profiles if p.model != "default" and not override}
-    offline = not any(is_remote(name) for name in used)
+    offline = not any(is_remote(settings.catalog().resolve(name).model) for name in used)
     scripted = _model_for(args)
 
     def engine(confirm: Confirmer) -> Engine:
@@ -684,6 +726,8 @@ def tui_services(args: argparse.Namespace, sessions: list[LazySessionLog]) -> Ap
             offline=offline,
             local_model_path=settings.local_model_path,
             model=scripted,
+            models=settings.catalog(),
+            budget=settings.budget,
         )
         # Asking a capability imports litellm and, for the embedded model, assembles and
         # registers it, so the first message does not wait for that.
@@ -691,7 +735,7 @@ def tui_services(args: argparse.Namespace, sessions: list[LazySessionLog]) -> Ap
         return built
 
     def router() -> Router:
-        services = classifier_services(settings.default_model)
+        services = classifier_services(settings.default_model, settings.catalog())
         return Router(pack, build_classifier(pack, classifier, services))
 
     return AppServices(

@@ -9,9 +9,10 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from modes_tui.core.control import AUTO, OFF, ControlReading
+from modes_tui.core.models import EMBEDDED_MODEL
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-DEMO_MODEL = "local/gemma-3-270m"
+DEMO_MODEL = EMBEDDED_MODEL
 DEMO_LABEL = "offline demo model"
 
 
