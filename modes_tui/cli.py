@@ -452,6 +452,17 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
     dirs = app_dirs()
     summaries = list_sessions(dirs)
+    if getattr(args, "cost", False):
+        from modes_tui.cli_models import cost_rows, sessions_cost_table
+
+        rows = cost_rows(summaries)
+        if args.json:
+            print(json.dumps(rows, indent=2, ensure_ascii=False))
+        elif not rows:
+            print(f"no sessions yet in {dirs.sessions}")
+        else:
+            print(sessions_cost_table(rows))
+        return EXIT_OK
     if args.json:
         print(json.dumps([s.to_dict() for s in summaries], indent=2, ensure_ascii=False))
     elif not summaries:
@@ -459,6 +470,19 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     else:
         print(sessions_table(summaries))
     return EXIT_OK
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    """List the configured model aliases with their litellm ids, capabilities and prices."""
+    from modes_tui.cli_models import cmd_models as show
+    from modes_tui.llm.litellm_model import LiteLLMChatModel
+
+    settings = _settings(args)
+    catalog = settings.catalog()
+    if (why := catalog.unknown(catalog.default_model)) is not None:
+        raise ModesError(f"default_model: {why}")
+    # offline: capability and price questions only read litellm's bundled model map
+    return show(args, catalog, LiteLLMChatModel(offline=True, models=catalog))
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -826,7 +850,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     sessions = verbs.add_parser("sessions", help="list recorded sessions, newest first")
     sessions.add_argument("--json", action="store_true", help="print the list as JSON")
+    sessions.add_argument(
+        "--cost",
+        action="store_true",
+        help="what each session cost and saved against always using the priciest mode's model",
+    )
     sessions.set_defaults(handler=cmd_sessions)
+
+    models = verbs.add_parser(
+        "models", help="list configured model aliases: litellm id, capabilities, price"
+    )
+    models.add_argument("--json", action="store_true", help="print the list as JSON")
+    models.set_defaults(handler=cmd_models)
 
     session_id = "a session id, a unique id prefix, latest, or a path to a .jsonl file"
     export = verbs.add_parser("export", help="write a session as Markdown or JSON")

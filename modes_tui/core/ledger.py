@@ -247,7 +247,7 @@ def session_costs(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             baseline_model = entry.get("baseline_model") or baseline_model
     saved = base - total if baseline_model and not unknown else None
     return {
-        "turns": turns,
+        "costed_turns": turns,
         "cost": total,
         "unknown_turns": unknown,
         "baseline_model": baseline_model,
