@@ -243,10 +243,8 @@ class PipeConfirmer:
         sys.stderr.write(f"modes-tui: refused {call.name}: no terminal to confirm it\n")
         return False
 
-    async def ask(self, question: Question) -> bool:
-        # a pipe cannot answer: the engine says why the turn went elsewhere or was not sent
-        sys.stderr.write(f"modes-tui: {question.title} no: no terminal to answer\n")
-        return False
+    # No `ask`: with nobody to answer, the engine keeps the turn out of a confirm-first mode
+    # and refuses a turn past the budget, and says why in the route and the error.
 
 
 class PromptConfirmer:

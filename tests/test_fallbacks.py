@@ -101,9 +101,7 @@ async def test_fallbacks_are_tried_in_order_and_the_last_error_is_reported(
         "backup",
         "last",
     ]
-    notes = [
-        built.notes[-1] for built in [e for e in events if isinstance(e, RequestBuilt)][1:]
-    ]
+    notes = [built.notes[-1] for built in [e for e in events if isinstance(e, RequestBuilt)][1:]]
     assert notes[0].startswith("answered by backup: main failed (connection")
     assert notes[1].startswith("answered by last: backup failed (rate limit")
     assert [m.role for m in engine.conversation] == ["user"]  # the message is kept for retry

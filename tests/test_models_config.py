@@ -48,16 +48,37 @@ BAD_ENTRIES: list[tuple[Any, str]] = [
         {"fast": {"model": "openai/x", "api_key_env": "sk-abc123 secret"}},
         "models.fast.api_key_env must be the NAME of an environment variable",
     ),
-    ({"fast": {"model": "openai/x", "api_base": "localhost:8080"}}, "models.fast.api_base must be an http(s) URL"),
+    (
+        {"fast": {"model": "openai/x", "api_base": "localhost:8080"}},
+        "models.fast.api_base must be an http(s) URL",
+    ),
     ({"fast": {"model": "openai/x", "headers": ["X-A"]}}, "models.fast.headers must be a mapping"),
-    ({"fast": {"model": "openai/x", "params": {"api_key": "k"}}}, "models.fast.params.api_key is not allowed here; use `api_key_env:`"),
-    ({"fast": {"model": "openai/x", "params": {"stream": False}}}, "models.fast.params.stream is not allowed"),
+    (
+        {"fast": {"model": "openai/x", "params": {"api_key": "k"}}},
+        "models.fast.params.api_key is not allowed here; use `api_key_env:`",
+    ),
+    (
+        {"fast": {"model": "openai/x", "params": {"stream": False}}},
+        "models.fast.params.stream is not allowed",
+    ),
     ({"fast": {"model": "openai/x", "params": [1]}}, "models.fast.params must be a mapping"),
     ({"fast": {"model": "openai/x", "tools": "yes"}}, "models.fast.tools must be true or false"),
-    ({"fast": {"model": "openai/x", "reasoning": 1}}, "models.fast.reasoning must be true or false"),
-    ({"fast": {"model": "openai/x", "context_window": 0}}, "models.fast.context_window must be a whole number"),
-    ({"fast": {"model": "openai/x", "input_cost_per_token": -1, "output_cost_per_token": 0}}, "models.fast.input_cost_per_token must be a price"),
-    ({"fast": {"model": "openai/x", "input_cost_per_token": 0.1}}, "models.fast: set output_cost_per_token too"),
+    (
+        {"fast": {"model": "openai/x", "reasoning": 1}},
+        "models.fast.reasoning must be true or false",
+    ),
+    (
+        {"fast": {"model": "openai/x", "context_window": 0}},
+        "models.fast.context_window must be a whole number",
+    ),
+    (
+        {"fast": {"model": "openai/x", "input_cost_per_token": -1, "output_cost_per_token": 0}},
+        "models.fast.input_cost_per_token must be a price",
+    ),
+    (
+        {"fast": {"model": "openai/x", "input_cost_per_token": 0.1}},
+        "models.fast: set output_cost_per_token too",
+    ),
 ]
 
 
@@ -81,7 +102,9 @@ def test_a_bad_models_variable_names_the_variable() -> None:
 @pytest.mark.parametrize("budget", [0, -1, "lots", True])
 def test_a_bad_budget_is_a_settings_error(budget: Any) -> None:
     path = write_config({"budget": budget})
-    with pytest.raises(SettingsError, match=rf"^{path}: budget must be a price in USD greater than 0"):
+    with pytest.raises(
+        SettingsError, match=rf"^{path}: budget must be a price in USD greater than 0"
+    ):
         load_settings(app_dirs(), env={})
 
 

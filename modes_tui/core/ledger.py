@@ -206,9 +206,10 @@ def money(value: float) -> str:
         return "$0"
     if abs(value) >= 1:
         return f"${value:,.2f}"
-    if abs(value) >= 0.01:
-        return f"${value:.4f}".rstrip("0")
-    return f"${value:.6f}".rstrip("0")
+    digits = 4 if abs(value) >= 0.01 else 6
+    text = f"{value:.{digits}f}".rstrip("0")
+    whole, _, cents = text.partition(".")
+    return f"${whole}.{cents:0<2}"  # at least cents: $0.50, not $0.5
 
 
 def baseline(models: Iterable[str], prices: PriceLookup) -> tuple[str | None, ModelPrice | None]:
