@@ -350,6 +350,7 @@ class ModesApp(App[None]):
         elif isinstance(event, TurnCancelled):
             self.panel.refresh_record(record)
             self.status.idle("Cancelled; the partial answer is kept.")
+            self._show_cost()
         elif isinstance(event, TurnFailed):
             self.panel.refresh_record(record)
             self._show_cost()
