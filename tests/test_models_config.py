@@ -334,3 +334,16 @@ def test_models_verb_reports_a_bad_config_with_exit_1(capsys: pytest.CaptureFixt
     err = capsys.readouterr().err
     assert f"{path}: models.fast: unknown key 'api_key'" in err
     assert "sk-oops" not in err
+
+
+def test_the_readme_models_example_is_valid_and_covers_the_usual_servers() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    section = readme.split("## Models", 1)[1]
+    block = section.split("```yaml", 1)[1].split("```", 1)[0]
+    data = yaml.safe_load(block)
+    models = parse_models(data["models"], where="README.md")
+    catalog = ModelCatalog(models, data["default_model"])
+    providers = {config.model.split("/", 1)[0] for config in models.values()}
+    assert {"openai", "anthropic", "ollama_chat", "lm_studio", "hosted_vllm"} <= providers
+    assert catalog.resolve("default").model == "openai/gpt-4.1-mini"
+    assert models["box"].api_base == "http://127.0.0.1:8080/v1"
