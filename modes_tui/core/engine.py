@@ -345,7 +345,13 @@ class Engine:
                 )
                 yield RequestBuilt(request, setup.mode, round_no, setup.notes)
                 calls: list[ToolCallChunk] = []
-                async with contextlib.aclosing(self._answer(request, state, round_no)) as stream:
+                # without fallbacks, no extra generator layer on every chunk
+                answer = (
+                    self._answer(request, state, round_no)
+                    if setup.fallbacks
+                    else self._stream(request)
+                )
+                async with contextlib.aclosing(answer) as stream:
                     async for event in stream:
                         if isinstance(event, RequestBuilt):  # a fallback model takes over
                             setup = self._current(state)
