@@ -230,3 +230,38 @@ async def test_a_broken_dialog_counts_as_no(pack: Pack) -> None:
     engine = engine_for(pack, CountingClassifier(pick="shell"), confirm=Broken())
     decided = await route_of(engine)
     assert decided.route.mode_name == "chat"
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [("y\r", True), ("n\r", False), ("\r", False), ("\x03", False), ("\x04", False)],
+)
+async def test_the_repl_asks_on_the_prompt(typed: str, expected: bool) -> None:
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from modes_tui.plain import PromptConfirmer
+
+    with create_pipe_input() as pipe:
+        pipe.send_text(typed)
+        asker = PromptConfirmer(input=pipe, output=DummyOutput())
+        question = Question("enter_mode", "Enter shell?", "Answer in shell?")
+        assert await asker.ask(question) is expected
+
+
+async def test_the_repl_asks_before_entering_shell_and_routes_by_the_answer(pack: Pack) -> None:
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from modes_tui.plain import PromptConfirmer
+
+    with create_pipe_input() as pipe:
+        engine = engine_for(
+            pack,
+            CountingClassifier(pick="shell"),
+            confirm=PromptConfirmer(input=pipe, output=DummyOutput()),
+        )
+        pipe.send_text("n\r")
+        assert (await route_of(engine)).route.mode_name == "chat"
+        pipe.send_text("y\r")
+        assert (await route_of(engine)).route.mode_name == "shell"
