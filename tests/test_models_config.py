@@ -347,3 +347,26 @@ def test_the_readme_models_example_is_valid_and_covers_the_usual_servers() -> No
     assert {"openai", "anthropic", "ollama_chat", "lm_studio", "hosted_vllm"} <= providers
     assert catalog.resolve("default").model == "openai/gpt-4.1-mini"
     assert models["box"].api_base == "http://127.0.0.1:8080/v1"
+
+
+async def test_the_routers_model_may_be_an_alias(write_pack: Any, fake_llm: FakeProvider) -> None:
+    from modes_tui.cli import classifier_services
+    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.conversation import Message
+    from modes_tui.core.routing import Router
+
+    folder = write_pack(
+        router={"classifier": "chat", "model": "router", "fallback": "chat"},
+        modes={"chat": {"description": "Chat."}, "code": {"description": "Code."}},
+    )
+    pack = load_pack(profiles_dir=folder)
+    catalog = ModelCatalog(
+        parse_models({"router": {"model": "fake/plain", "params": {"top_p": 0.3}}}, where="c")
+    )
+    fake_llm.script(Reply(text=json.dumps({"mode": "code", "confidence": 0.9, "reason": "r"})))
+    classifier = build_classifier(pack, None, classifier_services("default", catalog))
+    route = await Router(pack, classifier).route([Message("user", "my loop never ends")])
+    assert route.mode_name == "code"
+    assert route.classifier is not None and route.classifier.model == "router"
+    (seen,) = fake_llm.seen
+    assert seen.model == "plain" and seen.params.get("top_p") == 0.3
