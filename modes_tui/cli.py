@@ -219,6 +219,8 @@ def cmd_profiles(args: argparse.Namespace) -> int:
         marks = [] if profile.is_available() else ["unavailable"]
         if profile.name == pack.router.fallback:
             marks.append("fallback")
+        if profile.auto_enter != "allow":
+            marks.append("asks first" if profile.auto_enter == "confirm" else "only when forced")
         tools = ", ".join(profile.tools) or "no tools"
         extra = f" [{', '.join(marks)}]" if marks else ""
         print(f"  {profile.name:<{width}}  thinking {profile.thinking:<6} {tools}{extra}")
