@@ -307,3 +307,32 @@ async def test_the_header_shows_the_session_cost_after_a_turn(rig: Rig) -> None:
         ledger.add(0, [("scripted/demo", 1000, 100, 0.25)])  # an earlier, priced turn
         await say(pilot, "hello there")
         assert "│ cost $0.25 · budget $5.00" in header(app)
+
+
+async def test_a_turn_past_the_budget_asks_in_a_dialog_and_a_no_keeps_the_message(
+    rig: Rig,
+) -> None:
+    from modes_tui.tui.confirm import QuestionScreen
+
+    rig.model.script(ScriptedReply("Paid for."))
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        ledger = app.engine.costs.ledger  # type: ignore[union-attr]
+        ledger.budget = 0.10
+        ledger.add(0, [("scripted/demo", 1000, 100, 0.25)])  # already past it
+        await say(pilot, "hello there", wait=False)
+        await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        assert "past its budget of $0.10: $0.25 spent so far" in plain(
+            app.screen.query_one("#question-text")
+        )
+        await pilot.press("n")
+        await until(pilot, lambda: not app._turn_running)
+        assert "not sent: this turn" in plain(app.status)
+        assert rig.model.requests == []
+        assert app.engine.conversation.messages[-1].content == "hello there"  # type: ignore[union-attr]
+
+        await say(pilot, "hello again", wait=False)
+        await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: not app._turn_running and len(rig.model.requests) == 1)
+        assert "│ cost $0.25 · budget $0.10" in header(app)
