@@ -349,16 +349,25 @@ class ModesApp(App[None]):
         elif isinstance(event, TurnFinished):
             self.panel.refresh_record(record)
             self.status.idle()
+            self._show_cost()
         elif isinstance(event, TurnCancelled):
             self.panel.refresh_record(record)
             self.status.idle("Cancelled; the partial answer is kept.")
+            self._show_cost()
         elif isinstance(event, TurnCorrected):
             self.panel.refresh_record(record)
             self._corrected(event)
         elif isinstance(event, TurnFailed):
             self.panel.refresh_record(record)
+            self._show_cost()
             retry = " · ctrl+r or the Retry button tries again" if event.retryable else ""
             self.status.error(f"The turn failed: {event.error}{retry}")
+
+    def _show_cost(self) -> None:
+        """The session's cost in the header, once a turn had a known, non-zero price."""
+        ledger = getattr(getattr(self.engine, "costs", None), "ledger", None)
+        if ledger is not None and (ledger.total or ledger.budget is not None):
+            self.header.show(cost=ledger.header())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place that handles workers ending: success of the engine, every error."""
