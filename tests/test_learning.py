@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from modes_tui.cli import classifier_services
+from modes_tui.core.calibration import loo_scores
 from modes_tui.core.classifiers import build_classifier
 from modes_tui.core.classifiers.embedding import EmbeddingClassifier, ModeIndex
 from modes_tui.core.conversation import Message
@@ -116,6 +117,10 @@ def test_leave_one_out_scores_match_scoring_each_example_alone(pack: Pack) -> No
     everything = np.concatenate(index.examples)
     for row, vector in enumerate(everything):
         assert np.allclose(scores[row], index._scores(vector, exclude=row), atol=1e-5)
+    p = index.params
+    weights = (p.weight_max, p.weight_top, p.weight_description, p.weight_centroid)
+    some, some_labels = loo_scores(index.examples, index.descriptions, weights, 3, [0, 3, 7])
+    assert np.allclose(some, scores[[0, 3, 7]]) and list(some_labels) == list(labels[[0, 3, 7]])
 
 
 def test_the_temperature_is_fitted_on_the_pack_and_beats_the_fixed_one() -> None:

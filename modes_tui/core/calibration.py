@@ -41,13 +41,16 @@ def loo_scores(
     descriptions: Any,
     weights: tuple[float, float, float, float],
     neighbours: int,
+    rows: Sequence[int] | None = None,
 ) -> tuple[Matrix, npt.NDArray[np.int64]]:
-    """Each example's mode scores with itself left out: an (N, M) matrix and each row's mode.
+    """Examples' mode scores with each left out: an (R, M) matrix and each row's mode.
 
     `examples` holds one (n_m, d) block of unit vectors per mode, `descriptions` the (M, d)
-    description vectors, `weights` (max, top, description, centroid). The formula is the
-    embedding backend's (`ModeIndex`), vectorised: the left-out example is masked out of its
-    own mode's nearest-example terms and subtracted from its centroid.
+    description vectors, `weights` (max, top, description, centroid); `rows` picks the
+    examples to leave out and score (indexes into the blocks laid end to end; default all),
+    while every example stays a neighbour of the others. The formula is the embedding
+    backend's (`ModeIndex`), vectorised: the left-out example is masked out of its own
+    mode's nearest-example terms and subtracted from its centroid.
     """
     blocks = [np.asarray(block, dtype=np.float32) for block in examples]
     descriptions = np.asarray(descriptions, dtype=np.float32)
@@ -55,22 +58,23 @@ def loo_scores(
     total = sum(sizes)
     modes = len(blocks)
     labels = np.repeat(np.arange(modes), sizes).astype(np.int64)
-    if total == 0:
-        return np.zeros((0, modes)), labels
+    picked = np.arange(total) if rows is None else np.asarray(rows, dtype=np.int64)
+    if total == 0 or not len(picked):
+        return np.zeros((0, modes)), labels[picked]
     everything = np.concatenate([block for block in blocks if len(block)])
-    similarity = everything @ everything.T
-    scores = (everything @ descriptions.T).astype(np.float64)  # description-only modes
+    queries = everything[picked]
+    similarity = queries @ everything.T
+    scores = (queries @ descriptions.T).astype(np.float64)  # description-only modes
     w_max, w_top, w_description, w_centroid = weights
     weight_sum = w_max + w_top + w_description + w_centroid
-    rows = np.arange(total)
     start = 0
     for m, size in enumerate(sizes):
         if size == 0:
             continue
         stop = start + size
-        own = (rows >= start) & (rows < stop)
+        own = (picked >= start) & (picked < stop)
         sims = similarity[:, start:stop].astype(np.float64)
-        sims[rows[own], rows[own] - start] = -np.inf
+        sims[np.flatnonzero(own), picked[own] - start] = -np.inf
         k = min(neighbours, size)
         top = -np.partition(-sims, k - 1, axis=1)[:, :k]
         finite = np.isfinite(top)
@@ -78,10 +82,10 @@ def loo_scores(
         best = np.where(counts > 0, top.max(axis=1), 0.0)
         top_mean = np.where(finite, top, 0.0).sum(axis=1) / np.maximum(counts, 1)
         block_sum = blocks[m].sum(axis=0).astype(np.float64)
-        dots = everything.astype(np.float64) @ block_sum
+        dots = queries.astype(np.float64) @ block_sum
         centroid = dots / max(float(np.linalg.norm(block_sum)), 1e-12)
         # The left-out example's own centroid: the mean of the others, i.e. sum minus itself.
-        self_norms = (everything[own].astype(np.float64) ** 2).sum(axis=1)
+        self_norms = (queries[own].astype(np.float64) ** 2).sum(axis=1)
         rest_norm = np.sqrt(np.maximum(block_sum @ block_sum - 2 * dots[own] + self_norms, 0.0))
         centroid[own] = (dots[own] - self_norms) / np.maximum(rest_norm, 1e-12)
         blended = (
@@ -90,7 +94,7 @@ def loo_scores(
         # An example alone in its mode leaves the mode without examples: description only.
         scores[:, m] = np.where(counts > 0, blended, scores[:, m])
         start = stop
-    return scores, labels
+    return scores, labels[picked]
 
 
 def confidences(scores: Matrix, floor: float, temperature: float) -> Matrix:
