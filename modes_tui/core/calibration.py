@@ -41,7 +41,7 @@ def loo_scores(
     descriptions: Any,
     weights: tuple[float, float, float, float],
     neighbours: int,
-    rows: Sequence[int] | None = None,
+    rows: Sequence[int] | npt.NDArray[np.integer[Any]] | None = None,
 ) -> tuple[Matrix, npt.NDArray[np.int64]]:
     """Examples' mode scores with each left out: an (R, M) matrix and each row's mode.
 
