@@ -69,6 +69,7 @@ from modes_tui.core.prompts import template_locals
 from modes_tui.core.records import RecordType, SessionWriter
 from modes_tui.core.routing import Route, Router
 from modes_tui.core.tools import Tool, ToolError, ToolRegistry, default_registry
+from modes_tui.core.toolservers import ToolServers, server_tools
 from modes_tui.llm.base import (
     ChatModel,
     ModelEvent,
@@ -181,6 +182,7 @@ class Engine:
         model_override: str | None = None,
         limits: Limits = Limits(),  # noqa: B008 - frozen, so one shared default is safe
         inputs: Mapping[str, Any] | None = None,
+        servers: ToolServers | None = None,
     ) -> None:
         self.pack = pack
         self.router = router
@@ -200,6 +202,8 @@ class Engine:
         self.checkpoint_seconds = CHECKPOINT_SECONDS
         """How often a long answer is written to the session log while it streams."""
         self.inputs = dict(inputs or {})
+        self.servers = servers
+        """MCP servers whose tools modes may list (`mcp:`); the caller closes them."""
 
         self.conversation = Conversation()
         """The shared history (read-only for UIs)."""
@@ -567,15 +571,18 @@ class Engine:
             else:
                 notes.append(f"thinking n/a for {model}")
         tools: dict[str, Tool] = {}
-        if profile is not None and profile.tools:
+        if profile is not None and (profile.tools or profile.mcp):
             missing = [name for name in profile.tools if name not in self.tools]
             if missing:
                 notes.append(f"tools not available here: {', '.join(missing)}")
             selected = self.tools.select(profile.tools)
-            if selected and not await self._capable("supports_tools", model):
+            if (selected or profile.mcp) and not await self._capable("supports_tools", model):
                 notes.append(f"tools n/a for {model}")
             else:
-                tools = {item.name: item for item in selected}
+                # MCP servers start here, on the first turn of a mode that lists them
+                found = await server_tools(profile.mcp, self.servers)
+                notes.extend(found.problems)
+                tools = {item.name: item for item in (*selected, *found.tools)}
         return _Setup(
             mode=mode,
             model=model,

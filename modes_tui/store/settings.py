@@ -24,6 +24,7 @@ import yaml
 
 from modes_tui.core.errors import SettingsError
 from modes_tui.core.paths import HOME_ENV, Dirs
+from modes_tui.mcp.config import McpServer, parse_mcp_servers
 
 ENV_PREFIX = "MODES_TUI_"
 NOT_SETTINGS = frozenset({HOME_ENV})
@@ -50,6 +51,8 @@ class Settings:
     """fsync the session log after every record (survives power loss; costs time per record)."""
     sweep_days: int = 7
     """Runtime state (input history, caches) untouched for this many days is deleted at start."""
+    mcp_servers: Mapping[str, McpServer] = field(default_factory=dict)
+    """MCP servers by name (`modes_tui.mcp.config`); a profile's `mcp:` lists the ones it uses."""
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
     """Key -> where its value came from: a file path, a variable name, or "command line"."""
     warnings: tuple[str, ...] = field(default=(), compare=False)
@@ -72,11 +75,13 @@ _EXPECTED: dict[str, str] = {
     "router_classifier": "text",
     "sessions_fsync": "true or false",
     "sweep_days": "a whole number of days, 1 or more",
+    "mcp_servers": "a mapping of server name to {command, args, env, cwd} or {url, headers}",
 }
 _ENV_EXAMPLES: dict[str, str] = {
     "keymap": "auto=f12,mode.code=f3 (or a JSON object)",
     "sessions_fsync": "1 or 0",
     "sweep_days": "7",
+    "mcp_servers": '{"time": {"command": "uvx", "args": ["mcp-server-time"]}}',
 }
 
 
@@ -178,6 +183,14 @@ def _from_text(key: str, text: str, *, where: str) -> Any:
             return int(text)
         except ValueError:
             return text
+    if key == "mcp_servers":
+        try:
+            return json.loads(text) if text else {}
+        except json.JSONDecodeError as error:
+            raise SettingsError(
+                f"{where}: mcp_servers is not valid JSON ({error.msg}); "
+                f"use {_ENV_EXAMPLES['mcp_servers']}"
+            ) from error
     if key == "keymap":
         if text.startswith("{"):
             try:
@@ -240,4 +253,6 @@ def _check(key: str, value: Any, *, where: str, fix: str) -> Any:
             if not isinstance(action, str) or not isinstance(keyname, str) or not keyname.strip():
                 raise wrong(f"entry {action!r}: {keyname!r}")
         return {action: keyname.strip() for action, keyname in value.items()}
+    if key == "mcp_servers":
+        return parse_mcp_servers(value, where=where, fix=fix)
     raise AssertionError(f"no check for setting {key}")  # KEYS and _check must agree
