@@ -133,6 +133,8 @@ class _Connection:
         self.lost: str | None = None
         """Why a started server is gone (its connection closed, it crashed)."""
         self._log_start = 0
+        self._http_error = ""
+        """The last HTTP error status the server answered with (the SDK does not say)."""
 
     @property
     def name(self) -> str:
@@ -178,6 +180,7 @@ class _Connection:
         self.session = None
         self.failure = self.lost = None
         self.tools = ()
+        self._http_error = ""
         self.task = asyncio.create_task(self._run(), name=f"mcp server {self.name}")
 
     async def stop(self) -> None:
@@ -266,8 +269,18 @@ class _Connection:
                 )
                 for key, value in config.headers.items()
             }
+
+            async def remember_errors(response: httpx2.Response) -> None:
+                # POSTs carry the messages; the optional GET stream may be refused (405)
+                if response.status_code >= 400 and response.request.method == "POST":
+                    self._http_error = f"HTTP {response.status_code} {response.reason_phrase}"
+
             client = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+                httpx2.AsyncClient(
+                    headers=headers,
+                    timeout=httpx2.Timeout(30.0, read=300.0),
+                    event_hooks={"response": [remember_errors]},
+                )
             )
             return streamable_http_client(config.url, http_client=client)
         from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -316,6 +329,8 @@ class _Connection:
         else:
             detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
             text = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+        if self._http_error:
+            text = f"{text} ({self._http_error} from {self.config.url})"
         tail = self._log_tail()
         return f"{text} (its stderr: {tail})" if tail else text
 
