@@ -541,3 +541,61 @@ async def test_a_header_naming_an_unset_variable_is_a_clear_start_failure(
         "${ARITH_TOKEN}, which is not set; set ARITH_TOKEN or edit it; this turn runs without "
         "its tools",
     )
+
+
+# --------------------------------------------------------------------------- guards and schemas
+
+
+async def test_mcp_tools_pass_through_the_guards_like_built_ins(
+    pack: Pack, servers: McpServers, git_repo: Path
+) -> None:
+    status = ("git__git_status", {"repo_path": str(git_repo)})
+    model = ScriptedModel().script(
+        ScriptedReply(tool_calls=[status, status, status]), ScriptedReply("Enough.")
+    )
+    events = await run(engine_for(pack, model, servers).run_turn("git status thrice"))
+    outcomes = [event.outcome for event in of(events, ToolCallFinished)]
+    assert outcomes == ["ok", "ok", "blocked"]
+    assert json.loads(of(events, ToolCallFinished)[2].result)["type"] == "loop_detected"
+
+
+async def test_a_mode_listing_a_server_nobody_configured_gets_a_note(
+    write_pack: Callable[..., Path],
+) -> None:
+    folder = write_pack(modes={"chat": {"description": "Chat.", "mcp": ["ghost"]}})
+    pack = load_pack(profiles_dir=folder)
+    model = ScriptedModel().script(ScriptedReply("Hi."))
+    engine = Engine(
+        pack=pack,
+        router=Router(pack, KeywordClassifier()),
+        model=model,
+        default_model="scripted/test",
+        tools=ToolRegistry(),
+    )
+    events = await run(engine.run_turn("hello"))
+    assert notes(events) == [
+        "MCP server not configured here: ghost (add it to mcp_servers in config.yaml)"
+    ]
+    assert of(events, TurnFinished)
+
+
+def test_argument_checks_accept_what_mcp_schemas_allow() -> None:
+    from modes_tui.core.tools import check_arguments
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "when": {"type": ["string", "null"]},
+            "count": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        },
+        "required": ["when"],
+    }
+    assert check_arguments(schema, {"when": "today", "count": None}) is None
+    assert check_arguments(schema, {"when": None}) is None
+    assert check_arguments(schema, {"when": 3}) == (
+        "argument 'when' must be one of the types string, null, got an integer"
+    )
+    # JSON Schema allows unlisted arguments unless the schema closes them
+    assert check_arguments(schema, {"when": "x", "extra": 1}) is None
+    closed = {**schema, "additionalProperties": False}
+    assert "unknown argument 'extra'" in str(check_arguments(closed, {"when": "x", "extra": 1}))
