@@ -599,3 +599,22 @@ def test_argument_checks_accept_what_mcp_schemas_allow() -> None:
     assert check_arguments(schema, {"when": "x", "extra": 1}) is None
     closed = {**schema, "additionalProperties": False}
     assert "unknown argument 'extra'" in str(check_arguments(closed, {"when": "x", "extra": 1}))
+
+
+async def test_a_server_that_never_answers_times_out_and_is_stopped(
+    tmp_path: Path, mark: str
+) -> None:
+    # `sleep` reads nothing and writes nothing: a server stuck before its handshake
+    silent = McpServer(
+        "silent", "stdio", command="sleep", args=("60",), env={MARK: mark}, start_timeout=1.5
+    )
+    hub = McpServers({"silent": silent}, log_dir=tmp_path / "logs")
+    started = time.monotonic()
+    found = await hub.tools(["silent"])
+    assert time.monotonic() - started < 15  # the timeout, then the SDK's bounded shutdown
+    assert found.problems == (
+        "MCP server 'silent' could not start: it did not start within 1.5 seconds; "
+        "this turn runs without its tools",
+    )
+    assert marked_processes(mark) == []
+    await hub.close()
