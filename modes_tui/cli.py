@@ -205,7 +205,8 @@ def cmd_profiles(args: argparse.Namespace) -> int:
         marks = [] if profile.is_available() else ["unavailable"]
         if profile.name == pack.router.fallback:
             marks.append("fallback")
-        tools = ", ".join(profile.tools) or "no tools"
+        tools = ", ".join([*profile.tools, *(f"mcp:{name}" for name in profile.mcp)])
+        tools = tools or "no tools"
         extra = f" [{', '.join(marks)}]" if marks else ""
         print(f"  {profile.name:<{width}}  thinking {profile.thinking:<6} {tools}{extra}")
         print(f"  {'':<{width}}  {profile.description}")
