@@ -1,6 +1,6 @@
 """MCP servers against real servers nobody here wrote: mcp-server-time and mcp-server-git
-from PyPI (started as `python -m mcp_server_time` / `-m mcp_server_git`), plus a tiny
-streamable-HTTP server built with the SDK's own server API (tests/mcp_http_server.py).
+from PyPI, started as `python -m mcp_server_time` / `-m mcp_server_git` over stdio (the
+streamable-HTTP transport: test_mcp_http.py; the CLI: test_mcp_cli.py; the app: test_mcp_tui.py).
 
 The model is scripted; everything between it and the servers is real: the engine, the
 guards, the SDK's stdio and HTTP transports, the servers' processes.
@@ -12,12 +12,9 @@ import asyncio
 import json
 import os
 import signal
-import socket
-import subprocess
-import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,82 +32,19 @@ from modes_tui.llm.base import ModelRequest
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.mcp.config import McpServer
 from modes_tui.mcp.servers import McpServers, tool_name
-
-REPO = Path(__file__).resolve().parent.parent
-CLI = [sys.executable, "-c", "import sys; from modes_tui.cli import main; sys.exit(main())"]
-MARK = "MODES_TUI_TEST_MCP_MARK"
-"""An environment variable every server started here carries, to find its processes."""
-
-
-# --------------------------------------------------------------------------- processes
-
-
-def marked_processes(mark: str) -> list[int]:
-    """Pids of live (or zombie) processes whose environment carries `MARK=mark`."""
-    found: list[int] = []
-    needle = f"{MARK}={mark}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-def wait_until_gone(pid: int, timeout: float = 10.0) -> bool:
-    """True once /proc no longer lists `pid`: dead *and* reaped, so not a zombie."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not Path(f"/proc/{pid}").exists():
-            return True
-        time.sleep(0.02)
-    return False
-
+from tests.mcp_support import MARK, make_git_repo, marked_processes, stdio, wait_until_gone
 
 # --------------------------------------------------------------------------- fixtures
 
 
 @pytest.fixture
 def git_repo(tmp_path: Path) -> Path:
-    """A real git repository with one commit, one modified file and one new file."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-
-    def git(*args: str) -> None:
-        subprocess.run(
-            ["git", "-c", "user.name=T", "-c", "user.email=t@example.com", *args],
-            cwd=repo,
-            check=True,
-            capture_output=True,
-        )
-
-    git("init", "-q")
-    (repo / "tracked.txt").write_text("one\n")
-    git("add", "tracked.txt")
-    git("commit", "-q", "-m", "first")
-    (repo / "tracked.txt").write_text("two\n")
-    (repo / "brand-new.txt").write_text("hello\n")
-    return repo
+    return make_git_repo(tmp_path / "repo")
 
 
 @pytest.fixture
 def mark() -> str:
     return uuid.uuid4().hex
-
-
-def stdio(name: str, module: str, *args: str, mark: str, trust: bool = False) -> McpServer:
-    return McpServer(
-        name=name,
-        transport="stdio",
-        command=sys.executable,
-        args=("-m", module, *args),
-        env={MARK: mark},
-        trust=trust,
-        start_timeout=60.0,
-    )
 
 
 @pytest.fixture
@@ -370,177 +304,6 @@ async def test_a_turn_cancelled_while_its_server_starts_does_not_leak_it(
     await servers.close()
     for pid in marked_processes(mark):
         assert wait_until_gone(pid, timeout=1.0)
-
-
-# --------------------------------------------------------------------------- the CLI
-
-
-def test_chat_plain_starts_the_server_for_its_mode_and_stops_it_at_exit(
-    write_pack: Callable[..., Path], modes_home: Path, mark: str
-) -> None:
-    config = modes_home / "config" / "config.yaml"
-    config.parent.mkdir(parents=True)
-    config.write_text(
-        json.dumps(
-            {
-                "mcp_servers": {
-                    "time": {
-                        "command": sys.executable,
-                        "args": ["-m", "mcp_server_time"],
-                        "env": {MARK: mark},
-                    }
-                }
-            }
-        )
-    )
-    clock = dict(MODES)
-    del clock["repo"], clock["broken"]
-    folder = write_pack(router={"classifier": "keyword", "fallback": "chat"}, modes=clock)
-    env = {**os.environ, "MODES_TUI_HOME": str(modes_home), "PYTHONPATH": str(REPO)}
-    out = subprocess.run(
-        [*CLI, "--model", "scripted/echo", "chat", "--plain", "--json", "--profiles", str(folder)],
-        input="what time is it\n",
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    built = [e for e in events if e["type"] == "request_built"]
-    offered = [tool["function"]["name"] for tool in built[0]["request"]["tools"]]
-    assert offered == ["time__get_current_time", "time__convert_time"]
-    assert marked_processes(mark) == []  # the REPL stopped the server before exiting
-
-
-def test_tools_verb_lists_each_modes_tools_with_their_source(
-    write_pack: Callable[..., Path], modes_home: Path, git_repo: Path, mark: str
-) -> None:
-    config = modes_home / "config" / "config.yaml"
-    config.parent.mkdir(parents=True)
-    config.write_text(
-        json.dumps(
-            {
-                "mcp_servers": {
-                    "git": {
-                        "command": sys.executable,
-                        "args": ["-m", "mcp_server_git", "--repository", str(git_repo)],
-                        "env": {MARK: mark},
-                        "trust": True,
-                    },
-                    "nope": {"command": "no-such-mcp-server-here"},
-                }
-            }
-        )
-    )
-    modes = {
-        "chat": {"description": "Everyday chat."},
-        "repo": {"description": "Git work.", "tools": ["read_file"], "mcp": ["git"]},
-        "broken": {"description": "Missing server.", "mcp": ["nope"]},
-    }
-    folder = write_pack(router={"classifier": "keyword", "fallback": "chat"}, modes=modes)
-    env = {**os.environ, "MODES_TUI_HOME": str(modes_home), "PYTHONPATH": str(REPO)}
-    command = [*CLI, "tools", "--profiles", str(folder)]
-
-    out = subprocess.run(
-        [*command, "--mode", "repo", "--json"], capture_output=True, text=True, env=env, timeout=120
-    )
-    assert out.returncode == 0, out.stderr
-    (mode,) = json.loads(out.stdout)["modes"]
-    sources = {tool["name"]: (tool["source"], tool["confirm"]) for tool in mode["tools"]}
-    assert sources["read_file"] == ("built-in", False)
-    assert sources["git__git_status"] == ("mcp:git", False)
-    assert mode["problems"] == []
-
-    out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
-    assert out.returncode == 1  # a server that cannot start is a failure scripts can see
-    assert "read_file  " in out.stdout and "[mcp:git]" in out.stdout
-    assert (
-        "! MCP server 'nope' could not start: command 'no-such-mcp-server-here' not found"
-        in out.stdout
-    )
-    assert marked_processes(mark) == []
-
-    out = subprocess.run(
-        [*command, "--mode", "nosuch"], capture_output=True, text=True, env=env, timeout=60
-    )
-    assert out.returncode == 1 and "unknown mode 'nosuch'" in out.stderr
-
-
-# --------------------------------------------------------------------------- streamable HTTP
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@pytest.fixture
-def http_server() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(REPO / "tests" / "mcp_http_server.py"), str(port), "s3cret"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the test server did not start: {process.stderr}") from None
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-async def test_a_streamable_http_server_gets_the_configured_headers(
-    http_server: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("ARITH_TOKEN", "s3cret")
-    good = McpServer(
-        "arith", "http", url=http_server, headers={"X-Token": "${ARITH_TOKEN}"}, trust=True
-    )
-    bad = McpServer("wrong", "http", url=http_server, headers={"X-Token": "guess"})
-    hub = McpServers({"arith": good, "wrong": bad})
-    try:
-        found = await hub.tools(["arith", "wrong"])
-        (add,) = found.tools
-        assert (add.name, add.source, add.needs_confirmation) == ("arith__add", "mcp:arith", False)
-        assert await add.invoke({"a": 2, "b": 40}) == "42"
-        (problem,) = found.problems
-        assert problem.startswith("MCP server 'wrong' could not start: ")
-        assert "(HTTP 401 Unauthorized from http://127.0.0.1:" in problem
-    finally:
-        await hub.close()
-
-
-async def test_a_header_naming_an_unset_variable_is_a_clear_start_failure(
-    http_server: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("ARITH_TOKEN", raising=False)
-    hub = McpServers(
-        {
-            "arith": McpServer(
-                "arith", "http", url=http_server, headers={"X-Token": "${ARITH_TOKEN}"}
-            )
-        }
-    )
-    try:
-        found = await hub.tools(["arith"])
-    finally:
-        await hub.close()
-    assert found.problems == (
-        "MCP server 'arith' could not start: mcp_servers.arith.headers.X-Token uses "
-        "${ARITH_TOKEN}, which is not set; set ARITH_TOKEN or edit it; this turn runs without "
-        "its tools",
-    )
 
 
 # --------------------------------------------------------------------------- guards and schemas

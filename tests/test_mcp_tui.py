@@ -23,7 +23,7 @@ from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.confirm import ConfirmToolScreen
 from modes_tui.tui.services import AppServices, Confirmer
 from modes_tui.tui.turn_view import ToolCallView
-from tests.test_mcp_servers import MARK, marked_processes, wait_until_gone
+from tests.mcp_support import MARK, marked_processes, wait_until_gone
 from tests.tui_support import all_text, plain
 
 
