@@ -90,6 +90,10 @@ async def test_the_dialog_asks_for_an_mcp_tool_and_the_panel_names_a_server_that
             await until(pilot, lambda: app.engine is not None)
             app.prompt.value = "what time is noon UTC in Tokyo"
             await pilot.press("enter")
+            # the servers' first start takes seconds: the status line says what it waits for
+            await until(
+                pilot, lambda: "getting tools from MCP time, nope" in str(app.status.activity)
+            )
             await until(
                 pilot,
                 lambda: (
