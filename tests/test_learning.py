@@ -269,3 +269,51 @@ async def test_the_index_and_its_temperature_are_refitted_only_when_corrections_
     source.remove(added.id)
     third = classifier._index_for(pack.profiles)
     assert "fix the failing build on ci" not in third.example_texts[1]
+
+
+def test_a_given_similarity_ranks_the_prompt_corrections_and_none_falls_back_to_lexical() -> None:
+    modes = [Profile("chat", "c"), Profile("shell", "s")]
+    corrections = [fix("alpha words", "chat"), fix("beta words", "shell"), fix("gamma", "chat")]
+
+    def by_embedding(message: str, texts: Any) -> tuple[list[float], float]:
+        table = {"alpha words": 0.2, "beta words": 0.9, "gamma": 0.6}  # no words shared needed
+        return [table[t] for t in texts], 0.5
+
+    picked = similar_corrections("anything", corrections, modes, similarity=by_embedding)
+    assert [c.text for c in picked] == ["beta words", "gamma"]  # most similar first, 0.2 < 0.5
+    lexical = similar_corrections("alpha words", corrections, modes, similarity=lambda m, t: None)
+    assert next(c.text for c in lexical) == "alpha words"
+
+
+async def test_a_cascade_lends_its_encoder_to_the_chat_stage(
+    write_pack: PackWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from modes_tui.core.classifiers.cascade import CascadeClassifier
+
+    monkeypatch.setattr("modes_tui.llm.encoders.load_encoder", lambda spec: HashingEncoder(spec))
+    folder = write_pack(
+        router={
+            "classifier": "cascade",
+            "fallback": "chat",
+            "model": "fake/plain",
+            "cascade": {"first": "embedding", "then": "chat", "below": 0.7},
+        },
+        modes=MODES,
+    )
+    pack = load_pack(profiles_dir=folder)
+    store = CorrectionStore.for_pack(app_dirs().data, pack.name)
+    store.add(fix("rebase my branch onto main", "shell"))
+    cascade = build_classifier(pack, None, classifier_services())
+    assert isinstance(cascade, CascadeClassifier)
+    first, then = cascade.first, cascade.then
+    assert isinstance(first, EmbeddingClassifier)
+    assert then.similarity == first.similarity  # type: ignore[attr-defined]
+    idle = EmbeddingClassifier(
+        HashingEncoder, encoder_name="fake", modes=pack.profiles, start=False
+    )
+    assert idle.similarity("x", ["y"]) is None  # no encoder yet: the chat stage goes lexical
+    await route(pack, first, "hello")
+    scored = first.similarity("rebase my branch onto main", ["rebase my branch onto main", "x"])
+    assert scored is not None
+    (same, other), minimum = scored
+    assert same == pytest.approx(1.0, abs=1e-5) and other < minimum <= 1.0

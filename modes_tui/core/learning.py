@@ -123,37 +123,42 @@ def lexical_similarity(a: str, b: str) -> float:
     return _cosine(_features(a), _features(b))
 
 
+Similarity = Callable[[str, Sequence[str]], "tuple[Sequence[float], float] | None"]
+"""Scores a message against texts by embedding: (cosines, the minimum worth showing), or
+None when the encoder is not ready (the lexical similarity is used instead)."""
+
+
 def similar_corrections(
     message: str,
     corrections: Sequence[Correction],
     modes: Sequence[Profile],
     limit: int = PROMPT_CORRECTIONS,
-    similarity: Callable[[str, str], float] = lexical_similarity,
-    minimum: float = MIN_LEXICAL_SIMILARITY,
+    similarity: Similarity | None = None,
 ) -> list[Correction]:
     """The corrections most like `message` among those to an available mode, most similar
-    first (ties: newest first, then by id, so the same inputs give the same prompt)."""
+    first (ties: newest first, then by id, so the same inputs give the same prompt).
+
+    By embedding when `similarity` is given and ready (a cascade's embedding stage lends
+    its encoder), else lexically, with `MIN_LEXICAL_SIMILARITY` as the minimum."""
     names = {mode.name for mode in modes}
     latest: dict[str, Correction] = {}
     for correction in corrections:  # the same text corrected twice: the later one stands
         if correction.corrected_mode in names:
             latest[correction.text] = correction
-    scored: list[tuple[float, Any, Correction]] = []
-    query = _features(message) if similarity is lexical_similarity else None
-    for correction in latest.values():
-        if query is not None:
-            score = _cosine(query, _features(correction.text))
-        else:
-            score = similarity(message, correction.text)
-        if score >= minimum:
-            scored.append((score, correction.created_at, correction))
-    scored.sort(key=lambda item: (-round(item[0], 9), _desc(item[1]), item[2].id))
-    return [correction for _, _, correction in scored[:limit]]
-
-
-def _desc(text: str) -> tuple[int, ...]:
-    """A sort key that orders ISO timestamps newest first."""
-    return tuple(-ord(ch) for ch in text)
+    candidates = list(latest.values())
+    embedded = similarity(message, [c.text for c in candidates]) if similarity else None
+    if embedded is not None:
+        scores, minimum = list(embedded[0]), embedded[1]
+    else:
+        query = _features(message)
+        scores = [_cosine(query, _features(c.text)) for c in candidates]
+        minimum = MIN_LEXICAL_SIMILARITY
+    picked = [(score, c) for score, c in zip(scores, candidates, strict=True) if score >= minimum]
+    # Stable sorts, last key first: by id, then newest first, then most similar first.
+    picked.sort(key=lambda item: item[1].id)
+    picked.sort(key=lambda item: item[1].created_at, reverse=True)
+    picked.sort(key=lambda item: -round(item[0], 9))
+    return [correction for _, correction in picked[:limit]]
 
 
 # --------------------------------------------------------------------------- eval --learn

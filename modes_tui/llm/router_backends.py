@@ -97,6 +97,7 @@ def backend_factories(
     def cascade(pack: Pack, services: ClassifierServices) -> Classifier:
         from modes_tui.core.classifiers import build_classifier
         from modes_tui.core.classifiers.cascade import CascadeClassifier
+        from modes_tui.core.classifiers.embedding import EmbeddingClassifier
 
         config = pack.router.cascade
         if config is None:
@@ -113,6 +114,10 @@ def backend_factories(
             )
         first = build_classifier(pack, config.first, services)
         then = build_classifier(pack, config.then, services)
+        # A chat or judge stage picks the corrections for its prompt by embedding when the
+        # embedding stage has an encoder loaded anyway (lexically otherwise).
+        if isinstance(first, EmbeddingClassifier) and hasattr(then, "similarity"):
+            then.similarity = first.similarity
         return CascadeClassifier(first, then, config.below)
 
     return {"embedding": embedding, "chat": chat, "judge": judge, "cascade": cascade}

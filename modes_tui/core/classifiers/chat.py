@@ -26,7 +26,7 @@ from typing import Any
 
 from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
 from modes_tui.core.errors import ProviderError, RoutingDecisionError
-from modes_tui.core.learning import similar_corrections
+from modes_tui.core.learning import Similarity, similar_corrections
 from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import ClassifierInfo, Decision, HistoryEntry
 from modes_tui.core.routing_prompt import build_routing_prompt
@@ -114,6 +114,8 @@ class ChatClassifier:
         self.timeout = timeout
         self.corrections = corrections if corrections is not None else EMPTY_CORRECTIONS
         """The most similar of these go into the prompt as labelled examples."""
+        self.similarity: Similarity | None = None
+        """How "most similar" is measured when an encoder is at hand (else lexically)."""
 
     def request(
         self,
@@ -130,7 +132,9 @@ class ChatClassifier:
             modes,
             instructions,
             answer_format=ANSWER_FORMAT,
-            corrections=similar_corrections(message, self.corrections.corrections(), modes),
+            corrections=similar_corrections(
+                message, self.corrections.corrections(), modes, similarity=self.similarity
+            ),
         )
         return ModelRequest(
             model=self.model_id,

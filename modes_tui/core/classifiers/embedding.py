@@ -628,6 +628,23 @@ class EmbeddingClassifier:
             scored.mode, round(scored.confidence, 4), reason, _rounded(scored.probabilities)
         )
 
+    def similarity(self, message: str, texts: Sequence[str]) -> tuple[list[float], float] | None:
+        """Cosines of `message` to `texts` and the least worth showing (the pack's
+        `unrelated` cosine), for a chat or judge stage picking corrections for its prompt;
+        None until the encoder and the pack's index are ready."""
+        with self._lock:
+            index = next(reversed(self._indexes.values()), None) if self._indexes else None
+        if not self.ready or index is None:
+            return None
+        self._ensure(texts)
+        query = self._query(message)
+        with self._lock:
+            vectors = [self._vectors[text] for text in texts]
+        if not vectors:
+            return [], index.unrelated
+        cosines = np.einsum("ij,j->i", np.stack(vectors), query)
+        return [float(c) for c in cosines], index.unrelated
+
     def trace(self) -> ClassifierInfo:
         """`embedding` with the encoder's name."""
         return ClassifierInfo("embedding", self.encoder_name)

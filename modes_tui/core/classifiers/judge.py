@@ -23,7 +23,7 @@ from typing import Any
 from modes_tui.core.classifiers.chat import call_with_timeout
 from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
 from modes_tui.core.errors import DeclarationError, Problem, RoutingDecisionError
-from modes_tui.core.learning import similar_corrections
+from modes_tui.core.learning import Similarity, similar_corrections
 from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import ClassifierInfo, Decision, HistoryEntry
 from modes_tui.core.routing_prompt import build_routing_prompt
@@ -92,6 +92,8 @@ class JudgeClassifier:
         self.model_id = model_id
         self.corrections = corrections if corrections is not None else EMPTY_CORRECTIONS
         """The most similar of these go into the prompt as labelled examples."""
+        self.similarity: Similarity | None = None
+        """How "most similar" is measured when an encoder is at hand (else lexically)."""
         self.top_logprobs = top_logprobs
         self.timeout = timeout
         if check_support:
@@ -123,7 +125,9 @@ class JudgeClassifier:
             modes,
             instructions,
             answer_format=answer_format(labels_for(modes)),
-            corrections=similar_corrections(message, self.corrections.corrections(), modes),
+            corrections=similar_corrections(
+                message, self.corrections.corrections(), modes, similarity=self.similarity
+            ),
         )
         return ModelRequest(
             model=self.model_id,
