@@ -7,9 +7,11 @@ similar corrections for the chat and judge prompts.
   correction wins and the other is dropped: the user has said where that message belongs.
 - `similar_corrections`: the corrections most like a message, for a routing prompt. The
   chat and judge backends have no encoder of their own, and loading one for them would cost
-  seconds at start, so similarity there is lexical: the cosine of word and character-trigram
-  counts (`lexical_similarity`). It finds rewordings with shared words and typos; it misses
-  synonyms, which the chat model itself then has to see through.
+  seconds at start, so similarity there is lexical (`lexical_similarity`, the cosine of word
+  and character-trigram counts): it finds rewordings with shared words and typos and misses
+  synonyms, which the chat model itself then has to see through. In a cascade whose first
+  stage is the embedding backend, that stage lends its encoder (`Similarity`).
+- `learn_from_cases`: `modes-tui eval --learn`, a user who corrects every wrong route.
 """
 
 from __future__ import annotations
