@@ -3,6 +3,7 @@
 Run from the repository root:
 
     python bench/routing.py [--data ../shared/data] [--banking-test 1000] [--quick]
+    python bench/routing.py --learning     # corrections streamed, calibration (bench/learning.py)
 
 Both methods use the same encoder (all-MiniLM-L6-v2, in process) and the same examples:
 
