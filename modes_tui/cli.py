@@ -191,6 +191,25 @@ def cmd_profiles(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _terminal_safe(text: str) -> str:
+    from modes_tui.core.terminal_text import terminal_safe
+
+    return terminal_safe(text)
+
+
+def _print(text: str, end: str = "\n") -> None:
+    """Print text that holds words from outside (models, sessions) with nothing a terminal
+    would obey (see core.terminal_text)."""
+    print(_terminal_safe(text), end=end)
+
+
+def _print_json(value: Any) -> None:
+    """Pretty JSON; the same value for a parser, inert on a terminal."""
+    from modes_tui.core.terminal_text import json_terminal_safe
+
+    print(json_terminal_safe(json.dumps(value, indent=2, ensure_ascii=False, default=str)))
+
+
 def format_route(route: Route) -> str:
     """One human line (plus detail lines) for a route."""
     confidence = "n/a" if route.confidence is None else f"{route.confidence:.2f}"
@@ -229,9 +248,9 @@ def cmd_route(args: argparse.Namespace) -> int:
     router = Router(pack, settings_classifier(args, pack))
     route = asyncio.run(router.route([Message("user", text)]))
     if args.json:
-        print(json.dumps(route.to_dict(), indent=2, ensure_ascii=False))
+        _print_json(route.to_dict())
     else:
-        print(format_route(route))
+        _print(format_route(route))  # the reason may be a routing model's words
     return EXIT_OK
 
 
@@ -312,7 +331,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def _warn(problems: Sequence[object]) -> None:
     for problem in problems:
-        print(f"modes-tui: warning: {problem}", file=sys.stderr)
+        print(_terminal_safe(f"modes-tui: warning: {problem}"), file=sys.stderr)
 
 
 def _setting_meaning(mode: str) -> str:
@@ -418,11 +437,11 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     dirs = app_dirs()
     summaries = list_sessions(dirs)
     if args.json:
-        print(json.dumps([s.to_dict() for s in summaries], indent=2, ensure_ascii=False))
+        _print_json([s.to_dict() for s in summaries])
     elif not summaries:
         print(f"no sessions yet in {dirs.sessions}")
     else:
-        print(sessions_table(summaries))
+        _print(sessions_table(summaries))
     return EXIT_OK
 
 
@@ -450,7 +469,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         _warn(replayed.problems)
         text = session_markdown(replayed)
     if args.output is None:
-        sys.stdout.write(text)
+        # a terminal gets the transcript inert; a pipe or a file gets it exactly
+        sys.stdout.write(_terminal_safe(text) if sys.stdout.isatty() else text)
         return EXIT_OK
     target = Path(args.output).expanduser()
     try:
@@ -477,9 +497,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     _warn(replayed.problems)
     if not args.reroute:
         if args.json:
-            print(json.dumps(replay_json(replayed), indent=2, ensure_ascii=False))
+            _print_json(replay_json(replayed))
         else:
-            sys.stdout.write(session_markdown(replayed))
+            _print(session_markdown(replayed), end="")
         return EXIT_OK
 
     settings = _settings(args)
@@ -498,9 +518,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     router = Router(pack, build_classifier(pack, name, classifier_services(settings.default_model)))
     report = asyncio.run(reroute(replayed, router))
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        _print_json(report.to_dict())
     else:
-        print(reroute_text(report, session.pack, name))
+        _print(reroute_text(report, session.pack, name))
     return EXIT_OK
 
 
@@ -838,7 +858,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handler(args))
     except ModesError as error:
-        print(f"modes-tui: {error}", file=sys.stderr)
+        print(_terminal_safe(f"modes-tui: {error}"), file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
         print("modes-tui: interrupted", file=sys.stderr)

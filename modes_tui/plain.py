@@ -37,6 +37,7 @@ from modes_tui.core.events import (
     Usage,
 )
 from modes_tui.core.routing import Route
+from modes_tui.core.terminal_text import TerminalStream, json_terminal_safe, terminal_safe
 
 COMMANDS = {
     "/mode": "force a mode: /mode NAME | auto | off",
@@ -105,16 +106,22 @@ class Printer:
         self.err = err if err is not None else out
         self.json_lines = json_lines
         self._in_text = False
+        self._text = TerminalStream()
+        """The answer streaming now: a sequence cut between two chunks is removed whole."""
         self.failures = 0
         """Turns that failed: a script reading our output needs the exit code to say so."""
 
     def write(self, text: str) -> None:
+        # Model text, tool output and provider errors must not drive the terminal.
+        self._emit(terminal_safe(text))
+
+    def _emit(self, text: str) -> None:
         self.out.write(text)
         self.out.flush()
 
     def _end_text(self) -> None:
         if self._in_text:
-            self.write("\n")
+            self.write(self._text.flush() + "\n")
             self._in_text = False
 
     def event(self, event: TurnEvent, context: ReplContext) -> None:
@@ -125,7 +132,8 @@ class Printer:
         if isinstance(event, RouteDecided):
             context.last_route = event.route
         if self.json_lines:
-            self.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+            line = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
+            self._emit(json_terminal_safe(line) + "\n")  # the same value, inert on a terminal
             return
         if isinstance(event, RouteDecided):
             for warning in event.warnings:
@@ -140,7 +148,7 @@ class Printer:
             pass  # reasoning stays folded in the plain REPL; /why shows the request
         elif isinstance(event, TextDelta):
             self._in_text = True
-            self.write(event.text)
+            self._emit(self._text.feed(event.text))
         elif isinstance(event, ToolCallRequested):
             self._end_text()
             args = json.dumps(dict(event.call.arguments), ensure_ascii=False)
@@ -157,9 +165,9 @@ class Printer:
             self.write("(cancelled; the partial answer is kept)\n")
         elif isinstance(event, TurnFailed):
             self._end_text()
-            self.err.write(f"error: {event.error}\n")
+            self.err.write(terminal_safe(f"error: {event.error}\n"))
             if event.hint:
-                self.err.write(f"hint: {event.hint}\n")
+                self.err.write(terminal_safe(f"hint: {event.hint}\n"))
             self.err.flush()
 
 
@@ -252,7 +260,7 @@ class PromptConfirmer:
         args = json.dumps(dict(call.arguments), ensure_ascii=False)
         try:
             answer = await PromptSession[str](input=self.input, output=self.output).prompt_async(
-                f"Run {call.name}({args})? [y/N] "
+                terminal_safe(f"Run {call.name}({args})? [y/N] ")
             )
         except (KeyboardInterrupt, EOFError):
             # Ctrl+C or Ctrl+D at the question means no, never "leave the REPL mid-turn"

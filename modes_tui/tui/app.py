@@ -37,6 +37,7 @@ from modes_tui.core.events import (
     TurnFailed,
     TurnFinished,
 )
+from modes_tui.core.terminal_text import safe_events
 from modes_tui.tui.chat import ChatLog, RetryRequested
 from modes_tui.tui.commands import (
     COMMANDS,
@@ -320,7 +321,7 @@ class ModesApp(App[None]):
     async def _play(
         self, record: TurnRecord, view: TurnView | None, events: AsyncIterator[TurnEvent]
     ) -> None:
-        async for event in events:
+        async for event in safe_events(events):  # model text must not drive the terminal
             record.apply(event)
             if view is not None:
                 await view.apply(event)
