@@ -240,7 +240,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     pack = open_pack(args)
     text = " ".join(args.text)
     if text == "-":
-        text = sys.stdin.read()
+        text = _read_stdin()
     if not text.strip():
         raise ModesError(
             'nothing to route: give a message, e.g. modes-tui route "why does my build fail"'
@@ -251,7 +251,26 @@ def cmd_route(args: argparse.Namespace) -> int:
         _print_json(route.to_dict())
     else:
         _print(format_route(route))  # the reason may be a routing model's words
+    if route.error is not None:
+        # the fallback printed above is what the app would do; a script must still see
+        # that the classifier it asked for did not decide
+        used = route.classifier.with_ if route.classifier is not None else "routing"
+        print(
+            _terminal_safe(f"modes-tui: the {used} classifier failed: {route.reason}"),
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
     return EXIT_OK
+
+
+def _read_stdin() -> str:
+    """All of stdin as text; bytes that are not UTF-8 or NULs are named on stderr."""
+    from modes_tui.core.terminal_text import decode_typed
+
+    text, notes = decode_typed(sys.stdin.buffer.read(), "stdin")
+    for note in notes:
+        print(f"modes-tui: warning: {note}", file=sys.stderr)
+    return text
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -329,9 +348,16 @@ def _settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
+WARNINGS_SHOWN = 20
+"""A binary or badly broken file has a problem on every line: the first ones say enough."""
+
+
 def _warn(problems: Sequence[object]) -> None:
-    for problem in problems:
+    for problem in problems[:WARNINGS_SHOWN]:
         print(_terminal_safe(f"modes-tui: warning: {problem}"), file=sys.stderr)
+    if len(problems) > WARNINGS_SHOWN:
+        more = len(problems) - WARNINGS_SHOWN
+        print(f"modes-tui: warning: … and {more} more problem(s) like these", file=sys.stderr)
 
 
 def _setting_meaning(mode: str) -> str:
@@ -547,6 +573,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         Printer,
         PromptConfirmer,
         ReplContext,
+        piped_lines,
         run_interactive,
         run_lines,
     )
@@ -608,7 +635,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         printer = Printer(sys.stdout, json_lines=args.json, err=None if interactive else sys.stderr)
         if interactive:
             return asyncio.run(run_interactive(context, printer))
-        return asyncio.run(run_lines(sys.stdin, context, printer))
+        return asyncio.run(run_lines(piped_lines(sys.stdin.buffer, sys.stderr), context, printer))
     finally:
         session.close()
 

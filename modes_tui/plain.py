@@ -15,7 +15,7 @@ import contextlib
 import json
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -37,7 +37,12 @@ from modes_tui.core.events import (
     Usage,
 )
 from modes_tui.core.routing import Route
-from modes_tui.core.terminal_text import TerminalStream, json_terminal_safe, terminal_safe
+from modes_tui.core.terminal_text import (
+    TerminalStream,
+    decode_typed,
+    json_terminal_safe,
+    terminal_safe,
+)
 
 COMMANDS = {
     "/mode": "force a mode: /mode NAME | auto | off",
@@ -223,6 +228,17 @@ async def run_turn(text: str, context: ReplContext, printer: Printer) -> None:
     finally:
         if installed:
             loop.remove_signal_handler(signal.SIGINT)
+
+
+def piped_lines(stream: IO[bytes], err: IO[str]) -> Iterator[str]:
+    """Lines from a pipe as text: a line that is not UTF-8 or holds NUL bytes is still read
+    (nothing typed is dropped), and what was changed is named on `err`, with its line."""
+    for number, raw in enumerate(stream, 1):
+        text, notes = decode_typed(raw, f"stdin line {number}")
+        for note in notes:
+            err.write(f"modes-tui: warning: {note}\n")
+            err.flush()
+        yield text
 
 
 async def run_lines(lines: Iterable[str], context: ReplContext, printer: Printer) -> int:

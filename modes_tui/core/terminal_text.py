@@ -111,6 +111,28 @@ class TerminalStream:
         return terminal_safe(held)
 
 
+def decode_typed(raw: bytes, where: str) -> tuple[str, list[str]]:
+    """Bytes the user piped in (a stdin line) as text, and what had to change to make it so.
+
+    Nothing is dropped silently: bytes that are not UTF-8 become U+FFFD (the rest of the
+    line stays), NUL bytes are removed (no model API takes them), and each change is named
+    with `where` (e.g. `stdin line 3`) so the user can fix the input.
+    """
+    notes: list[str] = []
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        text = raw.decode("utf-8", errors="replace")
+        notes.append(
+            f"{where} is not valid UTF-8 (byte 0x{raw[error.start]:02x} at offset "
+            f"{error.start}); the bytes that are not were read as \ufffd"
+        )
+    if "\0" in text:
+        notes.append(f"{where} holds {text.count(chr(0))} NUL byte(s); they were removed")
+        text = text.replace("\0", "")
+    return text, notes
+
+
 def json_terminal_safe(line: str) -> str:
     """A line of JSON (C0 already escaped by `json.dumps`) with DEL, C1 and bidi controls
     escaped as `\\uXXXX` too: the same value for a parser, inert on a terminal."""
