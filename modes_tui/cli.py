@@ -555,11 +555,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def _model_for(args: argparse.Namespace) -> ChatModel | None:
     """A scripted model for `--model scripted/...` (offline demos and tests), else None."""
-    from modes_tui.llm.fake import SCRIPTED_PREFIX, ScriptedModel, echo_responder
+    from modes_tui.llm.fake import SCRIPTED_PREFIX, ScriptedModel, echo_responder, slow_responder
 
     model_id = getattr(args, "model", None)
     if model_id and model_id.startswith(SCRIPTED_PREFIX):
-        return ScriptedModel(responder=echo_responder)
+        slow = model_id == f"{SCRIPTED_PREFIX}slow"
+        return ScriptedModel(responder=slow_responder if slow else echo_responder)
     return None
 
 
