@@ -82,7 +82,10 @@ def test_piped_stdin_prints_a_route_line_and_an_answer_per_message(modes_home: P
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     routes = [line for line in lines if line.startswith("[")]
-    assert routes[0].startswith("[chat · by ") and routes[1].startswith("[shell · by classifier")
+    assert routes[0].startswith("[chat · by ")
+    # shell asks before the router enters it (auto_enter: confirm); a pipe cannot answer
+    assert routes[1].startswith("[chat · by fallback")
+    assert routes[1].endswith("Entering shell needs a yes, and nobody can answer here")
     assert sum("You said: hi" in line for line in lines) == 1
     assert "how do I undo my last git commit?" in result.stdout
 
@@ -212,8 +215,11 @@ def test_the_embedded_default_answers_two_piped_messages_offline(modes_home: Pat
     )
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
-    routes = [e["route"]["mode_name"] for e in events if e["type"] == "route_decided"]
-    assert routes == ["chat", "shell"]  # one route per message; git belongs to the shell mode
+    routes = [e["route"] for e in events if e["type"] == "route_decided"]
+    assert [r["mode_name"] for r in routes] == ["chat", "chat"]  # one route per message
+    # git belongs to the shell mode, which asks first (auto_enter: confirm): a pipe cannot answer
+    assert routes[1]["runner_up"] == "shell" and routes[1]["decided_by"] == "fallback"
+    assert routes[1]["reason"].endswith("Entering shell needs a yes, and nobody can answer here")
     answers = [e["message"]["content"] for e in events if e["type"] == "turn_finished"]
     assert len(answers) == 2 and all(answer.strip() for answer in answers)
     assert not any("Mode changed" in answer for answer in answers)
