@@ -11,7 +11,15 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-HEAVY = ["textual", "prompt_toolkit", "litellm", "llama_cpp", "torch", "sentence_transformers"]
+HEAVY = [
+    "textual",
+    "prompt_toolkit",
+    "litellm",
+    "llama_cpp",
+    "torch",
+    "sentence_transformers",
+    "mcp",  # the MCP SDK loads on a mode's first turn that needs a server, never before
+]
 
 CORE_MODULES = [
     "modes_tui.core",
@@ -33,6 +41,10 @@ CORE_MODULES = [
     "modes_tui.core.classifiers.judge",
     "modes_tui.core.classifiers.cascade",
     "modes_tui.core.evaluation",
+    "modes_tui.core.toolservers",
+    "modes_tui.mcp.config",
+    "modes_tui.mcp.servers",
+    "modes_tui.store.settings",
     "modes_tui.llm.encoders",
     "modes_tui.llm.router_backends",
     "modes_tui.llm.base",
