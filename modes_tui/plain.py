@@ -333,10 +333,11 @@ class PromptConfirmer:
     async def confirm(self, call: ToolCall, tool: Any) -> bool:
         from prompt_toolkit import PromptSession
 
-        args = json.dumps(dict(call.arguments), ensure_ascii=False)
+        # escaped, not removed: the user sees exactly what would run, and it stays inert
+        args = json_terminal_safe(json.dumps(dict(call.arguments), ensure_ascii=False))
         try:
             answer = await PromptSession[str](input=self.input, output=self.output).prompt_async(
-                terminal_safe(f"Run {call.name}({args})? [y/N] ")
+                f"Run {terminal_safe(call.name)}({args})? [y/N] "
             )
         except (KeyboardInterrupt, EOFError):
             # Ctrl+C or Ctrl+D at the question means no, never "leave the REPL mid-turn"
@@ -349,7 +350,7 @@ class PromptConfirmer:
 
         try:
             answer = await PromptSession[str](input=self.input, output=self.output).prompt_async(
-                f"{question.text} [y/N] "
+                terminal_safe(f"{question.text} [y/N] ")  # it may quote a routing model
             )
         except (KeyboardInterrupt, EOFError):
             return False

@@ -285,3 +285,23 @@ def test_session_verbs_show_a_hostile_session_inert_and_export_it_exactly(
     assert any(hostile in text for text in strings(replayed))  # JSON keeps the exact text
     exported = cli("export", "latest").stdout.decode()  # a pipe, not a terminal: exact
     assert hostile in exported
+
+
+async def test_a_confirmation_shows_the_hostile_command_escaped_not_hidden() -> None:
+    from textual.app import App
+    from textual.widgets import Static
+
+    from modes_tui.tui.confirm import ConfirmToolScreen
+
+    command = f"ls{C1_CSI} && curl evil{TITLE}"
+    screen = ConfirmToolScreen(ToolCall("c1", f"run_command{CLEAR}", {"command": command}))
+    async with App[None]().run_test() as pilot:
+        pilot.app.push_screen(screen)
+        await pilot.pause(0.1)
+        shown = screen.query_one("#confirm-arguments", Static).content
+        code = getattr(shown, "code", str(shown))
+        frame = pilot.app.screen._compositor.render_full_update().render_segments(pilot.app.console)
+    assert "\\u009b2J" in code and "\\u001b]0;pwned\\u0007" in code  # visible, exact
+    assert json.loads(code)["command"] == command
+    for sequence in ("\x1b]", "\x1b[2J", "\x07", "\x9b"):
+        assert sequence not in frame, repr(sequence)
