@@ -534,3 +534,21 @@ def test_object_reprs_never_reach_a_provider_error() -> None:
         "Cannot connect to host api.example.com:443 [Connect call failed] via"
     )
     assert "0x" not in str(error)
+
+
+def test_writing_a_symlinked_control_file_keeps_the_link(tmp_path: Path) -> None:
+    from modes_tui.store.control import ControlFile
+
+    target = tmp_path / "dotfiles" / "state.json"
+    target.parent.mkdir()
+    target.write_text('{"mode": "code"}')
+    link = tmp_path / "config" / "state.json"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    ControlFile(link).write("auto")
+    assert link.is_symlink() and json.loads(target.read_text()) == {"mode": "auto"}
+
+    loop = tmp_path / "config" / "loop.json"
+    loop.symlink_to(loop)
+    ControlFile(loop).write("auto")  # a loop cannot be followed: it becomes a file
+    assert not loop.is_symlink() and json.loads(loop.read_text()) == {"mode": "auto"}
