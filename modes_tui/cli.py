@@ -261,6 +261,25 @@ def cmd_profiles(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _terminal_safe(text: str) -> str:
+    from modes_tui.core.terminal_text import terminal_safe
+
+    return terminal_safe(text)
+
+
+def _print(text: str, end: str = "\n") -> None:
+    """Print text that holds words from outside (models, sessions) with nothing a terminal
+    would obey (see core.terminal_text)."""
+    print(_terminal_safe(text), end=end)
+
+
+def _print_json(value: Any) -> None:
+    """Pretty JSON; the same value for a parser, inert on a terminal."""
+    from modes_tui.core.terminal_text import json_terminal_safe
+
+    print(json_terminal_safe(json.dumps(value, indent=2, ensure_ascii=False, default=str)))
+
+
 def cmd_tools(args: argparse.Namespace) -> int:
     """Every tool each mode gets, with its source; MCP servers are started to list theirs."""
     from modes_tui.core.tools import default_registry
@@ -277,7 +296,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
         data = {"pack": pack.name, "modes": [entry.to_dict() for entry in listing]}
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print(listing_text(listing))
+        _print(listing_text(listing))  # tool descriptions come from MCP servers
     return EXIT_FAILURE if any(entry.problems for entry in listing) else EXIT_OK
 
 
@@ -311,7 +330,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     pack = open_pack(args)
     text = " ".join(args.text)
     if text == "-":
-        text = sys.stdin.read()
+        text = _read_stdin()
     if not text.strip():
         raise ModesError(
             'nothing to route: give a message, e.g. modes-tui route "why does my build fail"'
@@ -319,10 +338,29 @@ def cmd_route(args: argparse.Namespace) -> int:
     router = Router(pack, settings_classifier(args, pack))
     route = asyncio.run(router.route([Message("user", text)]))
     if args.json:
-        print(json.dumps(route.to_dict(), indent=2, ensure_ascii=False))
+        _print_json(route.to_dict())
     else:
-        print(format_route(route))
+        _print(format_route(route))  # the reason may be a routing model's words
+    if route.error is not None:
+        # the fallback printed above is what the app would do; a script must still see
+        # that the classifier it asked for did not decide
+        used = route.classifier.with_ if route.classifier is not None else "routing"
+        print(
+            _terminal_safe(f"modes-tui: the {used} classifier failed: {route.reason}"),
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
     return EXIT_OK
+
+
+def _read_stdin() -> str:
+    """All of stdin as text; bytes that are not UTF-8 or NULs are named on stderr."""
+    from modes_tui.core.terminal_text import decode_typed
+
+    text, notes = decode_typed(sys.stdin.buffer.read(), "stdin")
+    for note in notes:
+        print(f"modes-tui: warning: {note}", file=sys.stderr)
+    return text
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -429,9 +467,16 @@ def _settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
+WARNINGS_SHOWN = 20
+"""A binary or badly broken file has a problem on every line: the first ones say enough."""
+
+
 def _warn(problems: Sequence[object]) -> None:
-    for problem in problems:
-        print(f"modes-tui: warning: {problem}", file=sys.stderr)
+    for problem in problems[:WARNINGS_SHOWN]:
+        print(_terminal_safe(f"modes-tui: warning: {problem}"), file=sys.stderr)
+    if len(problems) > WARNINGS_SHOWN:
+        more = len(problems) - WARNINGS_SHOWN
+        print(f"modes-tui: warning: … and {more} more problem(s) like these", file=sys.stderr)
 
 
 def _setting_meaning(mode: str) -> str:
@@ -558,11 +603,11 @@ def cmd_sessions(args: argparse.Namespace) -> int:
             print(sessions_cost_table(rows))
         return EXIT_OK
     if args.json:
-        print(json.dumps([s.to_dict() for s in summaries], indent=2, ensure_ascii=False))
+        _print_json([s.to_dict() for s in summaries])
     elif not summaries:
         print(f"no sessions yet in {dirs.sessions}")
     else:
-        print(sessions_table(summaries))
+        _print(sessions_table(summaries))
     return EXIT_OK
 
 
@@ -603,7 +648,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         _warn(replayed.problems)
         text = session_markdown(replayed)
     if args.output is None:
-        sys.stdout.write(text)
+        # a terminal gets the transcript inert; a pipe or a file gets it exactly
+        sys.stdout.write(_terminal_safe(text) if sys.stdout.isatty() else text)
         return EXIT_OK
     target = Path(args.output).expanduser()
     try:
@@ -630,9 +676,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     _warn(replayed.problems)
     if not args.reroute:
         if args.json:
-            print(json.dumps(replay_json(replayed), indent=2, ensure_ascii=False))
+            _print_json(replay_json(replayed))
         else:
-            sys.stdout.write(session_markdown(replayed))
+            _print(session_markdown(replayed), end="")
         return EXIT_OK
 
     settings = _settings(args)
@@ -656,9 +702,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     )
     report = asyncio.run(reroute(replayed, router))
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        _print_json(report.to_dict())
     else:
-        print(reroute_text(report, session.pack, name))
+        _print(reroute_text(report, session.pack, name))
     return EXIT_OK
 
 
@@ -667,11 +713,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def _model_for(args: argparse.Namespace) -> ChatModel | None:
     """A scripted model for `--model scripted/...` (offline demos and tests), else None."""
-    from modes_tui.llm.fake import SCRIPTED_PREFIX, ScriptedModel, echo_responder
+    from modes_tui.llm.fake import SCRIPTED_PREFIX, ScriptedModel, echo_responder, slow_responder
 
     model_id = getattr(args, "model", None)
     if model_id and model_id.startswith(SCRIPTED_PREFIX):
-        return ScriptedModel(responder=echo_responder)
+        slow = model_id == f"{SCRIPTED_PREFIX}slow"
+        return ScriptedModel(responder=slow_responder if slow else echo_responder)
     return None
 
 
@@ -685,6 +732,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         Printer,
         PromptConfirmer,
         ReplContext,
+        piped_lines,
         run_interactive,
         run_lines,
     )
@@ -750,7 +798,11 @@ def cmd_chat(args: argparse.Namespace) -> int:
         printer = Printer(sys.stdout, json_lines=args.json, err=None if interactive else sys.stderr)
         if interactive:
             return asyncio.run(_closing(run_interactive(context, printer), servers))
-        return asyncio.run(_closing(run_lines(sys.stdin, context, printer), servers))
+        return asyncio.run(
+            _closing(
+                run_lines(piped_lines(sys.stdin.buffer, sys.stderr), context, printer), servers
+            )
+        )
     finally:
         session.close()
 
@@ -1060,7 +1112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handler(args))
     except ModesError as error:
-        print(f"modes-tui: {error}", file=sys.stderr)
+        print(_terminal_safe(f"modes-tui: {error}"), file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
         print("modes-tui: interrupted", file=sys.stderr)

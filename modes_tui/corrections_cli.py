@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.errors import ModesError
+from modes_tui.core.terminal_text import terminal_safe
 
 if TYPE_CHECKING:  # the CLI builds its parser on every start: the store loads only when used
     from modes_tui.core.corrections import Correction
@@ -74,7 +75,7 @@ def _list(args: argparse.Namespace, store: CorrectionStore, pack: str) -> int:
         print(f"no corrections yet for pack {pack} ({store.path})")
         _check_pack(pack)
     else:
-        print(corrections_table(corrections))
+        print(terminal_safe(corrections_table(corrections)))  # texts came from a pipe or paste
     return 0
 
 

@@ -15,7 +15,7 @@ import contextlib
 import json
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -41,6 +41,12 @@ from modes_tui.core.events import (
 from modes_tui.core.ledger import money
 from modes_tui.core.questions import Question
 from modes_tui.core.routing import Route
+from modes_tui.core.terminal_text import (
+    TerminalStream,
+    decode_typed,
+    json_terminal_safe,
+    terminal_safe,
+)
 
 COMMANDS = {
     "/mode": "force a mode: /mode NAME | auto | off",
@@ -114,16 +120,22 @@ class Printer:
         self.err = err if err is not None else out
         self.json_lines = json_lines
         self._in_text = False
+        self._text = TerminalStream()
+        """The answer streaming now: a sequence cut between two chunks is removed whole."""
         self.failures = 0
         """Turns that failed: a script reading our output needs the exit code to say so."""
 
     def write(self, text: str) -> None:
+        # Model text, tool output and provider errors must not drive the terminal.
+        self._emit(terminal_safe(text))
+
+    def _emit(self, text: str) -> None:
         self.out.write(text)
         self.out.flush()
 
     def _end_text(self) -> None:
         if self._in_text:
-            self.write("\n")
+            self.write(self._text.flush() + "\n")
             self._in_text = False
 
     def event(self, event: TurnEvent, context: ReplContext) -> None:
@@ -134,7 +146,8 @@ class Printer:
         if isinstance(event, RouteDecided):
             context.last_route = event.route
         if self.json_lines:
-            self.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+            line = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
+            self._emit(json_terminal_safe(line) + "\n")  # the same value, inert on a terminal
             return
         if isinstance(event, RouteDecided):
             for warning in event.warnings:
@@ -149,7 +162,7 @@ class Printer:
             pass  # reasoning stays folded in the plain REPL; /why shows the request
         elif isinstance(event, TextDelta):
             self._in_text = True
-            self.write(event.text)
+            self._emit(self._text.feed(event.text))
         elif isinstance(event, ToolCallRequested):
             self._end_text()
             args = json.dumps(dict(event.call.arguments), ensure_ascii=False)
@@ -172,9 +185,9 @@ class Printer:
             self.write(correction_text(event) + "\n")
         elif isinstance(event, TurnFailed):
             self._end_text()
-            self.err.write(f"error: {event.error}\n")
+            self.err.write(terminal_safe(f"error: {event.error}\n"))
             if event.hint:
-                self.err.write(f"hint: {event.hint}\n")
+                self.err.write(terminal_safe(f"hint: {event.hint}\n"))
             self.err.flush()
 
 
@@ -274,6 +287,17 @@ async def play(events: AsyncIterator[TurnEvent], context: ReplContext, printer: 
             loop.remove_signal_handler(signal.SIGINT)
 
 
+def piped_lines(stream: IO[bytes], err: IO[str]) -> Iterator[str]:
+    """Lines from a pipe as text: a line that is not UTF-8 or holds NUL bytes is still read
+    (nothing typed is dropped), and what was changed is named on `err`, with its line."""
+    for number, raw in enumerate(stream, 1):
+        text, notes = decode_typed(raw, f"stdin line {number}")
+        for note in notes:
+            err.write(f"modes-tui: warning: {note}\n")
+            err.flush()
+        yield text
+
+
 async def run_lines(lines: Iterable[str], context: ReplContext, printer: Printer) -> int:
     """Non-interactive: one message (or slash command) per line."""
     for raw in lines:
@@ -309,10 +333,11 @@ class PromptConfirmer:
     async def confirm(self, call: ToolCall, tool: Any) -> bool:
         from prompt_toolkit import PromptSession
 
-        args = json.dumps(dict(call.arguments), ensure_ascii=False)
+        # escaped, not removed: the user sees exactly what would run, and it stays inert
+        args = json_terminal_safe(json.dumps(dict(call.arguments), ensure_ascii=False))
         try:
             answer = await PromptSession[str](input=self.input, output=self.output).prompt_async(
-                f"Run {call.name}({args})? [y/N] "
+                f"Run {terminal_safe(call.name)}({args})? [y/N] "
             )
         except (KeyboardInterrupt, EOFError):
             # Ctrl+C or Ctrl+D at the question means no, never "leave the REPL mid-turn"
@@ -325,7 +350,7 @@ class PromptConfirmer:
 
         try:
             answer = await PromptSession[str](input=self.input, output=self.output).prompt_async(
-                f"{question.text} [y/N] "
+                terminal_safe(f"{question.text} [y/N] ")  # it may quote a routing model
             )
         except (KeyboardInterrupt, EOFError):
             return False

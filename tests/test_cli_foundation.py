@@ -110,7 +110,7 @@ def test_a_closed_pipe_is_not_a_traceback(tmp_path: Path, write_pack: PackWriter
         env={
             "MODES_TUI_HOME": str(tmp_path),
             "PATH": "/usr/bin:/bin",
-            "PYTHONPATH": str(Path.cwd()),
+            "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
         },
     )
     assert proc.stdout is not None

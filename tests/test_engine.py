@@ -36,6 +36,7 @@ from modes_tui.core.events import (
     Usage,
 )
 from modes_tui.core.guards import Answer, Block, Cancel, Limits, PendingCall
+from modes_tui.core.mode_note import mode_change_note
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Router
 from modes_tui.core.tools import Tool, ToolRegistry, default_registry, tool
@@ -586,15 +587,21 @@ async def test_a_mode_change_leaves_a_marker_in_the_next_request_only(
     first_user = fake_llm.seen[0].messages[-1]["content"]
     second_user = fake_llm.seen[1].messages[-1]["content"]
     assert first_user == "hello"
-    assert second_user.startswith("[Mode changed from chat to code:")
-    assert second_user.endswith("\n\na python question")
+    # the note ends the system part; the user's words reach the model unchanged
+    assert second_user == "a python question"
+    second_system = fake_llm.seen[1].messages[0]["content"]
+    assert second_system.endswith(mode_change_note("chat", "code"))
+    assert second_system.rstrip().endswith("not the style or tools of earlier replies.]")
+    assert not any("Mode changed" in m["content"] for m in fake_llm.seen[1].messages[1:])
+    assert "[Mode changed" not in fake_llm.seen[0].messages[0]["content"]
     assert engine.conversation.messages[2].content == "a python question"
-    assert "CODE INSTRUCTIONS in" in fake_llm.seen[1].messages[0]["content"]
-    assert "CHAT INSTRUCTIONS" not in fake_llm.seen[1].messages[0]["content"]
+    assert "CODE INSTRUCTIONS in" in second_system
+    assert "CHAT INSTRUCTIONS" not in second_system
 
     events = await run(engine.run_turn("another python question"))
     assert of(events, ModeChanged) == []
     assert fake_llm.seen[2].messages[-1]["content"] == "another python question"
+    assert "[Mode changed" not in fake_llm.seen[2].messages[0]["content"]
     modes = [m.mode for m in engine.conversation if m.role == "assistant"]
     assert modes == ["chat", "code", "code"]
 
@@ -654,9 +661,9 @@ async def test_off_means_no_mode(pack: Pack, workdir: Path, fake_llm: FakeProvid
     control.mode = "auto"
     fake_llm.script(Reply(text="code"))
     await run(engine.run_turn("python again"))
-    assert (
-        fake_llm.seen[1].messages[-1]["content"].startswith("[Mode changed from no mode to code:")
-    )
+    assert fake_llm.seen[1].messages[0]["content"].endswith(mode_change_note(None, "code"))
+    assert "[Mode changed from no mode to code:" in fake_llm.seen[1].messages[0]["content"]
+    assert fake_llm.seen[1].messages[-1]["content"] == "python again"
 
 
 async def test_force_off_and_force_a_mode_for_one_turn(

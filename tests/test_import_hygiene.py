@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parent.parent
 
 HEAVY = [
     "textual",
@@ -23,6 +26,8 @@ CORE_MODULES = [
     "modes_tui.core.profiles",
     "modes_tui.core.routing",
     "modes_tui.core.routing_prompt",
+    "modes_tui.core.terminal_text",
+    "modes_tui.core.mode_note",
     "modes_tui.core.events",
     "modes_tui.core.engine",
     "modes_tui.core.tools",
@@ -52,7 +57,9 @@ def loaded_after_import(module: str) -> list[str]:
         f"import json, sys, importlib; importlib.import_module({module!r}); "
         f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
     return list(json.loads(out.stdout))
 
 
@@ -72,6 +79,7 @@ def test_routing_a_message_from_the_cli_loads_no_model_library(tmp_path) -> None
         capture_output=True,
         text=True,
         check=True,
+        cwd=REPO,
         env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
@@ -89,6 +97,7 @@ def test_routing_with_the_local_encoder_loads_neither_torch_nor_litellm(tmp_path
         capture_output=True,
         text=True,
         check=True,
+        cwd=REPO,
         env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
     )
     assert out.stdout.startswith("code  (by classifier")

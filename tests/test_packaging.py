@@ -50,6 +50,6 @@ def test_a_non_editable_install_finds_the_shipped_packs(tmp_path: Path) -> None:
         timeout=120,
     )
     assert ran.returncode == 0, ran.stderr
-    pack_path, system_origin = ran.stdout.split()
+    pack_path, system_origin = ran.stdout.splitlines()  # a path may hold spaces
     assert pack_path.startswith(str(site / "modes_tui" / "_shipped" / "profiles"))
     assert system_origin.startswith(str(site / "modes_tui" / "_shipped" / "prompts"))

@@ -208,15 +208,21 @@ def test_completion_of_commands_and_mode_names(typed: str, expected: list[Any]) 
 
 @pytest.mark.local
 def test_the_embedded_default_answers_two_piped_messages_offline(modes_home: Path) -> None:
-    result = run_cli("hi\nhow do I undo my last git commit?\n", "chat", "--plain", home=modes_home)
+    # Structure comes from the engine's own events (--json), never from parsing the model's
+    # words: what the model says depends on sampling and on the prompt, which holds the cwd.
+    result = run_cli(
+        "hi\nhow do I undo my last git commit?\n", "chat", "--plain", "--json", home=modes_home
+    )
     assert result.returncode == 0, result.stderr
-    lines = [line for line in result.stdout.splitlines() if line.strip()]
-    routes = [i for i, line in enumerate(lines) if line.startswith("[")]
-    assert len(routes) == 2
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    routes = [e["route"] for e in events if e["type"] == "route_decided"]
+    assert [r["mode_name"] for r in routes] == ["chat", "chat"]  # one route per message
     # git belongs to the shell mode, which asks first (auto_enter: confirm): a pipe cannot answer
-    assert lines[routes[1]].endswith("Entering shell needs a yes, and nobody can answer here")
-    answers = [line for line in lines if not line.startswith(("[", "("))]
-    assert len(answers) >= 2  # each route line is followed by the model's own words
+    assert routes[1]["runner_up"] == "shell" and routes[1]["decided_by"] == "fallback"
+    assert routes[1]["reason"].endswith("Entering shell needs a yes, and nobody can answer here")
+    answers = [e["message"]["content"] for e in events if e["type"] == "turn_finished"]
+    assert len(answers) == 2 and all(answer.strip() for answer in answers)
+    assert not any("Mode changed" in answer for answer in answers)
     assert "llama" not in result.stderr.lower()  # native logs stay out of the terminal
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -28,7 +29,13 @@ def test_store_modules_load_no_ui_or_model_library(module: str) -> None:
         f"import json, sys, importlib; importlib.import_module({module!r}); "
         f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     assert json.loads(out.stdout) == []
 
 

@@ -12,8 +12,8 @@ and a `Confirmer`.
 Invariants:
 - The user's message is in the conversation before anything can fail; a failed or
   cancelled turn keeps it (and any partial answer), so `retry()` can run the turn again.
-- Mode instructions and the mode-change marker exist only in the request, never in the
-  shared history.
+- Mode instructions and the mode-change note exist only in the request (its system part),
+  never in the shared history.
 - Every tool call the model asked for gets a result in the history before the next
   request, even when the turn is cancelled half-way, so the next request is valid.
 - `cancel()` stops the running step (routing, the model stream, a guard's question, a tool)
@@ -68,6 +68,7 @@ from modes_tui.core.guards import (
     default_guards,
 )
 from modes_tui.core.ledger import CostLedger
+from modes_tui.core.mode_note import mode_change_note
 from modes_tui.core.profiles import HistoryWindow, Pack, Profile
 from modes_tui.core.prompts import template_locals
 from modes_tui.core.questions import Asker, Question
@@ -92,7 +93,6 @@ __all__ = ["Confirmer", "Engine", "Limits"]
 log = logging.getLogger("modes_tui.engine")
 
 OFF_REASON = "Modes are off"
-NO_MODE = "no mode"
 TOOL_FAILED = "the tool failed unexpectedly; the details are in the app's log, not here"
 CANCELLED_BY_USER = "the user cancelled the turn before this call finished"
 CUT_SHORT = "[The user stopped this answer here.]"
@@ -862,14 +862,14 @@ class Engine:
     def _request(self, setup: _Setup, state: _TurnState) -> ModelRequest:
         history = self.conversation.messages
         earlier = _window(history[: state.user_index], setup.window)
-        wire: list[dict[str, Any]] = [{"role": "system", "content": setup.system}]
+        # The mode-change note ends the system part: in the user's message a base model
+        # (the embedded one reads a plain transcript) copies it as its answer.
+        note = _mode_note(earlier, setup.mode)
+        system = f"{setup.system}\n\n{note}" if note else setup.system
+        wire: list[dict[str, Any]] = [{"role": "system", "content": system}]
         for message in earlier:
             wire.extend(_to_wire(message))
-        marker = _mode_marker(earlier, setup.mode)
-        user = history[state.user_index]
-        wire.append(
-            {"role": "user", "content": f"{marker}\n\n{user.content}" if marker else user.content}
-        )
+        wire.append({"role": "user", "content": history[state.user_index].content})
         for message in history[state.user_index + 1 :]:
             wire.extend(_to_wire(message))
         return ModelRequest(
@@ -1183,14 +1183,9 @@ def _to_wire(message: Message) -> list[dict[str, Any]]:
     ]
 
 
-def _mode_marker(earlier: Sequence[Message], mode: str | None) -> str:
-    """A note for the new user message when the last reply the model sees came from another mode."""
+def _mode_note(earlier: Sequence[Message], mode: str | None) -> str:
+    """The mode-change note, when the last reply the model sees came from another mode."""
     for message in reversed(earlier):
         if message.role == "assistant" and _sent(message):
-            if message.mode == mode:
-                return ""
-            return (
-                f"[Mode changed from {message.mode or NO_MODE} to {mode or NO_MODE}: follow this "
-                "turn's instructions, not the style or tools of earlier replies.]"
-            )
+            return "" if message.mode == mode else mode_change_note(message.mode, mode)
     return ""

@@ -17,6 +17,7 @@ The core raises; the edges (TUI, REPL, CLI) show `str(error)` and never a traceb
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -109,11 +110,21 @@ ProviderErrorKind = Literal[
     "auth",
     "connection",
     "bad_stream",
+    "server_error",
     "context_too_long",
     "not_found",
     "bad_request",
     "unknown",
 ]
+
+
+_OBJECT_REPR = re.compile(r"\s*(?:\w+:)?<[^<>\n]*\bat 0x[0-9a-fA-F]+>")
+
+
+def without_object_reprs(text: str) -> str:
+    """`text` without Python object reprs (`ssl:<ssl.SSLContext object at 0x7f...>`): a
+    library's message may embed one, and it means nothing to the user."""
+    return _OBJECT_REPR.sub("", text)
 
 
 class ProviderError(ModesError):
@@ -124,6 +135,7 @@ class ProviderError(ModesError):
     def __init__(
         self, kind: ProviderErrorKind, provider_message: str, *, hint: str = "", model: str = ""
     ) -> None:
+        provider_message = without_object_reprs(provider_message)
         self.kind = kind
         self.provider_message = provider_message
         self.hint = hint

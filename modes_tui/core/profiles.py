@@ -18,7 +18,7 @@ import yaml
 
 from modes_tui.core.errors import DeclarationError, Problem
 from modes_tui.core.paths import Dirs, app_dirs, shipped_dir
-from modes_tui.core.prompts import PromptSet, TemplateProblem
+from modes_tui.core.prompts import PromptSet, TemplateProblem, UnreadablePackFile, read_pack_file
 
 Thinking = Literal["off", "low", "medium", "high"]
 AutoEnter = Literal["allow", "confirm", "never"]
@@ -389,7 +389,10 @@ class _PackReader:
 
     def _read_yaml(self, file: Path) -> dict[str, Any] | None:
         try:
-            data = yaml.safe_load(file.read_text(encoding="utf-8"))
+            data = yaml.safe_load(read_pack_file(file))
+        except UnreadablePackFile as error:
+            self.problem(file, "", str(error))
+            return None
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             where = f"line {mark.line + 1}" if mark is not None else ""
@@ -442,7 +445,11 @@ class _PackReader:
             for root in prompt_roots:
                 candidate = root / name / "description.md"
                 if candidate.exists():
-                    description = candidate.read_text(encoding="utf-8")
+                    try:
+                        description = read_pack_file(candidate)
+                    except UnreadablePackFile as error:
+                        self.problem(candidate, "", str(error))
+                        description = "(unreadable)"  # reported once, not again as missing
                     break
         if not isinstance(description, str) or not description.strip():
             self.problem(

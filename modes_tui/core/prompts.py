@@ -64,17 +64,20 @@ class PromptSet:
     """The base system prompt shared by every mode."""
     instructions: Mapping[str, Template] = field(default_factory=dict)
     """Per-mode instruction templates found on disk."""
+    unreadable: tuple[TemplateProblem, ...] = ()
+    """Template files found but not usable (binary, not UTF-8, too big); `check` lists them."""
 
     @classmethod
     def discover(cls, roots: Sequence[Path], mode_names: Iterable[str]) -> PromptSet:
         """Find the templates for `mode_names` in `roots`, first root wins."""
-        system = _first(roots, "system.md") or Template(DEFAULT_SYSTEM, "<built-in>")
+        unreadable: list[TemplateProblem] = []
+        system = _first(roots, "system.md", unreadable) or Template(DEFAULT_SYSTEM, "<built-in>")
         found: dict[str, Template] = {}
         for name in mode_names:
-            template = _first(roots, f"{name}/instructions.md")
+            template = _first(roots, f"{name}/instructions.md", unreadable)
             if template is not None:
                 found[name] = template
-        return cls(system, found)
+        return cls(system, found, tuple(unreadable))
 
     def instructions_for(self, profile: Profile) -> Template | None:
         """The profile's instructions: inline text wins over the conventional file."""
@@ -93,7 +96,7 @@ class PromptSet:
 
     def check(self, profiles: Iterable[Profile]) -> list[TemplateProblem]:
         """Render every template with sample locals; report the ones that fail."""
-        problems: list[TemplateProblem] = []
+        problems: list[TemplateProblem] = list(self.unreadable)
         profiles = list(profiles)
         sample = profiles[0] if profiles else None
         try:
@@ -146,11 +149,46 @@ def _render(source: str, locals_: Mapping[str, Any]) -> str:
     return _ENV.from_string(source).render(**locals_).strip()
 
 
-def _first(roots: Sequence[Path], relative: str) -> Template | None:
+MAX_PACK_FILE_BYTES = 1024 * 1024
+"""The largest pack file (profile, router.yaml, template) loaded: a bigger one is almost
+surely the wrong file, and every example in it would be encoded at start."""
+
+
+class UnreadablePackFile(ValueError):
+    """A pack file that cannot be used as text; the message says why."""
+
+
+def read_pack_file(path: Path) -> str:
+    """The text of a pack file; `UnreadablePackFile` says why not (size, binary, encoding)."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_PACK_FILE_BYTES:
+            raise UnreadablePackFile(
+                f"is {size / 1024 / 1024:.1f} MB; a pack file may hold at most "
+                f"{MAX_PACK_FILE_BYTES // 1024 // 1024} MB (is it the right file?)"
+            )
+        data = path.read_bytes()
+    except OSError as error:
+        raise UnreadablePackFile(f"cannot read: {error.strerror or error}") from None
+    if b"\0" in data:
+        raise UnreadablePackFile("is a binary file, not text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UnreadablePackFile(f"is not UTF-8 text (byte {error.start})") from None
+
+
+def _first(
+    roots: Sequence[Path], relative: str, unreadable: list[TemplateProblem]
+) -> Template | None:
     for root in roots:
         path = root / relative
         if path.is_file():
-            return Template(path.read_text(encoding="utf-8"), str(path))
+            try:
+                return Template(read_pack_file(path), str(path))
+            except UnreadablePackFile as error:
+                unreadable.append(TemplateProblem(str(path), "", str(error)))
+                return None
     return None
 
 

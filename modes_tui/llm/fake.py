@@ -125,3 +125,17 @@ def echo_responder(request: ModelRequest) -> ScriptedReply:
         "",
     )
     return ScriptedReply(f"(scripted model, no real answer) You said: {last.strip()}")
+
+
+SLOW_CHUNK_SECONDS = 0.02
+
+
+def slow_responder(request: ModelRequest) -> ScriptedReply:
+    """A long answer streamed slowly (about 50 chunks a second for 20 seconds).
+
+    `--model scripted/slow` gives a turn that is still streaming when something happens to
+    it: crash tests kill the process mid-answer, demos show cancel and checkpoints.
+    """
+    said = echo_responder(request).text
+    lines = [f"{number:04d} {said}" for number in range(1, 1001)]
+    return ScriptedReply("\n".join(lines), chunk_size=20, delay=SLOW_CHUNK_SECONDS)

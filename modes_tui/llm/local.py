@@ -54,6 +54,7 @@ from litellm import CustomLLM  # noqa: E402
 from litellm.types.utils import GenericStreamingChunk, ModelResponse  # noqa: E402
 
 from modes_tui.core.errors import ProviderError  # noqa: E402
+from modes_tui.core.mode_note import NoteEchoFilter  # noqa: E402
 from modes_tui.core.models import EMBEDDED_MODEL  # noqa: E402
 
 LOCAL_MODEL_ID = EMBEDDED_MODEL
@@ -736,11 +737,15 @@ class LocalLLM(CustomLLM):
         max_tokens = min(params.max_tokens, self.runner.n_ctx // 2)
         budget = self.runner.n_ctx - max_tokens
         prompt = fit_transcript(messages, self.runner.count_tokens, budget)
+        # A base model may copy the request's mode-change note as its answer: drop it.
+        echo = NoteEchoFilter()
         tidy = _Tidy()
         for piece in self.runner.generate(prompt, params, stop):
             if piece.finish_reason is not None:
+                if text := tidy.feed(echo.finish()):
+                    yield Piece(text)
                 yield piece
-            elif text := tidy.feed(piece.text):
+            elif text := tidy.feed(echo.feed(piece.text)):
                 yield Piece(text)
 
     async def _apieces(

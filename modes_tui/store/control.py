@@ -176,7 +176,12 @@ if TYPE_CHECKING:  # mypy proves the engine can read the setting through it
 
 
 def atomic_write(path: Path, payload: bytes) -> None:
-    """Replace `path` with `payload`: temp file in the same folder, fsync, os.replace."""
+    """Replace `path` with `payload`: temp file in the same folder, fsync, os.replace.
+
+    A symlinked file (e.g. a state.json kept with dotfiles) is written where it points, so
+    the link stays; a link that loops is replaced by a file.
+    """
+    path = Path(os.path.realpath(path))
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -64,7 +64,7 @@ def sweep(dirs: Dirs, max_age_days: float = 7, *, now: float | None = None) -> l
     state = runtime_state(dirs)
     cutoff = (time.time() if now is None else now) - max_age_days * DAY_SECONDS
     protected = [
-        path.resolve()
+        _real(path)
         for path in (
             dirs.settings_file,
             dirs.control_file,
@@ -82,7 +82,7 @@ def sweep(dirs: Dirs, max_age_days: float = 7, *, now: float | None = None) -> l
             return False
 
     def remove(path: Path) -> None:
-        resolved = path.resolve()
+        resolved = _real(path)
         if any(resolved.is_relative_to(p) for p in protected):
             return
         with contextlib.suppress(OSError):
@@ -104,3 +104,9 @@ def sweep(dirs: Dirs, max_age_days: float = 7, *, now: float | None = None) -> l
                 with contextlib.suppress(OSError):
                     here.rmdir()  # only succeeds when empty
     return removed
+
+
+def _real(path: Path) -> Path:
+    """`path` with symlinks resolved; a symlink loop (e.g. a broken state.json) is no error
+    here, where `Path.resolve()` raises RuntimeError."""
+    return Path(os.path.realpath(path))

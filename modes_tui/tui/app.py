@@ -38,6 +38,7 @@ from modes_tui.core.events import (
     TurnFailed,
     TurnFinished,
 )
+from modes_tui.core.terminal_text import safe_events, terminal_safe
 from modes_tui.tui.chat import ChatLog, RetryRequested
 from modes_tui.tui.commands import (
     COMMANDS,
@@ -266,7 +267,7 @@ class ModesApp(App[None]):
     async def run_turn(self, text: str) -> None:
         """Route and answer one message, showing every event."""
         self._turn_running = True
-        record = TurnRecord(len(self.records) + 1, text)
+        record = TurnRecord(len(self.records) + 1, terminal_safe(text))  # a paste may hold escapes
         self.records.append(record)
         view = await self.chat.start_turn(record)
         try:
@@ -323,7 +324,7 @@ class ModesApp(App[None]):
     async def _play(
         self, record: TurnRecord, view: TurnView | None, events: AsyncIterator[TurnEvent]
     ) -> None:
-        async for event in events:
+        async for event in safe_events(events):  # model text must not drive the terminal
             record.apply(event)
             if view is not None:
                 await view.apply(event)

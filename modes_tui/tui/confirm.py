@@ -17,6 +17,7 @@ from textual.widgets import Button, Static
 
 from modes_tui.core.conversation import ToolCall
 from modes_tui.core.questions import Question
+from modes_tui.core.terminal_text import json_terminal_safe, terminal_safe
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -55,12 +56,15 @@ class ConfirmToolScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical():
             title = Text("Run ")
-            title.append(self.call.name, style="bold cyan")
+            title.append(terminal_safe(self.call.name), style="bold cyan")
             title.append("?")
             yield Static(title, id="confirm-title")
             if self.description:
                 yield Static(Text(self.description, style="dim"))
-            arguments = json.dumps(dict(self.call.arguments), indent=2, ensure_ascii=False)
+            # escaped, not removed: what is about to run is shown exactly, and inert
+            arguments = json_terminal_safe(
+                json.dumps(dict(self.call.arguments), indent=2, ensure_ascii=False)
+            )
             yield Static(Syntax(arguments, "json", word_wrap=True), id="confirm-arguments")
             with Horizontal():
                 yield Button("Refuse (n)", variant="error", id="refuse")
@@ -111,8 +115,8 @@ class QuestionScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text(self.question.title), id="question-title")
-            yield Static(Text(self.question.text), id="question-text")
+            yield Static(Text(terminal_safe(self.question.title)), id="question-title")
+            yield Static(Text(terminal_safe(self.question.text)), id="question-text")
             with Horizontal():
                 yield Button("No (n)", variant="error", id="no")
                 yield Button("Yes (y)", variant="success", id="yes")

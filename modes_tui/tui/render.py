@@ -16,6 +16,7 @@ from rich.text import Text
 
 from modes_tui.core.events import TurnCorrected
 from modes_tui.core.routing import Route
+from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.turns import Reroute, ToolActivity, TurnRecord
 
 BAR_WIDTH = 14
@@ -122,14 +123,14 @@ def error_lines(route: Route) -> list[Text]:
         return []
     error = route.error
     name = getattr(error, "type_name", None) or type(error).__name__
-    lines = [Text(f"  ⚠ {name}: {error}", style="red")]
+    lines = [Text(terminal_safe(f"  ⚠ {name}: {error}"), style="red")]
     stage = getattr(error, "stage", None) or getattr(error, "extra", {}).get("stage")
     raw = getattr(error, "raw_output", None) or getattr(error, "extra", {}).get("raw_output")
     if stage:
         lines.append(Text(f"    stage: {stage}", style="red"))
     if raw:
         shown = raw if len(raw) <= RAW_OUTPUT_LIMIT else raw[:RAW_OUTPUT_LIMIT] + "…"
-        lines.append(Text(f"    raw: {shown}", style="dim red"))
+        lines.append(Text(terminal_safe(f"    raw: {shown}"), style="dim red"))
     return lines
 
 

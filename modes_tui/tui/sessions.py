@@ -11,6 +11,7 @@ from pathlib import Path
 
 from modes_tui.core.paths import Dirs
 from modes_tui.core.routing import Router
+from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.store.export import session_markdown
 from modes_tui.store.replay import RerouteReport, replay, reroute
 from modes_tui.store.sessions import list_sessions, load_session
@@ -38,7 +39,7 @@ class StoreSessions:
         return [
             SessionSummary(
                 id=s.id,
-                title=s.title or (f"(unreadable: {s.problem})" if s.problem else ""),
+                title=terminal_safe(s.title or (f"(unreadable: {s.problem})" if s.problem else "")),
                 created=s.created or "",
                 turns=s.turns,
                 pack=s.pack or "",
@@ -54,9 +55,9 @@ class StoreSessions:
         ]
         return ReplayedSession(
             id=session.id,
-            title=session.title,
+            title=terminal_safe(session.title),
             turns=turns,
-            warnings=[str(problem) for problem in replayed.problems],
+            warnings=[terminal_safe(str(problem)) for problem in replayed.problems],
         )
 
     def reroute(self, session_id: str) -> RerouteResult:

@@ -45,6 +45,15 @@ from modes_tui.tui.render import (
 )
 from modes_tui.tui.turns import Superseded, TurnRecord
 
+NO_RETRY = {
+    "auth": "the same key would be refused again; set the provider's API key variable "
+    "(e.g. OPENAI_API_KEY) and start modes-tui again",
+    "not_found": "the same model id would fail again; fix it in the profile or --model",
+    "context_too_long": "the same request would be too long again; /clear first",
+    "bad_request": "the provider would refuse the same request again",
+}
+"""Why a failed turn offers no Retry button, by error kind (the hint says what to do)."""
+
 REASONING_REFRESH_S = 0.1
 """How often folded reasoning is redrawn while it streams."""
 
@@ -303,6 +312,9 @@ class TurnView(Vertical):
                 text.append(f"\n  {failure.hint}", style="")
             if failure.partial and not record.answer:
                 text.append(f"\n  partial answer: {failure.partial}")
+            if not failure.retryable and self.live:
+                why = NO_RETRY.get(failure.kind, "the same request would fail the same way")
+                text.append(f"\n  no Retry: {why}", style="dim")
             if failure.retryable and self.live:
                 yield TurnNote(record.number, text, retry=True, kind="failed")
             else:

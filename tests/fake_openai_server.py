@@ -1,0 +1,169 @@
+"""A small OpenAI-compatible HTTP server on 127.0.0.1 that fails on purpose.
+
+The model name in the request picks the behaviour, so one server serves every case:
+
+| model          | what the server does                                                     |
+|----------------|--------------------------------------------------------------------------|
+| `ok`           | streams "Hello from the fake server." in SSE chunks, then `[DONE]`       |
+| `http-500`     | answers 500 with an OpenAI error body                                     |
+| `http-401`     | answers 401 (a wrong API key)                                             |
+| `hang`         | accepts the request and never answers (until the server stops)            |
+| `bad-sse`      | answers 200 with an event stream whose data is not JSON                   |
+| `cut`          | streams two chunks, then closes the connection mid-body                   |
+| `slow`         | streams a long answer, one chunk every `SLOW_SECONDS`                     |
+
+Bounded: it runs in a daemon thread, every handler gives up when the server stops, and
+`stop()` is called by the test (a context manager) so nothing outlives the test.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+OK_TEXT = "Hello from the fake server."
+SERVER_ERROR = "the fake server broke on purpose"
+AUTH_ERROR = "Incorrect API key provided: sk-test***"
+SLOW_SECONDS = 0.05
+HANG_LIMIT_SECONDS = 60.0
+"""The longest a hanging request is held, should a test forget to stop the server."""
+
+
+def _chunk(text: str | None, finish: str | None = None, model: str = "fake") -> bytes:
+    delta: dict[str, Any] = {} if text is None else {"role": "assistant", "content": text}
+    body = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return f"data: {json.dumps(body)}\n\n".encode()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep the test output clean
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            request = json.loads(self.rfile.read(length) or b"{}")
+        except ValueError:
+            request = {}
+        model = str(request.get("model", ""))
+        self.server.requests.append(model)
+        behaviour = getattr(self, "_" + model.replace("-", "_"), None)
+        if behaviour is None:
+            self._error(404, f"The model `{model}` does not exist", "model_not_found")
+            return
+        behaviour()
+
+    # ------------------------------------------------------------------ behaviours
+
+    def _ok(self) -> None:
+        self._stream_headers()
+        for word in OK_TEXT.split(" "):
+            self._write_chunk(_chunk(word + " "))
+        self._write_chunk(_chunk(None, "stop"))
+        self._write_chunk(b"data: [DONE]\n\n")
+        self._write_chunk(b"")
+
+    def _http_500(self) -> None:
+        self._error(500, SERVER_ERROR, "server_error")
+
+    def _http_401(self) -> None:
+        self._error(401, AUTH_ERROR, "invalid_api_key")
+
+    def _hang(self) -> None:
+        self.server.stopped.wait(HANG_LIMIT_SECONDS)
+
+    def _bad_sse(self) -> None:
+        self._stream_headers()
+        self._write_chunk(b"data: {this is not json\n\n")
+        self._write_chunk(b"data: [DONE]\n\n")
+        self._write_chunk(b"")
+
+    def _cut(self) -> None:
+        self._stream_headers()
+        self._write_chunk(_chunk("The first half "))
+        self._write_chunk(_chunk("of an answer"))
+        # no final chunk: the chunked body is never finished
+        self.wfile.flush()
+        self.connection.shutdown(socket.SHUT_RDWR)
+        self.close_connection = True
+
+    def _slow(self) -> None:
+        self._stream_headers()
+        for number in range(2000):
+            if self.server.stopped.is_set():
+                return
+            try:
+                self._write_chunk(_chunk(f"word{number} "))
+            except OSError:
+                return  # the client went away
+            time.sleep(SLOW_SECONDS)
+        self._write_chunk(_chunk(None, "stop"))
+        self._write_chunk(b"data: [DONE]\n\n")
+        self._write_chunk(b"")
+
+    # ------------------------------------------------------------------ helpers
+
+    def _error(self, status: int, message: str, code: str) -> None:
+        body = json.dumps(
+            {"error": {"message": message, "type": "fake_error", "param": None, "code": code}}
+        ).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _stream_headers(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    requests: list[str]
+    stopped: threading.Event
+
+
+@contextmanager
+def fake_openai_server() -> Iterator[str]:
+    """Run the server; yields its base URL (`http://127.0.0.1:PORT/v1`)."""
+    server = _Server(("127.0.0.1", 0), _Handler)
+    server.requests = []
+    server.stopped = threading.Event()
+    thread = threading.Thread(target=server.serve_forever, name="fake-openai", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.stopped.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
