@@ -260,6 +260,26 @@ class Engine:
         self.conversation.clear()
         self._record("ui_event", event="clear")
 
+    def restore(
+        self,
+        conversation: Conversation,
+        *,
+        turn: int,
+        mode: str | None,
+        routes: Sequence[Route] = (),
+    ) -> None:
+        """Carry on from a saved session (resume, fork): as if this engine had run its turns.
+
+        `conversation` is the history the models saw, `turn` the last turn's number, `mode`
+        the mode of the last turn (None: none, or `off`), `routes` the recorded decisions.
+        """
+        if self._running:
+            raise RuntimeError("cannot restore a session while a turn runs; cancel it first")
+        self.conversation = conversation
+        self.turn = turn
+        self.routes = list(routes)
+        self._mode = mode
+
     # ------------------------------------------------------------------ the turn
 
     async def _play(self, text: str | None, force: str | None) -> AsyncGenerator[TurnEvent, None]:

@@ -29,7 +29,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from modes_tui.core.control import AUTO, OFF
@@ -402,6 +402,14 @@ def _walk(
             elif kind == "ui_event" and record.get("event") == "clear":
                 pending = None
                 conversation.clear()
+            elif kind == "ui_event" and record.get("event") == "cancel":
+                flush()
+                _mark_tool_round_cancelled(conversation)
+            elif kind == "ui_event" and record.get("event") == "retry":
+                # The engine drops the failed attempt and runs the turn again from its
+                # user message; the history the models saw next had no trace of it.
+                pending = None
+                _drop_after_last_user(conversation)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             problems.append(
                 SessionProblem(
@@ -412,6 +420,26 @@ def _walk(
             )
     flush()
     return conversation, problems, points
+
+
+def _mark_tool_round_cancelled(conversation: Conversation) -> None:
+    """A cancel during a round's tool calls marks that round's answer cut short, as the
+    engine does in memory (it writes no new assistant record for it)."""
+    for index in range(len(conversation) - 1, -1, -1):
+        message = conversation.messages[index]
+        if message.role == "user":
+            return
+        if message.role == "assistant":
+            if message.tool_calls and not message.cancelled:
+                conversation.messages[index] = replace(message, cancelled=True)
+            return
+
+
+def _drop_after_last_user(conversation: Conversation) -> None:
+    for index in range(len(conversation) - 1, -1, -1):
+        if conversation.messages[index].role == "user":
+            del conversation.messages[index + 1 :]
+            return
 
 
 # --------------------------------------------------------------------------- reroute
