@@ -32,6 +32,8 @@ MIN_SIMILARITY = 0.35
 """Below this cosine similarity a passage does not count as a match by meaning."""
 SNIPPET_CHARS = 36
 """Characters shown on each side of a text match."""
+TEXT_MATCHES_SHOWN = 3
+"""Text matches listed per session (the first ones, in turn order)."""
 ENCODED_CHARS = 1000
 """The part of a message the encoder reads (MiniLM reads 256 tokens at most anyway)."""
 
@@ -114,8 +116,8 @@ class _Passage:
 
 def _passages(session: LoadedSession) -> list[_Passage]:
     found = []
-    if session.title:
-        found.append(_Passage(0, "title", session.title))
+    if session.meta.get("title"):  # a generated title only repeats a user message
+        found.append(_Passage(0, "title", str(session.meta["title"])))
     for record in session.records:
         kind = record.get("type")
         turn = record.get("turn") if isinstance(record.get("turn"), int) else 0
@@ -180,7 +182,7 @@ def search_sessions(
 
     hits = []
     for session, passages in sessions:
-        matches = _text_matches(query, passages)
+        matches = _text_matches(query, passages)[:TEXT_MATCHES_SHOWN]
         score = 1.0 if matches else 0.0
         best = similar.get(session.id)
         if best is not None and best[0] >= min_similarity:
