@@ -11,13 +11,14 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modes_tui import __version__
 from modes_tui.core.errors import DeclarationError, ModesError, UnknownMode
 from modes_tui.core.paths import HOME_ENV
+from modes_tui.session_cli import add_resume_option, add_session_verbs
 
 if TYPE_CHECKING:
     from modes_tui.core.control import ControlSource
@@ -25,10 +26,10 @@ if TYPE_CHECKING:
     from modes_tui.core.guards import Confirmer, Limits
     from modes_tui.core.paths import Dirs
     from modes_tui.core.profiles import Pack
-    from modes_tui.core.records import RecordType, SessionWriter
+    from modes_tui.core.records import SessionWriter
     from modes_tui.core.routing import Route
     from modes_tui.llm.base import ChatModel
-    from modes_tui.store.sessions import SessionLog
+    from modes_tui.store.resume import CurrentSession
     from modes_tui.store.settings import Settings
     from modes_tui.tui.services import AppServices
 
@@ -412,10 +413,14 @@ def cmd_mode(args: argparse.Namespace) -> int:
 def cmd_sessions(args: argparse.Namespace) -> int:
     """List recorded sessions, newest first."""
     from modes_tui.core.paths import app_dirs
+    from modes_tui.session_cli import session_action
     from modes_tui.store.export import sessions_table
     from modes_tui.store.sessions import list_sessions
 
     dirs = app_dirs()
+    handled = session_action(args, dirs)
+    if handled is not None:
+        return handled
     summaries = list_sessions(dirs)
     if args.json:
         print(json.dumps([s.to_dict() for s in summaries], indent=2, ensure_ascii=False))
@@ -530,27 +535,22 @@ def cmd_chat(args: argparse.Namespace) -> int:
         run_interactive,
         run_lines,
     )
+    from modes_tui.plain_sessions import show_resumed
+    from modes_tui.session_cli import current_session, pack_for, resume_for
     from modes_tui.store.control import ControlFile
     from modes_tui.store.runtime import runtime_state, sweep
-    from modes_tui.store.sessions import SessionLog
 
     settings = _settings(args)
-    pack = load_pack(settings.pack, getattr(args, "profiles", None))
     dirs = app_dirs()
+    resumed = resume_for(args, dirs)
+    pack = load_pack(pack_for(args, settings, resumed), getattr(args, "profiles", None))
     sweep(dirs, settings.sweep_days)
     control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
     confirm: Confirmer = PromptConfirmer() if interactive else PipeConfirmer()
     model_id = args.model or settings.default_model
-    session = LazySessionLog(
-        lambda: SessionLog.create(
-            dirs,
-            pack=pack.name,
-            model=model_id,
-            cwd=str(Path.cwd()),
-            app_version=__version__,
-            fsync=settings.sessions_fsync,
-        )
+    session = current_session(
+        dirs, pack=pack.name, model=model_id, fsync=settings.sessions_fsync, version=__version__
     )
     try:
         engine = build_engine(
@@ -565,6 +565,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
             local_model_path=settings.local_model_path,
             model=_model_for(args),
         )
+        if resumed is not None:
+            session.attach(resumed)
+            engine.restore(resumed.conversation, turn=resumed.turn, mode=resumed.mode)
 
         from modes_tui.llm.litellm_model import preload
 
@@ -584,38 +587,17 @@ def cmd_chat(args: argparse.Namespace) -> int:
             describe_modes=describe_modes,
             set_mode=set_mode,
             history_file=runtime_state(dirs).input_history,
+            session=session,
+            pack_name=pack.name,
         )
         printer = Printer(sys.stdout, json_lines=args.json, err=None if interactive else sys.stderr)
+        if resumed is not None:
+            show_resumed(resumed, context, printer)
         if interactive:
             return asyncio.run(run_interactive(context, printer))
         return asyncio.run(run_lines(sys.stdin, context, printer))
     finally:
         session.close()
-
-
-class LazySessionLog:
-    """A session log that creates its file at the first record, so opening and closing the
-    app without a message leaves no empty session behind."""
-
-    def __init__(self, create: Callable[[], SessionLog]) -> None:
-        self._create = create
-        self.log: SessionLog | None = None
-
-    @property
-    def id(self) -> str | None:
-        """The session id, once the file exists."""
-        return self.log.id if self.log is not None else None
-
-    def record(self, type: RecordType, turn: int, **fields: Any) -> None:
-        """Append one record (creating the file first)."""
-        if self.log is None:
-            self.log = self._create()
-        self.log.record(type, turn, **fields)
-
-    def close(self) -> None:
-        """Close the file, if there is one."""
-        if self.log is not None:
-            self.log.close()
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
@@ -624,7 +606,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
     and the model) in another one after that."""
     from modes_tui.tui.app import build_app
 
-    sessions: list[LazySessionLog] = []
+    sessions: list[CurrentSession] = []
     app = build_app(prepare=lambda: tui_services(args, sessions))
     try:
         app.run()
@@ -634,15 +616,15 @@ def cmd_tui(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def tui_services(args: argparse.Namespace, sessions: list[LazySessionLog]) -> AppServices:
+def tui_services(args: argparse.Namespace, sessions: list[CurrentSession]) -> AppServices:
     """Everything the terminal UI needs, from the settings and the options."""
     from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.paths import app_dirs
     from modes_tui.core.routing import Router
     from modes_tui.llm.litellm_model import is_remote, preload
+    from modes_tui.session_cli import current_session, pack_for, resume_for
     from modes_tui.store.control import ControlFile
     from modes_tui.store.runtime import sweep
-    from modes_tui.store.sessions import SessionLog
     from modes_tui.store.settings import load_settings
     from modes_tui.tui.services import AppServices
     from modes_tui.tui.sessions import StoreSessions
@@ -650,23 +632,19 @@ def tui_services(args: argparse.Namespace, sessions: list[LazySessionLog]) -> Ap
     dirs = app_dirs()
     overrides = {"pack": getattr(args, "pack", None)}
     settings = load_settings(dirs, overrides=overrides)
-    pack = load_pack(settings.pack, getattr(args, "profiles", None))
+    resumed = resume_for(args, dirs)
+    pack = load_pack(pack_for(args, settings, resumed), getattr(args, "profiles", None))
     sweep(dirs, settings.sweep_days)
     control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     override = getattr(args, "model", None)
     model_id = override or settings.default_model
     classifier = getattr(args, "classifier", None) or settings.router_classifier
-    session = LazySessionLog(
-        lambda: SessionLog.create(
-            dirs,
-            pack=pack.name,
-            model=model_id,
-            cwd=str(Path.cwd()),
-            app_version=__version__,
-            fsync=settings.sessions_fsync,
-        )
+    session = current_session(
+        dirs, pack=pack.name, model=model_id, fsync=settings.sessions_fsync, version=__version__
     )
     sessions.append(session)
+    if resumed is not None:
+        session.attach(resumed)
     used = {model_id} | {p.model for p in pack.profiles if p.model != "default" and not override}
     offline = not any(is_remote(name) for name in used)
     scripted = _model_for(args)
@@ -685,6 +663,8 @@ def tui_services(args: argparse.Namespace, sessions: list[LazySessionLog]) -> Ap
             local_model_path=settings.local_model_path,
             model=scripted,
         )
+        if resumed is not None:
+            built.restore(resumed.conversation, turn=resumed.turn, mode=resumed.mode)
         # Asking a capability imports litellm and, for the embedded model, assembles and
         # registers it, so the first message does not wait for that.
         built.model.supports_reasoning(model_id)
@@ -704,6 +684,8 @@ def tui_services(args: argparse.Namespace, sessions: list[LazySessionLog]) -> Ap
         keymap=dict(settings.keymap),
         theme=settings.theme,
         session_id=lambda: session.id,
+        current=session,
+        resumed=resumed,
         tune_gc=True,
         warnings=list(settings.warnings),
     )
@@ -731,6 +713,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="use this litellm model id for every mode in this run (e.g. openai/gpt-4.1-mini); "
         "scripted/echo answers offline without a model",
     )
+    add_resume_option(parser)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
 
     def pack_options(sub: argparse.ArgumentParser) -> None:
@@ -780,8 +763,11 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--json", action="store_true", help="print the setting as JSON")
     mode.set_defaults(handler=cmd_mode)
 
-    sessions = verbs.add_parser("sessions", help="list recorded sessions, newest first")
+    sessions = verbs.add_parser(
+        "sessions", help="list, search, rename or delete recorded sessions (newest first)"
+    )
     sessions.add_argument("--json", action="store_true", help="print the list as JSON")
+    add_session_verbs(sessions)
     sessions.set_defaults(handler=cmd_sessions)
 
     session_id = "a session id, a unique id prefix, latest, or a path to a .jsonl file"
@@ -819,6 +805,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument(
         "--model", metavar="ID", default=argparse.SUPPRESS, help="override every mode's model"
     )
+    add_resume_option(chat, default=argparse.SUPPRESS)
     chat.set_defaults(handler=cmd_chat)
     return parser
 

@@ -210,7 +210,7 @@ def test_resuming_an_unknown_or_empty_session_says_what_to_do(dirs: Dirs) -> Non
         prepare_resume("latest", dirs)
     dirs.sessions.mkdir(parents=True, exist_ok=True)
     (dirs.sessions / "20260101-000000-0000.jsonl").write_text("")
-    with pytest.raises(SessionError, match="has no meta record.*nothing to resume"):
+    with pytest.raises(SessionError, match=r"has no meta record.*nothing to resume"):
         prepare_resume("latest", dirs)
     with pytest.raises(SessionError, match="no session 'nope'"):
         prepare_resume("nope", dirs)

@@ -76,7 +76,9 @@ def test_vectors_are_cached_so_a_second_search_encodes_only_the_query(
     search_sessions("parser", dirs, encoder=first, encoder_name="fake/hashing", cache=cache)
     assert "my C parser crashes on empty input" in first.texts
     second = HashingEncoder()
-    again = search_sessions("parser", dirs, encoder=second, encoder_name="fake/hashing", cache=cache)
+    again = search_sessions(
+        "parser", dirs, encoder=second, encoder_name="fake/hashing", cache=cache
+    )
     assert second.texts == ["parser"]
     assert again[0].id == "20260102-090000-bbbb"
 

@@ -22,27 +22,32 @@ KeyError: 'port'"""
             ["Hi! Can you please help me fix this segfault in my C parser? It crashes on ''."],
             "fix this segfault in my C parser",
         ),
-        (["Could you translate 'good morning' into French, please?"], (
-            "translate 'good morning' into French"
-        )),
-        (["so I was wondering if you could summarise this article for me"], (
-            "summarise this article for me"
-        )),
+        (
+            ["Could you translate 'good morning' into French, please?"],
+            ("translate 'good morning' into French"),
+        ),
+        (
+            ["so I was wondering if you could summarise this article for me"],
+            ("summarise this article for me"),
+        ),
         (["can you explain what a monad is"], "explain what a monad is"),
-        (["hey there, quick question: what's the capital of Australia?"], (
-            "what's the capital of Australia"
-        )),
+        (
+            ["hey there, quick question: what's the capital of Australia?"],
+            ("what's the capital of Australia"),
+        ),
         # a pasted traceback is named by what went wrong
         ([TRACEBACK], "KeyError: 'port'"),
         (["why does this fail\n\n" + TRACEBACK], "KeyError: 'port'"),
         # code first, then the question
-        (["```python\nwhile True:\n    pass\n```\nwhy does this loop never end"], (
-            "why does this loop never end"
-        )),
+        (
+            ["```python\nwhile True:\n    pass\n```\nwhy does this loop never end"],
+            ("why does this loop never end"),
+        ),
         # filler alone says nothing: the next message names the session
-        (["hi", "thanks!", "write a cover letter for a junior data analyst job"], (
-            "write a cover letter for a junior data analyst job"
-        )),
+        (
+            ["hi", "thanks!", "write a cover letter for a junior data analyst job"],
+            ("write a cover letter for a junior data analyst job"),
+        ),
         (["hello", "ok"], None),
         (["", "   "], None),
         # a long message is cut at a word boundary, and not after a dangling "a" or "the"

@@ -87,7 +87,9 @@ def prepare_resume(ref: str | os.PathLike[str], dirs: Dirs | None = None) -> Res
 
 
 def _resumption(session: LoadedSession) -> Resumption:
-    newer = sorted({v for r in session.records if isinstance(v := r.get("v"), int) and v > SCHEMA_VERSION})
+    newer = sorted(
+        {v for r in session.records if isinstance(v := r.get("v"), int) and v > SCHEMA_VERSION}
+    )
     if newer:
         raise SessionError(
             f"session {session.id} ({session.path}) was written by a newer modes-tui (schema "
@@ -166,10 +168,18 @@ class CurrentSession:
     is called at the first record, or by `fork`.
     """
 
-    def __init__(self, create: Callable[..., SessionLog], *, fsync: bool = False) -> None:
+    def __init__(
+        self, create: Callable[..., SessionLog], *, dirs: Dirs | None = None, fsync: bool = False
+    ) -> None:
         self._create = create
+        self.dirs = dirs
+        """Where saved sessions are found (None: the app's data dir)."""
         self.fsync = fsync
         self.log: SessionLog | None = None
+
+    def prepare(self, ref: str) -> Resumption:
+        """A saved session, read back and checked (`prepare_resume`); attach it next."""
+        return prepare_resume(ref, self.dirs)
 
     @property
     def id(self) -> str | None:
@@ -194,6 +204,8 @@ class CurrentSession:
 
     def attach(self, resumption: Resumption, *, how: str = "resumed", **fields: Any) -> None:
         """Record into the saved session from now on (after a `ui_event` saying so)."""
+        if resumption.id == self.id:
+            raise SessionError(f"session {resumption.id} is the one you are in already")
         log = SessionLog.resume(resumption.session, fsync=self.fsync)
         self.close()
         self.log = log
@@ -215,9 +227,7 @@ class CurrentSession:
         """Start a new session holding turns 1..`turn` of this one (None: all); record there."""
         parent = self.load()
         turn = check_fork_turn(parent, turn)
-        log = self._create(
-            parent={"id": parent.id, "turn": turn}, title=fork_title(parent, turn)
-        )
+        log = self._create(parent={"id": parent.id, "turn": turn}, title=fork_title(parent, turn))
         try:
             log.copy(fork_records(parent, turn))
             forked = prepare_resume(log.path)
@@ -236,4 +246,3 @@ class CurrentSession:
         assert self.log is not None
         write_renamed(self.log.path, self.log.id, cleaned)
         return cleaned
-

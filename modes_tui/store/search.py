@@ -120,7 +120,8 @@ def _passages(session: LoadedSession) -> list[_Passage]:
         found.append(_Passage(0, "title", str(session.meta["title"])))
     for record in session.records:
         kind = record.get("type")
-        turn = record.get("turn") if isinstance(record.get("turn"), int) else 0
+        turn = record.get("turn")
+        turn = turn if isinstance(turn, int) else 0
         if kind == "user":
             found.append(_Passage(turn, "you", str(record.get("content") or "")))
         elif kind == "assistant" and not record.get("partial"):

@@ -139,9 +139,7 @@ class LoadedSession:
         """The user's title, else one made from the first user messages ('' without any)."""
         if self.meta.get("title"):
             return str(self.meta["title"])
-        users = (
-            str(r.get("content") or "") for r in self.records if r.get("type") == "user"
-        )
+        users = (str(r.get("content") or "") for r in self.records if r.get("type") == "user")
         return generate_title(islice(users, TITLE_FROM_TURNS)) or ""
 
     @property

@@ -103,7 +103,30 @@ _FENCE = re.compile(r"^\s*```")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _TRAILING = " \t,;:.!?-–—"
 _DANGLING = frozenset(
-    "a an the of on in at to for with and or but from by into about as is are my your".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "on",
+        "in",
+        "at",
+        "to",
+        "for",
+        "with",
+        "and",
+        "or",
+        "but",
+        "from",
+        "by",
+        "into",
+        "about",
+        "as",
+        "is",
+        "are",
+        "my",
+        "your",
+    ]
 )
 
 

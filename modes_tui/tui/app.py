@@ -151,6 +151,11 @@ class ModesApp(App[None]):
         self._turn_running_flag = running
         self.refresh_bindings()
 
+    @property
+    def turn_running(self) -> bool:
+        """A turn is running (or waiting for the engine)."""
+        return self._turn_running_flag
+
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
@@ -224,6 +229,11 @@ class ModesApp(App[None]):
         self.status.busy(f"Loading {model_label(services.model)}…")
         for warning in services.warnings:
             self.notify(warning, title="Settings", severity="warning", timeout=10)
+        if services.resumed is not None:  # --resume: its turns, before the engine is in
+            from modes_tui.tui import session_actions
+
+            resumed = services.resumed
+            self.call_later(session_actions.show, self, resumed, f"Resumed session `{resumed.id}`")
         self.call_after_refresh(self._after_first_paint)
 
     def _after_first_paint(self) -> None:
@@ -263,7 +273,7 @@ class ModesApp(App[None]):
     async def run_turn(self, text: str) -> None:
         """Route and answer one message, showing every event."""
         self._turn_running = True
-        record = TurnRecord(len(self.records) + 1, text)
+        record = TurnRecord((self.records[-1].number if self.records else 0) + 1, text)
         self.records.append(record)
         view = await self.chat.start_turn(record)
         try:
@@ -563,12 +573,27 @@ class ModesApp(App[None]):
         elif name == "/replay":
             self.status.busy(f"Loading session {command.argument}…")
             self.load_replay(command.argument)
+        elif name in ("/resume", "/fork", "/rename"):
+            self.session_command(command)
         elif name == "/export":
             await self.export()
         elif name == "/why":
             self.action_why()
         elif name == "/help":
             await self.action_help()
+
+    def session_command(self, command: Command) -> None:
+        """`/resume`, `/fork`, `/rename` (see `tui.session_actions`), one at a time."""
+        from modes_tui.tui import session_actions
+
+        argument = command.argument
+        if command.name == "/resume":
+            work = session_actions.resume(self, argument)
+        elif command.name == "/fork":
+            work = session_actions.fork(self, int(argument) if argument else None)
+        else:
+            work = session_actions.rename(self, argument)
+        self.run_worker(work, name=command.name, group="session", exclusive=True)
 
     def open_sessions(self) -> None:
         """The session picker; picking one replays it."""

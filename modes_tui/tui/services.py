@@ -19,6 +19,7 @@ from modes_tui.tui.turns import Reroute
 
 if TYPE_CHECKING:
     from modes_tui.core.profiles import Pack
+    from modes_tui.store.resume import CurrentSession, Resumption
 
 
 class Confirmer(Protocol):
@@ -48,6 +49,10 @@ class TurnEngine(Protocol):
 
     def clear(self) -> None:
         """Forget the conversation."""
+        ...
+
+    def restore(self, conversation: Conversation, *, turn: int, mode: str | None) -> None:
+        """Carry on a saved session: its history, last turn number and mode."""
         ...
 
 
@@ -168,6 +173,10 @@ class AppServices:
     """A Textual theme name."""
     session_id: Callable[[], str | None] = lambda: None
     """The id of the session being recorded, when there is one."""
+    current: CurrentSession | None = None
+    """The session being recorded: `/resume`, `/fork` and `/rename` act on it."""
+    resumed: Resumption | None = None
+    """The saved session the app starts in (`--resume`): its turns are shown at start."""
     tune_gc: bool = False
     """Tune the garbage collector for streaming once the engine is loaded (the CLI does)."""
     warnings: list[str] = field(default_factory=list)
