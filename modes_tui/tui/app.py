@@ -546,8 +546,10 @@ class ModesApp(App[None]):
         self.run_turn(message_text(text))
 
     @on(Input.Changed, "#prompt")
-    def _typing(self) -> None:
-        if self.status.has_class("-error"):
+    def _typing(self, event: Input.Changed) -> None:
+        # Typing clears an error; the prompt emptied by sending a command does not, or the
+        # command's own error (shown a moment later) would vanish.
+        if event.value and self.status.has_class("-error"):
             self.status.idle()
 
     async def run_command(self, command: Command) -> None:
