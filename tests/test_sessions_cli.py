@@ -54,7 +54,11 @@ def test_chat_resume_continues_the_same_log_with_its_history(modes_home: Path) -
     assert [s.id for s in list_sessions(app_dirs())] == [session.id]
     loaded = load_session(session.id)
     users = [(r["turn"], r["content"]) for r in loaded.records if r["type"] == "user"]
-    assert users == [(1, "my python script segfaults"), (2, "hello there"), (3, "hello, what next?")]
+    assert users == [
+        (1, "my python script segfaults"),
+        (2, "hello there"),
+        (3, "hello, what next?"),
+    ]
     assert [r["event"] for r in loaded.records if r["type"] == "ui_event"] == ["resumed"]
 
 

@@ -40,7 +40,9 @@ class Rig:
     model: ScriptedModel
     current: CurrentSession
 
-    def services(self, pack_name: str = "default", resumed: Resumption | None = None) -> AppServices:
+    def services(
+        self, pack_name: str = "default", resumed: Resumption | None = None
+    ) -> AppServices:
         pack = load_pack(pack_name)
         control = ControlFile(self.dirs.control_file, modes=lambda: pack.names)
 
@@ -78,7 +80,9 @@ def make_rig() -> Iterator[Callable[[], Rig]]:
 
     def make() -> Rig:
         dirs = app_dirs()
-        current = current_session(dirs, pack="default", model="scripted/demo", fsync=False, version="t")
+        current = current_session(
+            dirs, pack="default", model="scripted/demo", fsync=False, version="t"
+        )
         rig = Rig(dirs, ScriptedModel(), current)
         made.append(rig)
         return rig
@@ -151,7 +155,9 @@ async def test_resume_shows_the_turns_and_carries_on_in_the_same_log(
         await until(pilot, lambda: len(app.records) == 2)
         text = chat_text(app)
         assert "my python script segfaults" in text and "Hello to you." in text
-        assert f"**Resumed session `{first}`** · my python script segfaults · 2 turns" in all_text(app.chat.query(SystemNote))
+        assert f"**Resumed session `{first}`** · my python script segfaults · 2 turns" in all_text(
+            app.chat.query(SystemNote)
+        )
         assert [e.route.mode_name for e in app.panel.entries if e.route] == ["code", "chat"]
         assert f"In session {first}" in plain(app.status)
 
@@ -185,9 +191,7 @@ async def test_resume_errors_stay_visible_and_change_nothing(make_rig: Callable[
         await command(pilot, f"/resume {own}")
         assert "is the one you are in already" in plain(app.status)
         await command(pilot, "/fork 7")
-        assert "no turn 7 to fork at: this session has turns 1 to 1" in (
-            plain(app.status)
-        )
+        assert "no turn 7 to fork at: this session has turns 1 to 1" in (plain(app.status))
         await command(pilot, "/fork x")
         assert "/fork takes a turn number from 1" in plain(app.status)
         assert app.prompt.value == "/fork x"  # kept to fix
@@ -264,3 +268,29 @@ def test_commands_are_listed_and_complete(tmp_path: Path) -> None:
     assert {"/resume", "/fork", "/rename"} <= set(COMMAND_NAMES)
     assert complete("/resume 2026", [], ["20260101-000000-aaaa"]) == "/resume 20260101-000000-aaaa"
     assert complete("/res", []) == "/resume"
+
+
+async def test_the_command_line_resume_wires_the_app(
+    make_rig: Callable[[], Rig], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from modes_tui.cli import build_parser, tui_services
+
+    first = await two_turns(make_rig)
+    args = build_parser().parse_args(
+        ["--model", "scripted/echo", "chat", "--classifier", "keyword", "--resume", first[:10]]
+    )
+    opened: list[CurrentSession] = []
+    services = tui_services(args, opened)
+    assert services.resumed is not None and services.resumed.id == first
+    assert services.session_id() == first
+    try:
+        async with build_app(services, tz=UTC).run_test(size=SIZE) as pilot:
+            app = await started(pilot)
+            await until(pilot, lambda: len(app.records) == 2)
+            await say(pilot, "hello, still there?")
+            assert app.records[-1].number == 3
+    finally:
+        for session in opened:
+            session.close()
+    users = [r["content"] for r in load_session(first).records if r["type"] == "user"]
+    assert users == ["my python script segfaults", "hello there", "hello, still there?"]
