@@ -567,7 +567,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         )
         if resumed is not None:
             session.attach(resumed)
-            engine.restore(resumed.conversation, turn=resumed.turn, mode=resumed.mode)
+            resumed.restore_into(engine)
 
         from modes_tui.llm.litellm_model import preload
 
@@ -664,7 +664,7 @@ def tui_services(args: argparse.Namespace, sessions: list[CurrentSession]) -> Ap
             model=scripted,
         )
         if resumed is not None:
-            built.restore(resumed.conversation, turn=resumed.turn, mode=resumed.mode)
+            resumed.restore_into(built)
         # Asking a capability imports litellm and, for the embedded model, assembles and
         # registers it, so the first message does not wait for that.
         built.model.supports_reasoning(model_id)

@@ -62,7 +62,14 @@ class TurnRunner(Protocol):
 
     def clear(self) -> None: ...
 
-    def restore(self, conversation: Conversation, *, turn: int, mode: str | None) -> None: ...
+    def restore(
+        self,
+        conversation: Conversation,
+        *,
+        turn: int,
+        mode: str | None,
+        routes: Sequence[Route] = (),
+    ) -> None: ...
 
 
 @dataclass

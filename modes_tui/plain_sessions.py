@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from modes_tui.core.errors import ModesError
 
 if TYPE_CHECKING:
-    from modes_tui.plain import Printer, ReplContext, TurnRunner
+    from modes_tui.plain import Printer, ReplContext
     from modes_tui.store.resume import Resumption
 
 SESSION_COMMANDS = {
@@ -71,7 +71,7 @@ def run_session_command(name: str, argument: str, context: ReplContext, printer:
         elif name == "/resume":
             resumed = session.prepare(argument or "latest")
             session.attach(resumed)
-            _restore(engine, resumed)
+            resumed.restore_into(engine)
             show_resumed(resumed, context, printer)
         elif name == "/fork":
             if argument and not argument.isdigit():
@@ -79,14 +79,10 @@ def run_session_command(name: str, argument: str, context: ReplContext, printer:
                 return
             parent = session.id
             forked = session.fork(int(argument) if argument else None)
-            _restore(engine, forked)
+            forked.restore_into(engine)
             printer.write(
                 f"(forked session {parent} at turn {forked.turn}: new turns go to session "
                 f"{forked.id})\n"
             )
     except ModesError as error:
         printer.write(f"error: {error}\n")
-
-
-def _restore(engine: TurnRunner, resumed: Resumption) -> None:
-    engine.restore(resumed.conversation, turn=resumed.turn, mode=resumed.mode)

@@ -147,7 +147,8 @@ async def test_a_resumed_session_continues_with_exactly_the_history_the_models_s
     session.attach(resumed)
     again_model = ScriptedModel().script(ScriptedReply("Here you go."))
     again = engine_for(pack, again_model, session, tmp_path)
-    again.restore(resumed.conversation, turn=resumed.turn, mode=resumed.mode)
+    resumed.restore_into(again)
+    assert again.routes == list(resumed.routes)
     await _last(again.run_turn("hello, what next?"))
     session.close()
     assert again_model.requests[-1].messages == live_model.requests[-1].messages
@@ -257,7 +258,7 @@ async def test_fork_starts_a_new_session_from_turn_n(
     assert forked.turn == 2 and forked.mode == "chat"
     assert forked.session.meta["parent"] == {"id": parent, "turn": 2}
     assert forked.session.title == "a python question about loops (fork at turn 2)"
-    engine.restore(forked.conversation, turn=forked.turn, mode=forked.mode)
+    forked.restore_into(engine)
     model.script(ScriptedReply("Forked answer."))
     await _last(engine.run_turn("hello from the fork"))
     session.close()

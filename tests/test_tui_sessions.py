@@ -59,7 +59,7 @@ class Rig:
                 model=self.model,
             )
             if resumed is not None:
-                built.restore(resumed.conversation, turn=resumed.turn, mode=resumed.mode)
+                resumed.restore_into(built)
             return built
 
         return AppServices(

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from modes_tui.core.conversation import Conversation
 from modes_tui.core.errors import SessionError
@@ -37,6 +37,21 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 FORK_TITLE_CHARS = 60
+
+
+class Restorable(Protocol):
+    """An engine that can carry on a saved session (`core.engine.Engine.restore`)."""
+
+    def restore(
+        self,
+        conversation: Conversation,
+        *,
+        turn: int,
+        mode: str | None,
+        routes: Sequence[Route] = (),
+    ) -> None:
+        """Take the history, the last turn number, the current mode and the decisions."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +85,10 @@ class Resumption:
     def pack(self) -> str | None:
         """The pack the session was recorded with."""
         return self.session.pack
+
+    def restore_into(self, engine: Restorable) -> None:
+        """Make `engine` carry on this session, as if it had run its turns."""
+        engine.restore(self.conversation, turn=self.turn, mode=self.mode, routes=self.routes)
 
     def pack_note(self, running: str) -> str | None:
         """A warning when the session was recorded with another pack than `running`."""

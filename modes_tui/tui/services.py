@@ -19,6 +19,7 @@ from modes_tui.tui.turns import Reroute
 
 if TYPE_CHECKING:
     from modes_tui.core.profiles import Pack
+    from modes_tui.core.routing import Route
     from modes_tui.store.resume import CurrentSession, Resumption
 
 
@@ -51,8 +52,15 @@ class TurnEngine(Protocol):
         """Forget the conversation."""
         ...
 
-    def restore(self, conversation: Conversation, *, turn: int, mode: str | None) -> None:
-        """Carry on a saved session: its history, last turn number and mode."""
+    def restore(
+        self,
+        conversation: Conversation,
+        *,
+        turn: int,
+        mode: str | None,
+        routes: Sequence[Route] = (),
+    ) -> None:
+        """Carry on a saved session: its history, last turn number, mode and decisions."""
         ...
 
 

@@ -43,7 +43,7 @@ async def resume(app: ModesApp, ref: str) -> None:
     except ModesError as error:
         app.status.error(f"Cannot resume: {error}")
         return
-    engine.restore(resumption.conversation, turn=resumption.turn, mode=resumption.mode)
+    resumption.restore_into(engine)
     await show(app, resumption, f"Resumed session `{resumption.id}`")
 
 
@@ -56,7 +56,7 @@ async def fork(app: ModesApp, turn: int | None) -> None:
     except ModesError as error:
         app.status.error(f"Cannot fork: {error}")
         return
-    engine.restore(forked.conversation, turn=forked.turn, mode=forked.mode)
+    forked.restore_into(engine)
     await show(app, forked, f"Forked session `{parent}` at turn {forked.turn} into `{forked.id}`")
 
 
