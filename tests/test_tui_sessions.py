@@ -294,3 +294,16 @@ async def test_the_command_line_resume_wires_the_app(
             session.close()
     users = [r["content"] for r in load_session(first).records if r["type"] == "user"]
     assert users == ["my python script segfaults", "hello there", "hello, still there?"]
+
+
+async def test_r_in_the_session_picker_resumes(make_rig: Callable[[], Rig]) -> None:
+    first = await two_turns(make_rig)
+    rig = make_rig()
+    async with build_app(rig.services(), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        await command(pilot, "/sessions")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "SessionsScreen")
+        await pilot.press("r")
+        await until(pilot, lambda: len(app.records) == 2)
+        assert rig.current.id == first
+        assert app.screen.__class__.__name__ != "SessionsScreen"

@@ -606,12 +606,14 @@ class ModesApp(App[None]):
         listed = sessions.list()
         self._session_ids = [s.id for s in listed]
 
-        def picked(session_id: str | None) -> None:
-            if session_id:
-                self.status.busy(f"Loading session {session_id}…")
-                self.load_replay(session_id)
+        from modes_tui.tui.replay import PickedSession, SessionsScreen
 
-        from modes_tui.tui.replay import SessionsScreen
+        def picked(choice: PickedSession | None) -> None:
+            if choice is not None and choice.resume:
+                self.session_command(Command("/resume", choice.id))
+            elif choice is not None:
+                self.status.busy(f"Loading session {choice.id}…")
+                self.load_replay(choice.id)
 
         self.push_screen(SessionsScreen(listed, tz=self.tz), callback=picked)
 
