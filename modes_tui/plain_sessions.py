@@ -24,10 +24,21 @@ ANSWER_CHARS = 300
 
 
 def show_resumed(resumed: Resumption, context: ReplContext, printer: Printer) -> None:
-    """A recap of a resumed session: what it is, its last turns, and anything to know."""
+    """A recap of a resumed session: what it is, its last turns, and anything to know.
+
+    With `--json` the recap goes to stderr in one line: stdout carries engine events only.
+    """
     title = resumed.session.title or "untitled"
     turns = resumed.replay.turns
     count = f"{len(turns)} turn" + ("" if len(turns) == 1 else "s")
+    notes = list(resumed.notes)
+    if context.pack_name and (note := resumed.pack_note(context.pack_name)):
+        notes.append(note)
+    if printer.json_lines:
+        printer.err.write(f"(resumed session {resumed.id} · {title} · {count})\n")
+        printer.err.writelines(f"! {note}\n" for note in notes)
+        printer.err.flush()
+        return
     printer.write(f"(resumed session {resumed.id} · {title} · {count})\n")
     if len(turns) > SHOWN_TURNS:
         printer.write(f"(… {len(turns) - SHOWN_TURNS} earlier turns not shown)\n")
@@ -41,9 +52,6 @@ def show_resumed(resumed: Resumption, context: ReplContext, printer: Printer) ->
         if answer:
             cut = answer if len(answer) <= ANSWER_CHARS else answer[: ANSWER_CHARS - 1] + "…"
             printer.write(cut + "\n")
-    notes = list(resumed.notes)
-    if context.pack_name and (note := resumed.pack_note(context.pack_name)):
-        notes.append(note)
     for note in notes:
         printer.write(f"! {note}\n")
 

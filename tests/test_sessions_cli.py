@@ -45,6 +45,8 @@ def test_chat_resume_continues_the_same_log_with_its_history(modes_home: Path) -
 
     again = run_cli("hello, what next?\n", *CHAT, "--json", "--resume", home=modes_home)
     assert again.returncode == 0, again.stderr
+    assert all(line.startswith("{") for line in again.stdout.splitlines())  # events only
+    assert again.stderr.startswith(f"(resumed session {session.id} · ")
     request = next(e for e in events(again.stdout) if e["type"] == "request_built")
     sent = request["request"]["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "user", "assistant", "user"]
