@@ -27,6 +27,7 @@ from modes_tui.core.evaluation import percentile
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.store.manage import rename_session
 from modes_tui.store.replay import replay
+from modes_tui.store.search import search_sessions
 from modes_tui.store.sessions import SessionLog, list_sessions, load_session
 
 SYSTEM = {"role": "system", "content": "You are a helpful assistant. " * 20}
@@ -187,6 +188,7 @@ def main() -> None:
         for log in renamed:  # a rename appends to the log and leaves a title sidecar
             rename_session(log.name.removesuffix(".jsonl"), "a title the user chose", many_dirs)
         t_list_renamed = best_of(args.repeats, lambda: list_sessions(many_dirs))
+        t_search = best_of(args.repeats, lambda: search_sessions("second one", many_dirs))
         for summary in (folder / ".summaries").iterdir():
             summary.unlink()  # the fallback: the first line of each log
         t_list_head = best_of(args.repeats, lambda: list_sessions(many_dirs))
@@ -231,6 +233,13 @@ def main() -> None:
             f"the same list before the renames {t_list * 1000:.1f} ms",
             f"{t_list_renamed / t_list:.2f}x",
             "<= 300 ms",
+        ),
+        (
+            f"search {args.sessions} sessions by text (reads every log)",
+            f"{t_search * 1000:.1f} ms",
+            f"list {t_list * 1000:.1f} ms",
+            f"{t_search / t_list:.1f}x",
+            "",
         ),
         (
             f"list {args.sessions} sessions (first lines, no summaries)",

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from modes_tui.store.settings import Settings
 
 EXIT_OK, EXIT_FAILURE = 0, 1
+ENCODING_NOTICE = 50
+"""Say so on stderr when a search has to encode at least this many new messages."""
 
 
 def add_session_verbs(sessions: argparse.ArgumentParser) -> None:
@@ -106,7 +108,9 @@ def search(args: argparse.Namespace, dirs: Dirs) -> int:
     from modes_tui.store.search import search_sessions
 
     encoder, name, cache = (None, "", None) if args.text_only else _encoder(args, dirs)
-    hits = search_sessions(args.search, dirs, encoder=encoder, encoder_name=name, cache=cache)
+    hits = search_sessions(
+        args.search, dirs, encoder=encoder, encoder_name=name, cache=cache, encoding=_encoding
+    )
     if args.json:
         print(json.dumps([hit.to_dict() for hit in hits], indent=2, ensure_ascii=False))
         return EXIT_OK
@@ -119,6 +123,16 @@ def search(args: argparse.Namespace, dirs: Dirs) -> int:
         for match in hit.matches:
             print(f"      {match.describe()}")
     return EXIT_OK
+
+
+def _encoding(count: int) -> None:
+    if count >= ENCODING_NOTICE:
+        print(
+            f"modes-tui: encoding {count} messages not searched before "
+            "(once: they are cached for next time)…",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _encoder(args: argparse.Namespace, dirs: Dirs) -> tuple[Any, str, Any]:

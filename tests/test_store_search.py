@@ -68,18 +68,24 @@ def test_meaning_finds_a_session_without_the_exact_words(dirs: Dirs) -> None:
     assert [h.id for h in search_sessions("GIT COMMIT", dirs)] == ["20260101-090000-aaaa"]
 
 
-def test_vectors_are_cached_so_a_second_search_encodes_only_the_query(
-    dirs: Dirs, tmp_path: object
-) -> None:
+def test_vectors_are_cached_so_a_second_search_encodes_only_the_query(dirs: Dirs) -> None:
     cache = EmbeddingCache(dirs.cache / "session-search")
-    first = HashingEncoder()
-    search_sessions("parser", dirs, encoder=first, encoder_name="fake/hashing", cache=cache)
-    assert "my C parser crashes on empty input" in first.texts
-    second = HashingEncoder()
-    again = search_sessions(
-        "parser", dirs, encoder=second, encoder_name="fake/hashing", cache=cache
+    first, told_first = HashingEncoder(), list[int]()
+    search_sessions(
+        "parser", dirs, encoder=first, encoder_name="fake", cache=cache, encoding=told_first.append
     )
-    assert second.texts == ["parser"]
+    assert "my C parser crashes on empty input" in first.texts
+    assert told_first == [4]  # the four user messages; answers are not encoded
+    second, told_second = HashingEncoder(), list[int]()
+    again = search_sessions(
+        "parser",
+        dirs,
+        encoder=second,
+        encoder_name="fake",
+        cache=cache,
+        encoding=told_second.append,
+    )
+    assert second.texts == ["parser"] and told_second == []
     assert again[0].id == "20260102-090000-bbbb"
 
 

@@ -17,7 +17,7 @@ Searching reads whole logs (unlike the session list); it runs only when asked.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -163,8 +163,13 @@ def search_sessions(
     cache: EmbeddingCache | None = None,
     limit: int = 20,
     min_similarity: float = MIN_SIMILARITY,
+    encoding: Callable[[int], object] | None = None,
 ) -> list[SearchHit]:
-    """Sessions that match `query` by text or (with an encoder) by meaning, best first."""
+    """Sessions that match `query` by text or (with an encoder) by meaning, best first.
+
+    `encoding(n)` is told, before the encoder runs, how many messages are not cached yet
+    (the first search over many sessions takes a while; later ones encode only new ones).
+    """
     query = query.strip()
     if not query:
         raise SessionError('nothing to search for: give some words, e.g. --search "git rebase"')
@@ -179,7 +184,7 @@ def search_sessions(
 
     similar: dict[str, tuple[float, _Passage]] = {}
     if encoder is not None:
-        similar = _closest(query, sessions, encoder, encoder_name, cache)
+        similar = _closest(query, sessions, encoder, encoder_name, cache, encoding)
 
     hits = []
     for session, passages in sessions:
@@ -214,6 +219,7 @@ def _closest(
     encoder: Encoder,
     encoder_name: str,
     cache: EmbeddingCache | None,
+    encoding: Callable[[int], object] | None,
 ) -> dict[str, tuple[float, _Passage]]:
     """Session id -> its passage closest in meaning to `query`, with the similarity."""
     import numpy as np
@@ -226,6 +232,8 @@ def _closest(
         vectors.update(cache.load(encoder_name, sorted(wanted)))
     missing = sorted(wanted - vectors.keys())
     if missing:
+        if encoding is not None:
+            encoding(len(missing))
         encoded = np.asarray(encoder.encode(missing), dtype=np.float32)
         fresh = {text: encoded[i] for i, text in enumerate(missing)}
         vectors.update(fresh)
