@@ -543,7 +543,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
     settings = _settings(args)
     dirs = app_dirs()
     resumed = resume_for(args, dirs)
-    pack = load_pack(pack_for(args, settings, resumed), getattr(args, "profiles", None))
+    pack_name, pack_note = pack_for(args, settings, resumed)
+    if pack_note:
+        print(f"modes-tui: {pack_note}", file=sys.stderr)
+    pack = load_pack(pack_name, getattr(args, "profiles", None))
     sweep(dirs, settings.sweep_days)
     control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
@@ -604,8 +607,10 @@ def cmd_tui(args: argparse.Namespace) -> int:
     """The Textual app. Only textual loads before the first frame: the settings, the pack
     and the stores are prepared in a worker right after it, and the engine (with litellm
     and the model) in another one after that."""
+    from modes_tui.session_cli import check_resume
     from modes_tui.tui.app import build_app
 
+    check_resume(args)  # a wrong id fails here, at the terminal, not inside the app
     sessions: list[CurrentSession] = []
     app = build_app(prepare=lambda: tui_services(args, sessions))
     try:
@@ -633,7 +638,8 @@ def tui_services(args: argparse.Namespace, sessions: list[CurrentSession]) -> Ap
     overrides = {"pack": getattr(args, "pack", None)}
     settings = load_settings(dirs, overrides=overrides)
     resumed = resume_for(args, dirs)
-    pack = load_pack(pack_for(args, settings, resumed), getattr(args, "profiles", None))
+    pack_name, pack_note = pack_for(args, settings, resumed)
+    pack = load_pack(pack_name, getattr(args, "profiles", None))
     sweep(dirs, settings.sweep_days)
     control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     override = getattr(args, "model", None)
@@ -687,7 +693,7 @@ def tui_services(args: argparse.Namespace, sessions: list[CurrentSession]) -> Ap
         current=session,
         resumed=resumed,
         tune_gc=True,
-        warnings=list(settings.warnings),
+        warnings=[*settings.warnings, *([pack_note] if pack_note else [])],
     )
 
 

@@ -167,29 +167,36 @@ def resume_for(args: argparse.Namespace, dirs: Dirs) -> Resumption | None:
     return prepare_resume(ref, dirs)
 
 
-def pack_for(args: argparse.Namespace, settings: Settings, resumed: Resumption | None) -> str:
-    """The pack to run: an explicit --pack wins; a resumed session's own pack comes next
-    (when it is installed); then the settings'. Warnings go to stderr."""
+def pack_for(
+    args: argparse.Namespace, settings: Settings, resumed: Resumption | None
+) -> tuple[str, str | None]:
+    """The pack to run, and what to tell the user about it: an explicit --pack wins; a
+    resumed session's own pack comes next (when it is installed); then the settings'."""
     from modes_tui.core.profiles import available_packs
 
     explicit = getattr(args, "pack", None) or getattr(args, "profiles", None)
     if resumed is None or resumed.pack is None or explicit or resumed.pack == settings.pack:
-        if resumed is not None and explicit and resumed.pack_note(settings.pack):
-            print(f"modes-tui: warning: {resumed.pack_note(settings.pack)}", file=sys.stderr)
-        return settings.pack
+        note = resumed.pack_note(settings.pack) if resumed is not None and explicit else None
+        return settings.pack, note
     if resumed.pack in available_packs():
-        print(
-            f"modes-tui: session {resumed.id} was recorded with pack {resumed.pack!r}; "
-            "using it (--pack chooses another)",
-            file=sys.stderr,
+        return resumed.pack, (
+            f"session {resumed.id} was recorded with pack {resumed.pack!r}; using it "
+            "(--pack chooses another)"
         )
-        return resumed.pack
-    print(
-        f"modes-tui: warning: session {resumed.id} was recorded with pack {resumed.pack!r}, "
-        f"which is not installed; continuing with {settings.pack!r}",
-        file=sys.stderr,
+    return settings.pack, (
+        f"session {resumed.id} was recorded with pack {resumed.pack!r}, which is not "
+        f"installed; continuing with {settings.pack!r}"
     )
-    return settings.pack
+
+
+def check_resume(args: argparse.Namespace) -> None:
+    """Fail at once, before the app starts, when `--resume` names no session (file names
+    only; the session is read after the first frame)."""
+    ref = getattr(args, "resume", None)
+    if ref is not None:
+        from modes_tui.store.sessions import resolve_session
+
+        resolve_session(ref)
 
 
 def current_session(

@@ -201,3 +201,12 @@ def test_sessions_search_ranks_and_says_why(
     assert hits[0]["matches"][0]["how"] == "meaning"
     assert main(["sessions", "--search", "  "]) == 1
     assert "nothing to search for" in capsys.readouterr().err
+
+
+def test_the_app_with_a_wrong_resume_id_fails_at_the_terminal(modes_home: Path) -> None:
+    result = run_cli("", "--resume", home=modes_home)
+    assert result.returncode == 1
+    assert result.stderr.startswith("modes-tui: there are no sessions yet in ")
+    run_cli("hello\n", *CHAT, home=modes_home)
+    result = run_cli("", "--resume", "nope", home=modes_home)
+    assert result.returncode == 1 and result.stderr.startswith("modes-tui: no session 'nope'")

@@ -93,6 +93,4 @@ async def show(app: ModesApp, resumption: Resumption, headline: str) -> None:
         notes.append(pack_note)
     lines += [f"- ⚠ {note}" for note in notes]
     await app.chat.add_note("\n".join(lines))
-    if pack_note:
-        app.notify(pack_note, title="Another pack", severity="warning", timeout=10)
     app.status.idle(f"In session {resumption.id}: {title}")
