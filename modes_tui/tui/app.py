@@ -595,7 +595,9 @@ class ModesApp(App[None]):
             work = session_actions.fork(self, int(argument) if argument else None)
         else:
             work = session_actions.rename(self, argument)
-        self.run_worker(work, name=command.name, group="session", exclusive=True)
+        self.run_worker(
+            work, name=command.name, group="session", exclusive=True, exit_on_error=False
+        )
 
     def open_sessions(self) -> None:
         """The session picker; picking one replays it."""
