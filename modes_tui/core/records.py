@@ -6,14 +6,17 @@ real one (append-only JSONL), tests may use a list. Every record is a JSON objec
 
 | type        | fields besides v, type, at, turn                                         |
 |-------------|--------------------------------------------------------------------------|
-| meta        | id, created, pack, cwd, app_version, model, title                        |
+| meta        | id, created, pack, cwd, app_version, model, title; a fork's parent        |
+|             | {id, turn}. A later meta record updates these (a rename: title,          |
+|             | title_source "user")                                                     |
 | user        | content                                                                  |
 | route       | route (Route.to_dict()), setting (auto/off/mode), warnings               |
 | request     | request (ModelRequest.to_dict(), secrets redacted), mode, round, notes   |
 | assistant   | message (Message.to_dict()), usage {prompt_tokens, completion_tokens,   |
 |             | cost}, error (str, when the turn failed)                                 |
 | tool_result | call (ToolCall.to_dict()), outcome, result, duration_ms                  |
-| ui_event    | event (forced_mode, cancel, clear, retry, ...), plus its own fields      |
+| ui_event    | event (forced_mode, cancel, clear, retry, resumed, forked, ...), plus    |
+|             | its own fields                                                           |
 """
 
 from __future__ import annotations
