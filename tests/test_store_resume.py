@@ -353,3 +353,15 @@ def test_delete_never_touches_a_file_outside_the_sessions_folder(
     with pytest.raises(SessionError, match="is not a session in the sessions folder"):
         delete_session("20260103-000000-cccc", dirs)
     assert outside.exists() and link.is_symlink()
+
+
+def test_a_session_deleted_while_in_use_says_so_instead_of_writing_into_the_void(
+    dirs: Dirs,
+) -> None:
+    log = SessionLog.create(dirs, pack="default")
+    log.record("user", 1, content="hello")
+    delete_session(log.id, dirs)
+    with pytest.raises(SessionError, match=r"was deleted while in use .*no longer recorded"):
+        log.record("user", 2, content="still there?")  # the next turn finds out
+    log.close()
+    assert list_sessions(dirs) == []

@@ -312,6 +312,14 @@ class SessionLog:
                 data = b"\n" + data
             try:
                 fd = self._open()
+                # Appending to a deleted file would lose every record. Checked once a turn
+                # (fstat costs ~10 % of an append); the engine warns at the next route.
+                if type == "user" and os.fstat(fd).st_nlink == 0:
+                    raise SessionError(
+                        f"session file {self.path} was deleted while in use (modes-tui "
+                        "sessions rm?): this conversation is no longer recorded; restart "
+                        "modes-tui to record a new session"
+                    )
                 _write_all(fd, data)
                 if self.fsync:
                     os.fsync(fd)
