@@ -15,7 +15,7 @@ from modes_tui.core.classifiers.keyword import KeywordClassifier
 from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.engine import Engine
 from modes_tui.core.errors import ProviderError, SessionError
-from modes_tui.core.events import TextDelta, TurnCancelled, TurnFailed, TurnFinished
+from modes_tui.core.events import RouteDecided, TextDelta, TurnCancelled, TurnFailed, TurnFinished
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Router
@@ -365,3 +365,18 @@ def test_a_session_deleted_while_in_use_says_so_instead_of_writing_into_the_void
         log.record("user", 2, content="still there?")  # the next turn finds out
     log.close()
     assert list_sessions(dirs) == []
+
+
+async def test_the_engine_warns_when_its_session_was_deleted(
+    pack: Pack, dirs: Dirs, tmp_path: Path
+) -> None:
+    model = ScriptedModel().script(ScriptedReply("Hi."), ScriptedReply("Hi again."))
+    log = SessionLog.create(dirs, pack=pack.name)
+    engine = engine_for(pack, model, log, tmp_path)
+    await _last(engine.run_turn("hello"))
+    delete_session(log.id, dirs)
+    events = [event async for event in engine.run_turn("hello again")]
+    log.close()
+    (route,) = [e for e in events if isinstance(e, RouteDecided)]
+    assert any("was deleted while in use" in warning for warning in route.warnings)
+    assert isinstance(events[-1], TurnFinished)  # the conversation goes on
