@@ -307,3 +307,35 @@ async def test_r_in_the_session_picker_resumes(make_rig: Callable[[], Rig]) -> N
         await until(pilot, lambda: len(app.records) == 2)
         assert rig.current.id == first
         assert app.screen.__class__.__name__ != "SessionsScreen"
+
+
+async def test_a_turn_cut_off_by_a_crash_can_be_retried_after_resuming(
+    make_rig: Callable[[], Rig],
+) -> None:
+    from modes_tui.core.conversation import Message
+    from modes_tui.store.sessions import SessionLog
+
+    dirs = app_dirs()
+    crashed = SessionLog.create(dirs, pack="default", model="scripted/demo")
+    crashed.record("user", 1, content="hello there")
+    partial = Message("assistant", "Hello! I was about to", mode="chat").to_dict()
+    crashed.record("assistant", 1, message=partial, usage=None, partial=True)
+    crashed.close()  # the app died here: no final answer
+
+    rig = make_rig()
+    rig.model.script(ScriptedReply("Hello! I was about to say hi."))
+    async with build_app(rig.services(), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        await command(pilot, "/resume latest")
+        await until(pilot, lambda: len(app.records) == 1)
+        assert app.records[0].status == "failed"
+        assert "had not finished when the log ended" in all_text(app.chat.query(SystemNote))
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: app.records[0].status == "finished")
+        sent = rig.model.requests[-1].messages
+        assert [m["role"] for m in sent] == ["system", "user"]  # the cut answer is dropped
+    records = load_session(crashed.id, dirs).records
+    assert [r.get("event") for r in records if r["type"] == "ui_event"] == ["resumed", "retry"]
+    final = [r for r in records if r["type"] == "assistant" and not r.get("partial")]
+    assert final[-1]["message"]["content"] == "Hello! I was about to say hi."
+    assert final[-1]["turn"] == 1
