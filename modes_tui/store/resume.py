@@ -224,7 +224,10 @@ class CurrentSession:
     def attach(self, resumption: Resumption, *, how: str = "resumed", **fields: Any) -> None:
         """Record into the saved session from now on (after a `ui_event` saying so)."""
         if resumption.id == self.id:
-            raise SessionError(f"session {resumption.id} is the one you are in already")
+            raise SessionError(
+                f"session {resumption.id} is the one you are in already (`modes-tui "
+                "sessions` or /sessions lists the others)"
+            )
         log = SessionLog.resume(resumption.session, fsync=self.fsync)
         self.close()
         self.log = log
