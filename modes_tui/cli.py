@@ -595,7 +595,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         )
         printer = Printer(sys.stdout, json_lines=args.json, err=None if interactive else sys.stderr)
         if resumed is not None:
-            show_resumed(resumed, context, printer)
+            show_resumed(resumed, context, printer, about_pack=pack_note is None)
         if interactive:
             return asyncio.run(run_interactive(context, printer))
         return asyncio.run(run_lines(sys.stdin, context, printer))

@@ -5,9 +5,11 @@ Separate from `plain.py` (the prompt and the event printer); no prompt_toolkit h
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from modes_tui.core.errors import ModesError
+from modes_tui.core.events import TextDelta, TurnEvent
 
 if TYPE_CHECKING:
     from modes_tui.plain import Printer, ReplContext
@@ -23,8 +25,11 @@ SHOWN_TURNS = 5
 ANSWER_CHARS = 300
 
 
-def show_resumed(resumed: Resumption, context: ReplContext, printer: Printer) -> None:
-    """A recap of a resumed session: what it is, its last turns, and anything to know.
+def show_resumed(
+    resumed: Resumption, context: ReplContext, printer: Printer, *, about_pack: bool = True
+) -> None:
+    """A recap of a resumed session: what it is, its last turns, and anything to know
+    (`about_pack`: whether it was recorded with another pack, unless that was said already).
 
     With `--json` the recap goes to stderr in one line: stdout carries engine events only.
     """
@@ -32,7 +37,7 @@ def show_resumed(resumed: Resumption, context: ReplContext, printer: Printer) ->
     turns = resumed.replay.turns
     count = f"{len(turns)} turn" + ("" if len(turns) == 1 else "s")
     notes = list(resumed.notes)
-    if context.pack_name and (note := resumed.pack_note(context.pack_name)):
+    if about_pack and context.pack_name and (note := resumed.pack_note(context.pack_name)):
         notes.append(note)
     if printer.json_lines:
         printer.err.write(f"(resumed session {resumed.id} · {title} · {count})\n")
@@ -56,10 +61,8 @@ def show_resumed(resumed: Resumption, context: ReplContext, printer: Printer) ->
         printer.write(f"! {note}\n")
 
 
-def _answer(events: object) -> str:
-    from modes_tui.core.events import TextDelta
-
-    return "".join(e.text for e in events if isinstance(e, TextDelta))  # type: ignore[attr-defined]
+def _answer(events: Iterable[TurnEvent]) -> str:
+    return "".join(event.text for event in events if isinstance(event, TextDelta))
 
 
 def run_session_command(name: str, argument: str, context: ReplContext, printer: Printer) -> None:
