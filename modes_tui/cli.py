@@ -22,6 +22,7 @@ from modes_tui.session_cli import add_resume_option, add_session_verbs
 
 if TYPE_CHECKING:
     from modes_tui.core.control import ControlSource
+    from modes_tui.core.corrections import CorrectionSource
     from modes_tui.core.engine import Engine
     from modes_tui.core.guards import Confirmer, Limits
     from modes_tui.core.paths import Dirs
@@ -77,6 +78,7 @@ def build_engine(
     limits: Limits | None = None,
     inputs: Mapping[str, Any] | None = None,
     model: ChatModel | None = None,
+    corrections: CorrectionSource | None = None,
 ) -> Engine:
     """The engine the TUI and the REPL run, wired from concrete parts. Loads no model library.
 
@@ -84,9 +86,11 @@ def build_engine(
     `local/gemma-3-270m` when None). `model_override` is `--model`: it replaces the model of
     every mode. `classifier` overrides the pack's router backend. `offline` None means
     offline exactly when no model in use needs the network. `model` replaces the litellm
-    adapter (a `ScriptedModel` for demos and screenshots).
+    adapter (a `ScriptedModel` for demos and screenshots). `corrections` is what the router
+    learns from (default: the pack's store, `<data>/corrections/<pack>.jsonl`).
     """
     from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.correcting import CorrectionRecorder
     from modes_tui.core.engine import Engine
     from modes_tui.core.guards import Limits
     from modes_tui.core.paths import app_dirs
@@ -108,6 +112,11 @@ def build_engine(
         )
     services = classifier_services()
     services.default_model = default_model
+    if corrections is None:
+        from modes_tui.store.corrections import CorrectionStore
+
+        corrections = CorrectionStore.for_pack(dirs.data, pack.name)
+    services.corrections = corrections
     router = Router(pack, build_classifier(pack, classifier, services), inputs=inputs)
     return Engine(
         pack=pack,
@@ -122,6 +131,8 @@ def build_engine(
         model_override=model_override,
         limits=limits or Limits(),
         inputs=inputs,
+        # the same store the router reads: a correction counts on the very next route
+        corrections=corrections if isinstance(corrections, CorrectionRecorder) else None,
     )
 
 
@@ -250,6 +261,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     pack = open_pack(args)
     cases = read_eval_file(args.file, pack.names)
+    if args.learn:
+        return eval_learn(args, pack, cases)
     classifier = build_classifier(pack, args.classifier, classifier_services())
     progress = _progress_printer() if len(cases) >= 20 else None
     outcomes = asyncio.run(route_cases(pack, classifier, cases, progress))
@@ -270,6 +283,33 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if fit is not None:
         print()
         print(format_fit(fit, config.below_confidence))
+    return EXIT_OK
+
+
+def eval_learn(args: argparse.Namespace, pack: Pack, cases: Sequence[Any]) -> int:
+    """`eval --learn`: route line by line, each wrong route becoming a correction."""
+    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.learning import format_curve, learn_from_cases
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.store.corrections import CorrectionStore
+
+    if args.fit or args.block < 1:
+        raise ModesError("--learn takes no --fit, and --block needs at least 1 line")
+    store = CorrectionStore.for_pack(app_dirs().data, pack.name)
+    services = classifier_services()
+    services.corrections = store
+    classifier = build_classifier(pack, args.classifier, services)
+    progress = _progress_printer() if len(cases) >= 20 else None
+    curve = asyncio.run(learn_from_cases(pack, classifier, cases, store, args.block, progress))
+    if args.json:
+        data = {"file": args.file, "pack": pack.name, "store": str(store.path), **curve.to_dict()}
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    print(format_curve(curve, title=f"{args.file}: {len(cases)} cases, pack {pack.name}, learning"))
+    print(
+        f"\ncorrections are in {store.path} ({len(store.corrections())} in all); "
+        f"`modes-tui corrections clear --pack {pack.name}` undoes them"
+    )
     return EXIT_OK
 
 
@@ -408,6 +448,16 @@ def cmd_mode(args: argparse.Namespace) -> int:
     )
     print(f"modes: {', '.join(pack.names)}")
     return EXIT_OK
+
+
+def cmd_corrections(args: argparse.Namespace) -> int:
+    """The corrections of a pack: list, remove ID, clear, export (`corrections_cli`)."""
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.corrections_cli import run
+    from modes_tui.store.corrections import CorrectionStore
+
+    pack = _settings(args).pack
+    return run(args, CorrectionStore.for_pack(app_dirs().data, pack), pack)
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
@@ -757,6 +807,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also search the below_confidence that best balances accuracy and fallback recall",
     )
+    evaluate.add_argument(
+        "--learn",
+        action="store_true",
+        help="correct every wrong route as it happens (into the pack's corrections store) "
+        "and print the learning curve",
+    )
+    evaluate.add_argument(
+        "--block", type=int, default=25, metavar="N", help="lines per row of the learning curve"
+    )
     evaluate.set_defaults(handler=cmd_eval)
 
     mode = verbs.add_parser(
@@ -768,6 +827,10 @@ def build_parser() -> argparse.ArgumentParser:
     pack_options(mode)
     mode.add_argument("--json", action="store_true", help="print the setting as JSON")
     mode.set_defaults(handler=cmd_mode)
+
+    from modes_tui.corrections_cli import add_parser as add_corrections
+
+    add_corrections(verbs).set_defaults(handler=cmd_corrections)
 
     sessions = verbs.add_parser(
         "sessions", help="list, search, rename or delete recorded sessions (newest first)"

@@ -79,6 +79,8 @@ REASON_ANSWER = """**About 0.196.** At least two sixes = 1 − P(no six) − P(e
 3. 1 − 0.402 − 0.402 ≈ **0.196**
 """
 
+CORRECTED = "recommend a commit message for a typo fix in the README"
+"""Routed on its keywords; the user wanted the message written."""
 MESSAGES = [
     "hi! can you recommend a sci-fi novel for a long flight?",
     "why does my python parser in parse.py loop forever? looks like a bug",
@@ -103,6 +105,11 @@ def replies() -> list[ScriptedReply]:
             tool_calls=[("run_command", {"command": "ls -la"})],
         ),
         ScriptedReply("Done."),
+        ScriptedReply('`git commit -m "Fix typo"`'),
+        ScriptedReply(
+            "**Fix a typo in the README's install steps**\n\n"
+            "The second command said `pip instal`; it now says `pip install`."
+        ),
     ]
 
 
@@ -240,6 +247,18 @@ async def shoot(out: Path) -> list[Path]:
         await until(pilot, lambda: "turns agree" in str(app.screen.session.summary))
         await pilot.pause(0.4)
         save("replay")
+        await pilot.press("escape")
+
+        await say(pilot, app, CORRECTED)
+        await pilot.press("ctrl+e")  # wrong mode: the picker, with the router's probabilities
+        await until(pilot, lambda: app.screen.__class__.__name__ == "CorrectScreen")
+        await pilot.pause(0.3)
+        save("correct")
+        choices = [name for name, _ in app.screen.choices]  # type: ignore[attr-defined]
+        await pilot.press(str(1 + choices.index("write")))
+        await until(pilot, lambda: len(app.records[-1].superseded) == 1 and not app._turn_running)
+        await pilot.pause(0.4)
+        save("corrected")
     log.close()
     return written
 

@@ -37,7 +37,9 @@ from typing import Any, TypeVar
 
 from modes_tui.core.control import AUTO, OFF, ControlReading, ControlSource
 from modes_tui.core.conversation import Conversation, Message, ToolCall
-from modes_tui.core.errors import ProviderError, UnknownMode
+from modes_tui.core.correcting import CorrectionPlan, CorrectionRecorder, TurnCorrections
+from modes_tui.core.corrections import Correction
+from modes_tui.core.errors import CorrectionRefused, ProviderError, UnknownMode
 from modes_tui.core.events import (
     ModeChanged,
     ReasoningDelta,
@@ -48,6 +50,7 @@ from modes_tui.core.events import (
     ToolCallRequested,
     ToolOutcome,
     TurnCancelled,
+    TurnCorrected,
     TurnEvent,
     TurnFailed,
     TurnFinished,
@@ -181,6 +184,7 @@ class Engine:
         model_override: str | None = None,
         limits: Limits = Limits(),  # noqa: B008 - frozen, so one shared default is safe
         inputs: Mapping[str, Any] | None = None,
+        corrections: CorrectionRecorder | None = None,
     ) -> None:
         self.pack = pack
         self.router = router
@@ -207,6 +211,10 @@ class Engine:
         """Every route of the session, oldest first."""
         self.turn = 0
         """The number of user turns so far."""
+        self.corrections = TurnCorrections(
+            corrections, router, session_id=lambda: getattr(self.session, "id", None)
+        )
+        """Corrections of this conversation's turns (`correct`, `undo_correction`)."""
 
         self._mode: str | None = None
         self._running = False
@@ -244,6 +252,47 @@ class Engine:
         """Run the last turn again from its user message (which is not added twice)."""
         return self._play(None, None)
 
+    def correct(self, mode: str, *, turn: int | None = None) -> AsyncGenerator[TurnEvent, None]:
+        """Say turn `turn` (default: the latest) belonged to `mode`: `async for event in ...`.
+
+        A correction is recorded for the router to learn from. The latest turn is answered
+        again in `mode` (the first `TurnCorrected` opens the re-run; the earlier answer leaves
+        the shared history but stays in the session log); an earlier turn only gets the
+        correction recorded. The control file is not touched. Raises `CorrectionRefused` at
+        once when the turn cannot be corrected as asked.
+        """
+        if self._running:
+            raise CorrectionRefused("a turn is running: wait for it or cancel it, then correct it")
+        plan = self.corrections.plan(
+            turn, mode, latest=self.turn, messages=self.conversation.messages
+        )
+        if plan.rerun:
+            return self._play(None, mode, plan)
+        return self._record_only(plan)
+
+    def undo_correction(self) -> Correction:
+        """Forget the latest correction made in this session (the answers stay)."""
+        correction = self.corrections.undo()
+        self._record("ui_event", event="correction_undone", id=correction.id, of=correction.turn)
+        return correction
+
+    async def _record_only(self, plan: CorrectionPlan) -> AsyncGenerator[TurnEvent, None]:
+        event = self.corrections.apply(plan)
+        self._record_correction(event)
+        yield event
+
+    def _record_correction(self, event: TurnCorrected) -> None:
+        self._record(
+            "ui_event",
+            event="correction",
+            of=event.turn,
+            answered_mode=event.answered_mode,
+            corrected_mode=event.corrected_mode,
+            rerun=event.rerun,
+            correction=event.correction.to_dict() if event.correction is not None else None,
+            note=event.note,
+        )
+
     def cancel(self) -> None:
         """Stop the running turn; it yields TurnCancelled(partial). Safe from any thread."""
         if not self._running:
@@ -258,6 +307,7 @@ class Engine:
         if self._running:
             raise RuntimeError("cannot clear the conversation while a turn runs; cancel it first")
         self.conversation.clear()
+        self.corrections.cleared()
         self._record("ui_event", event="clear")
 
     def restore(
@@ -282,7 +332,9 @@ class Engine:
 
     # ------------------------------------------------------------------ the turn
 
-    async def _play(self, text: str | None, force: str | None) -> AsyncGenerator[TurnEvent, None]:
+    async def _play(
+        self, text: str | None, force: str | None, plan: CorrectionPlan | None = None
+    ) -> AsyncGenerator[TurnEvent, None]:
         if self._running:
             raise RuntimeError("a turn is already running; cancel it or wait for it to end")
         self._running = True
@@ -291,6 +343,7 @@ class Engine:
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
         state = _TurnState()
+        fresh = text is not None
         try:
             if text is None:
                 index = self._last_user_index()
@@ -304,7 +357,12 @@ class Engine:
                     return
                 del self.conversation.messages[index + 1 :]
                 text = self.conversation.messages[index].content
-                self._record("ui_event", event="retry")
+                if plan is None:
+                    self._record("ui_event", event="retry")
+                else:  # the superseded answer stays in the session log, before this record
+                    corrected = self.corrections.apply(plan)
+                    self._record_correction(corrected)
+                    yield corrected
             else:
                 self.turn += 1
                 self.conversation.append(Message("user", text))
@@ -312,7 +370,14 @@ class Engine:
             state.user_index = len(self.conversation) - 1
 
             control, warnings = self._read_control()
-            route = await self._step(self._route(force, control, warnings))
+            kept = None if fresh else self.corrections.kept_mode(self.turn)
+            if plan is not None:  # the user decided: a forced route that says what it replaces
+                route = replace(self.router.force(plan.mode), reason=plan.reason)
+            elif kept is not None:  # retrying a corrected turn keeps the user's mode
+                route = replace(self.router.force(kept[0]), reason=kept[1])
+            else:
+                route = await self._step(self._route(force, control, warnings))
+                self.corrections.routed(self.turn, text, route, state.user_index)
             self.routes.append(route)
             # `off` is a reserved name, never a mode: the turn runs with no mode at all
             state.mode = None if route.mode_name == OFF else route.mode_name
@@ -324,6 +389,12 @@ class Engine:
                 previous, self._mode = self._mode, state.mode
                 yield ModeChanged(previous, state.mode)
                 self._checkpoint()
+
+            if fresh:
+                resent = self.corrections.resend(self.turn, text, route, self.conversation.messages)
+                if resent is not None:
+                    self._record_correction(resent)
+                    yield resent
 
             setup = await self._step(self._setup(state.mode))
             state.setup = setup

@@ -16,7 +16,9 @@ real one (append-only JSONL), tests may use a list. Every record is a JSON objec
 |             | cost}, error (str, when the turn failed)                                 |
 | tool_result | call (ToolCall.to_dict()), outcome, result, duration_ms                  |
 | ui_event    | event (forced_mode, cancel, clear, retry, resumed, forked, ...), plus    |
-|             | its own fields                                                           |
+|             | its own fields; `correction`: of (turn), answered_mode, corrected_mode,  |
+|             | rerun, correction (Correction.to_dict() or null), note;                  |
+|             | `correction_undone`: id                                                  |
 """
 
 from __future__ import annotations

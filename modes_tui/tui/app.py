@@ -33,6 +33,7 @@ from modes_tui.core.events import (
     ToolCallFinished,
     ToolCallRequested,
     TurnCancelled,
+    TurnCorrected,
     TurnEvent,
     TurnFailed,
     TurnFinished,
@@ -40,6 +41,7 @@ from modes_tui.core.events import (
 from modes_tui.tui.chat import ChatLog, RetryRequested
 from modes_tui.tui.commands import (
     COMMANDS,
+    UNDO,
     Command,
     CommandError,
     is_command,
@@ -74,6 +76,7 @@ class ModesApp(App[None]):
         Binding("ctrl+o", "set_setting('off')", "Off", id="mode.off", show=False),
         Binding("escape", "cancel_turn", "Cancel", id="turn.cancel"),
         Binding("ctrl+r", "retry", "Retry", id="turn.retry"),
+        Binding("ctrl+e", "correct", "Wrong mode?", id="turn.correct", priority=True),
         Binding("ctrl+t", "why", "Why?", id="inspector.last"),
         Binding("f1", "help", "Help", id="app.help"),
     ]
@@ -359,6 +362,9 @@ class ModesApp(App[None]):
         elif isinstance(event, TurnCancelled):
             self.panel.refresh_record(record)
             self.status.idle("Cancelled; the partial answer is kept.")
+        elif isinstance(event, TurnCorrected):
+            self.panel.refresh_record(record)
+            self._corrected(event)
         elif isinstance(event, TurnFailed):
             self.panel.refresh_record(record)
             retry = " · ctrl+r or the Retry button tries again" if event.retryable else ""
@@ -434,7 +440,7 @@ class ModesApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Cancel shows only while a turn runs, retry only after a failed last turn."""
-        chat_keys = ("set_setting", "cycle_mode", "toggle_panel", "why", "cancel_turn")
+        chat_keys = ("set_setting", "cycle_mode", "toggle_panel", "why", "cancel_turn", "correct")
         if action in chat_keys and len(self.screen_stack) > 1:
             return False  # keys of the chat screen; the inspector and replay have their own
         if action == "cancel_turn":
@@ -546,10 +552,10 @@ class ModesApp(App[None]):
         self.run_turn(message_text(text))
 
     @on(Input.Changed, "#prompt")
-    def _typing(self, event: Input.Changed) -> None:
-        # Typing clears an error; the prompt emptied by sending a command does not, or the
-        # command's own error (shown a moment later) would vanish.
-        if event.value and self.status.has_class("-error"):
+    def _typing(self) -> None:
+        # typing clears an error; the prompt emptied by sending a command must not, or the
+        # command's own error (/export with nothing to export, /wrong undo) would vanish
+        if self.status.has_class("-error") and self.prompt.value:
             self.status.idle()
 
     async def run_command(self, command: Command) -> None:
@@ -581,6 +587,13 @@ class ModesApp(App[None]):
             await self.export()
         elif name == "/why":
             self.action_why()
+        elif name == "/wrong":
+            if command.argument == UNDO:
+                self.undo_correction()
+            elif command.argument:
+                self.correct(self.records[-1] if self.records else None, command.argument)
+            else:
+                self.action_correct()
         elif name == "/help":
             await self.action_help()
 
@@ -637,6 +650,92 @@ class ModesApp(App[None]):
         await self.chat.add_note(f"Exported the conversation to `{path}`.")
         self.status.idle(f"Exported to {path}")
 
+    # ------------------------------------------------------------------ corrections
+
+    def action_correct(self) -> None:
+        """The picker for the last turn, or for the decision selected in the route panel."""
+        record = self.panel.highlighted_record() or (self.records[-1] if self.records else None)
+        if not self._can_correct(record):
+            return
+        assert record is not None
+        from modes_tui.tui.correct import CorrectScreen
+
+        def chosen(mode: str | None) -> None:
+            if mode:
+                self.correct(record, mode)
+
+        self.push_screen(CorrectScreen(record, self.mode_names()), callback=chosen)
+
+    def _can_correct(self, record: TurnRecord | None) -> bool:
+        if record is None:
+            self.status.error("No turn to correct yet: send a message first.")
+        elif self._turn_running:
+            self.status.error("A turn is running: wait for it, or Esc cancels it; then correct.")
+        elif self.engine is None:
+            self.status.error("modes-tui is still starting; try again in a moment.")
+        else:
+            return True
+        return False
+
+    def correct(self, record: TurnRecord | None, mode: str) -> None:
+        """Say `record`'s turn belonged to `mode` (the last turn is answered again in it)."""
+        if not self._can_correct(record):
+            return
+        assert record is not None and self.engine is not None
+        try:
+            events = self.engine.correct(mode, turn=record.number)
+        except ModesError as error:
+            self.status.error(str(error))
+            return
+        self._turn_running = True  # at once: a second correction must wait for this one
+        self.status.busy(f"Correcting turn {record.number} to {mode}…")
+        self.correct_turn(record, events)
+
+    @work(exclusive=True, exit_on_error=False, group="turn", name="correct")
+    async def correct_turn(self, record: TurnRecord, events: AsyncIterator[TurnEvent]) -> None:
+        """Show a correction: the folded first answer, then the re-run."""
+        try:
+            await self._play(record, self.chat.view(record.number), events)
+        finally:
+            self._turn_running = False
+
+    def _corrected(self, event: TurnCorrected) -> None:
+        if event.note:
+            self.notify(event.note, title="Correction", severity="warning", timeout=8)
+        if event.rerun:
+            self.status.busy(
+                f"Turn {event.turn}: answered in {event.answered_mode or 'no mode'}, "
+                f"corrected to {event.corrected_mode}; answering again…"
+            )
+        elif event.correction is not None:
+            self.status.idle(
+                f"Turn {event.turn} recorded as {event.corrected_mode} for the router to learn "
+                "· /wrong undo forgets it"
+            )
+
+    def undo_correction(self) -> None:
+        """Forget the latest correction of this session (`/wrong undo`); the answers stay."""
+        if self.engine is None:
+            self.status.error("modes-tui is still starting; try again in a moment.")
+            return
+        try:
+            correction = self.engine.undo_correction()
+        except ModesError as error:
+            self.status.error(str(error))
+            return
+        for record in self.records:
+            if any(c.correction == correction for c in record.corrections):
+                record.undone.add(correction.id)
+                self.panel.refresh_record(record)
+                view = self.chat.view(record.number)
+                if view is not None:
+                    view.show_route()
+        self.status.idle(
+            f"Forgot the correction of turn {correction.turn} "
+            f"({correction.routed_mode or 'no mode'} → {correction.corrected_mode}); "
+            "the answers stay."
+        )
+
     @on(RetryRequested)
     def _retry_pressed(self, event: RetryRequested) -> None:
         event.stop()
@@ -669,6 +768,7 @@ class ModesApp(App[None]):
             "| `ctrl+t` | inspector for the last turn (`/why`) |",
             "| `esc` | cancel the running answer |",
             "| `ctrl+r` | retry a failed turn |",
+            "| `ctrl+e` | wrong mode? pick the mode that should have answered (`/wrong`) |",
             '| `ctrl+p` | command palette ("Force mode: …") |',
             "| `tab` | take the completion shown in the prompt |",
             "| `ctrl+q` | quit |",

@@ -35,6 +35,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("/rename", "/rename TITLE", "give this session a title"),
     CommandSpec("/export", "/export", "write this conversation to a Markdown file"),
     CommandSpec("/why", "/why", "open the inspector for the last turn"),
+    CommandSpec(
+        "/wrong",
+        "/wrong [MODE|undo]",
+        "wrong mode: answer the last turn again in MODE (a picker without); undo forgets it",
+    ),
     CommandSpec("/help", "/help", "keys and commands"),
 )
 COMMAND_NAMES = tuple(spec.name for spec in COMMANDS)
@@ -88,9 +93,24 @@ def parse_command(text: str, settings: Sequence[str]) -> Command:
     elif name == "/rename":
         if not argument:
             raise CommandError("/rename needs a title, e.g. /rename parser crash")
+    elif name == "/wrong":
+        choices = wrong_choices(settings)
+        if argument and argument not in choices:
+            raise CommandError(
+                f"/wrong takes a mode or undo, not {argument!r}; choose one of: "
+                f"{', '.join(choices)}"
+            )
     elif argument:
         raise CommandError(f"{name} takes no argument (got {argument!r})")
     return Command(name, argument)
+
+
+UNDO = "undo"
+
+
+def wrong_choices(settings: Sequence[str]) -> list[str]:
+    """What `/wrong` accepts: every mode (not auto or off), then undo."""
+    return [*(s for s in settings if s not in (AUTO, OFF)), UNDO]
 
 
 def mode_settings(modes: Sequence[str]) -> list[str]:
@@ -113,6 +133,8 @@ def complete(text: str, settings: Sequence[str], session_ids: Sequence[str] = ()
         choices = settings
     elif head.lower() in ("/replay", "/resume"):
         choices = session_ids
+    elif head.lower() == "/wrong":
+        choices = wrong_choices(settings)
     if not rest:
         return f"{head} {choices[0]}" if choices else None
     for choice in choices:
