@@ -42,6 +42,7 @@ from modes_tui.core.routing import Route
 from modes_tui.plain_sessions import SESSION_COMMANDS, run_session_command
 
 if TYPE_CHECKING:
+    from modes_tui.core.correcting import RoutedTurn
     from modes_tui.store.resume import CurrentSession
 
 COMMANDS = {
@@ -76,6 +77,7 @@ class TurnRunner(Protocol):
         turn: int,
         mode: str | None,
         routes: Sequence[Route] = (),
+        routed: Sequence[RoutedTurn] = (),
     ) -> None: ...
 
 

@@ -380,3 +380,45 @@ async def test_the_engine_warns_when_its_session_was_deleted(
     (route,) = [e for e in events if isinstance(e, RouteDecided)]
     assert any("was deleted while in use" in warning for warning in route.warnings)
     assert isinstance(events[-1], TurnFinished)  # the conversation goes on
+
+
+async def test_a_resumed_turn_can_be_corrected_as_if_it_had_run_here(
+    pack: Pack, dirs: Dirs, tmp_path: Path
+) -> None:
+    model = ScriptedModel().script(
+        ScriptedReply("A python answer."),
+        ScriptedReply("Hi."),
+        ScriptedReply("Cleared and fresh."),
+        ScriptedReply("Hello in code mode."),
+    )
+    log = SessionLog.create(dirs, pack=pack.name)
+    live = engine_for(pack, model, log, tmp_path)
+    await _last(live.run_turn("a python question"))
+    await _last(live.run_turn("hello"))
+    live.clear()
+    await _last(live.run_turn("hello after the clear"))
+    log.close()
+
+    resumed = prepare_resume(log.id, dirs)
+    assert [(t.turn, t.route.mode_name, t.answered, t.epoch) for t in resumed.routed] == [
+        (1, "code", "code", -1),  # taken out of the history by /clear
+        (2, "chat", "chat", -1),
+        (3, "chat", "chat", 0),
+    ]
+    assert resumed.routed[2].user_index == 0
+    session = current(dirs, pack)
+    session.attach(resumed)
+    again = engine_for(pack, model, session, tmp_path)
+    resumed.restore_into(again)
+
+    earlier = [e async for e in again.correct("code", turn=2)]  # recorded, not re-run
+    assert [type(e).__name__ for e in earlier] == ["TurnCorrected"]
+    assert not earlier[0].rerun
+    latest = [e async for e in again.correct("code")]  # the last turn is answered again
+    assert latest[0].rerun and isinstance(latest[-1], TurnFinished)
+    assert latest[-1].message.content == "Hello in code mode."
+    session.close()
+    assert [m.content for m in again.conversation] == [
+        "hello after the clear",
+        "Hello in code mode.",
+    ]

@@ -24,7 +24,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from modes_tui.core.control import OFF
 from modes_tui.core.conversation import Conversation
+from modes_tui.core.correcting import RoutedTurn
 from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs
 from modes_tui.core.records import SCHEMA_VERSION, RecordType
@@ -49,6 +51,7 @@ class Restorable(Protocol):
         turn: int,
         mode: str | None,
         routes: Sequence[Route] = (),
+        routed: Sequence[RoutedTurn] = (),
     ) -> None:
         """Take the history, the last turn number, the current mode and the decisions."""
         ...
@@ -70,6 +73,8 @@ class Resumption:
     """Every recorded routing decision, oldest first."""
     notes: tuple[str, ...]
     """What the user should know: a torn line skipped, an interrupted last turn."""
+    routed: tuple[RoutedTurn, ...] = ()
+    """What the router decided per turn, so `/wrong` can correct a resumed turn."""
 
     @property
     def conversation(self) -> Conversation:
@@ -88,7 +93,13 @@ class Resumption:
 
     def restore_into(self, engine: Restorable) -> None:
         """Make `engine` carry on this session, as if it had run its turns."""
-        engine.restore(self.conversation, turn=self.turn, mode=self.mode, routes=self.routes)
+        engine.restore(
+            self.conversation,
+            turn=self.turn,
+            mode=self.mode,
+            routes=self.routes,
+            routed=self.routed,
+        )
 
     def pack_note(self, running: str) -> str | None:
         """A warning when the session was recorded with another pack than `running`."""
@@ -146,7 +157,64 @@ def _resumption(session: LoadedSession) -> Resumption:
         if record.get("type") == "route" and isinstance(record.get("route"), dict):
             with contextlib.suppress(KeyError, TypeError, ValueError):
                 routes.append(Route.from_dict(record["route"]))
-    return Resumption(session, replayed, turn, mode, tuple(routes), tuple(notes))
+    routed = routed_turns(session, replayed.conversation)
+    return Resumption(session, replayed, turn, mode, tuple(routes), tuple(notes), routed)
+
+
+def routed_turns(session: LoadedSession, conversation: Conversation) -> tuple[RoutedTurn, ...]:
+    """Per turn, what the router decided and which mode answers it now, as the engine keeps
+    them for corrections: the router's route is the first of the turn (or of its latest
+    retry; a re-run after `/wrong` is the user's, not the router's), the answering mode the
+    last route's. Turns whose user message a `/clear` took out of the history can still be
+    corrected, but not answered again (epoch -1)."""
+    texts: dict[int, str] = {}
+    router_route: dict[int, Route] = {}
+    answered: dict[int, str | None] = {}
+    awaiting: set[int] = set()  # the next route of these turns is the router's
+    corrected: set[int] = set()
+    since_clear: list[int] = []
+    for record in session.records:
+        turn, kind = record.get("turn"), record.get("type")
+        if not isinstance(turn, int) or isinstance(turn, bool) or turn < 1:
+            continue
+        if kind == "user":
+            texts[turn] = str(record.get("content") or "")
+            awaiting.add(turn)
+            since_clear.append(turn)
+        elif kind == "ui_event" and record.get("event") == "clear":
+            since_clear = []
+        elif kind == "ui_event" and record.get("event") == "retry" and turn not in corrected:
+            awaiting.add(turn)
+        elif kind == "ui_event" and record.get("event") == "correction" and record.get("rerun"):
+            of = record.get("of")
+            corrected.add(of if isinstance(of, int) else turn)
+        elif kind == "route" and isinstance(record.get("route"), dict):
+            try:
+                route = Route.from_dict(record["route"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if turn in awaiting:
+                router_route[turn] = route
+                awaiting.discard(turn)
+            # as the engine counts it: the `off` setting answers with no mode at all
+            answered[turn] = None if route.mode_name == OFF and route.forced else route.mode_name
+    users = [i for i, message in enumerate(conversation.messages) if message.role == "user"]
+    where = dict(zip(reversed(since_clear), reversed(users), strict=False))
+    routed = []
+    for turn, route in sorted(router_route.items()):
+        index = where.get(turn, -1)
+        present = index >= 0 and conversation.messages[index].content == texts.get(turn)
+        routed.append(
+            RoutedTurn(
+                turn,
+                texts.get(turn, ""),
+                route,
+                index if present else -1,
+                0 if present else -1,
+                answered.get(turn),
+            )
+        )
+    return tuple(routed)
 
 
 def fork_records(session: LoadedSession, turn: int) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from modes_tui.core.events import TurnEvent
 from modes_tui.tui.turns import Reroute
 
 if TYPE_CHECKING:
+    from modes_tui.core.correcting import RoutedTurn
     from modes_tui.core.profiles import Pack
     from modes_tui.core.routing import Route
     from modes_tui.store.resume import CurrentSession, Resumption
@@ -69,6 +70,7 @@ class TurnEngine(Protocol):
         turn: int,
         mode: str | None,
         routes: Sequence[Route] = (),
+        routed: Sequence[RoutedTurn] = (),
     ) -> None:
         """Carry on a saved session: its history, last turn number, mode and decisions."""
         ...
