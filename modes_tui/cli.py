@@ -11,12 +11,13 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modes_tui import __version__
 from modes_tui.core.errors import DeclarationError, ModesError, UnknownMode
+from modes_tui.core.models import EMBEDDED_MODEL, ModelCatalog
 from modes_tui.core.paths import HOME_ENV
 from modes_tui.session_cli import add_resume_option, add_session_verbs
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from modes_tui.core.records import SessionWriter
     from modes_tui.core.routing import Route
     from modes_tui.llm.base import ChatModel
+    from modes_tui.mcp.servers import McpServers
     from modes_tui.store.resume import CurrentSession
     from modes_tui.store.settings import Settings
     from modes_tui.tui.services import AppServices
@@ -37,28 +39,50 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
 
-def load_pack(name: str | None = None, folder: str | os.PathLike[str] | None = None) -> Pack:
+def load_pack(
+    name: str | None = None,
+    folder: str | os.PathLike[str] | None = None,
+    settings: Settings | None = None,
+) -> Pack:
     """`core.profiles.load_pack`, imported on first use: YAML and Jinja2 stay off the path
-    to the terminal UI's first frame (it loads the pack in a worker)."""
+    to the terminal UI's first frame (it loads the pack in a worker). With `settings`, a
+    profile's `mcp:` must name configured MCP servers."""
     from modes_tui.core.profiles import load_pack as load
 
-    return load(name, folder)
+    servers = frozenset(settings.mcp_servers) if settings is not None else None
+    return load(name, folder, known_servers=servers)
+
+
+def mcp_servers(settings: Settings, dirs: Dirs | None = None) -> McpServers | None:
+    """The configured MCP servers (none is started here), or None when there are none."""
+    if not settings.mcp_servers:
+        return None
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.mcp.servers import McpServers
+
+    return McpServers(settings.mcp_servers, log_dir=(dirs or app_dirs()).state / "mcp")
 
 
 # --------------------------------------------------------------------------- wiring
 
 
-def classifier_services(default_model: str = "default") -> Any:
+def classifier_services(default_model: str = "default", models: ModelCatalog | None = None) -> Any:
     """Factories for the backends that need a model or an encoder (each imports its
     libraries only when it builds a classifier). `default_model` is what `model: default`
-    in router.yaml stands for (settings' default_model; else the embedded model)."""
+    in router.yaml stands for (settings' default_model; else the embedded model); `models`
+    are the configured aliases a router model may name."""
     from modes_tui.core.classifiers import ClassifierServices
     from modes_tui.llm.router_backends import backend_factories
 
-    return ClassifierServices(factories=backend_factories(), default_model=default_model)
+    def chat_model() -> ChatModel:
+        from modes_tui.llm.litellm_model import LiteLLMChatModel
+
+        return LiteLLMChatModel(models=models)
+
+    return ClassifierServices(factories=backend_factories(chat_model), default_model=default_model)
 
 
-DEFAULT_MODEL = "local/gemma-3-270m"
+DEFAULT_MODEL = EMBEDDED_MODEL
 """The model `default` stands for when no setting or option names one: the embedded one."""
 
 
@@ -79,6 +103,9 @@ def build_engine(
     inputs: Mapping[str, Any] | None = None,
     model: ChatModel | None = None,
     corrections: CorrectionSource | None = None,
+    models: ModelCatalog | None = None,
+    budget: float | None = None,
+    servers: McpServers | None = None,
 ) -> Engine:
     """The engine the TUI and the REPL run, wired from concrete parts. Loads no model library.
 
@@ -87,7 +114,10 @@ def build_engine(
     every mode. `classifier` overrides the pack's router backend. `offline` None means
     offline exactly when no model in use needs the network. `model` replaces the litellm
     adapter (a `ScriptedModel` for demos and screenshots). `corrections` is what the router
-    learns from (default: the pack's store, `<data>/corrections/<pack>.jsonl`).
+    learns from (default: the pack's store, `<data>/corrections/<pack>.jsonl`). `models` are
+    the configured aliases (any model name above may be one); a name that is neither an alias
+    nor a litellm id is a SettingsError naming where it was written. `budget` is USD per
+    session. `servers` are the MCP servers modes may list; the caller closes them.
     """
     from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.correcting import CorrectionRecorder
@@ -101,17 +131,23 @@ def build_engine(
     dirs = dirs or app_dirs()
     cwd = cwd or Path.cwd()
     default_model = model_id or DEFAULT_MODEL
+    catalog = ModelCatalog(dict(models.entries) if models else {}, default_model)
+    if model is None:
+        check_model_names(pack, catalog, model_override)
     if offline is None:
         used = {model_override or default_model}
         if model_override is None:
             used |= {p.model for p in pack.profiles if p.model != "default"}
-        offline = not any(is_remote(name) for name in used)
+            used |= {name for p in pack.profiles for name in p.fallback_models}
+        offline = not any(is_remote(catalog.resolve(name).model) for name in used)
     if model is None:
         model = LiteLLMChatModel(
-            offline=offline, local_model_path=local_model_path, data_dir=dirs.data
+            offline=offline,
+            local_model_path=local_model_path,
+            data_dir=dirs.data,
+            models=catalog,
         )
-    services = classifier_services()
-    services.default_model = default_model
+    services = classifier_services(default_model, catalog)
     if corrections is None:
         from modes_tui.store.corrections import CorrectionStore
 
@@ -133,12 +169,32 @@ def build_engine(
         inputs=inputs,
         # the same store the router reads: a correction counts on the very next route
         corrections=corrections if isinstance(corrections, CorrectionRecorder) else None,
+        budget=budget,
+        servers=servers,
     )
+
+
+def check_model_names(pack: Pack, catalog: ModelCatalog, override: str | None) -> None:
+    """Every model name in use is `default`, an alias or a litellm id; else a SettingsError."""
+    from modes_tui.core.errors import SettingsError
+
+    if override is not None and (why := catalog.unknown(override)):
+        raise SettingsError(f"--model: {why}")
+    if (why := catalog.unknown(catalog.default_model)) is not None:
+        raise SettingsError(f"default_model: {why}")
+    for profile in pack.profiles:
+        names = [("model", profile.model)]
+        names += [(f"fallback_models[{i}]", n) for i, n in enumerate(profile.fallback_models)]
+        for key, name in names:
+            why = catalog.unknown(name)
+            if why is not None:
+                raise SettingsError(f"{profile.source or profile.name}: {key}: {why}")
 
 
 def open_pack(args: argparse.Namespace) -> Pack:
     """The pack named by --profiles, else --pack, else the settings' pack."""
-    return load_pack(_settings(args).pack, getattr(args, "profiles", None))
+    settings = _settings(args)
+    return load_pack(settings.pack, getattr(args, "profiles", None), settings)
 
 
 def settings_classifier(args: argparse.Namespace, pack: Pack) -> Any:
@@ -147,7 +203,7 @@ def settings_classifier(args: argparse.Namespace, pack: Pack) -> Any:
     from modes_tui.core.classifiers import build_classifier
 
     settings = _settings(args)
-    services = classifier_services(settings.default_model)
+    services = classifier_services(settings.default_model, settings.catalog())
     return build_classifier(pack, settings.router_classifier, services)
 
 
@@ -196,11 +252,34 @@ def cmd_profiles(args: argparse.Namespace) -> int:
         marks = [] if profile.is_available() else ["unavailable"]
         if profile.name == pack.router.fallback:
             marks.append("fallback")
-        tools = ", ".join(profile.tools) or "no tools"
+        if profile.auto_enter != "allow":
+            marks.append("asks first" if profile.auto_enter == "confirm" else "only when forced")
+        tools = ", ".join([*profile.tools, *(f"mcp:{name}" for name in profile.mcp)])
+        tools = tools or "no tools"
         extra = f" [{', '.join(marks)}]" if marks else ""
         print(f"  {profile.name:<{width}}  thinking {profile.thinking:<6} {tools}{extra}")
         print(f"  {'':<{width}}  {profile.description}")
     return EXIT_OK
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    """Every tool each mode gets, with its source; MCP servers are started to list theirs."""
+    from modes_tui.core.tools import default_registry
+    from modes_tui.mcp.listing import list_mode_tools, listing_text
+
+    settings = _settings(args)
+    pack = open_pack(args)
+    if args.mode is not None and pack.get(args.mode) is None:
+        raise UnknownMode(args.mode, pack.names)
+    profiles = [p for p in pack.profiles if args.mode in (None, p.name)]
+    registry = default_registry(Path.cwd())
+    listing = asyncio.run(list_mode_tools(profiles, registry, mcp_servers(settings)))
+    if args.json:
+        data = {"pack": pack.name, "modes": [entry.to_dict() for entry in listing]}
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(listing_text(listing))
+    return EXIT_FAILURE if any(entry.problems for entry in listing) else EXIT_OK
 
 
 def format_route(route: Route) -> str:
@@ -472,6 +551,17 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if handled is not None:
         return handled
     summaries = list_sessions(dirs)
+    if getattr(args, "cost", False):
+        from modes_tui.cli_models import cost_rows, sessions_cost_table
+
+        rows = cost_rows(summaries)
+        if args.json:
+            print(json.dumps(rows, indent=2, ensure_ascii=False))
+        elif not rows:
+            print(f"no sessions yet in {dirs.sessions}")
+        else:
+            print(sessions_cost_table(rows))
+        return EXIT_OK
     if args.json:
         print(json.dumps([s.to_dict() for s in summaries], indent=2, ensure_ascii=False))
     elif not summaries:
@@ -479,6 +569,19 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     else:
         print(sessions_table(summaries))
     return EXIT_OK
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    """List the configured model aliases with their litellm ids, capabilities and prices."""
+    from modes_tui.cli_models import cmd_models as show
+    from modes_tui.llm.litellm_model import LiteLLMChatModel
+
+    settings = _settings(args)
+    catalog = settings.catalog()
+    if (why := catalog.unknown(catalog.default_model)) is not None:
+        raise ModesError(f"default_model: {why}")
+    # offline: capability and price questions only read litellm's bundled model map
+    return show(args, catalog, LiteLLMChatModel(offline=True, models=catalog))
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -550,7 +653,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
             )
         pack = load_pack(settings.pack, getattr(args, "profiles", None))
     name = settings.router_classifier or pack.router.classifier
-    router = Router(pack, build_classifier(pack, name, classifier_services(settings.default_model)))
+    router = Router(
+        pack,
+        build_classifier(
+            pack, name, classifier_services(settings.default_model, settings.catalog())
+        ),
+    )
     report = asyncio.run(reroute(replayed, router))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
@@ -596,8 +704,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
     pack_name, pack_note = pack_for(args, settings, resumed)
     if pack_note:
         print(f"modes-tui: {pack_note}", file=sys.stderr)
-    pack = load_pack(pack_name, getattr(args, "profiles", None))
+    pack = load_pack(pack_name, getattr(args, "profiles", None), settings)
     sweep(dirs, settings.sweep_days)
+    servers = mcp_servers(settings, dirs)
     control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
     confirm: Confirmer = PromptConfirmer() if interactive else PipeConfirmer()
@@ -617,6 +726,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
             dirs=dirs,
             local_model_path=settings.local_model_path,
             model=_model_for(args),
+            models=settings.catalog(),
+            budget=settings.budget,
+            servers=servers,
         )
         if resumed is not None:
             session.attach(resumed)
@@ -647,10 +759,19 @@ def cmd_chat(args: argparse.Namespace) -> int:
         if resumed is not None:
             show_resumed(resumed, context, printer, about_pack=pack_note is None)
         if interactive:
-            return asyncio.run(run_interactive(context, printer))
-        return asyncio.run(run_lines(sys.stdin, context, printer))
+            return asyncio.run(_closing(run_interactive(context, printer), servers))
+        return asyncio.run(_closing(run_lines(sys.stdin, context, printer), servers))
     finally:
         session.close()
+
+
+async def _closing(work: Awaitable[int], servers: McpServers | None) -> int:
+    """Run `work`, then stop the MCP servers it started, on the same event loop."""
+    try:
+        return await work
+    finally:
+        if servers is not None:
+            await servers.close()
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
@@ -662,16 +783,29 @@ def cmd_tui(args: argparse.Namespace) -> int:
 
     check_resume(args)  # a wrong id fails here, at the terminal, not inside the app
     sessions: list[CurrentSession] = []
-    app = build_app(prepare=lambda: tui_services(args, sessions))
+    servers: list[McpServers] = []
+    app = build_app(prepare=lambda: tui_services(args, sessions, servers))
+
+    async def run() -> None:
+        try:
+            await app.run_async()
+        finally:  # on the app's loop, where the servers' tasks live
+            for started in servers:
+                await started.close()
+
     try:
-        app.run()
+        asyncio.run(run())
     finally:
         for session in sessions:
             session.close()
     return EXIT_OK
 
 
-def tui_services(args: argparse.Namespace, sessions: list[CurrentSession]) -> AppServices:
+def tui_services(
+    args: argparse.Namespace,
+    sessions: list[CurrentSession],
+    servers: list[McpServers] | None = None,
+) -> AppServices:
     """Everything the terminal UI needs, from the settings and the options."""
     from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.paths import app_dirs
@@ -689,8 +823,11 @@ def tui_services(args: argparse.Namespace, sessions: list[CurrentSession]) -> Ap
     settings = load_settings(dirs, overrides=overrides)
     resumed = resume_for(args, dirs)
     pack_name, pack_note = pack_for(args, settings, resumed)
-    pack = load_pack(pack_name, getattr(args, "profiles", None))
+    pack = load_pack(pack_name, getattr(args, "profiles", None), settings)
     sweep(dirs, settings.sweep_days)
+    tool_servers = mcp_servers(settings, dirs)
+    if tool_servers is not None and servers is not None:
+        servers.append(tool_servers)
     control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     override = getattr(args, "model", None)
     model_id = override or settings.default_model
@@ -702,7 +839,7 @@ def tui_services(args: argparse.Namespace, sessions: list[CurrentSession]) -> Ap
     if resumed is not None:
         session.attach(resumed)
     used = {model_id} | {p.model for p in pack.profiles if p.model != "default" and not override}
-    offline = not any(is_remote(name) for name in used)
+    offline = not any(is_remote(settings.catalog().resolve(name).model) for name in used)
     scripted = _model_for(args)
 
     def engine(confirm: Confirmer) -> Engine:
@@ -718,6 +855,9 @@ def tui_services(args: argparse.Namespace, sessions: list[CurrentSession]) -> Ap
             offline=offline,
             local_model_path=settings.local_model_path,
             model=scripted,
+            models=settings.catalog(),
+            budget=settings.budget,
+            servers=tool_servers,
         )
         if resumed is not None:
             resumed.restore_into(built)
@@ -727,7 +867,7 @@ def tui_services(args: argparse.Namespace, sessions: list[CurrentSession]) -> Ap
         return built
 
     def router() -> Router:
-        services = classifier_services(settings.default_model)
+        services = classifier_services(settings.default_model, settings.catalog())
         return Router(pack, build_classifier(pack, classifier, services))
 
     return AppServices(
@@ -786,6 +926,14 @@ def build_parser() -> argparse.ArgumentParser:
     profiles.add_argument("--json", action="store_true", help="print the pack as JSON")
     profiles.set_defaults(handler=cmd_profiles)
 
+    tools = verbs.add_parser(
+        "tools", help="list the tools each mode gets (built-in or mcp:<server>)"
+    )
+    pack_options(tools)
+    tools.add_argument("--mode", metavar="NAME", help="only this mode")
+    tools.add_argument("--json", action="store_true", help="print the listing as JSON")
+    tools.set_defaults(handler=cmd_tools)
+
     route = verbs.add_parser("route", help="show which mode would take a message (no answer)")
     route.add_argument("text", nargs="+", help="the message; - reads it from stdin")
     pack_options(route)
@@ -836,8 +984,19 @@ def build_parser() -> argparse.ArgumentParser:
         "sessions", help="list, search, rename or delete recorded sessions (newest first)"
     )
     sessions.add_argument("--json", action="store_true", help="print the list as JSON")
+    sessions.add_argument(
+        "--cost",
+        action="store_true",
+        help="what each session cost and saved against always using the priciest mode's model",
+    )
     add_session_verbs(sessions)
     sessions.set_defaults(handler=cmd_sessions)
+
+    models = verbs.add_parser(
+        "models", help="list configured model aliases: litellm id, capabilities, price"
+    )
+    models.add_argument("--json", action="store_true", help="print the list as JSON")
+    models.set_defaults(handler=cmd_models)
 
     session_id = "a session id, a unique id prefix, latest, or a path to a .jsonl file"
     export = verbs.add_parser("export", help="write a session as Markdown or JSON")

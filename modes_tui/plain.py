@@ -38,6 +38,8 @@ from modes_tui.core.events import (
     TurnFinished,
     Usage,
 )
+from modes_tui.core.ledger import money
+from modes_tui.core.questions import Question
 from modes_tui.core.routing import Route
 from modes_tui.plain_sessions import SESSION_COMMANDS, run_session_command
 
@@ -179,6 +181,9 @@ class Printer:
             pass
         elif isinstance(event, TurnFinished):
             self._end_text()
+            ledger = getattr(getattr(context.engine, "costs", None), "ledger", None)
+            if ledger is not None and ledger.turns and ledger.turns[-1].cost:
+                self.write(f"(cost {money(ledger.turns[-1].cost)} · session {ledger.header()})\n")
         elif isinstance(event, TurnCancelled):
             self._end_text()
             self.write("(cancelled; the partial answer is kept)\n")
@@ -312,6 +317,9 @@ class PipeConfirmer:
         sys.stderr.write(f"modes-tui: refused {call.name}: no terminal to confirm it\n")
         return False
 
+    # No `ask`: with nobody to answer, the engine keeps the turn out of a confirm-first mode
+    # and refuses a turn past the budget, and says why in the route and the error.
+
 
 class PromptConfirmer:
     """Asks at the terminal before a tool that needs confirmation runs."""
@@ -330,6 +338,18 @@ class PromptConfirmer:
             )
         except (KeyboardInterrupt, EOFError):
             # Ctrl+C or Ctrl+D at the question means no, never "leave the REPL mid-turn"
+            return False
+        return answer.strip().lower() in {"y", "yes"}
+
+    async def ask(self, question: Question) -> bool:
+        """A question about the next turn (entering a mode, the budget), on the prompt."""
+        from prompt_toolkit import PromptSession
+
+        try:
+            answer = await PromptSession[str](input=self.input, output=self.output).prompt_async(
+                f"{question.text} [y/N] "
+            )
+        except (KeyboardInterrupt, EOFError):
             return False
         return answer.strip().lower() in {"y", "yes"}
 

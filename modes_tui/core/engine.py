@@ -72,11 +72,15 @@ from modes_tui.core.guards import (
     PendingCall,
     default_guards,
 )
+from modes_tui.core.ledger import CostLedger
 from modes_tui.core.profiles import HistoryWindow, Pack, Profile
 from modes_tui.core.prompts import template_locals
+from modes_tui.core.questions import Asker, Question
 from modes_tui.core.records import RecordType, SessionWriter
 from modes_tui.core.routing import Route, Router
 from modes_tui.core.tools import Tool, ToolError, ToolRegistry, default_registry
+from modes_tui.core.toolservers import ToolServers, server_tools
+from modes_tui.core.turn_costs import TurnCosts, fallback_note
 from modes_tui.llm.base import (
     ChatModel,
     ModelEvent,
@@ -98,6 +102,10 @@ TOOL_FAILED = "the tool failed unexpectedly; the details are in the app's log, n
 CANCELLED_BY_USER = "the user cancelled the turn before this call finished"
 CUT_SHORT = "[The user stopped this answer here.]"
 CHECKPOINT_SECONDS = 2.0
+BUDGET_HINT = (
+    "raise `budget:` in config.yaml (or MODES_TUI_BUDGET), or send it with a cheaper mode "
+    "(/mode NAME); your message is kept"
+)
 NOT_RETRYABLE = frozenset({"auth", "context_too_long", "not_found", "bad_request"})
 T = TypeVar("T")
 
@@ -125,6 +133,8 @@ class _Setup:
     temperature: float | None
     max_tokens: int | None
     notes: tuple[str, ...]
+    fallbacks: tuple[str, ...] = ()
+    """Models still to try, in order, if this one fails with a retryable error."""
 
 
 @dataclass
@@ -144,6 +154,8 @@ class _TurnState:
     """Calls of this turn that reached the guards."""
     usage: list[UsageReport] = field(default_factory=list)
     round_usage: UsageReport | None = None
+    calls: list[tuple[str, int, int, float | None]] = field(default_factory=list)
+    """(model, prompt tokens, completion tokens, cost) of every call, for the ledger."""
     next_checkpoint: float = float("inf")
     """When (time.monotonic) to write the streaming answer to the session log next."""
 
@@ -190,6 +202,8 @@ class Engine:
         limits: Limits = Limits(),  # noqa: B008 - frozen, so one shared default is safe
         inputs: Mapping[str, Any] | None = None,
         corrections: CorrectionRecorder | None = None,
+        budget: float | None = None,
+        servers: ToolServers | None = None,
     ) -> None:
         self.pack = pack
         self.router = router
@@ -209,6 +223,12 @@ class Engine:
         self.checkpoint_seconds = CHECKPOINT_SECONDS
         """How often a long answer is written to the session log while it streams."""
         self.inputs = dict(inputs or {})
+        self.asker: Asker | None = confirm if isinstance(confirm, Asker) else None
+        """Answers questions about a turn (entering a confirm-first mode, the budget)."""
+        self.costs = TurnCosts(model, CostLedger(budget=budget))
+        """Prices and the cost ledger (`costs.ledger`: per turn, total, saved, budget)."""
+        self.servers = servers
+        """MCP servers whose tools modes may list (`mcp:`); the caller closes them."""
 
         self.conversation = Conversation()
         """The shared history (read-only for UIs)."""
@@ -385,6 +405,7 @@ class Engine:
                 route = replace(self.router.force(kept[0]), reason=kept[1])
             else:
                 route = await self._step(self._route(force, control, warnings))
+                route = await self._step(self._confirm_entry(route))
                 self.corrections.routed(self.turn, text, route, state.user_index)
             self.routes.append(route)
             # `off` is a reserved name, never a mode: the turn runs with no mode at all
@@ -406,10 +427,18 @@ class Engine:
 
             setup = await self._step(self._setup(state.mode))
             state.setup = setup
+            await self._step(self.costs.set_baseline(self._models_in_use()))
             for round_no in range(1, self.limits.model_rounds + 1):
                 state.new_round()
                 state.next_checkpoint = time.monotonic() + self.checkpoint_seconds
                 request = self._request(setup, state)
+                if round_no == 1:
+                    refusal = await self._step(
+                        self.costs.check_budget(setup.model, request, self.asker)
+                    )
+                    if refusal is not None:
+                        yield self._fail(state, refusal, "budget", BUDGET_HINT, retryable=False)
+                        return
                 self._record(
                     "request",
                     request=request.to_dict(),
@@ -419,8 +448,18 @@ class Engine:
                 )
                 yield RequestBuilt(request, setup.mode, round_no, setup.notes)
                 calls: list[ToolCallChunk] = []
-                async with contextlib.aclosing(self._stream(request)) as stream:
+                # without fallbacks, no extra generator layer on every chunk
+                answer = (
+                    self._answer(request, state, round_no)
+                    if setup.fallbacks
+                    else self._stream(request)
+                )
+                async with contextlib.aclosing(answer) as stream:
                     async for event in stream:
+                        if isinstance(event, RequestBuilt):  # a fallback model takes over
+                            setup = self._current(state)
+                            yield event
+                            continue
                         if isinstance(event, TextChunk):
                             state.text.append(event.text)
                             if time.monotonic() >= state.next_checkpoint:
@@ -436,6 +475,14 @@ class Engine:
                         elif isinstance(event, UsageReport):
                             state.usage.append(event)
                             state.round_usage = event
+                            state.calls.append(
+                                (
+                                    setup.model,
+                                    event.prompt_tokens,
+                                    event.completion_tokens,
+                                    event.cost,
+                                )
+                            )
                             yield Usage(
                                 setup.model,
                                 event.prompt_tokens,
@@ -458,6 +505,7 @@ class Engine:
                         message=message.to_dict(),
                         usage=_usage_dict(state.round_usage),
                         turn_usage=state.total_usage(),
+                        cost=self._settle_cost(state),
                     )
                     yield TurnFinished(message)
                     return
@@ -491,7 +539,11 @@ class Engine:
             if added is not None:
                 self._record("assistant", message=added.to_dict(), usage=None)
             self._record(
-                "ui_event", event="cancel", partial=partial, turn_usage=state.total_usage()
+                "ui_event",
+                event="cancel",
+                partial=partial,
+                turn_usage=state.total_usage(),
+                cost=self._settle_cost(state),
             )
             yield TurnCancelled(partial)
         except _RoundLimit:
@@ -518,7 +570,13 @@ class Engine:
             added = self._settle(state, cancelled=True)
             if added is not None:
                 self._record("assistant", message=added.to_dict(), usage=None)
-            self._record("ui_event", event="cancel", partial=partial, reason="abandoned")
+            self._record(
+                "ui_event",
+                event="cancel",
+                partial=partial,
+                reason="abandoned",
+                cost=self._settle_cost(state),
+            )
             raise
         except Exception as error:
             log.exception("turn %d failed unexpectedly", self.turn)
@@ -534,6 +592,103 @@ class Engine:
             self._cancel_requested = False
             self._cancel_delivered = False
             self._awaiting = None
+
+    # ------------------------------------------------------------------ models, policy, cost
+
+    async def _answer(
+        self, request: ModelRequest, state: _TurnState, round_no: int
+    ) -> AsyncGenerator[ModelEvent | RequestBuilt, None]:
+        """The model's events; on a retryable failure before any output, the next fallback.
+
+        litellm's own `fallbacks=` is not used: it retries on any error (a wrong key too),
+        keeps no record of why it switched, and only covers the stream's opening; here the
+        switch is a RequestBuilt with a note, so the panel and the session say who answered
+        and why, and a failure after text arrived ends the turn with that text kept.
+        """
+        while True:
+            setup = self._current(state)
+            try:
+                async with contextlib.aclosing(self._stream(request)) as stream:
+                    async for event in stream:
+                        yield event
+                return
+            except ProviderError as error:
+                produced = state.text or state.reasoning
+                if produced or not setup.fallbacks or error.kind in NOT_RETRYABLE:
+                    raise
+                failed = setup.model
+                following = await self._step(
+                    self._setup(state.mode, model=setup.fallbacks[0], rest=setup.fallbacks[1:])
+                )
+                note = fallback_note(failed, error, following.model)
+                following = replace(following, notes=(*following.notes, note))
+                state.setup = following
+                request = self._request(following, state)
+                self._record(
+                    "request",
+                    request=request.to_dict(),
+                    mode=following.mode,
+                    round=round_no,
+                    notes=list(following.notes),
+                    fallback={"from": failed, "kind": error.kind, "error": error.provider_message},
+                )
+                yield RequestBuilt(request, following.mode, round_no, following.notes)
+
+    @staticmethod
+    def _current(state: _TurnState) -> _Setup:
+        assert state.setup is not None  # set before the first request
+        return state.setup
+
+    async def _confirm_entry(self, route: Route) -> Route:
+        """Ask before the router (not the user) moves the conversation into a confirm-first mode."""
+        profile = self.pack.get(route.mode_name)
+        if (
+            profile is None
+            or profile.auto_enter != "confirm"
+            or route.forced
+            or route.mode_name == self._mode
+        ):
+            return route
+        question = Question(
+            "enter_mode",
+            f"Enter {profile.name}?",
+            f"The router wants to answer in {profile.name} ({route.reason or 'no reason given'}). "
+            f"{profile.name} asks before it is entered. Answer there?",
+        )
+        allowed = False
+        if self.asker is not None:
+            try:
+                allowed = bool(await self.asker.ask(question))
+            except Exception:  # a broken dialog keeps the turn out of the mode
+                log.exception("asking to enter %s failed; treated as no", profile.name)
+        if allowed:
+            return route
+        fallback = self.pack.router.fallback
+        return replace(
+            route,
+            mode_name=fallback,
+            decided_by="fallback",
+            reason=f"Entering {profile.name} declined (auto_enter: confirm)"
+            if self.asker is not None
+            else f"Entering {profile.name} needs a yes, and nobody can answer here",
+            runner_up=profile.name,
+        )
+
+    def _models_in_use(self) -> set[str]:
+        """Every model a mode of the pack answers with (the ledger's baseline candidates)."""
+        if self.model_override:
+            return {self.model_override}
+        return {
+            self.default_model if profile.model == "default" else profile.model
+            for profile in self.pack.profiles
+        }
+
+    def _settle_cost(self, state: _TurnState) -> dict[str, Any] | None:
+        """The turn's cost into the ledger; what the session log keeps of it."""
+        entry = self.costs.ledger.add(self.turn, state.calls)
+        if entry is None:
+            return None
+        return {**entry.to_dict(), "baseline_model": self.costs.ledger.baseline_model}
 
     # ------------------------------------------------------------------ steps
 
@@ -651,12 +806,20 @@ class Engine:
             warnings.append(reading.warning)
         return reading, warnings
 
-    async def _setup(self, mode: str | None) -> _Setup:
+    async def _setup(
+        self, mode: str | None, *, model: str | None = None, rest: tuple[str, ...] | None = None
+    ) -> _Setup:
+        """How `mode` runs; `model` and `rest` replace its model and fallbacks (a fallback)."""
         profile = self.pack.get(mode) if mode is not None else None
-        if profile is not None and profile.model != "default":
+        if model is not None:
+            model = self.default_model if model == "default" else model
+        elif profile is not None and profile.model != "default":
             model = self.model_override or profile.model
         else:
             model = self.model_override or self.default_model
+        if rest is None:
+            # --model pins one model for the run: no mode's fallbacks apply
+            rest = () if self.model_override or profile is None else profile.fallback_models
         notes: list[str] = []
         requested = profile.thinking if profile is not None else "off"
         effort: str | None = None
@@ -666,15 +829,18 @@ class Engine:
             else:
                 notes.append(f"thinking n/a for {model}")
         tools: dict[str, Tool] = {}
-        if profile is not None and profile.tools:
+        if profile is not None and (profile.tools or profile.mcp):
             missing = [name for name in profile.tools if name not in self.tools]
             if missing:
                 notes.append(f"tools not available here: {', '.join(missing)}")
             selected = self.tools.select(profile.tools)
-            if selected and not await self._capable("supports_tools", model):
+            if (selected or profile.mcp) and not await self._capable("supports_tools", model):
                 notes.append(f"tools n/a for {model}")
             else:
-                tools = {item.name: item for item in selected}
+                # MCP servers start here, on the first turn of a mode that lists them
+                found = await server_tools(profile.mcp, self.servers)
+                notes.extend(found.problems)
+                tools = {item.name: item for item in (*selected, *found.tools)}
         return _Setup(
             mode=mode,
             model=model,
@@ -687,6 +853,7 @@ class Engine:
             temperature=profile.temperature if profile is not None else None,
             max_tokens=profile.max_tokens if profile is not None else None,
             notes=tuple(notes),
+            fallbacks=tuple(rest),
         )
 
     async def _capable(self, check: str, model: str) -> bool:
@@ -918,6 +1085,7 @@ class Engine:
             message=message.to_dict(),
             usage=None,
             turn_usage=state.total_usage(),
+            cost=self._settle_cost(state),
             error=error,
             kind=kind,
             hint=hint,

@@ -21,6 +21,8 @@ from modes_tui.core.paths import Dirs, app_dirs, shipped_dir
 from modes_tui.core.prompts import PromptSet, TemplateProblem
 
 Thinking = Literal["off", "low", "medium", "high"]
+AutoEnter = Literal["allow", "confirm", "never"]
+AUTO_ENTER: tuple[AutoEnter, ...] = ("allow", "confirm", "never")
 THINKING_LEVELS: tuple[Thinking, ...] = ("off", "low", "medium", "high")
 CLASSIFIERS = ("keyword", "embedding", "chat", "judge", "cascade")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -37,10 +39,13 @@ PROFILE_KEYS = frozenset(
         "temperature",
         "max_tokens",
         "tools",
+        "mcp",
         "history",
         "key",
         "available",
         "instructions",
+        "fallback_models",
+        "auto_enter",
     }
 )
 ROUTER_KEYS = frozenset(
@@ -115,6 +120,8 @@ class Profile:
     """Cap on the answer's length; None leaves the provider's default."""
     tools: tuple[str, ...] = ()
     """Names of the tools this mode may call."""
+    mcp: tuple[str, ...] = ()
+    """Names of the MCP servers (settings' `mcp_servers`) whose tools this mode gets too."""
     history: HistoryWindow = field(default_factory=lambda: HistoryWindow(20))
     """What the answering model sees of the shared history."""
     key: str | None = None
@@ -125,6 +132,10 @@ class Profile:
     """The mode's instructions template (Jinja2 source), appended to the base prompt."""
     source: str = ""
     """The file the profile came from, for messages."""
+    fallback_models: tuple[str, ...] = ()
+    """Models tried in order when the mode's model fails with a retryable error."""
+    auto_enter: AutoEnter = "allow"
+    """allow: the router may pick it; confirm: ask first; never: only by forcing it."""
 
     def is_available(self, environ: Mapping[str, str] | None = None) -> bool:
         """Whether the router may choose this mode now."""
@@ -138,9 +149,12 @@ class Profile:
             "model": self.model,
             "thinking": self.thinking,
             "tools": list(self.tools),
+            "mcp": list(self.mcp),
             "key": self.key,
             "examples": len(self.examples),
             "available": self.is_available(),
+            "fallback_models": list(self.fallback_models),
+            "auto_enter": self.auto_enter,
         }
 
 
@@ -273,15 +287,21 @@ def load_pack(
     *,
     dirs: Dirs | None = None,
     known_tools: frozenset[str] | None = None,
+    known_servers: frozenset[str] | None = None,
 ) -> Pack:
-    """Load and validate a pack; raise one DeclarationError listing every problem."""
+    """Load and validate a pack; raise one DeclarationError listing every problem.
+
+    `known_servers` are the configured MCP server names (settings, which the caller has);
+    with them, a profile's `mcp:` naming another server is a problem. None skips that
+    check: the engine then notes an unconfigured server on the turn instead.
+    """
     dirs = dirs or app_dirs()
     path = resolve_pack(name, profiles_dir, dirs)
     if known_tools is None:
         from modes_tui.core.tools import known_tool_names
 
         known_tools = known_tool_names()
-    return _PackReader(path, dirs, known_tools).read()
+    return _PackReader(path, dirs, known_tools, known_servers).read()
 
 
 # --------------------------------------------------------------------------- validation
@@ -290,10 +310,17 @@ def load_pack(
 class _PackReader:
     """Reads one pack folder and collects every problem before giving up."""
 
-    def __init__(self, path: Path, dirs: Dirs, known_tools: frozenset[str]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        dirs: Dirs,
+        known_tools: frozenset[str],
+        known_servers: frozenset[str] | None = None,
+    ) -> None:
         self.path = path
         self.dirs = dirs
         self.known_tools = known_tools
+        self.known_servers = known_servers
         self.problems: list[Problem] = []
 
     def problem(self, file: Path | str, key: str, message: str) -> None:
@@ -464,6 +491,7 @@ class _PackReader:
                     f"tools[{index}]",
                     f"unknown tool {tool!r}{extra} (known: {', '.join(sorted(self.known_tools))})",
                 )
+        mcp = self._servers(file, data)
         history = self._history(file, data.get("history", {"last": 20}), "history")
         key = data.get("key")
         if key is not None and (not isinstance(key, str) or not key.strip()):
@@ -474,6 +502,13 @@ class _PackReader:
         if not isinstance(instructions, str):
             self.problem(file, "instructions", "must be text (a Jinja2 template)")
             instructions = ""
+        fallback_models = self._strings(file, data, "fallback_models")
+        auto_enter = data.get("auto_enter", "allow")
+        if auto_enter not in AUTO_ENTER:
+            self.problem(
+                file, "auto_enter", f"{auto_enter!r} is not one of {', '.join(AUTO_ENTER)}"
+            )
+            auto_enter = "allow"
         if len(self.problems) > before and not isinstance(name, str):
             return None
         return Profile(
@@ -486,11 +521,14 @@ class _PackReader:
             temperature=float(temperature) if temperature is not None else None,
             max_tokens=max_tokens,
             tools=tools,
+            mcp=mcp,
             history=history,
             key=key.strip().lower() if isinstance(key, str) else None,
             available=available,
             instructions=instructions,
             source=str(file),
+            fallback_models=fallback_models,
+            auto_enter=auto_enter,
         )
 
     def _strings(self, file: Path, data: Mapping[str, Any], key: str) -> tuple[str, ...]:
@@ -507,6 +545,19 @@ class _PackReader:
                 continue
             result.append(item.strip())
         return tuple(result)
+
+    def _servers(self, file: Path, data: Mapping[str, Any]) -> tuple[str, ...]:
+        names = self._strings(file, data, "mcp")
+        for index, name in enumerate(names):
+            if self.known_servers is not None and name not in self.known_servers:
+                configured = ", ".join(sorted(self.known_servers)) or "none"
+                self.problem(
+                    file,
+                    f"mcp[{index}]",
+                    f"no MCP server called {name!r} in the settings (configured: {configured}); "
+                    "add it under mcp_servers in config.yaml or remove it here",
+                )
+        return names
 
     def _history(self, file: Path, value: Any, key: str) -> HistoryWindow:
         if value == "all" or value is None:
@@ -565,6 +616,13 @@ class _PackReader:
                 file,
                 "fallback",
                 f"{fallback!r} is not a mode of this pack; modes: {', '.join(names)}",
+            )
+        elif any(p.name == fallback and p.auto_enter != "allow" for p in profiles):
+            self.problem(
+                file,
+                "fallback",
+                f"{fallback!r} has auto_enter other than allow, but the fallback must take "
+                "unsure turns without asking; pick another fallback or allow it",
             )
         truncate = data.get("truncate", {})
         message_cap: int | None = 30_000

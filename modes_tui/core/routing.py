@@ -392,7 +392,8 @@ class Router:
             current_mode = _last_mode(list(conversation))
         config = self.pack.router
 
-        available = self.modes
+        # `auto_enter: never` modes are reachable only by forcing: the classifier never sees them
+        available = tuple(p for p in self.modes if p.auto_enter != "never")
         fallback = config.fallback
         if not [p for p in available if p.name != fallback]:
             return Route(fallback, "fallback", REASON_ONLY_FALLBACK)

@@ -12,6 +12,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from modes_tui.core.errors import DeclarationError, Problem
+from modes_tui.core.models import EMBEDDED_MODEL, resolve_model
+
+__all__ = ["EMBEDDED_MODEL", "backend_factories", "default_chat_model", "resolve_model"]
 
 if TYPE_CHECKING:
     from modes_tui.core.classifiers import BackendFactory, ClassifierServices
@@ -20,17 +23,7 @@ if TYPE_CHECKING:
     from modes_tui.core.routing import Classifier
     from modes_tui.llm.base import ChatModel
 
-EMBEDDED_MODEL = "local/gemma-3-270m"
-"""What `model: default` means when no default model is configured."""
-
 ChatModelFactory = Callable[[], "ChatModel"]
-
-
-def resolve_model(model: str, default_model: str) -> str:
-    """`default` -> the configured default model -> the embedded model."""
-    if model != "default":
-        return model
-    return default_model if default_model != "default" else EMBEDDED_MODEL
 
 
 def default_chat_model() -> ChatModel:

@@ -344,7 +344,12 @@ class ModesApp(App[None]):
         if isinstance(event, RouteDecided):
             self.panel.decided(record)
             self.header.show(active_mode=record.mode or "no mode")
-            self.status.busy(f"Routed to {record.mode or 'no mode'}; asking the model…")
+            profile = self.services.pack.get(record.mode) if record.mode else None
+            if profile is not None and profile.mcp:  # a server's first start takes seconds
+                servers = ", ".join(profile.mcp)
+                self.status.busy(f"Routed to {record.mode}; getting tools from MCP {servers}…")
+            else:
+                self.status.busy(f"Routed to {record.mode or 'no mode'}; asking the model…")
         elif isinstance(event, RequestBuilt):
             self.panel.refresh_record(record)
             self.status.busy(f"Waiting for {model_label(event.request.model)}…")
@@ -359,16 +364,25 @@ class ModesApp(App[None]):
         elif isinstance(event, TurnFinished):
             self.panel.refresh_record(record)
             self.status.idle()
+            self._show_cost()
         elif isinstance(event, TurnCancelled):
             self.panel.refresh_record(record)
             self.status.idle("Cancelled; the partial answer is kept.")
+            self._show_cost()
         elif isinstance(event, TurnCorrected):
             self.panel.refresh_record(record)
             self._corrected(event)
         elif isinstance(event, TurnFailed):
             self.panel.refresh_record(record)
+            self._show_cost()
             retry = " · ctrl+r or the Retry button tries again" if event.retryable else ""
             self.status.error(f"The turn failed: {event.error}{retry}")
+
+    def _show_cost(self) -> None:
+        """The session's cost in the header, once a turn had a known, non-zero price."""
+        ledger = getattr(getattr(self.engine, "costs", None), "ledger", None)
+        if ledger is not None and (ledger.total or ledger.budget is not None):
+            self.header.show(cost=ledger.header())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place that handles workers ending: success of the engine, every error."""

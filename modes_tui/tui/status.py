@@ -9,9 +9,10 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from modes_tui.core.control import AUTO, OFF, ControlReading
+from modes_tui.core.models import EMBEDDED_MODEL
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-DEMO_MODEL = "local/gemma-3-270m"
+DEMO_MODEL = EMBEDDED_MODEL
 DEMO_LABEL = "offline demo model"
 
 
@@ -46,6 +47,8 @@ class ModeHeader(Static):
         self.pack = pack
         self.reading = ControlReading(AUTO)
         self.active_mode: str | None = None
+        self.cost: str | None = None
+        """The session's cost line (total, saved vs always X, budget), once there is one."""
 
     def on_mount(self) -> None:
         self._draw()
@@ -57,6 +60,7 @@ class ModeHeader(Static):
         active_mode: str | None = None,
         model: str | None = None,
         pack: str | None = None,
+        cost: str | None = None,
     ) -> None:
         """Redraw with whatever changed."""
         if pack is not None:
@@ -67,6 +71,8 @@ class ModeHeader(Static):
             self.active_mode = active_mode
         if model is not None:
             self.model = model
+        if cost is not None:
+            self.cost = cost
         self._draw()
 
     @property
@@ -93,6 +99,9 @@ class ModeHeader(Static):
         text.append(self.pack)
         text.append(" │ model ", style="dim")
         text.append(model_label(self.model))
+        if self.cost:
+            text.append(" │ cost ", style="dim")
+            text.append(self.cost)
         if self.reading.warning:
             text.append(f" │ ⚠ {self.reading.warning}", style="bold yellow")
         return text
