@@ -11,7 +11,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ from modes_tui import __version__
 from modes_tui.core.errors import DeclarationError, ModesError, UnknownMode
 from modes_tui.core.models import EMBEDDED_MODEL, ModelCatalog
 from modes_tui.core.paths import HOME_ENV
+from modes_tui.session_cli import add_resume_option, add_session_verbs
 
 if TYPE_CHECKING:
     from modes_tui.core.control import ControlSource
@@ -27,11 +28,11 @@ if TYPE_CHECKING:
     from modes_tui.core.guards import Confirmer, Limits
     from modes_tui.core.paths import Dirs
     from modes_tui.core.profiles import Pack
-    from modes_tui.core.records import RecordType, SessionWriter
+    from modes_tui.core.records import SessionWriter
     from modes_tui.core.routing import Route
     from modes_tui.llm.base import ChatModel
     from modes_tui.mcp.servers import McpServers
-    from modes_tui.store.sessions import SessionLog
+    from modes_tui.store.resume import CurrentSession
     from modes_tui.store.settings import Settings
     from modes_tui.tui.services import AppServices
 
@@ -586,10 +587,14 @@ def cmd_corrections(args: argparse.Namespace) -> int:
 def cmd_sessions(args: argparse.Namespace) -> int:
     """List recorded sessions, newest first."""
     from modes_tui.core.paths import app_dirs
+    from modes_tui.session_cli import session_action
     from modes_tui.store.export import sessions_table
     from modes_tui.store.sessions import list_sessions
 
     dirs = app_dirs()
+    handled = session_action(args, dirs)
+    if handled is not None:
+        return handled
     summaries = list_sessions(dirs)
     if getattr(args, "cost", False):
         from modes_tui.cli_models import cost_rows, sessions_cost_table
@@ -736,28 +741,26 @@ def cmd_chat(args: argparse.Namespace) -> int:
         run_interactive,
         run_lines,
     )
+    from modes_tui.plain_sessions import show_resumed
+    from modes_tui.session_cli import current_session, pack_for, resume_for
     from modes_tui.store.control import ControlFile
     from modes_tui.store.runtime import runtime_state, sweep
-    from modes_tui.store.sessions import SessionLog
 
     settings = _settings(args)
-    pack = load_pack(settings.pack, getattr(args, "profiles", None), settings)
     dirs = app_dirs()
+    resumed = resume_for(args, dirs)
+    pack_name, pack_note = pack_for(args, settings, resumed)
+    if pack_note:
+        print(f"modes-tui: {pack_note}", file=sys.stderr)
+    pack = load_pack(pack_name, getattr(args, "profiles", None), settings)
     sweep(dirs, settings.sweep_days)
     servers = mcp_servers(settings, dirs)
     control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
     confirm: Confirmer = PromptConfirmer() if interactive else PipeConfirmer()
     model_id = args.model or settings.default_model
-    session = LazySessionLog(
-        lambda: SessionLog.create(
-            dirs,
-            pack=pack.name,
-            model=model_id,
-            cwd=str(Path.cwd()),
-            app_version=__version__,
-            fsync=settings.sessions_fsync,
-        )
+    session = current_session(
+        dirs, pack=pack.name, model=model_id, fsync=settings.sessions_fsync, version=__version__
     )
     try:
         engine = build_engine(
@@ -775,6 +778,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
             budget=settings.budget,
             servers=servers,
         )
+        if resumed is not None:
+            session.attach(resumed)
+            resumed.restore_into(engine)
 
         from modes_tui.llm.litellm_model import preload
 
@@ -794,8 +800,12 @@ def cmd_chat(args: argparse.Namespace) -> int:
             describe_modes=describe_modes,
             set_mode=set_mode,
             history_file=runtime_state(dirs).input_history,
+            session=session,
+            pack_name=pack.name,
         )
         printer = Printer(sys.stdout, json_lines=args.json, err=None if interactive else sys.stderr)
+        if resumed is not None:
+            show_resumed(resumed, context, printer, about_pack=pack_note is None)
         if interactive:
             return asyncio.run(_closing(run_interactive(context, printer), servers))
         return asyncio.run(
@@ -816,38 +826,15 @@ async def _closing(work: Awaitable[int], servers: McpServers | None) -> int:
             await servers.close()
 
 
-class LazySessionLog:
-    """A session log that creates its file at the first record, so opening and closing the
-    app without a message leaves no empty session behind."""
-
-    def __init__(self, create: Callable[[], SessionLog]) -> None:
-        self._create = create
-        self.log: SessionLog | None = None
-
-    @property
-    def id(self) -> str | None:
-        """The session id, once the file exists."""
-        return self.log.id if self.log is not None else None
-
-    def record(self, type: RecordType, turn: int, **fields: Any) -> None:
-        """Append one record (creating the file first)."""
-        if self.log is None:
-            self.log = self._create()
-        self.log.record(type, turn, **fields)
-
-    def close(self) -> None:
-        """Close the file, if there is one."""
-        if self.log is not None:
-            self.log.close()
-
-
 def cmd_tui(args: argparse.Namespace) -> int:
     """The Textual app. Only textual loads before the first frame: the settings, the pack
     and the stores are prepared in a worker right after it, and the engine (with litellm
     and the model) in another one after that."""
+    from modes_tui.session_cli import check_resume
     from modes_tui.tui.app import build_app
 
-    sessions: list[LazySessionLog] = []
+    check_resume(args)  # a wrong id fails here, at the terminal, not inside the app
+    sessions: list[CurrentSession] = []
     servers: list[McpServers] = []
     app = build_app(prepare=lambda: tui_services(args, sessions, servers))
 
@@ -868,7 +855,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
 
 def tui_services(
     args: argparse.Namespace,
-    sessions: list[LazySessionLog],
+    sessions: list[CurrentSession],
     servers: list[McpServers] | None = None,
 ) -> AppServices:
     """Everything the terminal UI needs, from the settings and the options."""
@@ -876,9 +863,9 @@ def tui_services(
     from modes_tui.core.paths import app_dirs
     from modes_tui.core.routing import Router
     from modes_tui.llm.litellm_model import is_remote, preload
+    from modes_tui.session_cli import current_session, pack_for, resume_for
     from modes_tui.store.control import ControlFile
     from modes_tui.store.runtime import sweep
-    from modes_tui.store.sessions import SessionLog
     from modes_tui.store.settings import load_settings
     from modes_tui.tui.services import AppServices
     from modes_tui.tui.sessions import StoreSessions
@@ -886,7 +873,9 @@ def tui_services(
     dirs = app_dirs()
     overrides = {"pack": getattr(args, "pack", None)}
     settings = load_settings(dirs, overrides=overrides)
-    pack = load_pack(settings.pack, getattr(args, "profiles", None), settings)
+    resumed = resume_for(args, dirs)
+    pack_name, pack_note = pack_for(args, settings, resumed)
+    pack = load_pack(pack_name, getattr(args, "profiles", None), settings)
     sweep(dirs, settings.sweep_days)
     tool_servers = mcp_servers(settings, dirs)
     if tool_servers is not None and servers is not None:
@@ -895,17 +884,12 @@ def tui_services(
     override = getattr(args, "model", None)
     model_id = override or settings.default_model
     classifier = getattr(args, "classifier", None) or settings.router_classifier
-    session = LazySessionLog(
-        lambda: SessionLog.create(
-            dirs,
-            pack=pack.name,
-            model=model_id,
-            cwd=str(Path.cwd()),
-            app_version=__version__,
-            fsync=settings.sessions_fsync,
-        )
+    session = current_session(
+        dirs, pack=pack.name, model=model_id, fsync=settings.sessions_fsync, version=__version__
     )
     sessions.append(session)
+    if resumed is not None:
+        session.attach(resumed)
     used = {model_id} | {p.model for p in pack.profiles if p.model != "default" and not override}
     offline = not any(is_remote(settings.catalog().resolve(name).model) for name in used)
     scripted = _model_for(args)
@@ -927,6 +911,8 @@ def tui_services(
             budget=settings.budget,
             servers=tool_servers,
         )
+        if resumed is not None:
+            resumed.restore_into(built)
         # Asking a capability imports litellm and, for the embedded model, assembles and
         # registers it, so the first message does not wait for that.
         built.model.supports_reasoning(model_id)
@@ -946,8 +932,10 @@ def tui_services(
         keymap=dict(settings.keymap),
         theme=settings.theme,
         session_id=lambda: session.id,
+        current=session,
+        resumed=resumed,
         tune_gc=True,
-        warnings=list(settings.warnings),
+        warnings=[*settings.warnings, *([pack_note] if pack_note else [])],
     )
 
 
@@ -973,6 +961,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="use this litellm model id for every mode in this run (e.g. openai/gpt-4.1-mini); "
         "scripted/echo answers offline without a model",
     )
+    add_resume_option(parser)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
 
     def pack_options(sub: argparse.ArgumentParser) -> None:
@@ -1043,13 +1032,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_corrections(verbs).set_defaults(handler=cmd_corrections)
 
-    sessions = verbs.add_parser("sessions", help="list recorded sessions, newest first")
+    sessions = verbs.add_parser(
+        "sessions", help="list, search, rename or delete recorded sessions (newest first)"
+    )
     sessions.add_argument("--json", action="store_true", help="print the list as JSON")
     sessions.add_argument(
         "--cost",
         action="store_true",
         help="what each session cost and saved against always using the priciest mode's model",
     )
+    add_session_verbs(sessions)
     sessions.set_defaults(handler=cmd_sessions)
 
     models = verbs.add_parser(
@@ -1093,6 +1085,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument(
         "--model", metavar="ID", default=argparse.SUPPRESS, help="override every mode's model"
     )
+    add_resume_option(chat, default=argparse.SUPPRESS)
     chat.set_defaults(handler=cmd_chat)
     return parser
 

@@ -18,9 +18,9 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from modes_tui.core.conversation import ToolCall
+from modes_tui.core.conversation import Conversation, ToolCall
 from modes_tui.core.corrections import Correction
 from modes_tui.core.errors import ModesError
 from modes_tui.core.events import (
@@ -47,6 +47,11 @@ from modes_tui.core.terminal_text import (
     json_terminal_safe,
     terminal_safe,
 )
+from modes_tui.plain_sessions import SESSION_COMMANDS, run_session_command
+
+if TYPE_CHECKING:
+    from modes_tui.core.correcting import RoutedTurn
+    from modes_tui.store.resume import CurrentSession
 
 COMMANDS = {
     "/mode": "force a mode: /mode NAME | auto | off",
@@ -55,6 +60,7 @@ COMMANDS = {
     "/why": "show the last turn's route and request",
     "/wrong": "wrong mode: /wrong MODE answers the last turn again in MODE; /wrong undo",
     "/help": "list the commands",
+    **SESSION_COMMANDS,
     "/quit": "leave (Ctrl+D works too)",
 }
 
@@ -71,6 +77,16 @@ class TurnRunner(Protocol):
     def cancel(self) -> None: ...
 
     def clear(self) -> None: ...
+
+    def restore(
+        self,
+        conversation: Conversation,
+        *,
+        turn: int,
+        mode: str | None,
+        routes: Sequence[Route] = (),
+        routed: Sequence[RoutedTurn] = (),
+    ) -> None: ...
 
 
 @dataclass
@@ -91,6 +107,10 @@ class ReplContext:
     """The last RequestBuilt, for /why."""
     last_route: Route | None = None
     """The last route, for /why."""
+    session: CurrentSession | None = None
+    """The session being recorded, for /resume, /fork and /rename."""
+    pack_name: str = ""
+    """The pack in use (a resumed session from another pack is pointed out)."""
 
 
 def route_line(route: Route) -> str:
@@ -250,6 +270,8 @@ async def run_command(line: str, context: ReplContext, printer: Printer) -> bool
     elif name == "/clear":
         context.engine.clear()
         printer.write("(conversation cleared)\n")
+    elif name in SESSION_COMMANDS:
+        run_session_command(name, argument, context, printer)
     elif name == "/why":
         if context.last_route is None:
             printer.write("no turn yet\n")

@@ -319,7 +319,7 @@ def test_resuming_after_a_torn_line_keeps_new_records_whole(dirs: Dirs) -> None:
     again = load_session(path)
     assert [r.get("content") for r in again.records] == [None, "hi", "after the crash"]
     [summary] = list_sessions(dirs)
-    assert (summary.turns, summary.title) == (2, "hi")
+    assert (summary.turns, summary.title) == (2, "after the crash")  # "hi" says nothing
     assert [p.line for p in again.problems] == [3]
     assert "corrupt line skipped" in again.problems[0].message
 

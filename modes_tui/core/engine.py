@@ -37,7 +37,12 @@ from typing import Any, TypeVar
 
 from modes_tui.core.control import AUTO, OFF, ControlReading, ControlSource
 from modes_tui.core.conversation import Conversation, Message, ToolCall
-from modes_tui.core.correcting import CorrectionPlan, CorrectionRecorder, TurnCorrections
+from modes_tui.core.correcting import (
+    CorrectionPlan,
+    CorrectionRecorder,
+    RoutedTurn,
+    TurnCorrections,
+)
 from modes_tui.core.corrections import Correction
 from modes_tui.core.errors import CorrectionRefused, ProviderError, UnknownMode
 from modes_tui.core.events import (
@@ -329,6 +334,29 @@ class Engine:
         self.conversation.clear()
         self.corrections.cleared()
         self._record("ui_event", event="clear")
+
+    def restore(
+        self,
+        conversation: Conversation,
+        *,
+        turn: int,
+        mode: str | None,
+        routes: Sequence[Route] = (),
+        routed: Sequence[RoutedTurn] = (),
+    ) -> None:
+        """Carry on from a saved session (resume, fork): as if this engine had run its turns.
+
+        `conversation` is the history the models saw, `turn` the last turn's number, `mode`
+        the mode of the last turn (None: none, or `off`), `routes` the recorded decisions,
+        `routed` what the router decided per turn (so `/wrong` can correct those turns).
+        """
+        if self._running:
+            raise RuntimeError("cannot restore a session while a turn runs; cancel it first")
+        self.conversation = conversation
+        self.turn = turn
+        self.routes = list(routes)
+        self._mode = mode
+        self.corrections.turns = {routed_turn.turn: routed_turn for routed_turn in routed}
 
     # ------------------------------------------------------------------ the turn
 

@@ -6,7 +6,9 @@ real one (append-only JSONL), tests may use a list. Every record is a JSON objec
 
 | type        | fields besides v, type, at, turn                                         |
 |-------------|--------------------------------------------------------------------------|
-| meta        | id, created, pack, cwd, app_version, model, title                        |
+| meta        | id, created, pack, cwd, app_version, model, title; a fork's parent        |
+|             | {id, turn}. A later meta record updates these (a rename: title,          |
+|             | title_source "user")                                                     |
 | user        | content                                                                  |
 | route       | route (Route.to_dict()), setting (auto/off/mode), warnings               |
 | request     | request (ModelRequest.to_dict(), secrets redacted), mode, round, notes,  |
@@ -15,9 +17,10 @@ real one (append-only JSONL), tests may use a list. Every record is a JSON objec
 |             | cost}, error (str, when the turn failed), cost (the turn's ledger entry: |
 |             | models, tokens, cost, baseline_cost, baseline_model; also on a cancel)   |
 | tool_result | call (ToolCall.to_dict()), outcome, result, duration_ms                  |
-| ui_event    | event (forced_mode, cancel, clear, retry, ...), plus its own fields;     |
-|             | `correction`: of (turn), answered_mode, corrected_mode, rerun,           |
-|             | correction (Correction.to_dict() or null), note; `correction_undone`: id |
+| ui_event    | event (forced_mode, cancel, clear, retry, resumed, forked, ...), plus    |
+|             | its own fields; `correction`: of (turn), answered_mode, corrected_mode,  |
+|             | rerun, correction (Correction.to_dict() or null), note;                  |
+|             | `correction_undone`: id                                                  |
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from modes_tui.core.control import AUTO, OFF
@@ -432,6 +432,9 @@ def _walk(
             elif kind == "ui_event" and record.get("event") == "clear":
                 pending = None
                 conversation.clear()
+            elif kind == "ui_event" and record.get("event") == "cancel":
+                flush()
+                _mark_tool_round_cancelled(conversation)
             elif kind == "ui_event" and _reruns(record):
                 # the live engine dropped what followed the user message before answering again
                 pending = None
@@ -446,6 +449,19 @@ def _walk(
             )
     flush()
     return conversation, problems, points
+
+
+def _mark_tool_round_cancelled(conversation: Conversation) -> None:
+    """A cancel during a round's tool calls marks that round's answer cut short, as the
+    engine does in memory (it writes no new assistant record for it)."""
+    for index in range(len(conversation) - 1, -1, -1):
+        message = conversation.messages[index]
+        if message.role == "user":
+            return
+        if message.role == "assistant":
+            if message.tool_calls and not message.cancelled:
+                conversation.messages[index] = replace(message, cancelled=True)
+            return
 
 
 def _reruns(record: Mapping[str, Any]) -> bool:

@@ -14,8 +14,9 @@ OS before `record` returns (optionally fsynced too, see `fsync`), with secrets r
 on the way in. The record schema is `modes_tui.core.records`.
 
 **The summary** is a cache, rewritten atomically (temp file + rename) after each user
-record: the title is the first user message, which is not known when the `meta` line is
-written, and an append-only log cannot go back and fill it in. One summary file per
+record: the title is made from the first user messages (`store.titles`), which are not
+known when the `meta` line is written, and an append-only log cannot go back and fill it
+in. A rename (a later `meta` record) also leaves a sidecar the list reads (`store.titles`). One summary file per
 session, rather than one shared index, because two running apps each own their session
 and would otherwise overwrite each other's index updates. When the summary is missing
 or unreadable, the list falls back to the first line of the log (the `meta` record).
@@ -52,8 +53,9 @@ import os
 import secrets
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,11 +63,14 @@ from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.records import RECORD_TYPES, SCHEMA_VERSION, RecordType, SessionWriter
 from modes_tui.store.redaction import redact_secrets
+from modes_tui.store.titles import generate_title, renamed_titles
 
 SUFFIX = ".jsonl"
 SUMMARIES = ".summaries"
 LATEST = "latest"
 TITLE_LIMIT = 120
+TITLE_FROM_TURNS = 3
+"""A generated title comes from the first user message that says something, of this many."""
 HEAD_LIMIT = 256 * 1024
 """The longest first line the session list reads; a `meta` record is far shorter."""
 RESERVED_FIELDS = frozenset({"v", "type", "at", "turn"})
@@ -131,13 +136,11 @@ class LoadedSession:
 
     @property
     def title(self) -> str:
-        """The first user message's first line ('' when there is none)."""
+        """The user's title, else one made from the first user messages ('' without any)."""
         if self.meta.get("title"):
             return str(self.meta["title"])
-        for record in self.records:
-            if record.get("type") == "user":
-                return title_of(str(record.get("content") or ""))
-        return ""
+        users = (str(r.get("content") or "") for r in self.records if r.get("type") == "user")
+        return generate_title(islice(users, TITLE_FROM_TURNS)) or ""
 
     @property
     def pack(self) -> str | None:
@@ -199,6 +202,8 @@ class SessionLog:
         self._lock = threading.Lock()
         self._needs_newline = False
         self._summary: dict[str, Any] = {"v": SCHEMA_VERSION, "id": self.id, "turns": 0}
+        self._first_users: list[str] = []
+        """The first user messages, until one of them makes a title."""
 
     @classmethod
     def create(
@@ -256,7 +261,7 @@ class SessionLog:
             cwd=os.getcwd() if cwd is None else cwd,
             app_version=__version__ if app_version is None else app_version,
             model=model,
-            title=None,
+            title=extra.pop("title", None),
             **extra,
         )
         return log
@@ -307,6 +312,14 @@ class SessionLog:
                 data = b"\n" + data
             try:
                 fd = self._open()
+                # Appending to a deleted file would lose every record. Checked once a turn
+                # (fstat costs ~10 % of an append); the engine warns at the next route.
+                if type == "user" and os.fstat(fd).st_nlink == 0:
+                    raise SessionError(
+                        f"session file {self.path} was deleted while in use (modes-tui "
+                        "sessions rm?): this conversation is no longer recorded; restart "
+                        "modes-tui to record a new session"
+                    )
                 _write_all(fd, data)
                 if self.fsync:
                     os.fsync(fd)
@@ -318,6 +331,21 @@ class SessionLog:
                 ) from error
             self._needs_newline = False
             self._note(type, turn, record)
+
+    def copy(self, records: Iterable[Mapping[str, Any]]) -> None:
+        """Append records of another session as they are (their `at` and `turn` kept): a fork."""
+        for record in records:
+            line = json.dumps(dict(record), ensure_ascii=True, separators=(",", ":"), default=repr)
+            with self._lock:
+                try:
+                    _write_all(self._open(), line.encode("ascii") + b"\n")
+                except OSError as error:
+                    raise SessionError(
+                        f"cannot write to session file {self.path}: {error.strerror or error}"
+                    ) from error
+                self._note(str(record.get("type")), int(record.get("turn") or 0), record)
+        if self.fsync and self._fd is not None:
+            os.fsync(self._fd)
 
     def close(self) -> None:
         """Close the file; a later `record` opens it again."""
@@ -353,8 +381,9 @@ class SessionLog:
                 summary["title"] = record["title"]
         elif type == "user":
             summary["turns"] = max(int(summary.get("turns") or 0), turn)
-            if not summary.get("title"):
-                summary["title"] = title_of(str(record.get("content") or "")) or None
+            if not summary.get("title") and len(self._first_users) < TITLE_FROM_TURNS:
+                self._first_users.append(str(record.get("content") or ""))
+                summary["title"] = generate_title(self._first_users)
         else:
             return
         self._write_summary()
@@ -476,7 +505,11 @@ def list_sessions(dirs: Dirs | None = None, limit: int | None = None) -> list[Se
     ids = sorted(logs, reverse=True)
     if limit is not None:
         ids = ids[:limit]
-    return [_summary(session_id, *logs[session_id]) for session_id in ids]
+    summaries = [_summary(session_id, *logs[session_id]) for session_id in ids]
+    renamed = renamed_titles(folder)  # the user's titles beat the generated ones
+    if renamed:
+        summaries = [replace(s, title=renamed[s.id]) if s.id in renamed else s for s in summaries]
+    return summaries
 
 
 def _summary(session_id: str, path: Path, updated: float) -> SessionSummary:

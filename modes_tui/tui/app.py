@@ -155,6 +155,11 @@ class ModesApp(App[None]):
         self._turn_running_flag = running
         self.refresh_bindings()
 
+    @property
+    def turn_running(self) -> bool:
+        """A turn is running (or waiting for the engine)."""
+        return self._turn_running_flag
+
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
@@ -228,6 +233,11 @@ class ModesApp(App[None]):
         self.status.busy(f"Loading {model_label(services.model)}…")
         for warning in services.warnings:
             self.notify(warning, title="Settings", severity="warning", timeout=10)
+        if services.resumed is not None:  # --resume: its turns, before the engine is in
+            from modes_tui.tui import session_actions
+
+            resumed = services.resumed
+            self.call_later(session_actions.show, self, resumed, f"Resumed session `{resumed.id}`")
         self.call_after_refresh(self._after_first_paint)
 
     def _after_first_paint(self) -> None:
@@ -267,7 +277,8 @@ class ModesApp(App[None]):
     async def run_turn(self, text: str) -> None:
         """Route and answer one message, showing every event."""
         self._turn_running = True
-        record = TurnRecord(len(self.records) + 1, terminal_safe(text))  # a paste may hold escapes
+        number = (self.records[-1].number if self.records else 0) + 1
+        record = TurnRecord(number, terminal_safe(text))  # a paste may hold escapes
         self.records.append(record)
         view = await self.chat.start_turn(record)
         try:
@@ -586,6 +597,8 @@ class ModesApp(App[None]):
         elif name == "/replay":
             self.status.busy(f"Loading session {command.argument}…")
             self.load_replay(command.argument)
+        elif name in ("/resume", "/fork", "/rename"):
+            self.session_command(command)
         elif name == "/export":
             await self.export()
         elif name == "/why":
@@ -600,6 +613,21 @@ class ModesApp(App[None]):
         elif name == "/help":
             await self.action_help()
 
+    def session_command(self, command: Command) -> None:
+        """`/resume`, `/fork`, `/rename` (see `tui.session_actions`), one at a time."""
+        from modes_tui.tui import session_actions
+
+        argument = command.argument
+        if command.name == "/resume":
+            work = session_actions.resume(self, argument)
+        elif command.name == "/fork":
+            work = session_actions.fork(self, int(argument) if argument else None)
+        else:
+            work = session_actions.rename(self, argument)
+        self.run_worker(
+            work, name=command.name, group="session", exclusive=True, exit_on_error=False
+        )
+
     def open_sessions(self) -> None:
         """The session picker; picking one replays it."""
         sessions = self.services.sessions
@@ -609,12 +637,14 @@ class ModesApp(App[None]):
         listed = sessions.list()
         self._session_ids = [s.id for s in listed]
 
-        def picked(session_id: str | None) -> None:
-            if session_id:
-                self.status.busy(f"Loading session {session_id}…")
-                self.load_replay(session_id)
+        from modes_tui.tui.replay import PickedSession, SessionsScreen
 
-        from modes_tui.tui.replay import SessionsScreen
+        def picked(choice: PickedSession | None) -> None:
+            if choice is not None and choice.resume:
+                self.session_command(Command("/resume", choice.id))
+            elif choice is not None:
+                self.status.busy(f"Loading session {choice.id}…")
+                self.load_replay(choice.id)
 
         self.push_screen(SessionsScreen(listed, tz=self.tz), callback=picked)
 

@@ -30,6 +30,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("/clear", "/clear", "start the conversation afresh"),
     CommandSpec("/sessions", "/sessions", "pick a recorded session to replay"),
     CommandSpec("/replay", "/replay ID", "replay a recorded session, with re-routing"),
+    CommandSpec("/resume", "/resume [ID|latest]", "continue a saved session here"),
+    CommandSpec("/fork", "/fork [N]", "start a new session from turn N of this one"),
+    CommandSpec("/rename", "/rename TITLE", "give this session a title"),
     CommandSpec("/export", "/export", "write this conversation to a Markdown file"),
     CommandSpec("/why", "/why", "open the inspector for the last turn"),
     CommandSpec(
@@ -82,6 +85,14 @@ def parse_command(text: str, settings: Sequence[str]) -> Command:
     elif name == "/replay":
         if not argument:
             raise CommandError("/replay needs a session id (/sessions lists them)")
+    elif name == "/resume":
+        argument = argument or "latest"
+    elif name == "/fork":
+        if argument and not (argument.isdigit() and int(argument) >= 1):
+            raise CommandError(f"/fork takes a turn number from 1 (got {argument!r})")
+    elif name == "/rename":
+        if not argument:
+            raise CommandError("/rename needs a title, e.g. /rename parser crash")
     elif name == "/wrong":
         choices = wrong_choices(settings)
         if argument and argument not in choices:
@@ -120,7 +131,7 @@ def complete(text: str, settings: Sequence[str], session_ids: Sequence[str] = ()
     choices: Sequence[str] = ()
     if head.lower() == "/mode":
         choices = settings
-    elif head.lower() == "/replay":
+    elif head.lower() in ("/replay", "/resume"):
         choices = session_ids
     elif head.lower() == "/wrong":
         choices = wrong_choices(settings)

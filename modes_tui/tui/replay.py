@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import tzinfo
 from typing import ClassVar
 
@@ -146,8 +147,18 @@ class ReplayScreen(Screen[None]):
         self.app.push_screen(InspectorScreen(event.record, tz=self._tz))
 
 
-class SessionsScreen(ModalScreen[str | None]):
-    """Pick a recorded session; Enter replays it."""
+@dataclass(frozen=True, slots=True)
+class PickedSession:
+    """What the user chose in the session picker."""
+
+    id: str
+    """The session."""
+    resume: bool = False
+    """Continue it here (`r`) rather than replay it (Enter)."""
+
+
+class SessionsScreen(ModalScreen[PickedSession | None]):
+    """Pick a recorded session; Enter replays it, `r` resumes it."""
 
     DEFAULT_CSS = """
     SessionsScreen { align: center middle; }
@@ -162,7 +173,10 @@ class SessionsScreen(ModalScreen[str | None]):
     SessionsScreen OptionList { height: 1fr; border: none; }
     """
 
-    BINDINGS: ClassVar = [Binding("escape", "dismiss_none", "Close", id="sessions.close")]
+    BINDINGS: ClassVar = [
+        Binding("escape", "dismiss_none", "Close", id="sessions.close"),
+        Binding("r", "resume", "Resume", id="sessions.resume"),
+    ]
 
     def __init__(self, sessions: Sequence[SessionSummary], *, tz: tzinfo | None = None) -> None:
         super().__init__()
@@ -172,7 +186,7 @@ class SessionsScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(
-                f"Sessions · {len(self.sessions)} · Enter replays, Esc closes",
+                f"Sessions · {len(self.sessions)} · Enter replays, r resumes, Esc closes",
                 id="sessions-title",
             )
             options = [Option(self._line(s), id=s.id) for s in self.sessions]
@@ -194,7 +208,17 @@ class SessionsScreen(ModalScreen[str | None]):
     @on(OptionList.OptionSelected, "#sessions")
     def _picked(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.dismiss(event.option.id)
+        if event.option.id:
+            self.dismiss(PickedSession(event.option.id))
+
+    def action_resume(self) -> None:
+        """Continue the highlighted session in the app."""
+        options = self.query_one("#sessions", OptionList)
+        if options.highlighted is None:
+            return
+        session_id = options.get_option_at_index(options.highlighted).id
+        if session_id:
+            self.dismiss(PickedSession(session_id, resume=True))
 
     def action_dismiss_none(self) -> None:
         """Close without picking."""

@@ -19,7 +19,10 @@ from modes_tui.core.events import TurnEvent
 from modes_tui.tui.turns import Reroute
 
 if TYPE_CHECKING:
+    from modes_tui.core.correcting import RoutedTurn
     from modes_tui.core.profiles import Pack
+    from modes_tui.core.routing import Route
+    from modes_tui.store.resume import CurrentSession, Resumption
 
 
 class Confirmer(Protocol):
@@ -58,6 +61,18 @@ class TurnEngine(Protocol):
 
     def clear(self) -> None:
         """Forget the conversation."""
+        ...
+
+    def restore(
+        self,
+        conversation: Conversation,
+        *,
+        turn: int,
+        mode: str | None,
+        routes: Sequence[Route] = (),
+        routed: Sequence[RoutedTurn] = (),
+    ) -> None:
+        """Carry on a saved session: its history, last turn number, mode and decisions."""
         ...
 
 
@@ -178,6 +193,10 @@ class AppServices:
     """A Textual theme name."""
     session_id: Callable[[], str | None] = lambda: None
     """The id of the session being recorded, when there is one."""
+    current: CurrentSession | None = None
+    """The session being recorded: `/resume`, `/fork` and `/rename` act on it."""
+    resumed: Resumption | None = None
+    """The saved session the app starts in (`--resume`): its turns are shown at start."""
     tune_gc: bool = False
     """Tune the garbage collector for streaming once the engine is loaded (the CLI does)."""
     warnings: list[str] = field(default_factory=list)

@@ -1,0 +1,230 @@
+"""The command line's session verbs and options: `sessions rename|rm|--search`, `--resume`.
+
+Kept apart from `cli.py` (which wires the apps) so the session commands read as one
+piece. Errors are `ModesError`s; `cli.main` prints them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from modes_tui.core.errors import ModesError
+
+if TYPE_CHECKING:
+    from modes_tui.core.paths import Dirs
+    from modes_tui.store.resume import CurrentSession, Resumption
+    from modes_tui.store.settings import Settings
+
+EXIT_OK, EXIT_FAILURE = 0, 1
+ENCODING_NOTICE = 50
+"""Say so on stderr when a search has to encode at least this many new messages."""
+
+
+def add_session_verbs(sessions: argparse.ArgumentParser) -> None:
+    """`sessions rename ID TITLE`, `sessions rm ID [--yes]`, `sessions --search TEXT`."""
+    sessions.add_argument(
+        "--search",
+        metavar="TEXT",
+        help="find sessions by the words as typed and by meaning (the router's encoder)",
+    )
+    sessions.add_argument(
+        "--text-only",
+        action="store_true",
+        help="with --search: match the words as typed only (no encoder is loaded)",
+    )
+    actions = sessions.add_subparsers(dest="action", metavar="ACTION")
+    rename = actions.add_parser("rename", help="give a session a title")
+    rename.add_argument("id", metavar="ID", help="a session id, a unique prefix, or latest")
+    rename.add_argument("title", nargs="+", metavar="TITLE", help="the new title")
+    remove = actions.add_parser("rm", help="delete a session (asks first on a terminal)")
+    remove.add_argument("id", metavar="ID", help="a session id, a unique prefix, or latest")
+    remove.add_argument("-y", "--yes", action="store_true", help="delete without asking")
+
+
+def add_resume_option(parser: argparse.ArgumentParser, *, default: Any = None) -> None:
+    """`--resume [ID|latest]`: carry on a saved session (no ID: the latest)."""
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="latest",
+        default=default,
+        metavar="ID",
+        help="continue a saved session: its id, a unique prefix, or latest (the default)",
+    )
+
+
+def session_action(args: argparse.Namespace, dirs: Dirs) -> int | None:
+    """Run `sessions rename|rm|--search`; None when it is the plain list."""
+    action = getattr(args, "action", None)
+    if action == "rename":
+        from modes_tui.store.manage import rename_session
+
+        session_id, title = rename_session(args.id, " ".join(args.title), dirs)
+        print(f"renamed session {session_id}: {title}")
+        return EXIT_OK
+    if action == "rm":
+        return remove(args, dirs)
+    if args.search is not None:
+        return search(args, dirs)
+    return None
+
+
+def remove(args: argparse.Namespace, dirs: Dirs) -> int:
+    """Delete one session, after a yes on a terminal (or --yes)."""
+    from modes_tui.store.manage import delete_session, session_in_folder
+    from modes_tui.store.sessions import load_session
+
+    path = session_in_folder(args.id, dirs)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise ModesError(
+                f"not deleting session {path.name.removesuffix('.jsonl')} without a yes: "
+                "there is no terminal to ask; add --yes to delete it"
+            )
+        session = load_session(path, dirs)
+        what = f"{session.id} ({session.title or 'untitled'}, {_turns(session.turns)})"
+        try:
+            answer = input(f"Delete session {what}? This cannot be undone. [y/N] ")
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() not in {"y", "yes"}:
+            print("kept: nothing was deleted")
+            return EXIT_FAILURE
+    deleted = delete_session(str(path), dirs)
+    print(f"deleted session {deleted.id} ({deleted.path})")
+    return EXIT_OK
+
+
+def _turns(count: int) -> str:
+    return f"{count} turn" if count == 1 else f"{count} turns"
+
+
+def search(args: argparse.Namespace, dirs: Dirs) -> int:
+    """Ranked sessions for `--search TEXT`, each with why it matched."""
+    from modes_tui.store.search import search_sessions
+
+    encoder, name, cache = (None, "", None) if args.text_only else _encoder(args, dirs)
+    hits = search_sessions(
+        args.search, dirs, encoder=encoder, encoder_name=name, cache=cache, encoding=_encoding
+    )
+    if args.json:
+        print(json.dumps([hit.to_dict() for hit in hits], indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not hits:
+        how = "" if encoder is None else " or by meaning"
+        print(f"no session matches {args.search!r} by text{how}")
+        return EXIT_FAILURE
+    for hit in hits:
+        print(f"{hit.score:.2f}  {hit.id}  {hit.title or '(untitled)'}")
+        for match in hit.matches:
+            print(f"      {match.describe()}")
+    return EXIT_OK
+
+
+def _encoding(count: int) -> None:
+    if count >= ENCODING_NOTICE:
+        print(
+            f"modes-tui: encoding {count} messages not searched before "
+            "(once: they are cached for next time)…",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _encoder(args: argparse.Namespace, dirs: Dirs) -> tuple[Any, str, Any]:
+    """The pack's router encoder and its vector cache; text only (with a warning) without."""
+    from modes_tui.cli import _settings, load_pack
+    from modes_tui.core.classifiers.embedding import EmbeddingCache
+    from modes_tui.llm.encoders import load_encoder
+
+    settings = _settings(args)
+    try:
+        spec = load_pack(settings.pack, getattr(args, "profiles", None)).router.encoder
+        encoder = load_encoder(spec)
+    except (ModesError, ImportError, OSError) as error:
+        print(
+            f"modes-tui: warning: searching by text only: the encoder could not load ({error})",
+            file=sys.stderr,
+        )
+        return None, "", None
+    return encoder, spec, EmbeddingCache(dirs.cache / "session-search")
+
+
+# --------------------------------------------------------------------------- resume
+
+
+def resume_for(args: argparse.Namespace, dirs: Dirs) -> Resumption | None:
+    """The session `--resume` names, read back and checked (None without --resume)."""
+    ref = getattr(args, "resume", None)
+    if ref is None:
+        return None
+    from modes_tui.store.resume import prepare_resume
+
+    return prepare_resume(ref, dirs)
+
+
+def pack_for(
+    args: argparse.Namespace, settings: Settings, resumed: Resumption | None
+) -> tuple[str, str | None]:
+    """The pack to run, and what to tell the user about it: an explicit --pack wins; a
+    resumed session's own pack comes next (when it is installed); then the settings'."""
+    from modes_tui.core.profiles import available_packs
+
+    explicit = getattr(args, "pack", None) or getattr(args, "profiles", None)
+    if resumed is None or resumed.pack is None or explicit or resumed.pack == settings.pack:
+        note = resumed.pack_note(settings.pack) if resumed is not None and explicit else None
+        return settings.pack, note
+    if resumed.pack in available_packs():
+        return resumed.pack, (
+            f"session {resumed.id} was recorded with pack {resumed.pack!r}; using it "
+            "(--pack chooses another)"
+        )
+    return settings.pack, (
+        f"session {resumed.id} was recorded with pack {resumed.pack!r}, which is not "
+        f"installed; continuing with {settings.pack!r}"
+    )
+
+
+def check_resume(args: argparse.Namespace) -> None:
+    """Fail at once, before the app starts, when `--resume` names no session (file names
+    only; the session is read after the first frame)."""
+    ref = getattr(args, "resume", None)
+    if ref is not None:
+        from modes_tui.store.sessions import resolve_session
+
+        resolve_session(ref)
+
+
+def current_session(
+    dirs: Dirs, *, pack: str, model: str, fsync: bool, version: str
+) -> CurrentSession:
+    """The session writer of a chat: a new log at the first record, or a resumed one."""
+    from modes_tui.store.resume import CurrentSession
+    from modes_tui.store.sessions import SessionLog
+
+    def create(**extra: Any) -> SessionLog:
+        return SessionLog.create(
+            dirs,
+            pack=pack,
+            model=model,
+            cwd=str(Path.cwd()),
+            app_version=version,
+            fsync=fsync,
+            **extra,
+        )
+
+    return CurrentSession(create, dirs=dirs, fsync=fsync)
+
+
+__all__ = [
+    "add_resume_option",
+    "add_session_verbs",
+    "current_session",
+    "pack_for",
+    "resume_for",
+    "session_action",
+]
