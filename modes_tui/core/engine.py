@@ -244,6 +244,15 @@ class Engine:
         """Run the last turn again from its user message (which is not added twice)."""
         return self._play(None, None)
 
+    def resend(self, text: str) -> AsyncGenerator[TurnEvent, None]:
+        """Replace the last turn with `text` (the user edited their last message).
+
+        The last user message and everything after it leave the history, and `text` runs as
+        a new turn. The session log keeps the old turn and records a `ui_event`
+        `supersede` naming it, so a replay or a resume knows it was replaced.
+        """
+        return self._play(text, None, supersede=True)
+
     def cancel(self) -> None:
         """Stop the running turn; it yields TurnCancelled(partial). Safe from any thread."""
         if not self._running:
@@ -262,7 +271,9 @@ class Engine:
 
     # ------------------------------------------------------------------ the turn
 
-    async def _play(self, text: str | None, force: str | None) -> AsyncGenerator[TurnEvent, None]:
+    async def _play(
+        self, text: str | None, force: str | None, *, supersede: bool = False
+    ) -> AsyncGenerator[TurnEvent, None]:
         if self._running:
             raise RuntimeError("a turn is already running; cancel it or wait for it to end")
         self._running = True
@@ -286,6 +297,10 @@ class Engine:
                 text = self.conversation.messages[index].content
                 self._record("ui_event", event="retry")
             else:
+                last = self._last_user_index() if supersede else None
+                if last is not None:
+                    del self.conversation.messages[last:]
+                    self._record("ui_event", event="supersede", superseded=self.turn)
                 self.turn += 1
                 self.conversation.append(Message("user", text))
                 self._record("user", content=text)

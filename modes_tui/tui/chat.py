@@ -114,6 +114,12 @@ class ChatLog(VerticalScroll):
         padding: 0 1;
         scrollbar-size-vertical: 1;
     }
+    ChatLog > .plain-note {
+        margin: 0 2 1 2;
+        padding: 0 1;
+        border: round $error;
+        color: $text;
+    }
     """
 
     def __init__(self, *, tz: tzinfo | None = None, id: str | None = None) -> None:
@@ -218,6 +224,13 @@ class ChatLog(VerticalScroll):
         from modes_tui.tui.turn_view import SystemNote
 
         note = SystemNote(markdown)
+        await self.mount(note)
+        self.anchor()
+        return note
+
+    async def add_plain_note(self, text: str) -> Static:
+        """A note from the app that must show whole (an error): plain text, wrapped."""
+        note = Static(Text(text), classes="plain-note")
         await self.mount(note)
         self.anchor()
         return note

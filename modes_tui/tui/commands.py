@@ -32,7 +32,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("/replay", "/replay ID", "replay a recorded session, with re-routing"),
     CommandSpec("/export", "/export", "write this conversation to a Markdown file"),
     CommandSpec("/why", "/why", "open the inspector for the last turn"),
+    CommandSpec("/copy", "/copy", "copy the last answer to the clipboard"),
     CommandSpec("/help", "/help", "keys and commands"),
+    CommandSpec("/quit", "/quit", "leave modes-tui"),
 )
 COMMAND_NAMES = tuple(spec.name for spec in COMMANDS)
 

@@ -129,7 +129,10 @@ class RoutePanel(Vertical):
         options = [self._option(index, entry) for index, entry in reversed(shown)]
         older = len(self.entries) - len(shown)
         if older:
-            more = Text(f"▼ {older} older decisions · enter shows {min(older, PAGE)} more")
+            more = Text(
+                f"▼ {older} older decision{'s' if older != 1 else ''} · "
+                f"enter shows {min(older, PAGE)} more"
+            )
             options.append(Option(more, id=MORE))
         self.options.set_options(options)
         if highlighted is not None and options:

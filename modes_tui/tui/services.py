@@ -42,6 +42,10 @@ class TurnEngine(Protocol):
         """Run the last turn again."""
         ...
 
+    def resend(self, text: str) -> AsyncIterator[TurnEvent]:
+        """Replace the last turn with an edited message."""
+        ...
+
     def cancel(self) -> None:
         """Ask the running turn to stop; it then yields TurnCancelled."""
         ...
@@ -166,6 +170,8 @@ class AppServices:
     """Binding id -> keys, from the settings."""
     theme: str | None = None
     """A Textual theme name."""
+    save_theme: Callable[[str], object] | None = None
+    """Keeps a theme the user picked (writes the `theme` setting); returns where."""
     session_id: Callable[[], str | None] = lambda: None
     """The id of the session being recorded, when there is one."""
     tune_gc: bool = False

@@ -98,6 +98,8 @@ class TurnRecord:
     """Replay: today's decision for this turn."""
     status: Status = "routing"
     """Where the turn is."""
+    superseded_by: int | None = None
+    """The turn that replaced this one when the user edited and resent its message."""
 
     @property
     def answer(self) -> str:
