@@ -21,7 +21,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingsMap
 from textual.containers import Horizontal
 from textual.widget import Widget
-from textual.widgets import Footer, TextArea
+from textual.widgets import TextArea
 from textual.worker import Worker, WorkerState
 
 from modes_tui.core.control import AUTO, OFF, ControlReading
@@ -47,6 +47,7 @@ from modes_tui.tui.commands import (
     mode_settings,
     parse_command,
 )
+from modes_tui.tui.footer import KeysFooter
 from modes_tui.tui.keys import MODE_BINDING_PREFIX, ModeKey, mode_keys, next_setting
 from modes_tui.tui.palette import ActionCommands, ModeCommands
 from modes_tui.tui.panel import RoutePanel
@@ -186,7 +187,7 @@ class ModesApp(App[None]):
             suggester=CommandSuggester(self.settings, self.session_ids),
             id="prompt",
         )
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def _widget(self, selector: str, kind: type[W]) -> W:
         # Found on the chat screen even while the inspector or a dialog is on top.
@@ -702,10 +703,7 @@ class ModesApp(App[None]):
             return False
         self._editing = last
         self.prompt.recall(last.user_text)
-        self.status.idle(
-            f"Editing turn {last.number}: Enter resends it and replaces the turn · "
-            "esc keeps the turn as it was"
-        )
+        self.status.idle(f"Editing turn {last.number} · Enter replaces it · esc keeps it")
         return True
 
     async def _take_back_waiting(self) -> None:

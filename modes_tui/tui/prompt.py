@@ -88,6 +88,9 @@ class PromptInput(TextArea):
             compact=True,
             placeholder=placeholder,
         )
+        # TextArea selects a line / everything with f6 / f7; here F-keys force modes.
+        for key in ("f6", "f7"):
+            self._bindings.key_to_bindings.pop(key, None)
         self._suggester = suggester
         self.sent: list[str] = []
         """Messages sent, oldest first (up walks back through them)."""
