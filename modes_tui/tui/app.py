@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingsMap
 from textual.containers import Horizontal
@@ -535,13 +535,14 @@ class ModesApp(App[None]):
         self._panel_wanted = not self.panel.display
         self._fit_to_width()
 
-    def on_resize(self) -> None:
-        self._fit_to_width()
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit_to_width(event.size.width)
 
-    def _fit_to_width(self) -> None:
+    def _fit_to_width(self, columns: int | None = None) -> None:
         """Below NARROW columns the panel leaves the layout: each turn keeps its one-line
         route strip, and ctrl+b shows the whole panel over the chat."""
-        narrow = self.size.width < NARROW
+        columns = columns if columns is not None else self.size.width
+        narrow = columns < NARROW
         if narrow != self.screen_stack[0].has_class("-narrow"):
             self._panel_wanted = None  # crossing the line: the width decides again
         self.screen_stack[0].set_class(narrow, "-narrow")
@@ -549,9 +550,11 @@ class ModesApp(App[None]):
         panel.set_class(narrow, "-overlay")
         panel.display = self._panel_wanted if self._panel_wanted is not None else not narrow
         if narrow:
-            width = min(OVERLAY_WIDTH, max(20, self.size.width - 4))
+            # Absolute: out of the row (the chat keeps the whole width), placed from the
+            # row's left edge, so the offset puts it against the right one.
+            width = min(OVERLAY_WIDTH, max(20, columns - 4))
             panel.styles.width = width
-            panel.styles.offset = (self.size.width - width, 0)
+            panel.styles.offset = (columns - width, 0)
         else:
             panel.styles.width = None
             panel.styles.offset = (0, 0)
@@ -619,9 +622,11 @@ class ModesApp(App[None]):
     def palette_actions(self) -> list[tuple[str, str, Callable[[], object]]]:
         """Every action of the chat screen for the command palette: (title, help, run)."""
         keys = {b.action: b.key for _, b in self._bindings}
+
         def key(action: str) -> str:
             found = keys.get(action)
             return f" ({found})" if found else ""
+
         return [
             ("Show or hide the route panel" + key("toggle_panel"), "", self.action_toggle_panel),
             ("Why? The inspector for the last turn" + key("why"), "", self.action_why),

@@ -52,4 +52,6 @@ class StartupProblem:
 
     def note(self) -> str:
         """The note shown in the chat: plain text, wrapped, nothing clipped."""
-        return f"modes-tui could not start: {self.headline}\n\n{self.details}\n\nTo fix: {self.hint}."
+        return (
+            f"modes-tui could not start: {self.headline}\n\n{self.details}\n\nTo fix: {self.hint}."
+        )

@@ -91,7 +91,9 @@ class ModeHeader(Static):
         forms.append((False, False, True))
         text = Text()
         for brand, labels, short in forms:
-            text = self._header_text(brand=brand, labels=labels, short=short, keep=width is not None)
+            text = self._header_text(
+                brand=brand, labels=labels, short=short, keep=width is not None
+            )
             if width is None or text.cell_len <= width:
                 return text
         return text
