@@ -357,3 +357,36 @@ async def test_one_turn_is_one_turn() -> None:
         await until(pilot, lambda: app.screen.__class__.__name__ == "ReplayScreen")
         title = plain(app.screen.query_one("#replay-title"))
         assert "1 turn ·" in title and "1 turns" not in title
+
+
+# --------------------------------------------------------------------------- first start
+
+
+async def test_the_status_line_shows_a_bar_with_the_model_loading_phases() -> None:
+    import threading
+
+    from modes_tui.tui.startup import LoadProgress
+
+    progress = LoadProgress()
+    gate = threading.Event()
+    engine = ScriptEngine()
+    app_services = services(engine, load_progress=progress)
+    build = app_services.build_engine
+
+    def slow_build(confirmer):  # the CLI's factory reports as it goes, in a worker thread
+        progress.report("assembling gemma-3-270m-q4_k_m.gguf: part 2 of 4", 0.45)
+        gate.wait(5)
+        return build(confirmer)
+
+    app_services.build_engine = slow_build
+    async with build_app(app_services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = pilot.app
+        await until(pilot, lambda: "part 2 of 4" in plain(app.status))
+        status = plain(app.status)
+        assert "█████░░░░░░░ 45%" in status and "Loading scripted/demo" in status
+        progress.report("loading the model into llama.cpp", 0.8)
+        await until(pilot, lambda: "80% · loading the model" in plain(app.status))
+        gate.set()
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.pause(0.2)
+        assert "Enter sends" in plain(app.status) and "%" not in plain(app.status)

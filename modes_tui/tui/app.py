@@ -247,6 +247,7 @@ class ModesApp(App[None]):
         self.header.show(model=services.model, pack=services.pack.name)
         self.show_reading(services.control.read())
         self.refresh_bindings()
+        self.status.progress = services.load_progress
         self.status.busy(f"Loading {model_label(services.model)}…")
         for warning in services.warnings:
             self.notify(warning, title="Settings", severity="warning", timeout=10)
@@ -388,6 +389,7 @@ class ModesApp(App[None]):
                 self._start()
         elif event.state == WorkerState.SUCCESS and worker.group == "engine":
             self.engine = worker.result
+            self.status.progress = None
             self._settle_engine()
             if self.services.tune_gc:
                 tune_gc()
@@ -419,6 +421,7 @@ class ModesApp(App[None]):
                 self.status.error(f"modes-tui could not start: {self._startup_problem.hint}")
                 self.call_later(self.chat.add_plain_note, self._startup_problem.note())
             elif worker.group == "engine":
+                self.status.progress = None
                 self._engine_error = message
                 self._settle_engine()
                 self.status.error(f"The model could not start: {message}")

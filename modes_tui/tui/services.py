@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from modes_tui.core.control import ControlReading
 from modes_tui.core.conversation import Conversation, ToolCall
 from modes_tui.core.events import TurnEvent
+from modes_tui.tui.startup import LoadProgress
 from modes_tui.tui.turns import Reroute
 
 if TYPE_CHECKING:
@@ -170,6 +171,8 @@ class AppServices:
     """Binding id -> keys, from the settings."""
     theme: str | None = None
     """A Textual theme name."""
+    load_progress: LoadProgress | None = None
+    """How far building the engine is (assembling and loading a local model), for a bar."""
     save_theme: Callable[[str], object] | None = None
     """Keeps a theme the user picked (writes the `theme` setting); returns where."""
     session_id: Callable[[], str | None] = lambda: None

@@ -1,4 +1,5 @@
-"""Why modes-tui could not start, said whole and with the file to fix.
+"""Starting up: how far the slow work is (`LoadProgress`, for the status line's bar), and
+why modes-tui could not start, said whole and with the file to fix (`StartupProblem`).
 
 A broken pack or a bad setting stops the app before any model is involved, so the note in
 the chat and every message sent afterwards name the pack file or the setting, never "the
@@ -7,6 +8,8 @@ model settings".
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from modes_tui.core.errors import DeclarationError, ModesError, SettingsError
@@ -55,3 +58,41 @@ class StartupProblem:
         return (
             f"modes-tui could not start: {self.headline}\n\n{self.details}\n\nTo fix: {self.hint}."
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """Where the start-up work is."""
+
+    label: str
+    """What is being done, e.g. `assembling gemma-3-270m.gguf: part 2 of 3`."""
+    fraction: float
+    """0..1 of the whole start-up."""
+
+
+class LoadProgress:
+    """Start-up progress, written by the thread that builds the engine and read by the
+    status line on its timer (no cross-thread calls into the UI)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._phase: Phase | None = None
+
+    def report(self, label: str, fraction: float) -> None:
+        """Say what is being done now and how far the whole start-up is (0..1)."""
+        with self._lock:
+            self._phase = Phase(label, max(0.0, min(1.0, fraction)))
+
+    def stage(self, start: float, end: float) -> Callable[[str, float], None]:
+        """A reporter for one part of the start-up that maps its own 0..1 into start..end."""
+
+        def report(label: str, fraction: float) -> None:
+            self.report(label, start + (end - start) * fraction)
+
+        return report
+
+    @property
+    def phase(self) -> Phase | None:
+        """The latest phase, or None before any."""
+        with self._lock:
+            return self._phase

@@ -9,8 +9,11 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from modes_tui.core.control import AUTO, OFF, ControlReading
+from modes_tui.tui.startup import LoadProgress
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+PROGRESS_CELLS = 12
+"""Width of the start-up progress bar."""
 DEMO_MODEL = "local/gemma-3-270m"
 DEMO_LABEL = "offline demo model"
 
@@ -161,6 +164,8 @@ class StatusLine(Static):
         self._started = 0.0
         self._frame = 0
         self._timer: Timer | None = None
+        self.progress: LoadProgress | None = None
+        """Start-up progress to draw as a bar while busy (None once the engine is in)."""
 
     def busy(self, activity: str) -> None:
         """Show `activity` with a spinner and the time spent so far."""
@@ -197,6 +202,15 @@ class StatusLine(Static):
         self._frame = (self._frame + 1) % len(SPINNER)
         elapsed = time.monotonic() - self._started
         shown = f" {elapsed:.1f} s" if elapsed >= 0.5 else ""
+        phase = self.progress.phase if self.progress is not None else None
+        if phase is not None:
+            filled = round(phase.fraction * PROGRESS_CELLS)
+            line = Text(f"{SPINNER[self._frame]} {self.activity} ")
+            line.append("█" * filled, style="bold")
+            line.append("░" * (PROGRESS_CELLS - filled), style="dim")
+            line.append(f" {phase.fraction:.0%} · {phase.label}{shown}")
+            self.update(line, layout=False)
+            return
         # Ten times a second: a one-line widget of fixed height never needs the screen
         # laid out again, and a full layout per tick would stall streaming.
         self.update(Text(f"{SPINNER[self._frame]} {self.activity}{shown}"), layout=False)
