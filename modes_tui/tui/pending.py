@@ -41,7 +41,7 @@ class PendingRow(Horizontal):
         self.text = text
 
     def compose(self) -> ComposeResult:
-        line = Text(f"⧗ waiting #{self.number}  ", style="bold")
+        line = Text(f"↳ waiting #{self.number}  ", style="bold")
         line.append(preview(self.text))
         yield Static(line, classes="pending-text")
         yield Button("Edit", id=f"edit-{self.number}", classes="edit", compact=True)
