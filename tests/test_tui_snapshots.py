@@ -76,7 +76,9 @@ def test_multi_line_prompt_and_waiting_messages_at_150x45(snap_compare: Any) -> 
         await settle(pilot)
         await app.pending.add("and how do I test it?")
         await app.pending.add("also: a second thought\nthat spans two lines")
-        app.prompt.value = "Traceback (most recent call last):\n  File \"parse.py\", line 3\nNameError: x"
+        app.prompt.value = (
+            'Traceback (most recent call last):\n  File "parse.py", line 3\nNameError: x'
+        )
         await pilot.pause(0.2)
 
     assert snap_compare(demo_app(), terminal_size=(150, 45), run_before=run_before)

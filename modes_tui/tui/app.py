@@ -49,7 +49,6 @@ from modes_tui.tui.commands import (
 )
 from modes_tui.tui.footer import KeysFooter
 from modes_tui.tui.keys import MODE_BINDING_PREFIX, ModeKey, mode_keys, next_setting
-from modes_tui.tui.palette import ActionCommands, ModeCommands
 from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.pending import PendingMessages
 from modes_tui.tui.prompt import CommandSuggester, PromptInput
@@ -60,9 +59,26 @@ from modes_tui.tui.status import ModeHeader, StatusLine, model_label, setting_la
 from modes_tui.tui.turns import TurnRecord
 
 if TYPE_CHECKING:
+    from textual.command import Provider
+
     from modes_tui.tui.turn_view import TurnView
 
 W = TypeVar("W", bound=Widget)
+
+
+def mode_commands() -> type[Provider]:
+    """The palette's "Force mode: X" entries (textual.command loads only when it opens)."""
+    from modes_tui.tui.palette import ModeCommands
+
+    return ModeCommands
+
+
+def action_commands() -> type[Provider]:
+    """The palette's entry for every action of the chat screen."""
+    from modes_tui.tui.palette import ActionCommands
+
+    return ActionCommands
+
 
 NARROW = 100
 """Below this many columns the route panel leaves the layout (ctrl+b shows it over the chat)."""
@@ -75,7 +91,7 @@ class ModesApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "modes-tui"
-    COMMANDS: ClassVar = App.COMMANDS | {ModeCommands, ActionCommands}
+    COMMANDS: ClassVar = App.COMMANDS | {mode_commands, action_commands}
     BINDINGS: ClassVar = [
         Binding("ctrl+b", "toggle_panel", "Routes", id="panel.toggle"),
         Binding("shift+tab", "cycle_mode", "Cycle mode", id="mode.cycle", priority=True),
@@ -546,12 +562,17 @@ class ModesApp(App[None]):
         route strip, and ctrl+b shows the whole panel over the chat."""
         columns = columns if columns is not None else self.size.width
         narrow = columns < NARROW
-        if narrow != self.screen_stack[0].has_class("-narrow"):
+        was_narrow = self.screen_stack[0].has_class("-narrow")
+        if narrow != was_narrow:
             self._panel_wanted = None  # crossing the line: the width decides again
-        self.screen_stack[0].set_class(narrow, "-narrow")
         panel = self.panel
+        shown = self._panel_wanted if self._panel_wanted is not None else not narrow
+        if panel.display != shown:
+            panel.display = shown
+        if not narrow and not was_narrow:
+            return  # the usual wide layout: nothing to restyle (keeps the first frame cheap)
+        self.screen_stack[0].set_class(narrow, "-narrow")
         panel.set_class(narrow, "-overlay")
-        panel.display = self._panel_wanted if self._panel_wanted is not None else not narrow
         if narrow:
             # Absolute: out of the row (the chat keeps the whole width), placed from the
             # row's left edge, so the offset puts it against the right one.

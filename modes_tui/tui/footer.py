@@ -31,18 +31,34 @@ class KeysFooter(Footer):
 
     def __init__(self) -> None:
         super().__init__(compact=True)
-        self._width = 0
+        self._fits: list[int] = []
+        """Cells of each key composed, in order, to tell when a resize changes what fits."""
+        self._shown = 0
+        """How many of them fit when composed."""
 
     def compose(self) -> ComposeResult:
         room = self.size.width - PALETTE_CELLS
+        self._fits, self._shown = [], 0
         for widget in super().compose():
             if isinstance(widget, FooterKey) and not widget.has_class("-command-palette"):
-                room -= key_cells(widget)
+                cells = key_cells(widget)
+                self._fits.append(cells)
+                room -= cells
                 if room < 0:
                     continue
+                self._shown += 1
             yield widget
 
+    def _fitting(self, width: int) -> int:
+        room, count = width - PALETTE_CELLS, 0
+        for cells in self._fits:
+            room -= cells
+            if room < 0:
+                break
+            count += 1
+        return count
+
     def on_resize(self) -> None:
-        if self.size.width != self._width:
-            self._width = self.size.width
+        # Recompose only when another number of keys fits (a resize to the same keys is free).
+        if self._fits and self._fitting(self.size.width) != self._shown:
             self.refresh(recompose=True)
