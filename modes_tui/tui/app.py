@@ -730,6 +730,8 @@ class ModesApp(App[None]):
         last = self.records[-1] if self.records else None
         if last is None or self._turn_running or last.superseded_by is not None:
             return False
+        if self.chat.view(last.number) is None:
+            return False  # cleared away (/clear): there is no turn on screen to replace
         self._editing = last
         self.prompt.recall(last.user_text)
         self.status.idle(f"Editing turn {last.number} · Enter replaces it · esc keeps it")
