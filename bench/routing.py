@@ -699,6 +699,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seeds", type=int, default=3, help="example draws to average over")
     parser.add_argument("--quick", action="store_true", help="smaller samples, for a smoke run")
+    parser.add_argument(
+        "--learning",
+        action="store_true",
+        help="only the learning benchmark: corrections streamed, calibration, latency",
+    )
     args = parser.parse_args(argv)
     data = Path(args.data)
     if not (data / "banking77").is_dir():
@@ -710,6 +715,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"load average at start: {load_average()}")
     encoder = MiniLMEncoder()
     vec = Vectors(encoder)
+    if args.learning:
+        return learning_main(data, encoder, vec, banking_rows, args.quick, started)
     print(
         "## Routing benchmark: ours (embedding backend) vs semantic-router (max cosine), same encoder"
     )
@@ -750,6 +757,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     median = statistics.median(r["to_first_route"] for r in runs)
     print(f"\nmedian build -> first route: {median:.2f} s (target <= 1.5 s)")
     print(f"\nbenchmark wall time: {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+def learning_main(
+    data: Path, encoder: MiniLMEncoder, vec: Vectors, banking_rows: int, quick: bool, started: float
+) -> int:
+    """The learning benchmark (bench/learning.py) on the same datasets."""
+    from bench.learning import print_learning, run_learning, warm_latency_with_corrections
+
+    print("## Learning from corrections: ours vs semantic-router, same encoder, same stream")
+    for load in (
+        lambda: load_banking(data, banking_rows),
+        lambda: load_snips(data),
+        lambda: load_healthcare(data),
+    ):
+        dataset = load()
+        print_learning(run_learning(dataset, DESCRIPTIONS[dataset.name], vec, SEED))
+        sys.stdout.flush()
+    print("\n### Warm decision latency with corrections: 10 modes x 30 examples\n")
+    print(
+        "| corrections | Router.route wall p50 ms | wall p95 ms | decision CPU p50 ms | first route (index build) ms |"
+    )
+    print("|---|---|---|---|---|")
+    rows = warm_latency_with_corrections(data, encoder, 50 if quick else 200, make_pack, SEED)
+    for name, (p50, p95, cpu, build) in rows.items():
+        print(f"| {name} | {p50:.1f} | {p95:.1f} | {cpu:.2f} | {build:.0f} |")
+    print(f"\nload average: {load_average()}; wall time {time.perf_counter() - started:.0f} s")
     return 0
 
 

@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from modes_tui import __version__
 from modes_tui.core.errors import DeclarationError, ModesError, UnknownMode
+from modes_tui.core.models import EMBEDDED_MODEL, ModelCatalog
 from modes_tui.core.paths import HOME_ENV
 
 if TYPE_CHECKING:
     from modes_tui.core.control import ControlSource
+    from modes_tui.core.corrections import CorrectionSource
     from modes_tui.core.engine import Engine
     from modes_tui.core.guards import Confirmer, Limits
     from modes_tui.core.paths import Dirs
@@ -46,17 +48,23 @@ def load_pack(name: str | None = None, folder: str | os.PathLike[str] | None = N
 # --------------------------------------------------------------------------- wiring
 
 
-def classifier_services(default_model: str = "default") -> Any:
+def classifier_services(default_model: str = "default", models: ModelCatalog | None = None) -> Any:
     """Factories for the backends that need a model or an encoder (each imports its
     libraries only when it builds a classifier). `default_model` is what `model: default`
-    in router.yaml stands for (settings' default_model; else the embedded model)."""
+    in router.yaml stands for (settings' default_model; else the embedded model); `models`
+    are the configured aliases a router model may name."""
     from modes_tui.core.classifiers import ClassifierServices
     from modes_tui.llm.router_backends import backend_factories
 
-    return ClassifierServices(factories=backend_factories(), default_model=default_model)
+    def chat_model() -> ChatModel:
+        from modes_tui.llm.litellm_model import LiteLLMChatModel
+
+        return LiteLLMChatModel(models=models)
+
+    return ClassifierServices(factories=backend_factories(chat_model), default_model=default_model)
 
 
-DEFAULT_MODEL = "local/gemma-3-270m"
+DEFAULT_MODEL = EMBEDDED_MODEL
 """The model `default` stands for when no setting or option names one: the embedded one."""
 
 
@@ -76,6 +84,9 @@ def build_engine(
     limits: Limits | None = None,
     inputs: Mapping[str, Any] | None = None,
     model: ChatModel | None = None,
+    corrections: CorrectionSource | None = None,
+    models: ModelCatalog | None = None,
+    budget: float | None = None,
 ) -> Engine:
     """The engine the TUI and the REPL run, wired from concrete parts. Loads no model library.
 
@@ -83,9 +94,14 @@ def build_engine(
     `local/gemma-3-270m` when None). `model_override` is `--model`: it replaces the model of
     every mode. `classifier` overrides the pack's router backend. `offline` None means
     offline exactly when no model in use needs the network. `model` replaces the litellm
-    adapter (a `ScriptedModel` for demos and screenshots).
+    adapter (a `ScriptedModel` for demos and screenshots). `corrections` is what the router
+    learns from (default: the pack's store, `<data>/corrections/<pack>.jsonl`). `models` are
+    the configured aliases (any model name above may be one); a name that is neither an alias
+    nor a litellm id is a SettingsError naming where it was written. `budget` is USD per
+    session.
     """
     from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.correcting import CorrectionRecorder
     from modes_tui.core.engine import Engine
     from modes_tui.core.guards import Limits
     from modes_tui.core.paths import app_dirs
@@ -96,17 +112,28 @@ def build_engine(
     dirs = dirs or app_dirs()
     cwd = cwd or Path.cwd()
     default_model = model_id or DEFAULT_MODEL
+    catalog = ModelCatalog(dict(models.entries) if models else {}, default_model)
+    if model is None:
+        check_model_names(pack, catalog, model_override)
     if offline is None:
         used = {model_override or default_model}
         if model_override is None:
             used |= {p.model for p in pack.profiles if p.model != "default"}
-        offline = not any(is_remote(name) for name in used)
+            used |= {name for p in pack.profiles for name in p.fallback_models}
+        offline = not any(is_remote(catalog.resolve(name).model) for name in used)
     if model is None:
         model = LiteLLMChatModel(
-            offline=offline, local_model_path=local_model_path, data_dir=dirs.data
+            offline=offline,
+            local_model_path=local_model_path,
+            data_dir=dirs.data,
+            models=catalog,
         )
-    services = classifier_services()
-    services.default_model = default_model
+    services = classifier_services(default_model, catalog)
+    if corrections is None:
+        from modes_tui.store.corrections import CorrectionStore
+
+        corrections = CorrectionStore.for_pack(dirs.data, pack.name)
+    services.corrections = corrections
     router = Router(pack, build_classifier(pack, classifier, services), inputs=inputs)
     return Engine(
         pack=pack,
@@ -121,7 +148,27 @@ def build_engine(
         model_override=model_override,
         limits=limits or Limits(),
         inputs=inputs,
+        # the same store the router reads: a correction counts on the very next route
+        corrections=corrections if isinstance(corrections, CorrectionRecorder) else None,
+        budget=budget,
     )
+
+
+def check_model_names(pack: Pack, catalog: ModelCatalog, override: str | None) -> None:
+    """Every model name in use is `default`, an alias or a litellm id; else a SettingsError."""
+    from modes_tui.core.errors import SettingsError
+
+    if override is not None and (why := catalog.unknown(override)):
+        raise SettingsError(f"--model: {why}")
+    if (why := catalog.unknown(catalog.default_model)) is not None:
+        raise SettingsError(f"default_model: {why}")
+    for profile in pack.profiles:
+        names = [("model", profile.model)]
+        names += [(f"fallback_models[{i}]", n) for i, n in enumerate(profile.fallback_models)]
+        for key, name in names:
+            why = catalog.unknown(name)
+            if why is not None:
+                raise SettingsError(f"{profile.source or profile.name}: {key}: {why}")
 
 
 def open_pack(args: argparse.Namespace) -> Pack:
@@ -135,7 +182,7 @@ def settings_classifier(args: argparse.Namespace, pack: Pack) -> Any:
     from modes_tui.core.classifiers import build_classifier
 
     settings = _settings(args)
-    services = classifier_services(settings.default_model)
+    services = classifier_services(settings.default_model, settings.catalog())
     return build_classifier(pack, settings.router_classifier, services)
 
 
@@ -184,6 +231,8 @@ def cmd_profiles(args: argparse.Namespace) -> int:
         marks = [] if profile.is_available() else ["unavailable"]
         if profile.name == pack.router.fallback:
             marks.append("fallback")
+        if profile.auto_enter != "allow":
+            marks.append("asks first" if profile.auto_enter == "confirm" else "only when forced")
         tools = ", ".join(profile.tools) or "no tools"
         extra = f" [{', '.join(marks)}]" if marks else ""
         print(f"  {profile.name:<{width}}  thinking {profile.thinking:<6} {tools}{extra}")
@@ -249,6 +298,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     pack = open_pack(args)
     cases = read_eval_file(args.file, pack.names)
+    if args.learn:
+        return eval_learn(args, pack, cases)
     classifier = build_classifier(pack, args.classifier, classifier_services())
     progress = _progress_printer() if len(cases) >= 20 else None
     outcomes = asyncio.run(route_cases(pack, classifier, cases, progress))
@@ -269,6 +320,33 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if fit is not None:
         print()
         print(format_fit(fit, config.below_confidence))
+    return EXIT_OK
+
+
+def eval_learn(args: argparse.Namespace, pack: Pack, cases: Sequence[Any]) -> int:
+    """`eval --learn`: route line by line, each wrong route becoming a correction."""
+    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.learning import format_curve, learn_from_cases
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.store.corrections import CorrectionStore
+
+    if args.fit or args.block < 1:
+        raise ModesError("--learn takes no --fit, and --block needs at least 1 line")
+    store = CorrectionStore.for_pack(app_dirs().data, pack.name)
+    services = classifier_services()
+    services.corrections = store
+    classifier = build_classifier(pack, args.classifier, services)
+    progress = _progress_printer() if len(cases) >= 20 else None
+    curve = asyncio.run(learn_from_cases(pack, classifier, cases, store, args.block, progress))
+    if args.json:
+        data = {"file": args.file, "pack": pack.name, "store": str(store.path), **curve.to_dict()}
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    print(format_curve(curve, title=f"{args.file}: {len(cases)} cases, pack {pack.name}, learning"))
+    print(
+        f"\ncorrections are in {store.path} ({len(store.corrections())} in all); "
+        f"`modes-tui corrections clear --pack {pack.name}` undoes them"
+    )
     return EXIT_OK
 
 
@@ -409,6 +487,16 @@ def cmd_mode(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_corrections(args: argparse.Namespace) -> int:
+    """The corrections of a pack: list, remove ID, clear, export (`corrections_cli`)."""
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.corrections_cli import run
+    from modes_tui.store.corrections import CorrectionStore
+
+    pack = _settings(args).pack
+    return run(args, CorrectionStore.for_pack(app_dirs().data, pack), pack)
+
+
 def cmd_sessions(args: argparse.Namespace) -> int:
     """List recorded sessions, newest first."""
     from modes_tui.core.paths import app_dirs
@@ -417,6 +505,17 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
     dirs = app_dirs()
     summaries = list_sessions(dirs)
+    if getattr(args, "cost", False):
+        from modes_tui.cli_models import cost_rows, sessions_cost_table
+
+        rows = cost_rows(summaries)
+        if args.json:
+            print(json.dumps(rows, indent=2, ensure_ascii=False))
+        elif not rows:
+            print(f"no sessions yet in {dirs.sessions}")
+        else:
+            print(sessions_cost_table(rows))
+        return EXIT_OK
     if args.json:
         print(json.dumps([s.to_dict() for s in summaries], indent=2, ensure_ascii=False))
     elif not summaries:
@@ -424,6 +523,19 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     else:
         print(sessions_table(summaries))
     return EXIT_OK
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    """List the configured model aliases with their litellm ids, capabilities and prices."""
+    from modes_tui.cli_models import cmd_models as show
+    from modes_tui.llm.litellm_model import LiteLLMChatModel
+
+    settings = _settings(args)
+    catalog = settings.catalog()
+    if (why := catalog.unknown(catalog.default_model)) is not None:
+        raise ModesError(f"default_model: {why}")
+    # offline: capability and price questions only read litellm's bundled model map
+    return show(args, catalog, LiteLLMChatModel(offline=True, models=catalog))
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -495,7 +607,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
             )
         pack = load_pack(settings.pack, getattr(args, "profiles", None))
     name = settings.router_classifier or pack.router.classifier
-    router = Router(pack, build_classifier(pack, name, classifier_services(settings.default_model)))
+    router = Router(
+        pack,
+        build_classifier(
+            pack, name, classifier_services(settings.default_model, settings.catalog())
+        ),
+    )
     report = asyncio.run(reroute(replayed, router))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
@@ -564,6 +681,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
             dirs=dirs,
             local_model_path=settings.local_model_path,
             model=_model_for(args),
+            models=settings.catalog(),
+            budget=settings.budget,
         )
 
         from modes_tui.llm.litellm_model import preload
@@ -669,7 +788,7 @@ def tui_services(args: argparse.Namespace, sessions: list[LazySessionLog]) -> Ap
     )
     sessions.append(session)
     used = {model_id} | {p.model for p in pack.profiles if p.model != "default" and not override}
-    offline = not any(is_remote(name) for name in used)
+    offline = not any(is_remote(settings.catalog().resolve(name).model) for name in used)
     scripted = _model_for(args)
 
     progress = LoadProgress()
@@ -688,6 +807,8 @@ def tui_services(args: argparse.Namespace, sessions: list[LazySessionLog]) -> Ap
             offline=offline,
             local_model_path=settings.local_model_path,
             model=scripted,
+            models=settings.catalog(),
+            budget=settings.budget,
         )
         # Asking a capability imports litellm and, for the embedded model, registers it;
         # then the model is assembled and loaded here, with a bar, not at the first message.
@@ -700,7 +821,7 @@ def tui_services(args: argparse.Namespace, sessions: list[LazySessionLog]) -> Ap
         return built
 
     def router() -> Router:
-        services = classifier_services(settings.default_model)
+        services = classifier_services(settings.default_model, settings.catalog())
         return Router(pack, build_classifier(pack, classifier, services))
 
     return AppServices(
@@ -779,6 +900,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also search the below_confidence that best balances accuracy and fallback recall",
     )
+    evaluate.add_argument(
+        "--learn",
+        action="store_true",
+        help="correct every wrong route as it happens (into the pack's corrections store) "
+        "and print the learning curve",
+    )
+    evaluate.add_argument(
+        "--block", type=int, default=25, metavar="N", help="lines per row of the learning curve"
+    )
     evaluate.set_defaults(handler=cmd_eval)
 
     mode = verbs.add_parser(
@@ -791,9 +921,24 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--json", action="store_true", help="print the setting as JSON")
     mode.set_defaults(handler=cmd_mode)
 
+    from modes_tui.corrections_cli import add_parser as add_corrections
+
+    add_corrections(verbs).set_defaults(handler=cmd_corrections)
+
     sessions = verbs.add_parser("sessions", help="list recorded sessions, newest first")
     sessions.add_argument("--json", action="store_true", help="print the list as JSON")
+    sessions.add_argument(
+        "--cost",
+        action="store_true",
+        help="what each session cost and saved against always using the priciest mode's model",
+    )
     sessions.set_defaults(handler=cmd_sessions)
+
+    models = verbs.add_parser(
+        "models", help="list configured model aliases: litellm id, capabilities, price"
+    )
+    models.add_argument("--json", action="store_true", help="print the list as JSON")
+    models.set_defaults(handler=cmd_models)
 
     session_id = "a session id, a unique id prefix, latest, or a path to a .jsonl file"
     export = verbs.add_parser("export", help="write a session as Markdown or JSON")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from modes_tui.core.conversation import ToolCall
+from modes_tui.core.corrections import Correction
 from modes_tui.core.errors import ModesError
 from modes_tui.core.events import (
     ModeChanged,
@@ -31,11 +32,14 @@ from modes_tui.core.events import (
     ToolCallFinished,
     ToolCallRequested,
     TurnCancelled,
+    TurnCorrected,
     TurnEvent,
     TurnFailed,
     TurnFinished,
     Usage,
 )
+from modes_tui.core.ledger import money
+from modes_tui.core.questions import Question
 from modes_tui.core.routing import Route
 
 COMMANDS = {
@@ -43,6 +47,7 @@ COMMANDS = {
     "/modes": "list the modes of the pack",
     "/clear": "forget the conversation",
     "/why": "show the last turn's route and request",
+    "/wrong": "wrong mode: /wrong MODE answers the last turn again in MODE; /wrong undo",
     "/help": "list the commands",
     "/quit": "leave (Ctrl+D works too)",
 }
@@ -52,6 +57,10 @@ class TurnRunner(Protocol):
     """What the REPL needs from the engine."""
 
     def run_turn(self, text: str, *, force: str | None = None) -> AsyncIterator[TurnEvent]: ...
+
+    def correct(self, mode: str, *, turn: int | None = None) -> AsyncIterator[TurnEvent]: ...
+
+    def undo_correction(self) -> Correction: ...
 
     def cancel(self) -> None: ...
 
@@ -152,15 +161,56 @@ class Printer:
             pass
         elif isinstance(event, TurnFinished):
             self._end_text()
+            ledger = getattr(getattr(context.engine, "costs", None), "ledger", None)
+            if ledger is not None and ledger.turns and ledger.turns[-1].cost:
+                self.write(f"(cost {money(ledger.turns[-1].cost)} · session {ledger.header()})\n")
         elif isinstance(event, TurnCancelled):
             self._end_text()
             self.write("(cancelled; the partial answer is kept)\n")
+        elif isinstance(event, TurnCorrected):
+            self._end_text()
+            self.write(correction_text(event) + "\n")
         elif isinstance(event, TurnFailed):
             self._end_text()
             self.err.write(f"error: {event.error}\n")
             if event.hint:
                 self.err.write(f"hint: {event.hint}\n")
             self.err.flush()
+
+
+def correction_text(event: TurnCorrected) -> str:
+    """`↺ turn 2 answered in chat, corrected to code: answering again`, and the like."""
+    was = event.answered_mode or "no mode"
+    if event.rerun:
+        text = f"↺ turn {event.turn} answered in {was}, corrected to {event.corrected_mode}"
+        text += ": answering again"
+    else:
+        text = f"↺ counts as a correction of turn {event.turn}: {was} → {event.corrected_mode}"
+    if event.correction is not None:
+        text += " (/wrong undo forgets it)"
+    if event.note:
+        text += f"\n! {event.note}"
+    return text
+
+
+async def wrong(argument: str, context: ReplContext, printer: Printer) -> None:
+    """`/wrong MODE` re-runs the last turn in MODE; `/wrong undo` forgets the last correction."""
+    if not argument:
+        printer.write("usage: /wrong MODE | undo\n")
+        return
+    try:
+        if argument == "undo":
+            gone = context.engine.undo_correction()
+            printer.write(
+                f"(forgot the correction of turn {gone.turn}: {gone.routed_mode or 'no mode'} → "
+                f"{gone.corrected_mode}; the answers stay)\n"
+            )
+            return
+        events = context.engine.correct(argument)
+    except ModesError as error:
+        printer.write(f"error: {error}\n")
+        return
+    await play(events, context, printer)
 
 
 async def run_command(line: str, context: ReplContext, printer: Printer) -> bool:
@@ -182,6 +232,8 @@ async def run_command(line: str, context: ReplContext, printer: Printer) -> bool
                 printer.write(context.set_mode(argument) + "\n")
             except ModesError as error:
                 printer.write(f"error: {error}\n")
+    elif name == "/wrong":
+        await wrong(argument, context, printer)
     elif name == "/clear":
         context.engine.clear()
         printer.write("(conversation cleared)\n")
@@ -204,13 +256,18 @@ async def run_command(line: str, context: ReplContext, printer: Printer) -> bool
 
 async def run_turn(text: str, context: ReplContext, printer: Printer) -> None:
     """One turn, with Ctrl+C (SIGINT) cancelling it instead of killing the process."""
+    await play(context.engine.run_turn(text), context, printer)
+
+
+async def play(events: AsyncIterator[TurnEvent], context: ReplContext, printer: Printer) -> None:
+    """Print a turn's events; Ctrl+C (SIGINT) cancels the turn instead of the process."""
     loop = asyncio.get_running_loop()
     installed = False
     with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
         loop.add_signal_handler(signal.SIGINT, context.engine.cancel)
         installed = True
     try:
-        async for event in context.engine.run_turn(text):
+        async for event in events:
             printer.event(event, context)
     finally:
         if installed:
@@ -238,6 +295,9 @@ class PipeConfirmer:
         sys.stderr.write(f"modes-tui: refused {call.name}: no terminal to confirm it\n")
         return False
 
+    # No `ask`: with nobody to answer, the engine keeps the turn out of a confirm-first mode
+    # and refuses a turn past the budget, and says why in the route and the error.
+
 
 class PromptConfirmer:
     """Asks at the terminal before a tool that needs confirmation runs."""
@@ -259,6 +319,18 @@ class PromptConfirmer:
             return False
         return answer.strip().lower() in {"y", "yes"}
 
+    async def ask(self, question: Question) -> bool:
+        """A question about the next turn (entering a mode, the budget), on the prompt."""
+        from prompt_toolkit import PromptSession
+
+        try:
+            answer = await PromptSession[str](input=self.input, output=self.output).prompt_async(
+                f"{question.text} [y/N] "
+            )
+        except (KeyboardInterrupt, EOFError):
+            return False
+        return answer.strip().lower() in {"y", "yes"}
+
 
 def slash_completer(context: ReplContext) -> Any:
     """Completion for slash commands, and for mode names after `/mode `."""
@@ -269,12 +341,13 @@ def slash_completer(context: ReplContext) -> Any:
             text = document.text_before_cursor
             if not text.startswith("/"):
                 return
-            if text.startswith("/mode "):
-                word = text[len("/mode ") :]
-                for name in ["auto", "off", *context.mode_names()]:
-                    if name.startswith(word):
-                        yield Completion(name, start_position=-len(word))
-                return
+            for command, extra in (("/mode ", ["auto", "off"]), ("/wrong ", ["undo"])):
+                if text.startswith(command):
+                    word = text[len(command) :]
+                    for name in [*extra, *context.mode_names()]:
+                        if name.startswith(word):
+                            yield Completion(name, start_position=-len(word))
+                    return
             for command, meta in COMMANDS.items():
                 if command.startswith(text):
                     yield Completion(command, start_position=-len(text), display_meta=meta)

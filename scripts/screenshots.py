@@ -79,6 +79,9 @@ REASON_ANSWER = """**About 0.196.** At least two sixes = 1 − P(no six) − P(e
 3. 1 − 0.402 − 0.402 ≈ **0.196**
 """
 
+CORRECTED = "recommend a commit message for a typo fix in the README"
+"""Routed on its keywords; the user wanted the message written."""
+
 SLOW_ANSWER = (
     "The `continue` jumps back to the loop test without moving `i`, so a blank line is "
     "read again and again. Moving the increment above the `continue` (or iterating with "
@@ -87,7 +90,7 @@ SLOW_ANSWER = (
 
 TYPED_AHEAD = [
     "and how do I test it?",
-    "here is the traceback I got:\nTraceback (most recent call last):\n  File \"parse.py\", line 4",
+    'here is the traceback I got:\nTraceback (most recent call last):\n  File "parse.py", line 4',
 ]
 
 MESSAGES = [
@@ -114,6 +117,11 @@ def replies() -> list[ScriptedReply]:
             tool_calls=[("run_command", {"command": "ls -la"})],
         ),
         ScriptedReply("Done."),
+        ScriptedReply('`git commit -m "Fix typo"`'),
+        ScriptedReply(
+            "**Fix a typo in the README's install steps**\n\n"
+            "The second command said `pip instal`; it now says `pip install`."
+        ),
         ScriptedReply(SLOW_ANSWER, chunk_size=6, delay=0.15),
         ScriptedReply("Write a test that feeds `parse` a blank line between two others."),
         ScriptedReply("Noted: the traceback points at the same loop."),
@@ -255,6 +263,18 @@ async def shoot(out: Path) -> list[Path]:
         await pilot.pause(0.4)
         save("replay")
         await pilot.press("escape")
+
+        await say(pilot, app, CORRECTED)
+        await pilot.press("ctrl+e")  # wrong mode: the picker, with the router's probabilities
+        await until(pilot, lambda: app.screen.__class__.__name__ == "CorrectScreen")
+        await pilot.pause(0.3)
+        save("correct")
+        choices = [name for name, _ in app.screen.choices]  # type: ignore[attr-defined]
+        await pilot.press(str(1 + choices.index("write")))
+        await until(pilot, lambda: len(app.records[-1].superseded) == 1 and not app._turn_running)
+        await pilot.pause(0.4)
+        save("corrected")
+
         await until(pilot, lambda: len(app.screen_stack) == 1)
 
         # Type-ahead: messages sent while an answer streams wait above the prompt.

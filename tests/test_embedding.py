@@ -206,8 +206,9 @@ def test_a_follow_up_leans_on_the_previous_user_message(pack: Pack) -> None:
         HistoryEntry("user", "my python function raises a keyerror"),
         HistoryEntry("assistant", "Check that the key exists first."),
     ]
-    alone = classifier.classify_now("and again?", [], pack.profiles)
-    follow = classifier.classify_now("and again?", history, pack.profiles)
+    # "function" is what ties the two together for the bag-of-words fake encoder.
+    alone = classifier.classify_now("what if the function is async?", [], pack.profiles)
+    follow = classifier.classify_now("what if the function is async?", history, pack.profiles)
     assert alone.mode_name != "code"
     assert follow.mode_name == "code"
     assert follow.reason is not None
@@ -215,7 +216,20 @@ def test_a_follow_up_leans_on_the_previous_user_message(pack: Pack) -> None:
         "follows up on the previous message, closest to 'my python function raises a keyerror'"
     )
     off = build(pack, HashingEncoder(), params=ScoringParams(follow_up=False))
-    assert off.classify_now("and again?", history, pack.profiles) == alone
+    assert off.classify_now("what if the function is async?", history, pack.profiles) == alone
+
+
+def test_an_unsure_message_on_another_subject_is_not_pulled_into_the_previous_mode(
+    pack: Pack,
+) -> None:
+    classifier = build(pack, HashingEncoder())
+    history = [
+        HistoryEntry("user", "my python function raises a keyerror"),
+        HistoryEntry("assistant", "Check that the key exists first."),
+    ]
+    alone = classifier.classify_now("and again?", [], pack.profiles)
+    assert alone.confidence is not None and alone.confidence < 0.6  # unsure, yet unrelated
+    assert classifier.classify_now("and again?", history, pack.profiles) == alone
 
 
 def test_a_clear_message_is_not_pulled_back_by_the_previous_one(pack: Pack) -> None:

@@ -17,6 +17,7 @@ from modes_tui.core.evaluation import (
     Outcome,
     evaluate,
     fit_threshold,
+    format_report,
     percentile,
     read_eval_file,
 )
@@ -287,3 +288,88 @@ def test_the_default_pack_routes_our_eval_file_at_085_or_better(
     report = json.loads(capsys.readouterr().out)
     assert report["cases"] >= 100 and report["classifier_errors"] == 0
     assert report["accuracy"] >= 0.85, report["confusion"]
+
+
+# --------------------------------------------------------------------------- calibration
+
+
+def test_reliability_and_ece_are_worked_by_hand() -> None:
+    from modes_tui.core.calibration import expected_calibration_error, reliability
+
+    # bin 0.9-1.0: 0.95 and 0.95, one right -> gap 0.45 over 2; bin 0.2-0.3: 0.25 wrong ->
+    # gap 0.25 over 1; bin 0.6-0.7: 0.6 right -> gap 0.4 over 1. ECE = (0.9 + 0.25 + 0.4) / 4.
+    table = reliability([0.95, 0.95, 0.25, 0.6, 1.0], [True, False, False, True, True])
+    rows = {row.low: row for row in table if row.count}
+    assert rows[0.9].count == 3 and rows[0.9].accuracy == pytest.approx(2 / 3)
+    assert rows[0.9].confidence == pytest.approx((0.95 + 0.95 + 1.0) / 3)
+    assert rows[0.2].count == 1 and rows[0.2].accuracy == 0.0
+    ece = expected_calibration_error(table)
+    expected = (3 * abs(2.9 / 3 - 2 / 3) + 0.25 + 0.4) / 5
+    assert ece == pytest.approx(expected)
+    assert expected_calibration_error(reliability([], [])) is None
+
+
+def test_the_report_has_ece_and_counts_a_routed_null_case_as_wrong() -> None:
+    report = evaluate(OUTCOMES, ["a", "b"], "a", 0.5)
+    assert sum(row.count for row in report.reliability) == len(OUTCOMES)
+    # raw routes right: 0.9 (a), 0.6 (b), 0.3 (b); wrong: 0.8, 0.2 (null), 0.7 (null), 0.4
+    by_low = {row.low: row for row in report.reliability if row.count}
+    assert by_low[0.2].accuracy == 0.0 and by_low[0.3].accuracy == 1.0
+    data = report.to_dict()["calibration"]
+    assert data["ece"] == pytest.approx(report.ece, abs=1e-4)
+    text = format_report(report)
+    assert "calibration: ECE" in text and "mean conf" in text
+
+
+# --------------------------------------------------------------------------- eval --learn
+
+
+def test_eval_learn_records_each_wrong_route_and_prints_the_curve(
+    write_pack: PackWriter,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.store.corrections import CorrectionStore
+    from tests.fake_encoder import HashingEncoder
+
+    monkeypatch.setattr("modes_tui.llm.encoders.load_encoder", lambda spec: HashingEncoder(spec))
+    pack = write_pack(
+        router={"classifier": "embedding", "fallback": "chat"},
+        modes={
+            "chat": {"description": "films food travel", "examples": ["recommend a film"]},
+            "code": {"description": "python bugs", "examples": ["my python loop hangs"]},
+        },
+    )
+    lines = [
+        {"text": "recommend a kubernetes cluster setup", "mode": "code"},  # wrong -> learned
+        {"text": "recommend a kubernetes cluster setup", "mode": "code"},  # right, thanks to it
+        {"text": "recommend a film", "mode": "chat"},
+        {"text": "zzz qqq", "mode": None},  # routed to a mode: wrong, no mode to learn
+    ]
+    path = write(tmp_path, *[json.dumps(line) for line in lines])
+    args = ["eval", str(path), "--profiles", str(pack), "--learn", "--block", "2"]
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [b["correct"] for b in data["blocks"]] == [1, 1]
+    assert [b["corrections"] for b in data["blocks"]] == [1, 1]
+    assert data["uncorrectable"] == 1
+    store = CorrectionStore.for_pack(app_dirs().data, "testpack")
+    (learned,) = store.corrections()
+    assert (learned.text, learned.corrected_mode, learned.source) == (
+        "recommend a kubernetes cluster setup",
+        "code",
+        "eval",
+    )
+    assert learned.routed_mode == "chat" and learned.encoder == "local/all-MiniLM-L6-v2"
+    assert data["correction_ids"] == [learned.id] and data["store"] == str(store.path)
+    # A plain eval now measures the learned router; clearing the store undoes it.
+    assert main(["eval", str(path), "--profiles", str(pack), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["per_mode"]["code"]["recall"] == 1.0
+    assert main([*args]) == 0
+    out = capsys.readouterr().out
+    assert "lines  accuracy  corrections so far" in out and "1-2" in out
+    assert "corrections clear --pack testpack" in out
+    assert main([*args, "--fit"]) == 1
+    assert "--learn takes no --fit" in capsys.readouterr().err

@@ -107,6 +107,38 @@ async def say(pilot: Pilot[None], text: str, *, wait: bool = True) -> None:
         await until(pilot, lambda: len(app.records) > count and not app._turn_running)
 
 
+async def enter_shell(pilot: Pilot[None], app: ModesApp, *, answer: str) -> None:
+    """Answer the question the shell mode asks before the router enters it; wait for the turn."""
+    from modes_tui.tui.confirm import QuestionScreen
+
+    await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
+    await pilot.press(answer)
+    await until(pilot, lambda: not app._turn_running)
+
+
+async def test_the_router_asks_before_entering_shell_and_a_no_keeps_the_turn_in_chat(
+    rig: Rig,
+) -> None:
+    from modes_tui.tui.confirm import QuestionScreen
+
+    rig.model.script(ScriptedReply("Here is how, in words."))
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        await say(pilot, "git rebase went wrong", wait=False)
+        await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        question = app.screen
+        assert isinstance(question, QuestionScreen)
+        assert plain(question.query_one("#question-title")).strip() == "Enter shell?"
+        await pilot.press("n")
+        await until(pilot, lambda: not app._turn_running)
+        entry = app.panel.entries[-1]
+        assert entry.route is not None
+        assert (entry.route.mode_name, entry.route.decided_by) == ("chat", "fallback")
+        assert entry.route.reason == "Entering shell declined (auto_enter: confirm)"
+        assert "mode chat" in header(app)
+        assert "Entering shell declined" in panel_text(app)
+
+
 def header(app: ModesApp) -> str:
     return app.header.render_text().plain
 
@@ -247,7 +279,8 @@ async def test_the_recorded_session_replays_without_calling_the_model(rig: Rig) 
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
         app = await started(pilot)
         await say(pilot, "my python script segfaults")
-        await say(pilot, "git rebase went wrong")
+        await say(pilot, "git rebase went wrong", wait=False)
+        await enter_shell(pilot, app, answer="y")
         calls = len(rig.model.requests)
         await say(pilot, f"/replay {rig.log.id}")
         await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
@@ -261,3 +294,45 @@ async def test_the_recorded_session_replays_without_calling_the_model(rig: Rig) 
         await say(pilot, "/export")
         exported = list(Path(rig.services.sessions.export_dir).glob("modes-tui-*.md"))  # type: ignore[union-attr]
         assert exported and "Try `git stash`." in exported[0].read_text()
+
+
+async def test_the_header_shows_the_session_cost_after_a_turn(rig: Rig) -> None:
+    rig.model.script(ScriptedReply("Fine."))
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        assert app.engine is not None
+        assert "cost" not in header(app)  # nothing spent, no budget: no cost to show
+        ledger = app.engine.costs.ledger  # type: ignore[attr-defined]
+        ledger.budget = 5.0
+        ledger.add(0, [("scripted/demo", 1000, 100, 0.25)])  # an earlier, priced turn
+        await say(pilot, "hello there")
+        assert "│ cost $0.25 · budget $5.00" in header(app)
+
+
+async def test_a_turn_past_the_budget_asks_in_a_dialog_and_a_no_keeps_the_message(
+    rig: Rig,
+) -> None:
+    from modes_tui.tui.confirm import QuestionScreen
+
+    rig.model.script(ScriptedReply("Paid for."))
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        ledger = app.engine.costs.ledger  # type: ignore[union-attr]
+        ledger.budget = 0.10
+        ledger.add(0, [("scripted/demo", 1000, 100, 0.25)])  # already past it
+        await say(pilot, "hello there", wait=False)
+        await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        assert "past its budget of $0.10: $0.25 spent so far" in plain(
+            app.screen.query_one("#question-text")
+        )
+        await pilot.press("n")
+        await until(pilot, lambda: not app._turn_running)
+        assert "not sent: this turn" in plain(app.status)
+        assert rig.model.requests == []
+        assert app.engine.conversation.messages[-1].content == "hello there"  # type: ignore[union-attr]
+
+        await say(pilot, "hello again", wait=False)
+        await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: not app._turn_running and len(rig.model.requests) == 1)
+        assert "│ cost $0.25 · budget $0.10" in header(app)

@@ -37,7 +37,9 @@ from typing import Any, TypeVar
 
 from modes_tui.core.control import AUTO, OFF, ControlReading, ControlSource
 from modes_tui.core.conversation import Conversation, Message, ToolCall
-from modes_tui.core.errors import ProviderError, UnknownMode
+from modes_tui.core.correcting import CorrectionPlan, CorrectionRecorder, TurnCorrections
+from modes_tui.core.corrections import Correction
+from modes_tui.core.errors import CorrectionRefused, ProviderError, UnknownMode
 from modes_tui.core.events import (
     ModeChanged,
     ReasoningDelta,
@@ -48,6 +50,7 @@ from modes_tui.core.events import (
     ToolCallRequested,
     ToolOutcome,
     TurnCancelled,
+    TurnCorrected,
     TurnEvent,
     TurnFailed,
     TurnFinished,
@@ -64,11 +67,14 @@ from modes_tui.core.guards import (
     PendingCall,
     default_guards,
 )
+from modes_tui.core.ledger import CostLedger
 from modes_tui.core.profiles import HistoryWindow, Pack, Profile
 from modes_tui.core.prompts import template_locals
+from modes_tui.core.questions import Asker, Question
 from modes_tui.core.records import RecordType, SessionWriter
 from modes_tui.core.routing import Route, Router
 from modes_tui.core.tools import Tool, ToolError, ToolRegistry, default_registry
+from modes_tui.core.turn_costs import TurnCosts, fallback_note
 from modes_tui.llm.base import (
     ChatModel,
     ModelEvent,
@@ -90,6 +96,10 @@ TOOL_FAILED = "the tool failed unexpectedly; the details are in the app's log, n
 CANCELLED_BY_USER = "the user cancelled the turn before this call finished"
 CUT_SHORT = "[The user stopped this answer here.]"
 CHECKPOINT_SECONDS = 2.0
+BUDGET_HINT = (
+    "raise `budget:` in config.yaml (or MODES_TUI_BUDGET), or send it with a cheaper mode "
+    "(/mode NAME); your message is kept"
+)
 NOT_RETRYABLE = frozenset({"auth", "context_too_long", "not_found", "bad_request"})
 T = TypeVar("T")
 
@@ -117,6 +127,8 @@ class _Setup:
     temperature: float | None
     max_tokens: int | None
     notes: tuple[str, ...]
+    fallbacks: tuple[str, ...] = ()
+    """Models still to try, in order, if this one fails with a retryable error."""
 
 
 @dataclass
@@ -136,6 +148,8 @@ class _TurnState:
     """Calls of this turn that reached the guards."""
     usage: list[UsageReport] = field(default_factory=list)
     round_usage: UsageReport | None = None
+    calls: list[tuple[str, int, int, float | None]] = field(default_factory=list)
+    """(model, prompt tokens, completion tokens, cost) of every call, for the ledger."""
     next_checkpoint: float = float("inf")
     """When (time.monotonic) to write the streaming answer to the session log next."""
 
@@ -181,6 +195,8 @@ class Engine:
         model_override: str | None = None,
         limits: Limits = Limits(),  # noqa: B008 - frozen, so one shared default is safe
         inputs: Mapping[str, Any] | None = None,
+        corrections: CorrectionRecorder | None = None,
+        budget: float | None = None,
     ) -> None:
         self.pack = pack
         self.router = router
@@ -200,6 +216,10 @@ class Engine:
         self.checkpoint_seconds = CHECKPOINT_SECONDS
         """How often a long answer is written to the session log while it streams."""
         self.inputs = dict(inputs or {})
+        self.asker: Asker | None = confirm if isinstance(confirm, Asker) else None
+        """Answers questions about a turn (entering a confirm-first mode, the budget)."""
+        self.costs = TurnCosts(model, CostLedger(budget=budget))
+        """Prices and the cost ledger (`costs.ledger`: per turn, total, saved, budget)."""
 
         self.conversation = Conversation()
         """The shared history (read-only for UIs)."""
@@ -207,6 +227,10 @@ class Engine:
         """Every route of the session, oldest first."""
         self.turn = 0
         """The number of user turns so far."""
+        self.corrections = TurnCorrections(
+            corrections, router, session_id=lambda: getattr(self.session, "id", None)
+        )
+        """Corrections of this conversation's turns (`correct`, `undo_correction`)."""
 
         self._mode: str | None = None
         self._running = False
@@ -253,6 +277,47 @@ class Engine:
         """
         return self._play(text, None, supersede=True)
 
+    def correct(self, mode: str, *, turn: int | None = None) -> AsyncGenerator[TurnEvent, None]:
+        """Say turn `turn` (default: the latest) belonged to `mode`: `async for event in ...`.
+
+        A correction is recorded for the router to learn from. The latest turn is answered
+        again in `mode` (the first `TurnCorrected` opens the re-run; the earlier answer leaves
+        the shared history but stays in the session log); an earlier turn only gets the
+        correction recorded. The control file is not touched. Raises `CorrectionRefused` at
+        once when the turn cannot be corrected as asked.
+        """
+        if self._running:
+            raise CorrectionRefused("a turn is running: wait for it or cancel it, then correct it")
+        plan = self.corrections.plan(
+            turn, mode, latest=self.turn, messages=self.conversation.messages
+        )
+        if plan.rerun:
+            return self._play(None, mode, plan)
+        return self._record_only(plan)
+
+    def undo_correction(self) -> Correction:
+        """Forget the latest correction made in this session (the answers stay)."""
+        correction = self.corrections.undo()
+        self._record("ui_event", event="correction_undone", id=correction.id, of=correction.turn)
+        return correction
+
+    async def _record_only(self, plan: CorrectionPlan) -> AsyncGenerator[TurnEvent, None]:
+        event = self.corrections.apply(plan)
+        self._record_correction(event)
+        yield event
+
+    def _record_correction(self, event: TurnCorrected) -> None:
+        self._record(
+            "ui_event",
+            event="correction",
+            of=event.turn,
+            answered_mode=event.answered_mode,
+            corrected_mode=event.corrected_mode,
+            rerun=event.rerun,
+            correction=event.correction.to_dict() if event.correction is not None else None,
+            note=event.note,
+        )
+
     def cancel(self) -> None:
         """Stop the running turn; it yields TurnCancelled(partial). Safe from any thread."""
         if not self._running:
@@ -267,12 +332,18 @@ class Engine:
         if self._running:
             raise RuntimeError("cannot clear the conversation while a turn runs; cancel it first")
         self.conversation.clear()
+        self.corrections.cleared()
         self._record("ui_event", event="clear")
 
     # ------------------------------------------------------------------ the turn
 
     async def _play(
-        self, text: str | None, force: str | None, *, supersede: bool = False
+        self,
+        text: str | None,
+        force: str | None,
+        plan: CorrectionPlan | None = None,
+        *,
+        supersede: bool = False,
     ) -> AsyncGenerator[TurnEvent, None]:
         if self._running:
             raise RuntimeError("a turn is already running; cancel it or wait for it to end")
@@ -282,6 +353,7 @@ class Engine:
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
         state = _TurnState()
+        fresh = text is not None
         try:
             if text is None:
                 index = self._last_user_index()
@@ -295,7 +367,12 @@ class Engine:
                     return
                 del self.conversation.messages[index + 1 :]
                 text = self.conversation.messages[index].content
-                self._record("ui_event", event="retry")
+                if plan is None:
+                    self._record("ui_event", event="retry")
+                else:  # the superseded answer stays in the session log, before this record
+                    corrected = self.corrections.apply(plan)
+                    self._record_correction(corrected)
+                    yield corrected
             else:
                 last = self._last_user_index() if supersede else None
                 if last is not None:
@@ -307,7 +384,15 @@ class Engine:
             state.user_index = len(self.conversation) - 1
 
             control, warnings = self._read_control()
-            route = await self._step(self._route(force, control, warnings))
+            kept = None if fresh else self.corrections.kept_mode(self.turn)
+            if plan is not None:  # the user decided: a forced route that says what it replaces
+                route = replace(self.router.force(plan.mode), reason=plan.reason)
+            elif kept is not None:  # retrying a corrected turn keeps the user's mode
+                route = replace(self.router.force(kept[0]), reason=kept[1])
+            else:
+                route = await self._step(self._route(force, control, warnings))
+                route = await self._step(self._confirm_entry(route))
+                self.corrections.routed(self.turn, text, route, state.user_index)
             self.routes.append(route)
             # `off` is a reserved name, never a mode: the turn runs with no mode at all
             state.mode = None if route.mode_name == OFF else route.mode_name
@@ -320,12 +405,26 @@ class Engine:
                 yield ModeChanged(previous, state.mode)
                 self._checkpoint()
 
+            if fresh:
+                resent = self.corrections.resend(self.turn, text, route, self.conversation.messages)
+                if resent is not None:
+                    self._record_correction(resent)
+                    yield resent
+
             setup = await self._step(self._setup(state.mode))
             state.setup = setup
+            await self._step(self.costs.set_baseline(self._models_in_use()))
             for round_no in range(1, self.limits.model_rounds + 1):
                 state.new_round()
                 state.next_checkpoint = time.monotonic() + self.checkpoint_seconds
                 request = self._request(setup, state)
+                if round_no == 1:
+                    refusal = await self._step(
+                        self.costs.check_budget(setup.model, request, self.asker)
+                    )
+                    if refusal is not None:
+                        yield self._fail(state, refusal, "budget", BUDGET_HINT, retryable=False)
+                        return
                 self._record(
                     "request",
                     request=request.to_dict(),
@@ -335,8 +434,18 @@ class Engine:
                 )
                 yield RequestBuilt(request, setup.mode, round_no, setup.notes)
                 calls: list[ToolCallChunk] = []
-                async with contextlib.aclosing(self._stream(request)) as stream:
+                # without fallbacks, no extra generator layer on every chunk
+                answer = (
+                    self._answer(request, state, round_no)
+                    if setup.fallbacks
+                    else self._stream(request)
+                )
+                async with contextlib.aclosing(answer) as stream:
                     async for event in stream:
+                        if isinstance(event, RequestBuilt):  # a fallback model takes over
+                            setup = self._current(state)
+                            yield event
+                            continue
                         if isinstance(event, TextChunk):
                             state.text.append(event.text)
                             if time.monotonic() >= state.next_checkpoint:
@@ -352,6 +461,14 @@ class Engine:
                         elif isinstance(event, UsageReport):
                             state.usage.append(event)
                             state.round_usage = event
+                            state.calls.append(
+                                (
+                                    setup.model,
+                                    event.prompt_tokens,
+                                    event.completion_tokens,
+                                    event.cost,
+                                )
+                            )
                             yield Usage(
                                 setup.model,
                                 event.prompt_tokens,
@@ -374,6 +491,7 @@ class Engine:
                         message=message.to_dict(),
                         usage=_usage_dict(state.round_usage),
                         turn_usage=state.total_usage(),
+                        cost=self._settle_cost(state),
                     )
                     yield TurnFinished(message)
                     return
@@ -407,7 +525,11 @@ class Engine:
             if added is not None:
                 self._record("assistant", message=added.to_dict(), usage=None)
             self._record(
-                "ui_event", event="cancel", partial=partial, turn_usage=state.total_usage()
+                "ui_event",
+                event="cancel",
+                partial=partial,
+                turn_usage=state.total_usage(),
+                cost=self._settle_cost(state),
             )
             yield TurnCancelled(partial)
         except _RoundLimit:
@@ -434,7 +556,13 @@ class Engine:
             added = self._settle(state, cancelled=True)
             if added is not None:
                 self._record("assistant", message=added.to_dict(), usage=None)
-            self._record("ui_event", event="cancel", partial=partial, reason="abandoned")
+            self._record(
+                "ui_event",
+                event="cancel",
+                partial=partial,
+                reason="abandoned",
+                cost=self._settle_cost(state),
+            )
             raise
         except Exception as error:
             log.exception("turn %d failed unexpectedly", self.turn)
@@ -450,6 +578,103 @@ class Engine:
             self._cancel_requested = False
             self._cancel_delivered = False
             self._awaiting = None
+
+    # ------------------------------------------------------------------ models, policy, cost
+
+    async def _answer(
+        self, request: ModelRequest, state: _TurnState, round_no: int
+    ) -> AsyncGenerator[ModelEvent | RequestBuilt, None]:
+        """The model's events; on a retryable failure before any output, the next fallback.
+
+        litellm's own `fallbacks=` is not used: it retries on any error (a wrong key too),
+        keeps no record of why it switched, and only covers the stream's opening; here the
+        switch is a RequestBuilt with a note, so the panel and the session say who answered
+        and why, and a failure after text arrived ends the turn with that text kept.
+        """
+        while True:
+            setup = self._current(state)
+            try:
+                async with contextlib.aclosing(self._stream(request)) as stream:
+                    async for event in stream:
+                        yield event
+                return
+            except ProviderError as error:
+                produced = state.text or state.reasoning
+                if produced or not setup.fallbacks or error.kind in NOT_RETRYABLE:
+                    raise
+                failed = setup.model
+                following = await self._step(
+                    self._setup(state.mode, model=setup.fallbacks[0], rest=setup.fallbacks[1:])
+                )
+                note = fallback_note(failed, error, following.model)
+                following = replace(following, notes=(*following.notes, note))
+                state.setup = following
+                request = self._request(following, state)
+                self._record(
+                    "request",
+                    request=request.to_dict(),
+                    mode=following.mode,
+                    round=round_no,
+                    notes=list(following.notes),
+                    fallback={"from": failed, "kind": error.kind, "error": error.provider_message},
+                )
+                yield RequestBuilt(request, following.mode, round_no, following.notes)
+
+    @staticmethod
+    def _current(state: _TurnState) -> _Setup:
+        assert state.setup is not None  # set before the first request
+        return state.setup
+
+    async def _confirm_entry(self, route: Route) -> Route:
+        """Ask before the router (not the user) moves the conversation into a confirm-first mode."""
+        profile = self.pack.get(route.mode_name)
+        if (
+            profile is None
+            or profile.auto_enter != "confirm"
+            or route.forced
+            or route.mode_name == self._mode
+        ):
+            return route
+        question = Question(
+            "enter_mode",
+            f"Enter {profile.name}?",
+            f"The router wants to answer in {profile.name} ({route.reason or 'no reason given'}). "
+            f"{profile.name} asks before it is entered. Answer there?",
+        )
+        allowed = False
+        if self.asker is not None:
+            try:
+                allowed = bool(await self.asker.ask(question))
+            except Exception:  # a broken dialog keeps the turn out of the mode
+                log.exception("asking to enter %s failed; treated as no", profile.name)
+        if allowed:
+            return route
+        fallback = self.pack.router.fallback
+        return replace(
+            route,
+            mode_name=fallback,
+            decided_by="fallback",
+            reason=f"Entering {profile.name} declined (auto_enter: confirm)"
+            if self.asker is not None
+            else f"Entering {profile.name} needs a yes, and nobody can answer here",
+            runner_up=profile.name,
+        )
+
+    def _models_in_use(self) -> set[str]:
+        """Every model a mode of the pack answers with (the ledger's baseline candidates)."""
+        if self.model_override:
+            return {self.model_override}
+        return {
+            self.default_model if profile.model == "default" else profile.model
+            for profile in self.pack.profiles
+        }
+
+    def _settle_cost(self, state: _TurnState) -> dict[str, Any] | None:
+        """The turn's cost into the ledger; what the session log keeps of it."""
+        entry = self.costs.ledger.add(self.turn, state.calls)
+        if entry is None:
+            return None
+        return {**entry.to_dict(), "baseline_model": self.costs.ledger.baseline_model}
 
     # ------------------------------------------------------------------ steps
 
@@ -567,12 +792,20 @@ class Engine:
             warnings.append(reading.warning)
         return reading, warnings
 
-    async def _setup(self, mode: str | None) -> _Setup:
+    async def _setup(
+        self, mode: str | None, *, model: str | None = None, rest: tuple[str, ...] | None = None
+    ) -> _Setup:
+        """How `mode` runs; `model` and `rest` replace its model and fallbacks (a fallback)."""
         profile = self.pack.get(mode) if mode is not None else None
-        if profile is not None and profile.model != "default":
+        if model is not None:
+            model = self.default_model if model == "default" else model
+        elif profile is not None and profile.model != "default":
             model = self.model_override or profile.model
         else:
             model = self.model_override or self.default_model
+        if rest is None:
+            # --model pins one model for the run: no mode's fallbacks apply
+            rest = () if self.model_override or profile is None else profile.fallback_models
         notes: list[str] = []
         requested = profile.thinking if profile is not None else "off"
         effort: str | None = None
@@ -603,6 +836,7 @@ class Engine:
             temperature=profile.temperature if profile is not None else None,
             max_tokens=profile.max_tokens if profile is not None else None,
             notes=tuple(notes),
+            fallbacks=tuple(rest),
         )
 
     async def _capable(self, check: str, model: str) -> bool:
@@ -834,6 +1068,7 @@ class Engine:
             message=message.to_dict(),
             usage=None,
             turn_usage=state.total_usage(),
+            cost=self._settle_cost(state),
             error=error,
             kind=kind,
             hint=hint,

@@ -8,7 +8,9 @@
     ├── RoutingDecisionError      a model's routing answer could not be parsed (stage, raw_output)
     ├── ProviderError             a model call failed (kind, provider message, hint)
     ├── ToolError                 a tool refused or failed in a way the model should read
-    └── SessionError              a session file is missing or unreadable
+    ├── SessionError              a session file is missing or unreadable
+    ├── CorrectionsError          the corrections store cannot be read or written
+    └── CorrectionRefused         a turn cannot be corrected as asked (none yet, running, same mode)
 
 The core raises; the edges (TUI, REPL, CLI) show `str(error)` and never a traceback.
 """
@@ -143,3 +145,16 @@ class SessionError(ModesError):
     """A session could not be found or read."""
 
     title = "Session"
+
+
+class CorrectionsError(ModesError):
+    """The corrections store of a pack cannot be read or written."""
+
+    title = "Corrections"
+
+
+class CorrectionRefused(ModesError):
+    """A turn cannot be corrected as asked: there is none yet, one is running, or the mode
+    is the one that already answered it."""
+
+    title = "Cannot correct"

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from modes_tui.core.calibration import ReliabilityBin, expected_calibration_error, reliability
 from modes_tui.core.errors import ModesError
 from modes_tui.core.profiles import Pack
 from modes_tui.core.routing import Classifier, Route
@@ -269,6 +270,13 @@ class EvalReport:
     """Routes that fell back because the classifier failed."""
     columns: tuple[str, ...] = field(default=())
     """The confusion matrix's columns, in order."""
+    reliability: tuple[ReliabilityBin, ...] = ()
+    """Routes binned by the classifier's confidence, with the share that were right."""
+
+    @property
+    def ece(self) -> float | None:
+        """Expected calibration error of the classifier's confidence (None: none scored)."""
+        return expected_calibration_error(self.reliability)
 
     @property
     def accuracy(self) -> float:
@@ -300,6 +308,10 @@ class EvalReport:
             "confusion": {row: dict(cols) for row, cols in self.confusion.items()},
             "latency_ms": {"p50": _round(self.latency_p50_ms), "p95": _round(self.latency_p95_ms)},
             "classifier_errors": self.errors,
+            "calibration": {
+                "ece": _round(self.ece),
+                "reliability": [row.to_dict() for row in self.reliability],
+            },
         }
 
 
@@ -359,6 +371,13 @@ def evaluate(
         confusion[NONE if j.expected is None else j.expected][j.chosen] += 1
     confusion = {row: cols for row, cols in confusion.items() if sum(cols.values()) or row in modes}
     durations = [j.duration_ms for j in judged if j.duration_ms is not None]
+    # Calibration reads the classifier's own call (threshold off): is its mode the one the
+    # case expects? A case that expects a fallback has no right mode, so it counts as wrong.
+    scored = [
+        (o.route.confidence, o.route.mode_name == o.case.mode)
+        for o in outcomes
+        if o.route.decided_by == "classifier" and o.route.confidence is not None
+    ]
     in_scope = [j for j in judged if j.expected is not None]
     return EvalReport(
         cases=len(judged),
@@ -373,6 +392,7 @@ def evaluate(
         latency_p95_ms=percentile(durations, 95),
         errors=sum(1 for o in outcomes if o.route.error is not None),
         columns=tuple(columns),
+        reliability=reliability([c for c, _ in scored], [ok for _, ok in scored]) if scored else (),
     )
 
 
@@ -521,6 +541,8 @@ def format_report(report: EvalReport, *, title: str = "") -> str:
         )
     if report.errors:
         lines.append(f"classifier errors: {report.errors} routes fell back because it failed")
+    if report.ece is not None:
+        lines += ["", *format_reliability(report)]
     width = max([len(n) for n in report.per_mode] + [8])
     lines += ["", f"{'mode':<{width}} {'precision':>9} {'recall':>9} {'f1':>9} {'support':>8}"]
     for name, score in report.per_mode.items():
@@ -538,6 +560,23 @@ def format_report(report: EvalReport, *, title: str = "") -> str:
     for row, counts in report.confusion.items():
         lines.append(f"{row:<{width}} " + " ".join(f"{counts.get(c, 0):>{col}}" for c in columns))
     return "\n".join(lines)
+
+
+def format_reliability(report: EvalReport) -> list[str]:
+    """ECE and the reliability table: is a confidence of 0.8 right 80% of the time?"""
+    lines = [
+        f"calibration: ECE {report.ece:.3f} (mean gap between confidence and accuracy, "
+        "by confidence bin; null cases count as wrong)",
+        f"{'confidence':<11} {'routes':>7} {'mean conf':>10} {'accuracy':>9}",
+    ]
+    for row in report.reliability:
+        if not row.count:
+            continue
+        lines.append(
+            f"{row.low:.1f}-{row.high:.1f}{'':<4} {row.count:>7} {_cell(row.confidence, 10)} "
+            f"{_cell(row.accuracy)}"
+        )
+    return lines
 
 
 def format_fit(fit: Fit, current: float | None) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
 from modes_tui.core.conversation import Message, ToolCall
+from modes_tui.core.corrections import Correction
 from modes_tui.core.routing import Route
 from modes_tui.llm.base import ModelRequest
 
@@ -170,6 +171,31 @@ class TurnCancelled(_Event):
     """Answer text received before the cancel."""
 
 
+@dataclass(frozen=True, slots=True)
+class TurnCorrected(_Event):
+    """The user said a turn belonged to another mode.
+
+    With `rerun`, it opens a re-run of this turn: the answer shown so far is superseded (it
+    stays on screen, folded, and leaves the shared history) and the events that follow
+    answer the turn again in `corrected_mode`. Without, the correction was only recorded
+    (an earlier turn, or a forced resend of the same message, which keeps both answers).
+    """
+
+    type: ClassVar[str] = "turn_corrected"
+    turn: int
+    """The user turn that was corrected (1-based)."""
+    answered_mode: str | None
+    """The mode whose answer is corrected (None: no mode)."""
+    corrected_mode: str
+    """The mode the user says should have answered."""
+    rerun: bool = True
+    """This turn is answered again in `corrected_mode` by the events that follow."""
+    correction: Correction | None = None
+    """What was recorded for the router to learn (None: nothing; see `note`)."""
+    note: str = ""
+    """Why nothing was recorded, or what the user should know (a store that failed)."""
+
+
 TurnEvent = (
     RouteDecided
     | ModeChanged
@@ -182,4 +208,5 @@ TurnEvent = (
     | TurnFinished
     | TurnFailed
     | TurnCancelled
+    | TurnCorrected
 )

@@ -53,6 +53,11 @@ class Dirs:
         return self.data / "sessions"
 
     @property
+    def corrections(self) -> Path:
+        """One JSONL file of corrections per pack."""
+        return self.data / "corrections"
+
+    @property
     def cache(self) -> Path:
         """Caches (embeddings and the like), swept when stale."""
         return self.state / "cache"

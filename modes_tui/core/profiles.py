@@ -21,6 +21,8 @@ from modes_tui.core.paths import Dirs, app_dirs, shipped_dir
 from modes_tui.core.prompts import PromptSet, TemplateProblem
 
 Thinking = Literal["off", "low", "medium", "high"]
+AutoEnter = Literal["allow", "confirm", "never"]
+AUTO_ENTER: tuple[AutoEnter, ...] = ("allow", "confirm", "never")
 THINKING_LEVELS: tuple[Thinking, ...] = ("off", "low", "medium", "high")
 CLASSIFIERS = ("keyword", "embedding", "chat", "judge", "cascade")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -41,6 +43,8 @@ PROFILE_KEYS = frozenset(
         "key",
         "available",
         "instructions",
+        "fallback_models",
+        "auto_enter",
     }
 )
 ROUTER_KEYS = frozenset(
@@ -125,6 +129,10 @@ class Profile:
     """The mode's instructions template (Jinja2 source), appended to the base prompt."""
     source: str = ""
     """The file the profile came from, for messages."""
+    fallback_models: tuple[str, ...] = ()
+    """Models tried in order when the mode's model fails with a retryable error."""
+    auto_enter: AutoEnter = "allow"
+    """allow: the router may pick it; confirm: ask first; never: only by forcing it."""
 
     def is_available(self, environ: Mapping[str, str] | None = None) -> bool:
         """Whether the router may choose this mode now."""
@@ -141,6 +149,8 @@ class Profile:
             "key": self.key,
             "examples": len(self.examples),
             "available": self.is_available(),
+            "fallback_models": list(self.fallback_models),
+            "auto_enter": self.auto_enter,
         }
 
 
@@ -474,6 +484,13 @@ class _PackReader:
         if not isinstance(instructions, str):
             self.problem(file, "instructions", "must be text (a Jinja2 template)")
             instructions = ""
+        fallback_models = self._strings(file, data, "fallback_models")
+        auto_enter = data.get("auto_enter", "allow")
+        if auto_enter not in AUTO_ENTER:
+            self.problem(
+                file, "auto_enter", f"{auto_enter!r} is not one of {', '.join(AUTO_ENTER)}"
+            )
+            auto_enter = "allow"
         if len(self.problems) > before and not isinstance(name, str):
             return None
         return Profile(
@@ -491,6 +508,8 @@ class _PackReader:
             available=available,
             instructions=instructions,
             source=str(file),
+            fallback_models=fallback_models,
+            auto_enter=auto_enter,
         )
 
     def _strings(self, file: Path, data: Mapping[str, Any], key: str) -> tuple[str, ...]:
@@ -565,6 +584,13 @@ class _PackReader:
                 file,
                 "fallback",
                 f"{fallback!r} is not a mode of this pack; modes: {', '.join(names)}",
+            )
+        elif any(p.name == fallback and p.auto_enter != "allow" for p in profiles):
+            self.problem(
+                file,
+                "fallback",
+                f"{fallback!r} has auto_enter other than allow, but the fallback must take "
+                "unsure turns without asking; pick another fallback or allow it",
             )
         truncate = data.get("truncate", {})
         message_cap: int | None = 30_000

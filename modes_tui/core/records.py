@@ -9,11 +9,15 @@ real one (append-only JSONL), tests may use a list. Every record is a JSON objec
 | meta        | id, created, pack, cwd, app_version, model, title                        |
 | user        | content                                                                  |
 | route       | route (Route.to_dict()), setting (auto/off/mode), warnings               |
-| request     | request (ModelRequest.to_dict(), secrets redacted), mode, round, notes   |
+| request     | request (ModelRequest.to_dict(), secrets redacted), mode, round, notes,  |
+|             | fallback {from, kind, error} (when a fallback model took over)           |
 | assistant   | message (Message.to_dict()), usage {prompt_tokens, completion_tokens,   |
-|             | cost}, error (str, when the turn failed)                                 |
+|             | cost}, error (str, when the turn failed), cost (the turn's ledger entry: |
+|             | models, tokens, cost, baseline_cost, baseline_model; also on a cancel)   |
 | tool_result | call (ToolCall.to_dict()), outcome, result, duration_ms                  |
-| ui_event    | event (forced_mode, cancel, clear, retry, ...), plus its own fields      |
+| ui_event    | event (forced_mode, cancel, clear, retry, ...), plus its own fields;     |
+|             | `correction`: of (turn), answered_mode, corrected_mode, rerun,           |
+|             | correction (Correction.to_dict() or null), note; `correction_undone`: id |
 """
 
 from __future__ import annotations

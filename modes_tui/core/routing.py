@@ -361,6 +361,17 @@ class Router:
             raise UnknownMode(name, [p.name for p in available])
         return Route(name, "caller", REASON_FORCED)
 
+    def view(self, transcript: Iterable[MessageLike]) -> tuple[str, list[HistoryEntry]]:
+        """What the classifier reads of `transcript`: the routed message and the history
+        window, filtered and cut as router.yaml says (a correction records exactly this)."""
+        message, history = split_transcript(transcript)
+        config = self.pack.router
+        history = [
+            HistoryEntry(h.role, cut_tail(h.content, config.truncate_history_entry))
+            for h in config.history.apply(history)
+        ]
+        return cut_middle(message, config.truncate_message), history
+
     async def route(
         self,
         conversation: Iterable[MessageLike],
@@ -376,18 +387,13 @@ class Router:
         assistant message) is what stickiness protects.
         """
         source = list(conversation) if messages is None else list(messages)
-        message, history = split_transcript(source)
+        message, history = self.view(source)
         if current_mode is _UNSET:
             current_mode = _last_mode(list(conversation))
         config = self.pack.router
-        history = config.history.apply(history)
-        history = [
-            HistoryEntry(h.role, cut_tail(h.content, config.truncate_history_entry))
-            for h in history
-        ]
-        message = cut_middle(message, config.truncate_message)
 
-        available = self.modes
+        # `auto_enter: never` modes are reachable only by forcing: the classifier never sees them
+        available = tuple(p for p in self.modes if p.auto_enter != "never")
         fallback = config.fallback
         if not [p for p in available if p.name != fallback]:
             return Route(fallback, "fallback", REASON_ONLY_FALLBACK)

@@ -23,6 +23,7 @@ from typing import Any
 
 from modes_tui.core.conversation import ToolCall
 from modes_tui.core.errors import ProviderError, ProviderErrorKind
+from modes_tui.core.models import ModelCatalog, ModelConfig, ModelPrice
 from modes_tui.llm.base import (
     Completion,
     ModelEvent,
@@ -239,7 +240,13 @@ class LiteLLMChatModel:
         local_model_path: Path | None = None,
         data_dir: Path | None = None,
         register_local: LocalRegistrar | None = None,
+        models: ModelCatalog | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
+        self.models = models or ModelCatalog()
+        """Aliases from config.yaml `models:`; a request's model may name one."""
+        self.environ = os.environ if environ is None else environ
+        """Where `api_key_env` variables are read, at each call."""
         self.timeout = timeout
         self.offline = offline
         self.local_model_path = local_model_path
@@ -260,6 +267,7 @@ class LiteLLMChatModel:
 
     def supports_logprobs(self, model: str) -> bool:
         """Whether `model` returns token log probabilities."""
+        model = self.models.resolve(model).model
         if model.startswith(LOCAL_PREFIX):
             return False  # the in-process provider streams text only
         litellm = import_litellm(offline=self.offline)
@@ -271,6 +279,14 @@ class LiteLLMChatModel:
         return "logprobs" in params or "top_logprobs" in params
 
     def _supports(self, check: str, model: str) -> bool:
+        config = self.models.resolve(model)
+        override = {
+            "supports_reasoning": config.reasoning,
+            "supports_function_calling": config.tools,
+        }
+        if override.get(check) is not None:
+            return bool(override[check])
+        model = config.model
         litellm = import_litellm(offline=self.offline)
         self._ensure_local(model)
         try:
@@ -304,8 +320,46 @@ class LiteLLMChatModel:
                 )
             self._local_ready.add(model)
 
+    def price(self, model: str) -> ModelPrice | None:
+        """USD per token: the configured price, else litellm's price list; None if unknown."""
+        config = self.models.resolve(model)
+        if config.price is not None:
+            return config.price
+        info = self._model_info(config)
+        prices = (info.get("input_cost_per_token"), info.get("output_cost_per_token"))
+        if any(not isinstance(value, int | float) for value in prices):
+            return None
+        return ModelPrice(float(prices[0]), float(prices[1]))  # type: ignore[arg-type]
+
+    def context_window(self, model: str) -> int | None:
+        """Input tokens `model` accepts: configured, else litellm's model map; None if unknown."""
+        config = self.models.resolve(model)
+        if config.context_window is not None:
+            return config.context_window
+        window = self._model_info(config).get("max_input_tokens")
+        return int(window) if isinstance(window, int) else None
+
+    def _model_info(self, config: ModelConfig) -> Mapping[str, Any]:
+        litellm = import_litellm(offline=self.offline)
+        self._ensure_local(config.model)
+        try:
+            return litellm.get_model_info(model=config.model) or {}
+        except Exception:  # noqa: BLE001 - litellm raises for models it has no entry for
+            return {}
+
     def _params(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
         params = request.params()
+        config = self.models.resolve(request.model)
+        params["model"] = config.model
+        if config.api_key_env and not self.environ.get(config.api_key_env):
+            raise ProviderError(
+                "auth",
+                f"{config.api_key_env} is not set ({config.source} reads the key from it)",
+                hint=f"export {config.api_key_env}=<your key>, then retry",
+                model=request.model,
+            )
+        for key, value in config.call_params(self.environ).items():
+            params.setdefault(key, value)  # the request's own parameters win
         params.setdefault("timeout", self.timeout)
         if stream:
             params["stream"] = True
@@ -323,9 +377,10 @@ class LiteLLMChatModel:
         usage: Any = None
         response: Any = None
         try:
-            if self._needs_registration(request.model):
-                await asyncio.to_thread(self._ensure_local, request.model)
-            response = await litellm.acompletion(**self._params(request, stream=True))
+            params = self._params(request, stream=True)
+            if self._needs_registration(params["model"]):
+                await asyncio.to_thread(self._ensure_local, params["model"])
+            response = await litellm.acompletion(**params)
             async for chunk in response:
                 found = _read(chunk, "usage")
                 if found:
@@ -368,9 +423,10 @@ class LiteLLMChatModel:
         # the first import takes seconds: keep it off the event loop
         litellm = await import_litellm_async(offline=self.offline)
         try:
-            if self._needs_registration(request.model):
-                await asyncio.to_thread(self._ensure_local, request.model)
-            response = await litellm.acompletion(**self._params(request, stream=False))
+            params = self._params(request, stream=False)
+            if self._needs_registration(params["model"]):
+                await asyncio.to_thread(self._ensure_local, params["model"])
+            response = await litellm.acompletion(**params)
         except Exception as error:
             raise to_provider_error(error, request.model) from error
         try:
@@ -400,10 +456,13 @@ class LiteLLMChatModel:
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
         cost = getattr(usage, "cost", None)
+        config = self.models.resolve(model)
+        if config.price is not None:  # a configured price wins over any the provider reports
+            cost = config.price.cost(prompt, completion)
         if cost is None:
             try:
                 prompt_cost, completion_cost = import_litellm().cost_per_token(
-                    model=model, prompt_tokens=prompt, completion_tokens=completion
+                    model=config.model, prompt_tokens=prompt, completion_tokens=completion
                 )
                 cost = prompt_cost + completion_cost
             except Exception:  # noqa: BLE001 - unknown price: cost stays unknown

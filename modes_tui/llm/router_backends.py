@@ -12,24 +12,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from modes_tui.core.errors import DeclarationError, Problem
+from modes_tui.core.models import EMBEDDED_MODEL, resolve_model
+
+__all__ = ["EMBEDDED_MODEL", "backend_factories", "default_chat_model", "resolve_model"]
 
 if TYPE_CHECKING:
     from modes_tui.core.classifiers import BackendFactory, ClassifierServices
+    from modes_tui.core.corrections import CorrectionSource
     from modes_tui.core.profiles import Pack
     from modes_tui.core.routing import Classifier
     from modes_tui.llm.base import ChatModel
 
-EMBEDDED_MODEL = "local/gemma-3-270m"
-"""What `model: default` means when no default model is configured."""
-
 ChatModelFactory = Callable[[], "ChatModel"]
-
-
-def resolve_model(model: str, default_model: str) -> str:
-    """`default` -> the configured default model -> the embedded model."""
-    if model != "default":
-        return model
-    return default_model if default_model != "default" else EMBEDDED_MODEL
 
 
 def default_chat_model() -> ChatModel:
@@ -37,6 +31,17 @@ def default_chat_model() -> ChatModel:
     from modes_tui.llm.litellm_model import LiteLLMChatModel
 
     return LiteLLMChatModel()
+
+
+def corrections_of(pack: Pack, services: ClassifierServices) -> CorrectionSource:
+    """The services' corrections, else the pack's store in the data dir (made once and
+    shared, so a cascade's two stages read one file)."""
+    if services.corrections is None:
+        from modes_tui.core.paths import app_dirs
+        from modes_tui.store.corrections import CorrectionStore
+
+        services.corrections = CorrectionStore.for_pack(app_dirs().data, pack.name)
+    return services.corrections
 
 
 def backend_factories(
@@ -62,13 +67,14 @@ def backend_factories(
             encoder_name=spec,
             modes=pack.profiles,
             cache=EmbeddingCache(app_dirs().cache / "embeddings"),
+            corrections=corrections_of(pack, services),
         )
 
     def chat(pack: Pack, services: ClassifierServices) -> Classifier:
         from modes_tui.core.classifiers.chat import ChatClassifier
 
         model = resolve_model(pack.router.model, services.default_model)
-        return ChatClassifier(model_instance(), model)
+        return ChatClassifier(model_instance(), model, corrections=corrections_of(pack, services))
 
     def judge(pack: Pack, services: ClassifierServices) -> Classifier:
         from modes_tui.core.classifiers.judge import LABELS, JudgeClassifier
@@ -86,7 +92,7 @@ def backend_factories(
                 pack=pack.name,
             )
         model = resolve_model(pack.router.model, services.default_model)
-        return JudgeClassifier(model_instance(), model)
+        return JudgeClassifier(model_instance(), model, corrections=corrections_of(pack, services))
 
     def cascade(pack: Pack, services: ClassifierServices) -> Classifier:
         from modes_tui.core.classifiers import build_classifier

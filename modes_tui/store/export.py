@@ -22,6 +22,7 @@ from modes_tui.core.events import (
     ToolCallFinished,
     ToolCallRequested,
     TurnCancelled,
+    TurnCorrected,
     TurnFailed,
     Usage,
 )
@@ -141,6 +142,17 @@ def _turn_markdown(turn: ReplayedTurn) -> list[str]:
                 cost = (cost or 0.0) + event.cost
         elif isinstance(event, TurnCancelled):
             out += ["*(cancelled by the user)*", ""]
+        elif isinstance(event, TurnCorrected):
+            was = event.answered_mode or "no mode"
+            if event.rerun:  # the answer above is superseded; the re-run follows
+                out += [f"*(answered in {was}, corrected to {event.corrected_mode})*", ""]
+                speaker_done = False
+            else:
+                out += [
+                    f"*(counts as a correction of turn {event.turn}: {was} → "
+                    f"{event.corrected_mode})*",
+                    "",
+                ]
         elif isinstance(event, TurnFailed):
             if turn.interrupted:
                 out += ["*(interrupted: the log ends here)*", ""]

@@ -18,6 +18,10 @@ Rules the live stream cannot teach a log reader:
 - A `ui_event` `clear` empties the rebuilt conversation, as `/clear` did live; a
   `ui_event` `supersede` (the user edited and resent their last message) takes the turn it
   names back out of it. The superseded turn still replays, with that event on it.
+- A `ui_event` `correction` becomes `TurnCorrected` where it was recorded. With `rerun`, the
+  turn's earlier answer was superseded: the events after it answer the turn again (with
+  their own route and mode), and the rebuilt conversation drops the superseded answer, as
+  the live history did; a `retry` drops the failed answer the same way.
 - A record that cannot be turned into an event is reported (file and line) and skipped.
 
 `reroute(session, router)` runs today's router over the recorded user turns, each with
@@ -36,6 +40,7 @@ from typing import Any
 
 from modes_tui.core.control import AUTO, OFF
 from modes_tui.core.conversation import Conversation, Message, ToolCall
+from modes_tui.core.corrections import Correction
 from modes_tui.core.evaluation import percentile
 from modes_tui.core.events import (
     ModeChanged,
@@ -46,6 +51,7 @@ from modes_tui.core.events import (
     ToolCallFinished,
     ToolCallRequested,
     TurnCancelled,
+    TurnCorrected,
     TurnEvent,
     TurnFailed,
     TurnFinished,
@@ -206,6 +212,26 @@ class _TurnBuilder:
             self.ui_events.append(record)
             if record.get("event") == "cancel":
                 self.cancel_seen = True
+            elif record.get("event") == "correction":
+                self._corrected(record)
+
+    def _corrected(self, record: Mapping[str, Any]) -> None:
+        data = record.get("correction")
+        event = TurnCorrected(
+            int(record.get("of") or self.turn),
+            _str_or_none(record.get("answered_mode")),
+            str(record["corrected_mode"]),
+            bool(record.get("rerun")),
+            Correction.from_dict(data) if isinstance(data, Mapping) else None,
+            str(record.get("note") or ""),
+        )
+        self.events.append(event)
+        if event.rerun:
+            # what follows answers the turn again: its own route, mode and ending
+            self.substantive = True
+            self.previous_mode, self.mode_known = self.mode, False
+            self.finished = self.cancel_seen = False
+            self.partial = None
 
     def _answer(self, record: Mapping[str, Any], message: Message, *, final: bool = True) -> None:
         if message.reasoning:
@@ -278,6 +304,10 @@ class _TurnBuilder:
             ui_events=tuple(self.ui_events),
             interrupted=interrupted,
         )
+
+
+def _str_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _text(value: Any) -> str:
@@ -414,6 +444,10 @@ def _walk(
                 start = starts.pop(int(record.get("superseded") or 0), None)
                 if start is not None and start <= len(conversation):
                     del conversation.messages[start:]
+            elif kind == "ui_event" and _reruns(record):
+                # the live engine dropped what followed the user message before answering again
+                pending = None
+                _drop_after_last_user(conversation)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             problems.append(
                 SessionProblem(
@@ -424,6 +458,19 @@ def _walk(
             )
     flush()
     return conversation, problems, points
+
+
+def _reruns(record: Mapping[str, Any]) -> bool:
+    event = record.get("event")
+    return event == "retry" or (event == "correction" and bool(record.get("rerun")))
+
+
+def _drop_after_last_user(conversation: Conversation) -> None:
+    messages = conversation.messages
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "user":
+            del messages[index + 1 :]
+            return
 
 
 # --------------------------------------------------------------------------- reroute

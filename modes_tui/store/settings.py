@@ -23,6 +23,14 @@ from typing import Any
 import yaml
 
 from modes_tui.core.errors import SettingsError
+from modes_tui.core.ledger import budget_from_text, check_budget
+from modes_tui.core.models import (
+    EMBEDDED_MODEL,
+    ModelCatalog,
+    ModelConfig,
+    models_from_text,
+    parse_models,
+)
 from modes_tui.core.paths import HOME_ENV, Dirs
 
 ENV_PREFIX = "MODES_TUI_"
@@ -34,8 +42,8 @@ NOT_SETTINGS = frozenset({HOME_ENV})
 class Settings:
     """What the user configured, with where each value came from."""
 
-    default_model: str = "local/gemma-3-270m"
-    """The model id that `model: default` in a profile stands for (any litellm id)."""
+    default_model: str = EMBEDDED_MODEL
+    """What `model: default` in a profile stands for: an alias from `models`, or a litellm id."""
     pack: str = "default"
     """The pack of modes to use when no --pack or --profiles is given."""
     keymap: Mapping[str, str] = field(default_factory=dict)
@@ -50,10 +58,18 @@ class Settings:
     """fsync the session log after every record (survives power loss; costs time per record)."""
     sweep_days: int = 7
     """Runtime state (input history, caches) untouched for this many days is deleted at start."""
+    models: Mapping[str, ModelConfig] = field(default_factory=dict)
+    """Alias -> a configured model (litellm id, api_base, key variable, prices, ...)."""
+    budget: float | None = None
+    """USD a session may spend before each further turn asks first; None: no limit."""
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
     """Key -> where its value came from: a file path, a variable name, or "command line"."""
     warnings: tuple[str, ...] = field(default=(), compare=False)
     """Things that were ignored, e.g. an unknown MODES_TUI_* variable."""
+
+    def catalog(self) -> ModelCatalog:
+        """The configured models and the default, for resolving any model name."""
+        return ModelCatalog(dict(self.models), self.default_model)
 
     def origin(self, key: str) -> str:
         """Where `key` came from ("default" when nobody set it)."""
@@ -72,11 +88,15 @@ _EXPECTED: dict[str, str] = {
     "router_classifier": "text",
     "sessions_fsync": "true or false",
     "sweep_days": "a whole number of days, 1 or more",
+    "models": "a mapping of alias to model settings",
+    "budget": "a price in USD greater than 0, e.g. 2.50",
 }
 _ENV_EXAMPLES: dict[str, str] = {
     "keymap": "auto=f12,mode.code=f3 (or a JSON object)",
     "sessions_fsync": "1 or 0",
     "sweep_days": "7",
+    "models": '{"fast": {"model": "openai/gpt-4.1-mini"}} (a JSON object)',
+    "budget": "2.50",
 }
 
 
@@ -178,6 +198,10 @@ def _from_text(key: str, text: str, *, where: str) -> Any:
             return int(text)
         except ValueError:
             return text
+    if key == "models":
+        return models_from_text(text, where=where)
+    if key == "budget":
+        return budget_from_text(text)
     if key == "keymap":
         if text.startswith("{"):
             try:
@@ -240,6 +264,10 @@ def _check(key: str, value: Any, *, where: str, fix: str) -> Any:
             if not isinstance(action, str) or not isinstance(keyname, str) or not keyname.strip():
                 raise wrong(f"entry {action!r}: {keyname!r}")
         return {action: keyname.strip() for action, keyname in value.items()}
+    if key == "models":
+        return parse_models(value, where=where)
+    if key == "budget":
+        return check_budget(value, where=where, fix=fix)
     raise AssertionError(f"no check for setting {key}")  # KEYS and _check must agree
 
 

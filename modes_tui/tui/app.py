@@ -33,6 +33,7 @@ from modes_tui.core.events import (
     ToolCallFinished,
     ToolCallRequested,
     TurnCancelled,
+    TurnCorrected,
     TurnEvent,
     TurnFailed,
     TurnFinished,
@@ -40,6 +41,7 @@ from modes_tui.core.events import (
 from modes_tui.tui.chat import ChatLog, RetryRequested
 from modes_tui.tui.commands import (
     COMMANDS,
+    UNDO,
     Command,
     CommandError,
     is_command,
@@ -99,6 +101,7 @@ class ModesApp(App[None]):
         Binding("ctrl+o", "set_setting('off')", "Off", id="mode.off", show=False),
         Binding("escape", "cancel_turn", "Cancel", id="turn.cancel"),
         Binding("ctrl+r", "retry", "Retry", id="turn.retry"),
+        Binding("ctrl+e", "correct", "Wrong mode?", id="turn.correct", priority=True),
         Binding("ctrl+t", "why", "Why?", id="inspector.last"),
         Binding("ctrl+l", "copy_answer", "Copy answer", id="answer.copy", show=False),
         Binding("f1", "help", "Help", id="app.help"),
@@ -386,13 +389,25 @@ class ModesApp(App[None]):
         elif isinstance(event, TurnFinished):
             self.panel.refresh_record(record)
             self.status.idle()
+            self._show_cost()
         elif isinstance(event, TurnCancelled):
             self.panel.refresh_record(record)
             self.status.idle("Cancelled; the partial answer is kept.")
+            self._show_cost()
+        elif isinstance(event, TurnCorrected):
+            self.panel.refresh_record(record)
+            self._corrected(event)
         elif isinstance(event, TurnFailed):
             self.panel.refresh_record(record)
+            self._show_cost()
             retry = " · ctrl+r or the Retry button tries again" if event.retryable else ""
             self.status.error(f"The turn failed: {event.error}{retry}")
+
+    def _show_cost(self) -> None:
+        """The session's cost in the header, once a turn had a known, non-zero price."""
+        ledger = getattr(getattr(self.engine, "costs", None), "ledger", None)
+        if ledger is not None and (ledger.total or ledger.budget is not None):
+            self.header.show(cost=ledger.header())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place that handles workers ending: success of the engine, every error."""
@@ -495,6 +510,7 @@ class ModesApp(App[None]):
             "why",
             "cancel_turn",
             "copy_answer",
+            "correct",
         )
         if action in chat_keys and len(self.screen_stack) > 1:
             return False  # keys of the chat screen; the inspector and replay have their own
@@ -705,7 +721,8 @@ class ModesApp(App[None]):
             self.run_turn(message_text(text))
 
     def _clear_error(self) -> None:
-        """An error stays on screen until the user sends something else."""
+        """An error stays on screen until the user sends something else (typing does not
+        clear it: a mistyped command keeps its hint in view while it is fixed)."""
         if self.status.has_class("-error"):
             self.status.idle()
 
@@ -812,6 +829,13 @@ class ModesApp(App[None]):
             await self.export()
         elif name == "/why":
             self.action_why()
+        elif name == "/wrong":
+            if command.argument == UNDO:
+                self.undo_correction()
+            elif command.argument:
+                self.correct(self.records[-1] if self.records else None, command.argument)
+            else:
+                self.action_correct()
         elif name == "/help":
             await self.action_help()
         elif name == "/copy":
@@ -855,6 +879,92 @@ class ModesApp(App[None]):
         await self.chat.add_note(f"Exported the conversation to `{path}`.")
         self.status.idle(f"Exported to {path}")
 
+    # ------------------------------------------------------------------ corrections
+
+    def action_correct(self) -> None:
+        """The picker for the last turn, or for the decision selected in the route panel."""
+        record = self.panel.highlighted_record() or (self.records[-1] if self.records else None)
+        if not self._can_correct(record):
+            return
+        assert record is not None
+        from modes_tui.tui.correct import CorrectScreen
+
+        def chosen(mode: str | None) -> None:
+            if mode:
+                self.correct(record, mode)
+
+        self.push_screen(CorrectScreen(record, self.mode_names()), callback=chosen)
+
+    def _can_correct(self, record: TurnRecord | None) -> bool:
+        if record is None:
+            self.status.error("No turn to correct yet: send a message first.")
+        elif self._turn_running:
+            self.status.error("A turn is running: wait for it, or Esc cancels it; then correct.")
+        elif self.engine is None:
+            self.status.error("modes-tui is still starting; try again in a moment.")
+        else:
+            return True
+        return False
+
+    def correct(self, record: TurnRecord | None, mode: str) -> None:
+        """Say `record`'s turn belonged to `mode` (the last turn is answered again in it)."""
+        if not self._can_correct(record):
+            return
+        assert record is not None and self.engine is not None
+        try:
+            events = self.engine.correct(mode, turn=record.number)
+        except ModesError as error:
+            self.status.error(str(error))
+            return
+        self._turn_running = True  # at once: a second correction must wait for this one
+        self.status.busy(f"Correcting turn {record.number} to {mode}…")
+        self.correct_turn(record, events)
+
+    @work(exclusive=True, exit_on_error=False, group="turn", name="correct")
+    async def correct_turn(self, record: TurnRecord, events: AsyncIterator[TurnEvent]) -> None:
+        """Show a correction: the folded first answer, then the re-run."""
+        try:
+            await self._play(record, self.chat.view(record.number), events)
+        finally:
+            self._turn_running = False
+
+    def _corrected(self, event: TurnCorrected) -> None:
+        if event.note:
+            self.notify(event.note, title="Correction", severity="warning", timeout=8)
+        if event.rerun:
+            self.status.busy(
+                f"Turn {event.turn}: answered in {event.answered_mode or 'no mode'}, "
+                f"corrected to {event.corrected_mode}; answering again…"
+            )
+        elif event.correction is not None:
+            self.status.idle(
+                f"Turn {event.turn} recorded as {event.corrected_mode} for the router to learn "
+                "· /wrong undo forgets it"
+            )
+
+    def undo_correction(self) -> None:
+        """Forget the latest correction of this session (`/wrong undo`); the answers stay."""
+        if self.engine is None:
+            self.status.error("modes-tui is still starting; try again in a moment.")
+            return
+        try:
+            correction = self.engine.undo_correction()
+        except ModesError as error:
+            self.status.error(str(error))
+            return
+        for record in self.records:
+            if any(c.correction == correction for c in record.corrections):
+                record.undone.add(correction.id)
+                self.panel.refresh_record(record)
+                view = self.chat.view(record.number)
+                if view is not None:
+                    view.show_route()
+        self.status.idle(
+            f"Forgot the correction of turn {correction.turn} "
+            f"({correction.routed_mode or 'no mode'} → {correction.corrected_mode}); "
+            "the answers stay."
+        )
+
     @on(RetryRequested)
     def _retry_pressed(self, event: RetryRequested) -> None:
         event.stop()
@@ -887,6 +997,7 @@ class ModesApp(App[None]):
             "| `ctrl+t` | inspector for the last turn (`/why`) |",
             "| `esc` | cancel the running answer |",
             "| `ctrl+r` | retry a failed turn |",
+            "| `ctrl+e` | wrong mode? pick the mode that should have answered (`/wrong`) |",
             "| `enter` | send (while a turn runs, the message waits its turn) |",
             "| `shift+enter` / `ctrl+j` / `alt+enter` | new line |",
             "| `up` | in an empty prompt: edit the last message (resend replaces the turn) |",

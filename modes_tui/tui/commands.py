@@ -33,6 +33,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("/export", "/export", "write this conversation to a Markdown file"),
     CommandSpec("/why", "/why", "open the inspector for the last turn"),
     CommandSpec("/copy", "/copy", "copy the last answer to the clipboard"),
+    CommandSpec(
+        "/wrong",
+        "/wrong [MODE|undo]",
+        "wrong mode: answer the last turn again in MODE (a picker without); undo forgets it",
+    ),
     CommandSpec("/help", "/help", "keys and commands"),
     CommandSpec("/quit", "/quit", "leave modes-tui"),
 )
@@ -79,9 +84,24 @@ def parse_command(text: str, settings: Sequence[str]) -> Command:
     elif name == "/replay":
         if not argument:
             raise CommandError("/replay needs a session id (/sessions lists them)")
+    elif name == "/wrong":
+        choices = wrong_choices(settings)
+        if argument and argument not in choices:
+            raise CommandError(
+                f"/wrong takes a mode or undo, not {argument!r}; choose one of: "
+                f"{', '.join(choices)}"
+            )
     elif argument:
         raise CommandError(f"{name} takes no argument (got {argument!r})")
     return Command(name, argument)
+
+
+UNDO = "undo"
+
+
+def wrong_choices(settings: Sequence[str]) -> list[str]:
+    """What `/wrong` accepts: every mode (not auto or off), then undo."""
+    return [*(s for s in settings if s not in (AUTO, OFF)), UNDO]
 
 
 def mode_settings(modes: Sequence[str]) -> list[str]:
@@ -104,6 +124,8 @@ def complete(text: str, settings: Sequence[str], session_ids: Sequence[str] = ()
         choices = settings
     elif head.lower() == "/replay":
         choices = session_ids
+    elif head.lower() == "/wrong":
+        choices = wrong_choices(settings)
     if not rest:
         return f"{head} {choices[0]}" if choices else None
     for choice in choices:

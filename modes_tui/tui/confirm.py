@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from modes_tui.core.conversation import ToolCall
+from modes_tui.core.questions import Question
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -81,6 +82,57 @@ class ConfirmToolScreen(ModalScreen[bool]):
         self.dismiss(answer)
 
 
+class QuestionScreen(ModalScreen[bool]):
+    """A yes/no question about the next turn (entering a confirm-first mode, the budget)."""
+
+    DEFAULT_CSS = """
+    QuestionScreen { align: center middle; }
+    QuestionScreen > Vertical {
+        width: 80%;
+        max-width: 90;
+        height: auto;
+        border: thick $warning;
+        background: $surface;
+        padding: 1 2;
+    }
+    QuestionScreen #question-title { text-style: bold; margin-bottom: 1; }
+    QuestionScreen Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
+    QuestionScreen Button { margin-left: 2; }
+    """
+
+    BINDINGS: ClassVar = [
+        Binding("y", "answer(True)", "Yes", id="question.yes"),
+        Binding("n,escape", "answer(False)", "No", id="question.no"),
+    ]
+
+    def __init__(self, question: Question) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(self.question.title), id="question-title")
+            yield Static(Text(self.question.text), id="question-text")
+            with Horizontal():
+                yield Button("No (n)", variant="error", id="no")
+                yield Button("Yes (y)", variant="success", id="yes")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    @on(Button.Pressed, "#yes")
+    def _yes(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#no")
+    def _no(self) -> None:
+        self.dismiss(False)
+
+    def action_answer(self, answer: bool) -> None:
+        """Close with `answer`."""
+        self.dismiss(answer)
+
+
 class DialogConfirmer:
     """The engine's `Confirmer`: asks through `ConfirmToolScreen` and waits for the answer."""
 
@@ -89,14 +141,20 @@ class DialogConfirmer:
 
     async def confirm(self, call: ToolCall, tool: Any) -> bool:
         """True when the user lets the call run."""
+        description = str(getattr(tool, "description", "") or "")
+        return await self._show(ConfirmToolScreen(call, description))
+
+    async def ask(self, question: Question) -> bool:
+        """True when the user says yes to entering a mode or passing the budget."""
+        return await self._show(QuestionScreen(question))
+
+    async def _show(self, screen: ModalScreen[bool]) -> bool:
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
         def done(result: bool | None) -> None:
             if not answer.done():
                 answer.set_result(bool(result))
 
-        description = str(getattr(tool, "description", "") or "")
-        screen = ConfirmToolScreen(call, description)
         self.app.push_screen(screen, callback=done)
         try:
             return await answer

@@ -98,7 +98,10 @@ class RoutePanel(Vertical):
         # Empty until the first decision: an empty list costs a first frame 40 drawn lines.
         yield Static("No decisions yet: send a message.", id="panel-empty")
         yield OptionList(id="decisions", classes="-empty")
-        yield Static("enter: inspect the request of a turn", id="panel-hint")
+        hint = "enter: inspect the request of a turn"
+        if self._live:
+            hint = "enter: inspect a turn · ctrl+e: correct it"
+        yield Static(hint, id="panel-hint")
 
     @property
     def options(self) -> OptionList:
@@ -174,6 +177,14 @@ class RoutePanel(Vertical):
                     position,
                     route_card(entry.record, entry.route, attempt=entry.attempt, tz=self._tz),
                 )
+
+    def highlighted_record(self) -> TurnRecord | None:
+        """The turn of the highlighted decision, when the list has the focus."""
+        options = self.options
+        if not options.has_focus or options.highlighted is None:
+            return None
+        index = len(self.entries) - 1 - options.highlighted
+        return self.entries[index].record if 0 <= index < len(self.entries) else None
 
     def clear(self) -> None:
         """Forget every decision (`/clear`)."""

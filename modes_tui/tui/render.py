@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from modes_tui.core.events import TurnCorrected
 from modes_tui.core.routing import Route
 from modes_tui.tui.turns import Reroute, ToolActivity, TurnRecord
 
@@ -212,12 +213,54 @@ def route_card(
         lines.append(Text(f"  answered by {record.model}", style="dim"))
     for note in (*record.warnings, *record.notes):
         lines.append(Text(f"  ! {note}", style="yellow"))
+    lines.extend(_correction_marks(record, route))
     lines.extend(error_lines(route))
     if reroute is not None:
         lines.append(reroute_line(reroute, route))
     lines.append(Text("─" * CARD_RULE_WIDTH, style="grey23"))
     # One Text, not a Group: a long session has a card per turn, and one Text renders fast.
     return Text("\n").join(lines)
+
+
+UNDO_HINT = "/wrong undo forgets it"
+
+
+def correction_line(
+    event: TurnCorrected, number: int, indent: str = "", *, undone: bool = False
+) -> Text:
+    """`↺ counts as a correction of turn 3: chat → shell · /wrong undo forgets it`."""
+    which = "this turn" if event.turn == number else f"turn {event.turn}"
+    text = Text(f"{indent}↺ ", style="magenta")
+    if event.rerun:
+        text.append(f"{which} corrected: {event.answered_mode or 'no mode'} → ")
+    elif event.turn == number:
+        text.append(f"correction recorded: {event.answered_mode or 'no mode'} → ")
+    else:
+        text.append(f"counts as a correction of {which}: {event.answered_mode or 'no mode'} → ")
+    text.append(event.corrected_mode, style="bold")
+    if event.correction is not None:
+        text.append(" · undone" if undone else f" · {UNDO_HINT}", style="dim")
+    if event.note:
+        text.append(f"\n{indent}  ! {event.note}", style="yellow")
+    return text
+
+
+def _correction_marks(record: TurnRecord, route: Route) -> list[Text]:
+    """On a decision the user corrected: to what. On the decision a correction came with
+    (a re-run, a forced resend, a correction of an earlier turn): what it recorded."""
+    lines = [
+        Text(f"  ✗ {old.title}", style="magenta") for old in record.superseded if old.route is route
+    ]
+    if route is record.route:
+        lines += [
+            correction_line(c, record.number, indent="  ", undone=_undone(record, c))
+            for c in record.corrections
+        ]
+    return lines
+
+
+def _undone(record: TurnRecord, event: TurnCorrected) -> bool:
+    return event.correction is not None and event.correction.id in record.undone
 
 
 def reroute_line(reroute: Reroute, recorded: Route | None, indent: str = "  ") -> Text:

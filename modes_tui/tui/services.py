@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from modes_tui.core.control import ControlReading
 from modes_tui.core.conversation import Conversation, ToolCall
+from modes_tui.core.corrections import Correction
 from modes_tui.core.events import TurnEvent
 from modes_tui.tui.startup import LoadProgress
 from modes_tui.tui.turns import Reroute
@@ -45,6 +46,15 @@ class TurnEngine(Protocol):
 
     def resend(self, text: str) -> AsyncIterator[TurnEvent]:
         """Replace the last turn with an edited message."""
+        ...
+
+    def correct(self, mode: str, *, turn: int | None = None) -> AsyncIterator[TurnEvent]:
+        """Say a turn belonged to `mode`: the latest is answered again in it, an earlier one
+        only recorded. Raises ModesError (CorrectionRefused) when it cannot be done."""
+        ...
+
+    def undo_correction(self) -> Correction:
+        """Forget the latest correction of this session; raises ModesError when none."""
         ...
 
     def cancel(self) -> None:

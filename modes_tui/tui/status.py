@@ -9,12 +9,13 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from modes_tui.core.control import AUTO, OFF, ControlReading
+from modes_tui.core.models import EMBEDDED_MODEL
 from modes_tui.tui.startup import LoadProgress
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PROGRESS_CELLS = 12
 """Width of the start-up progress bar."""
-DEMO_MODEL = "local/gemma-3-270m"
+DEMO_MODEL = EMBEDDED_MODEL
 DEMO_LABEL = "offline demo model"
 
 
@@ -49,6 +50,8 @@ class ModeHeader(Static):
         self.pack = pack
         self.reading = ControlReading(AUTO)
         self.active_mode: str | None = None
+        self.cost: str | None = None
+        """The session's cost line (total, saved vs always X, budget), once there is one."""
         self._lines = 1
 
     def on_mount(self) -> None:
@@ -61,6 +64,7 @@ class ModeHeader(Static):
         active_mode: str | None = None,
         model: str | None = None,
         pack: str | None = None,
+        cost: str | None = None,
     ) -> None:
         """Redraw with whatever changed."""
         if pack is not None:
@@ -71,6 +75,8 @@ class ModeHeader(Static):
             self.active_mode = active_mode
         if model is not None:
             self.model = model
+        if cost is not None:
+            self.cost = cost
         self._draw()
 
     @property
@@ -117,6 +123,8 @@ class ModeHeader(Static):
             ("pack ", self.pack, ""),
             ("model ", model, ""),
         ]
+        if self.cost:
+            parts.append(("cost ", self.cost, ""))
         for index, (label, value, value_style) in enumerate(parts):
             if index:
                 text.append(" │ ", style="dim")

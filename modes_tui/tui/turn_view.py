@@ -29,14 +29,21 @@ from modes_tui.core.events import (
     ToolCallFinished,
     ToolCallRequested,
     TurnCancelled,
+    TurnCorrected,
     TurnEvent,
     TurnFailed,
     TurnFinished,
     Usage,
 )
 from modes_tui.tui.chat import RetryRequested
-from modes_tui.tui.render import format_ms, reroute_line, route_headline, tool_summary
-from modes_tui.tui.turns import TurnRecord
+from modes_tui.tui.render import (
+    correction_line,
+    format_ms,
+    reroute_line,
+    route_headline,
+    tool_summary,
+)
+from modes_tui.tui.turns import Superseded, TurnRecord
 
 REASONING_REFRESH_S = 0.1
 """How often folded reasoning is redrawn while it streams."""
@@ -133,6 +140,7 @@ class TurnView(Vertical):
         border-top: none;
     }
     TurnView > Collapsible Static { color: $text-muted; padding: 0 1; }
+    TurnView > Collapsible.superseded CollapsibleTitle { color: $warning; }
     TurnView > .meta { padding: 0 1; color: $text-disabled; }
     TurnView > .note-text { margin: 0 0 0 2; }
     TurnView .-failed { color: $error; }
@@ -156,6 +164,7 @@ class TurnView(Vertical):
     def compose(self) -> ComposeResult:
         record = self.record
         yield Static(Text(record.user_text), classes="user")
+        yield from self._folds()
         yield Static(self._route_text(), classes="route")
         if not self.live:
             for index, segment in enumerate(record.segments):
@@ -168,13 +177,25 @@ class TurnView(Vertical):
                 yield self._reasoning_view()
             yield from self._ending()
 
+    def _folds(self) -> Iterator[Widget]:
+        """The answers the user corrected, folded, each marked with both modes."""
+        for old in self.record.superseded:
+            yield _fold(old)
+
     def _route_text(self) -> Text:
         record = self.record
         if record.route is None:
             return Text("→ routing…", style="italic")
         line = route_headline(record.route, record.mode)
-        if record.mode_change is not None and record.number > 1:
-            line.append(f"  (was {record.mode_change.previous or 'no mode'})", style="dim")
+        previous = record.mode_change.previous if record.mode_change is not None else None
+        if record.mode_change is not None and record.number > 1 and not record.superseded:
+            line.append(f"  (was {previous or 'no mode'})", style="dim")
+        for corrected in record.corrections:
+            if corrected.rerun and not corrected.note:
+                continue  # the fold above and the route's reason say it already
+            line.append("\n")
+            undone = corrected.correction is not None and corrected.correction.id in record.undone
+            line.append_text(correction_line(corrected, record.number, undone=undone))
         if record.reroute is not None:
             line.append("\n")
             line.append_text(reroute_line(record.reroute, record.route, indent=""))
@@ -194,6 +215,11 @@ class TurnView(Vertical):
         """Show what `event` changes. The record has already absorbed it."""
         if isinstance(event, RouteDecided | ModeChanged):
             self.query_one(".route", Static).update(self._route_text())
+        elif isinstance(event, TurnCorrected):
+            if event.rerun:
+                await self._fold_answer()
+            else:
+                self.query_one(".route", Static).update(self._route_text())
         elif isinstance(event, RequestBuilt):
             if event.round > 1:
                 await self._close_segment()
@@ -303,6 +329,10 @@ class TurnView(Vertical):
             parts.append(f"{calls} {format_ms(spent)}" if spent else calls)
         return Text(" · ".join(parts))
 
+    def show_route(self) -> None:
+        """Redraw the route line (a correction of this turn was made or undone)."""
+        self.query_one(".route", Static).update(self._route_text())
+
     async def show_reroute(self) -> None:
         """Show (or update) today's decision for this recorded turn."""
         self.query_one(".route", Static).update(self._route_text())
@@ -313,8 +343,32 @@ class TurnView(Vertical):
         self._tools.clear()
         self._reasoning = None
         self._segments_shown = 0
-        await self.remove_children(list(self.children)[2:])
-        self.query_one(".route", Static).update(self._route_text())
+        children = list(self.children)
+        route = self.query_one(".route", Static)
+        await self.remove_children(children[children.index(route) + 1 :])
+        route.update(self._route_text())
+
+    async def _fold_answer(self) -> None:
+        """A correction re-runs the turn: the answer so far folds away above a new route line."""
+        await self._close_segment()
+        if self._reasoning_timer is not None:
+            self._reasoning_timer.stop()
+            self._reasoning_timer = None
+        self._tools.clear()
+        self._reasoning = None
+        self._segments_shown = 0
+        await self.remove_children(list(self.children)[1:])
+        await self.mount_all([*self._folds(), Static(self._route_text(), classes="route")])
+        # the stream layout measured the fold before it collapsed: measure it again
+        self.refresh(layout=True)
+
+
+def _fold(old: Superseded) -> Collapsible:
+    parts: list[Widget] = []
+    if old.route is not None:
+        parts.append(Static(route_headline(old.route, old.mode)))
+    parts.append(AnswerSegment(old.answer or "_(no answer)_"))
+    return Collapsible(*parts, title=old.title, collapsed=True, classes="superseded")
 
 
 class SystemNote(Markdown):

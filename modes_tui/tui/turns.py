@@ -20,6 +20,7 @@ from modes_tui.core.events import (
     ToolCallFinished,
     ToolCallRequested,
     TurnCancelled,
+    TurnCorrected,
     TurnEvent,
     TurnFailed,
     TurnFinished,
@@ -61,6 +62,27 @@ class Reroute:
 
 
 @dataclass
+class Superseded:
+    """An answer the user corrected: it stays on screen, folded, marked with both modes."""
+
+    mode: str | None
+    """The mode that gave it ("answered in X")."""
+    corrected_to: str
+    """The mode the user chose ("corrected to Y")."""
+    answer: str
+    """Its text."""
+    route: Route | None
+    """The route it was given."""
+    model: str | None = None
+    """The model that gave it."""
+
+    @property
+    def title(self) -> str:
+        """`answered in chat, corrected to code`."""
+        return f"answered in {self.mode or 'no mode'}, corrected to {self.corrected_to}"
+
+
+@dataclass
 class TurnRecord:
     """Everything shown about one user turn."""
 
@@ -96,6 +118,12 @@ class TurnRecord:
     """The user cancelled it."""
     reroute: Reroute | None = None
     """Replay: today's decision for this turn."""
+    superseded: list[Superseded] = field(default_factory=list)
+    """Earlier answers of this turn that the user corrected, oldest first."""
+    corrections: list[TurnCorrected] = field(default_factory=list)
+    """Corrections made from this turn: of this one, or of the turn it re-sent forced."""
+    undone: set[str] = field(default_factory=set)
+    """Ids of those corrections the user took back (`/wrong undo`)."""
     status: Status = "routing"
     """Where the turn is."""
     superseded_by: int | None = None
@@ -160,6 +188,27 @@ class TurnRecord:
         self.cancelled = False
         self.status = "routing"
 
+    def _supersede(self, corrected_to: str) -> None:
+        """Fold the answer so far away; the re-run that follows fills the turn anew."""
+        self.superseded.append(
+            Superseded(self.mode, corrected_to, self.answer, self.route, self.model)
+        )
+        self.segments = [""]
+        self.reasoning = ""
+        self.tools = []
+        self.message = None
+        self.failure = None
+        self.cancelled = False
+        self.requests = []
+        self.usages = []
+        self.mode_change = None
+        self.status = "routing"
+
+    @property
+    def routed_route(self) -> Route | None:
+        """The router's own route for this turn (before any correction re-ran it)."""
+        return self.superseded[0].route if self.superseded else self.route
+
     def _tool_segment(self) -> int:
         """Tool calls close the current text segment; later text starts a new one."""
         if self.segments[-1]:
@@ -213,6 +262,10 @@ class TurnRecord:
             self.status = "failed"
             if event.partial and not self.answer:
                 self.segments[-1] = event.partial
+        elif isinstance(event, TurnCorrected):
+            self.corrections.append(event)
+            if event.rerun:
+                self._supersede(event.corrected_mode)
         elif isinstance(event, TurnCancelled):
             self.cancelled = True
             self.status = "cancelled"

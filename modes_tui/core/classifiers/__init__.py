@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from modes_tui.core.corrections import CorrectionSource
 from modes_tui.core.errors import DeclarationError, Problem
 from modes_tui.core.profiles import Pack
 from modes_tui.core.routing import Classifier
@@ -26,6 +27,8 @@ class ClassifierServices:
     """Backend name -> factory, for backends that live outside the core."""
     default_model: str = "default"
     """The model id that `default` stands for."""
+    corrections: CorrectionSource | None = None
+    """The corrections the backends learn from; None: the pack's store in the data dir."""
 
 
 def build_classifier(

@@ -24,7 +24,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
 from modes_tui.core.errors import ProviderError, RoutingDecisionError
+from modes_tui.core.learning import similar_corrections
 from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import ClassifierInfo, Decision, HistoryEntry
 from modes_tui.core.routing_prompt import build_routing_prompt
@@ -100,11 +102,18 @@ class ChatClassifier:
     """Routes with one structured-output call to `model_id` through a `ChatModel`."""
 
     def __init__(
-        self, model: ChatModel, model_id: str, *, timeout: float | None = DEFAULT_TIMEOUT
+        self,
+        model: ChatModel,
+        model_id: str,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        corrections: CorrectionSource | None = None,
     ) -> None:
         self.model = model
         self.model_id = model_id
         self.timeout = timeout
+        self.corrections = corrections if corrections is not None else EMPTY_CORRECTIONS
+        """The most similar of these go into the prompt as labelled examples."""
 
     def request(
         self,
@@ -116,7 +125,12 @@ class ChatClassifier:
         """The exact request `classify` sends."""
         names = [mode.name for mode in modes]
         prompt = build_routing_prompt(
-            message, history, modes, instructions, answer_format=ANSWER_FORMAT
+            message,
+            history,
+            modes,
+            instructions,
+            answer_format=ANSWER_FORMAT,
+            corrections=similar_corrections(message, self.corrections.corrections(), modes),
         )
         return ModelRequest(
             model=self.model_id,

@@ -23,9 +23,18 @@ example is scored leave-one-out against the rest of the pack, and `tau` is the 1
 percentile of those top scores minus 0.05. It adapts to any encoder's cosine scale; a
 pack with too few examples uses `DEFAULT_FLOOR`.
 
-Follow-ups: when the history holds an earlier user message, its scores are mixed in with
-weight `lambda = 1 - confidence(message alone)`, `s = (s_msg + lambda * s_prev) / (1 +
-lambda)`: a clear message ignores the past, an elliptic one ("and in euros?") leans on it.
+The temperature `T` above is the default; each pack's own is fitted leave-one-out over its
+examples and corrections (`core.calibration`), so that a confidence of 0.8 is right about
+80% of the time. Corrections join their mode's examples (`core.learning.learned_examples`).
+
+Follow-ups: when the history holds an earlier user message that shares the message's topic,
+its scores are mixed in, `s = (s_msg + lambda * s_prev) / (1 + lambda)` with `lambda =
+max(1 - confidence(message alone), 0.3)`: an elliptic message ("and in euros?") leans on
+the past. Sharing the topic means a cosine between the two messages above what two examples
+of *different* modes of the pack reach 85% of the time (`unrelated`, measured on the pack).
+A self-contained message on another subject ("write a 600-word essay about ..." after a git
+question) is not pulled into the previous turn's mode, however unsure it is. Measured on
+bench/evals/default.jsonl with its follow-up cases: see the README.
 
 Example vectors are cached on disk (`EmbeddingCache`), keyed by the encoder's name and the
 text. The encoder loads in a background thread started by the constructor; the first
@@ -50,6 +59,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from modes_tui.core.calibration import fit_temperature, loo_scores
+from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
+from modes_tui.core.learning import learned_examples
 from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import ClassifierInfo, Decision, HistoryEntry
 
@@ -71,6 +83,10 @@ FLOOR_MARGIN = 0.05
 DEFAULT_FLOOR = 0.15
 MIN_EXAMPLES_FOR_FLOOR = 5
 QUOTE_LIMIT = 60
+FOLLOW_UP_MIN_WEIGHT = 0.3
+UNRELATED_PERCENTILE = 85.0
+DEFAULT_UNRELATED = 0.10
+UNRELATED_SAMPLE = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +104,9 @@ class ScoringParams:
     neighbours: int = NEIGHBOURS
     """How many nearest examples the `top` term averages."""
     temperature: float = TEMPERATURE
-    """Softmax temperature over mode scores."""
+    """Softmax temperature over mode scores when it is not calibrated (or cannot be)."""
+    calibrate: bool = True
+    """Fit the temperature on the pack, leave-one-out (`core.calibration`)."""
     follow_up: bool = True
     """Mix in the previous user message's scores, weighted by the message's doubt."""
 
@@ -109,6 +127,8 @@ class Scored:
     """The chosen mode's closest example (or `description of <mode>`)."""
     nearest_similarity: float
     """Its cosine to the message."""
+    nearest_note: str | None = None
+    """Where the nearest example came from when it was learned (`correction of <date>`)."""
 
 
 class ModeIndex:
@@ -122,6 +142,8 @@ class ModeIndex:
         example_texts: Sequence[Sequence[str]],
         params: ScoringParams | None = None,
         floor: float | None = None,
+        notes: Sequence[Sequence[str | None]] | None = None,
+        temperature: float | None = None,
     ) -> None:
         self.names = tuple(names)
         self.params = params or ScoringParams()
@@ -129,6 +151,12 @@ class ModeIndex:
         dim = self.descriptions.shape[1]
         self.examples = [np.asarray(e, dtype=np.float32).reshape(-1, dim) for e in examples]
         self.example_texts = [tuple(texts) for texts in example_texts]
+        self.notes = (
+            [tuple(n) for n in notes]
+            if notes is not None
+            else [(None,) * len(t) for t in self.example_texts]
+        )
+        """Per example, None for a shipped one, `correction of <date>` for a learned one."""
         self.centroids = np.stack(
             [
                 _unit(e.mean(axis=0)) if len(e) else d
@@ -142,7 +170,14 @@ class ModeIndex:
             if self.has_examples.any()
             else np.zeros((0, dim), np.float32)
         )
+        self._loo: tuple[Any, Any] | None = None
         self.floor = self._measure_floor() if floor is None else floor
+        if temperature is None:
+            temperature = self._fit_temperature() if self.params.calibrate else None
+        self.temperature = self.params.temperature if temperature is None else temperature
+        """The softmax temperature in use: fitted on the pack, or the parameter."""
+        self.unrelated = self._measure_unrelated()
+        """A cosine that two examples of different modes stay below 85% of the time."""
 
     def raw_scores(self, query: Vector) -> npt.NDArray[np.float64]:
         """s_m for every mode of the roster."""
@@ -178,7 +213,7 @@ class ModeIndex:
 
     def decide(self, scores: npt.NDArray[np.float64], query: Vector) -> Scored:
         """Probabilities, confidence and the nearest example, from mode scores."""
-        t = self.params.temperature
+        t = self.temperature
         shifted = np.exp((scores - scores.max()) / t)
         total = shifted.sum()
         probabilities = shifted / total
@@ -190,9 +225,11 @@ class ModeIndex:
             sims = block @ np.asarray(query, dtype=np.float32)
             j = int(np.argmax(sims))
             nearest, similarity = self.example_texts[best][j], float(sims[j])
+            note = self.notes[best][j]
         else:
             nearest = f"description of {self.names[best]}"
             similarity = float(self.descriptions[best] @ query)
+            note = None
         return Scored(
             mode=self.names[best],
             scores={n: float(s) for n, s in zip(self.names, scores, strict=True)},
@@ -200,18 +237,60 @@ class ModeIndex:
             confidence=min(1.0, max(0.0, confidence)),
             nearest=nearest,
             nearest_similarity=similarity,
+            nearest_note=note,
         )
 
     def score(self, query: Vector) -> Scored:
         """Score one message vector."""
         return self.decide(self.raw_scores(query), query)
 
+    def loo_scores(self) -> tuple[Any, Any]:
+        """Each example's mode scores with itself left out, and its mode (`core.calibration`)."""
+        if self._loo is None:
+            p = self.params
+            weights = (p.weight_max, p.weight_top, p.weight_description, p.weight_centroid)
+            self._loo = loo_scores(self.examples, self.descriptions, weights, p.neighbours)
+        return self._loo
+
+    def _calibration_rows(self) -> tuple[Any, Any]:
+        """The leave-one-out scores that the floor and the temperature are measured on.
+
+        Every example and correction takes part in the scores (as a neighbour of the others),
+        but only the shipped examples are measured when there are enough of them: they are
+        a sample of ordinary messages, while corrections are, by how they arise, the messages
+        the router got wrong. Measured on them too, the fit calls every route doubtful once
+        corrections pile up (banking77 after 1,000 turns: ECE 0.15, against 0.04).
+        """
+        scores, labels = self.loo_scores()
+        shipped = np.array([note is None for notes in self.notes for note in notes], dtype=bool)
+        if shipped.sum() >= MIN_EXAMPLES_FOR_FLOOR and not shipped.all():
+            return scores[shipped], labels[shipped]
+        return scores, labels
+
     def _measure_floor(self) -> float:
         """The 10th percentile of the examples' leave-one-out top scores, minus a margin."""
         if len(self._all) < MIN_EXAMPLES_FOR_FLOOR or len(self.names) < 2:
             return DEFAULT_FLOOR
-        tops = [float(self._scores(row, exclude=i).max()) for i, row in enumerate(self._all)]
-        return float(np.percentile(tops, FLOOR_PERCENTILE)) - FLOOR_MARGIN
+        scores, _ = self._calibration_rows()
+        return float(np.percentile(scores.max(axis=1), FLOOR_PERCENTILE)) - FLOOR_MARGIN
+
+    def _measure_unrelated(self) -> float:
+        """The 85th percentile of cosines between examples of different modes (on a sample
+        of at most 400 examples, so that a pack with many corrections stays cheap)."""
+        sizes = [len(block) for block in self.examples]
+        if sum(1 for size in sizes if size) < 2:
+            return DEFAULT_UNRELATED
+        labels = np.repeat(np.arange(len(sizes)), sizes)
+        step = max(1, -(-len(self._all) // UNRELATED_SAMPLE))
+        sample, owners = self._all[::step], labels[::step]
+        cross = (sample @ sample.T)[owners[:, None] != owners[None, :]]
+        if not len(cross):
+            return DEFAULT_UNRELATED
+        return float(np.percentile(cross, UNRELATED_PERCENTILE))
+
+    def _fit_temperature(self) -> float:
+        scores, labels = self._calibration_rows()
+        return fit_temperature(scores, labels, self.floor, self.params.temperature)
 
 
 def _unit(vector: Any) -> Any:
@@ -318,10 +397,13 @@ class EmbeddingClassifier:
         cache: EmbeddingCache | None = None,
         params: ScoringParams | None = None,
         start: bool = True,
+        corrections: CorrectionSource | None = None,
     ) -> None:
         self.encoder_name = encoder_name
         self.params = params or ScoringParams()
         self.cache = cache
+        self.corrections = corrections if corrections is not None else EMPTY_CORRECTIONS
+        """Where the pack's corrections come from; read again when its revision changes."""
         self._factory = encoder
         self._warm_modes = tuple(modes)
         self._encoder: Encoder | None = None
@@ -401,6 +483,13 @@ class EmbeddingClassifier:
         with self._lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
             encoder = self._encoder
+            # A correction's text was routed moments ago: its vector is a recent query.
+            routed = {t: self._queries[t] for t in missing if t in self._queries}
+        if routed:
+            self._remember(routed)
+            if self.cache is not None:
+                self.cache.store(self.encoder_name, routed)
+            missing = [t for t in missing if t not in routed]
         if not missing:
             return
         if encoder is None:
@@ -412,26 +501,36 @@ class EmbeddingClassifier:
             self.cache.store(self.encoder_name, fresh)
 
     def _index_for(self, modes: Sequence[Profile]) -> ModeIndex:
-        key = tuple((m.name, m.description, m.examples) for m in modes)
+        # The corrections' revision is part of the key: one stat per route tells whether
+        # a correction was added or removed (here or in another process) since the last one.
+        revision = self.corrections.revision
+        key = (tuple((m.name, m.description, m.examples) for m in modes), revision)
         with self._lock:
             index = self._indexes.get(key)
             if index is not None:
                 self._indexes.move_to_end(key)
                 return index
-        self._ensure([text for mode in modes for text in mode_texts(mode)])
+        names = {m.name for m in modes}
+        corrections = [c for c in self.corrections.corrections() if c.corrected_mode in names]
+        self._ensure(
+            [text for mode in modes for text in mode_texts(mode)] + [c.text for c in corrections]
+        )
         with self._lock:
             vectors = self._vectors
+            learned = learned_examples(modes, corrections, vectors.__getitem__)
+            dim = len(vectors[modes[0].description])
             index = ModeIndex(
                 [m.name for m in modes],
                 np.stack([vectors[m.description] for m in modes]),
                 [
-                    np.stack([vectors[e] for e in m.examples])
-                    if m.examples
-                    else np.zeros((0, len(vectors[m.description])), np.float32)
-                    for m in modes
+                    np.stack([vectors[e] for e in mode.texts])
+                    if mode.texts
+                    else np.zeros((0, dim), np.float32)
+                    for mode in learned
                 ],
-                [m.examples for m in modes],
+                [mode.texts for mode in learned],
                 self.params,
+                notes=[mode.notes for mode in learned],
             )
             self._indexes[key] = index
             while len(self._indexes) > 8:
@@ -482,21 +581,19 @@ class EmbeddingClassifier:
         query = self._query(message)
         scores = index.raw_scores(query)
         scored = index.decide(scores, query)
-        reason = f"closest: {_quote(scored.nearest)} ({scored.nearest_similarity:.2f})"
+        reason = _closest(scored)
         previous = _previous_user_message(history)
         if self.params.follow_up and previous is not None:
-            weight = 1.0 - scored.confidence
             before = scored.mode
             previous_query = self._query(previous)
+            related = float(np.asarray(previous_query, np.float32) @ query) >= index.unrelated
+            weight = max(1.0 - scored.confidence, FOLLOW_UP_MIN_WEIGHT) if related else 0.0
             mixed = (scores + weight * index.raw_scores(previous_query)) / (1.0 + weight)
             scored = index.decide(mixed, query)
             if scored.mode != before:
                 # The previous message decided it: quote what that message was closest to.
                 near = index.decide(mixed, previous_query)
-                reason = (
-                    "follows up on the previous message, closest to "
-                    f"{_quote(near.nearest)} ({near.nearest_similarity:.2f})"
-                )
+                reason = _closest(near, "follows up on the previous message, closest to ")
         return Decision(
             scored.mode, round(scored.confidence, 4), reason, _rounded(scored.probabilities)
         )
@@ -504,6 +601,14 @@ class EmbeddingClassifier:
     def trace(self) -> ClassifierInfo:
         """`embedding` with the encoder's name."""
         return ClassifierInfo("embedding", self.encoder_name)
+
+
+def _closest(scored: Scored, lead: str = "closest: ") -> str:
+    """The reason for the panel: the nearest example, and whether a correction taught it."""
+    closest = f"{lead}{_quote(scored.nearest)} ({scored.nearest_similarity:.2f})"
+    if scored.nearest_note:
+        return f"learned from your {scored.nearest_note}; {closest}"
+    return closest
 
 
 def _previous_user_message(history: Sequence[HistoryEntry]) -> str | None:

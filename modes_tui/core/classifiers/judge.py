@@ -21,7 +21,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from modes_tui.core.classifiers.chat import call_with_timeout
+from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
 from modes_tui.core.errors import DeclarationError, Problem, RoutingDecisionError
+from modes_tui.core.learning import similar_corrections
 from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import ClassifierInfo, Decision, HistoryEntry
 from modes_tui.core.routing_prompt import build_routing_prompt
@@ -84,9 +86,12 @@ class JudgeClassifier:
         top_logprobs: int = TOP_LOGPROBS,
         timeout: float | None = DEFAULT_TIMEOUT,
         check_support: bool = True,
+        corrections: CorrectionSource | None = None,
     ) -> None:
         self.model = model
         self.model_id = model_id
+        self.corrections = corrections if corrections is not None else EMPTY_CORRECTIONS
+        """The most similar of these go into the prompt as labelled examples."""
         self.top_logprobs = top_logprobs
         self.timeout = timeout
         if check_support:
@@ -113,7 +118,12 @@ class JudgeClassifier:
     ) -> ModelRequest:
         """The exact request `classify` sends."""
         prompt = build_routing_prompt(
-            message, history, modes, instructions, answer_format=answer_format(labels_for(modes))
+            message,
+            history,
+            modes,
+            instructions,
+            answer_format=answer_format(labels_for(modes)),
+            corrections=similar_corrections(message, self.corrections.corrections(), modes),
         )
         return ModelRequest(
             model=self.model_id,

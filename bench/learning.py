@@ -1,0 +1,272 @@
+"""Learning benchmark: accuracy as a simulated user corrects wrong routes, calibration, and
+the warm decision latency with 1,000 corrections. Run through bench/routing.py:
+
+    python bench/routing.py --learning [--data ../shared/data] [--seeds 1]
+
+Protocol, per dataset (the datasets and their modes are bench/routing.py's):
+- k = 20 examples per mode are drawn from the train split (seeded; sr_healthcare has only 7
+  train rows per route, so it starts from k = 3 and streams the other 4 per route);
+- the rest of the train split's in-scope rows, shuffled, is the stream. Each streamed message
+  is routed with what was learned so far; a wrong route becomes a correction (text -> true
+  mode), exactly as `modes-tui eval --learn` does;
+- **ours**: the embedding backend's own code: `core.learning.learned_examples` (corrections
+  join their mode; a correction beats a near-identical example of another mode) and
+  `ModeIndex` with the temperature fitted on the pack (refitted after each correction);
+- **semantic-router (same corrections)**: max cosine over the examples plus *our*
+  corrections, as plain examples; **semantic-router (own corrections)**: the same user
+  corrects the baseline's own mistakes, added as plain examples;
+- accuracy: on the test split (in-scope rows; the route's mode, threshold off) at the start
+  and after 500 and 1,000 streamed turns (or the end of a shorter stream);
+- ECE (10 bins; rows that expect the fallback count as wrong) on the test split with the
+  fixed temperature of before (0.05) and with the fitted one, at the start and the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from modes_tui.core.calibration import expected_calibration_error, reliability
+from modes_tui.core.classifiers.embedding import TEMPERATURE, EmbeddingClassifier, ModeIndex
+from modes_tui.core.conversation import Message
+from modes_tui.core.corrections import Correction, MemoryCorrections
+from modes_tui.core.evaluation import percentile
+from modes_tui.core.learning import learned_examples
+from modes_tui.core.profiles import Profile
+from modes_tui.core.routing import Router
+
+CHECKPOINTS = (0, 500, 1000)
+K_START = 20
+
+
+@dataclass
+class Curve:
+    """One method's numbers on one dataset."""
+
+    accuracy: dict[int, float] = field(default_factory=dict)
+    corrections: dict[int, int] = field(default_factory=dict)
+    online: list[float] = field(default_factory=list)
+    """Accuracy of the streamed routes per block of 100 turns (the learning curve)."""
+
+
+@dataclass
+class LearningResult:
+    name: str
+    note: str
+    streamed: int
+    curves: dict[str, Curve]
+    ece: dict[str, float | None]
+    temperature: dict[str, float]
+
+
+def _profiles(modes: Sequence[str], descriptions: dict[str, str], examples: dict[str, list[str]]):
+    return [Profile(m, descriptions[m], examples=tuple(examples[m])) for m in modes]
+
+
+def _index(profiles: list[Profile], corrections: list[Correction], vec: Any, **kw: Any):
+    learned = learned_examples(profiles, corrections, lambda text: vec([text])[0])
+    return ModeIndex(
+        [p.name for p in profiles],
+        vec([p.description for p in profiles]),
+        [vec(list(m.texts)) for m in learned],
+        [m.texts for m in learned],
+        notes=[m.notes for m in learned],
+        **kw,
+    )
+
+
+def _accuracy(predict: Any, rows: Sequence[tuple[str, str | None]], vectors: np.ndarray) -> float:
+    scored = [(predict(v), mode) for (_, mode), v in zip(rows, vectors, strict=True) if mode]
+    return sum(p == m for p, m in scored) / len(scored)
+
+
+def _ece(index: ModeIndex, rows: Sequence[tuple[str, str | None]], vectors: np.ndarray) -> float:
+    confidence, correct = [], []
+    for (_, mode), vector in zip(rows, vectors, strict=True):
+        scored = index.score(vector)
+        confidence.append(scored.confidence)
+        correct.append(scored.mode == mode)
+    return expected_calibration_error(reliability(confidence, correct)) or 0.0
+
+
+def run_learning(dataset: Any, descriptions: dict[str, str], vec: Any, seed: int) -> LearningResult:
+    rng = random.Random(seed)
+    by_mode: dict[str, list[str]] = {m: [] for m in dataset.modes}
+    for text, mode in dataset.train:
+        if mode is not None:
+            by_mode[mode].append(text)
+    smallest = min(len(texts) for texts in by_mode.values())
+    k = K_START if smallest > K_START else 3
+    examples, stream = {}, []
+    for mode in dataset.modes:
+        texts = by_mode[mode][:]
+        rng.shuffle(texts)
+        examples[mode] = texts[:k]
+        stream += [(t, mode) for t in texts[k:]]
+    rng.shuffle(stream)
+    stream = stream[: CHECKPOINTS[-1]]
+    profiles = _profiles(dataset.modes, descriptions, examples)
+    test_vectors = vec([t for t, _ in dataset.test])
+    stream_vectors = vec([t for t, _ in stream])
+
+    ours: list[Correction] = []
+    own: list[tuple[str, str]] = []
+    anchors_texts = [t for m in dataset.modes for t in examples[m]]
+    anchor_owners = [m for m in dataset.modes for _ in examples[m]]
+
+    def baseline_predict(texts: list[str], owners: list[str]) -> Any:
+        matrix = vec(texts)
+        return lambda v: owners[int(np.argmax(matrix @ v))]
+
+    index = _index(profiles, ours, vec)
+    fixed = _index(profiles, ours, vec, temperature=TEMPERATURE)
+    ece = {"before (T=0.05), start": _ece(fixed, dataset.test, test_vectors)}
+    ece["calibrated, start"] = _ece(index, dataset.test, test_vectors)
+    temperature = {"start": index.temperature}
+    curves = {name: Curve() for name in ("ours", "sr-same", "sr-own")}
+    hits = {name: 0 for name in curves}
+    own_predict = baseline_predict(anchors_texts, anchor_owners)
+    checkpoints = [c for c in CHECKPOINTS if c <= len(stream)]
+    if len(stream) not in checkpoints:
+        checkpoints.append(len(stream))
+
+    def measure(turn: int) -> None:
+        same = baseline_predict(
+            anchors_texts + [c.text for c in ours], anchor_owners + [c.corrected_mode for c in ours]
+        )
+        for name, predict, count in (
+            ("ours", lambda v: index.score(v).mode, len(ours)),
+            ("sr-same", same, len(ours)),
+            ("sr-own", own_predict, len(own)),
+        ):
+            curves[name].accuracy[turn] = _accuracy(predict, dataset.test, test_vectors)
+            curves[name].corrections[turn] = count
+
+    measure(0)
+    for turn, ((text, mode), vector) in enumerate(zip(stream, stream_vectors, strict=True), 1):
+        routed = index.score(vector).mode
+        hits["ours"] += routed == mode
+        if routed != mode:
+            ours.append(Correction(text, mode, routed_mode=routed, source="eval"))
+            index = _index(profiles, ours, vec)
+        base = own_predict(vector)
+        hits["sr-own"] += base == mode
+        if base != mode:
+            own.append((text, mode))
+            own_predict = baseline_predict(
+                anchors_texts + [t for t, _ in own], anchor_owners + [m for _, m in own]
+            )
+        if turn % 100 == 0 or turn == len(stream):
+            block = turn - (turn - 1) // 100 * 100
+            for name in ("ours", "sr-own"):
+                curves[name].online.append(hits[name] / block)
+                hits[name] = 0
+        if turn in checkpoints:
+            measure(turn)
+    ece["calibrated, end"] = _ece(index, dataset.test, test_vectors)
+    ece["before (T=0.05), end"] = _ece(
+        _index(profiles, ours, vec, temperature=TEMPERATURE), dataset.test, test_vectors
+    )
+    temperature["end"] = index.temperature
+    note = f"k = {k} per mode to start; stream: {len(stream)} train rows; test: {len(dataset.test)}"
+    return LearningResult(dataset.name, note, len(stream), curves, ece, temperature)
+
+
+def print_learning(result: LearningResult) -> None:
+    print(f"\n### Learning from corrections: {result.name} ({result.note})\n")
+    turns = sorted(result.curves["ours"].accuracy)
+    print("| method | " + " | ".join(f"after {t} turns" for t in turns) + " | gain |")
+    print("|---|" + "---|" * (len(turns) + 1))
+    labels = {
+        "ours": "ours",
+        "sr-same": "semantic-router, our corrections as examples",
+        "sr-own": "semantic-router, correcting its own mistakes",
+    }
+    for name, curve in result.curves.items():
+        cells = [f"{curve.accuracy[t]:.3f} ({curve.corrections[t]} corr.)" for t in turns]
+        gain = curve.accuracy[turns[-1]] - curve.accuracy[0]
+        print(f"| {labels[name]} | " + " | ".join(cells) + f" | {gain * 100:+.1f} pts |")
+    online = result.curves["ours"].online
+    if online:
+        print(
+            "\nours, accuracy of the streamed routes per block of 100 turns: "
+            + " ".join(f"{a:.2f}" for a in online)
+        )
+    t = result.temperature
+    print(
+        f"\nECE on the test split: before (T = 0.05) {result.ece['before (T=0.05), start']:.3f} "
+        f"-> calibrated {result.ece['calibrated, start']:.3f} (T = {t['start']:.4f}) at the "
+        f"start; after the stream {result.ece['before (T=0.05), end']:.3f} -> "
+        f"{result.ece['calibrated, end']:.3f} (T = {t['end']:.4f})"
+    )
+
+
+async def _timed(router: Router, texts: Sequence[str]) -> list[float]:
+    walls = []
+    for text in texts:
+        begin = time.perf_counter()
+        await router.route([Message("user", text)])
+        walls.append((time.perf_counter() - begin) * 1000)
+    return walls
+
+
+def warm_latency_with_corrections(
+    data: Path, encoder: Any, rows: int, make_pack: Any, seed: int
+) -> dict[str, list[float]]:
+    """10 banking77 intents as modes, 30 examples each, with 0 and 1,000 corrections: wall
+    time of Router.route (query encoding included) after the first route, and the CPU time of
+    the decision alone."""
+    with (data / "banking77" / "train.csv").open(newline="", encoding="utf-8") as handle:
+        train = [(r["text"], r["category"]) for r in csv.DictReader(handle)]
+    with (data / "banking77" / "test.csv").open(newline="", encoding="utf-8") as handle:
+        test = [(r["text"], r["category"]) for r in csv.DictReader(handle)]
+    intents = sorted({c for _, c in train})[:10]
+    rng = random.Random(seed)
+    pool = {i: [t for t, c in train if c == i] for i in intents}
+    for texts in pool.values():
+        rng.shuffle(texts)
+    examples = {i: pool[i][:30] for i in intents}
+    rest = [(t, i) for i in intents for t in pool[i][30:]]
+    rng.shuffle(rest)
+    pack = make_pack(intents, {i: i.replace("_", " ") for i in intents}, examples)
+    slug = {i: p.name for i, p in zip(intents, pack.profiles, strict=True)}
+    learned = [Correction(t, slug[i], source="eval") for t, i in rest]
+    while len(learned) < 1000:  # a few intents have fewer rows: reuse them, reworded
+        learned += [Correction(c.text + " please", c.corrected_mode) for c in learned]
+    learned = learned[:1000]
+    texts = [t for t, c in test if c in intents][:rows]
+    results: dict[str, list[float]] = {}
+    for label, corrections in (("no corrections", []), ("1,000 corrections", learned)):
+        classifier = EmbeddingClassifier(
+            lambda: encoder,
+            encoder_name=encoder.name,
+            modes=pack.profiles,
+            corrections=MemoryCorrections(corrections),
+        )
+        classifier.wait()
+        router = Router(pack, classifier)
+        started = time.perf_counter()
+        asyncio.run(router.route([Message("user", "warm up")]))
+        build = (time.perf_counter() - started) * 1000
+
+        walls = asyncio.run(_timed(router, texts))
+        cpu = []
+        for text in texts:
+            begin = time.thread_time()
+            classifier.classify_now(text, [], pack.profiles)  # query vector cached: decision only
+            cpu.append((time.thread_time() - begin) * 1000)
+        results[label] = [
+            percentile(walls, 50) or 0.0,
+            percentile(walls, 95) or 0.0,
+            percentile(cpu, 50) or 0.0,
+            build,
+        ]
+    return results

@@ -1,0 +1,141 @@
+"""`modes-tui models` and `modes-tui sessions --cost`: the configured models, and what sessions cost.
+
+Kept out of cli.py, which stays the wiring; both verbs import litellm only to ask its model
+map for capabilities and prices (with the bundled price list, never the network).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from modes_tui.core.ledger import money, session_costs
+from modes_tui.core.models import DEFAULT, ModelCatalog, ModelConfig
+
+
+def model_rows(catalog: ModelCatalog, adapter: Any) -> list[dict[str, Any]]:
+    """One row per alias, then the default model when it is not an alias."""
+    configs: list[tuple[str, ModelConfig]] = [(alias, c) for alias, c in catalog.entries.items()]
+    if catalog.default_model not in catalog.entries:
+        configs.append((catalog.default_model, catalog.resolve(DEFAULT)))
+    rows = []
+    for name, config in configs:
+        price = adapter.price(name)
+        rows.append(
+            {
+                **config.summary(),
+                "name": name,
+                "default": name == catalog.default_model,
+                "tools": adapter.supports_tools(name),
+                "reasoning": adapter.supports_reasoning(name),
+                "context_window": adapter.context_window(name),
+                "input_cost_per_token": None if price is None else price.input,
+                "output_cost_per_token": None if price is None else price.output,
+                "price_source": (
+                    "config.yaml"
+                    if config.price is not None
+                    else ("litellm" if price is not None else None)
+                ),
+            }
+        )
+    return rows
+
+
+def per_million(value: float | None) -> str:
+    """USD per token as USD per million tokens, the way providers list prices."""
+    if value is None:
+        return "?"
+    return f"{value * 1_000_000:.2f}"
+
+
+def cmd_models(args: argparse.Namespace, catalog: ModelCatalog, adapter: Any) -> int:
+    """List the configured aliases (and the default model) with capabilities and price."""
+    from modes_tui.store.export import table
+
+    rows = model_rows(catalog, adapter)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+
+    def flag(value: bool) -> str:
+        return "yes" if value else "no"
+
+    lines = [
+        (
+            row["name"] + (" *" if row["default"] else ""),
+            row["model"],
+            row["api_base"] or "",
+            flag(row["tools"]),
+            flag(row["reasoning"]),
+            "?" if row["context_window"] is None else str(row["context_window"]),
+            per_million(row["input_cost_per_token"]),
+            per_million(row["output_cost_per_token"]),
+            row["api_key_env"] or "",
+        )
+        for row in rows
+    ]
+    print(
+        table(
+            (
+                "ALIAS",
+                "LITELLM ID",
+                "API BASE",
+                "TOOLS",
+                "REASONING",
+                "CONTEXT",
+                "$/M IN",
+                "$/M OUT",
+                "KEY FROM",
+            ),
+            lines,
+            right=(5, 6, 7),
+        )
+    )
+    print("* the default model (`model: default`); prices in USD per million tokens")
+    if not catalog.entries:
+        print("no aliases yet: add `models:` to config.yaml (see the README, section Models)")
+    return 0
+
+
+def cost_rows(summaries: list[Any]) -> list[dict[str, Any]]:
+    """Each session's cost totals (reads each log whole: only for `sessions --cost`)."""
+    from modes_tui.store.sessions import load_session
+
+    rows = []
+    for summary in summaries:
+        try:
+            records = load_session(summary.path).records
+        except Exception as error:  # noqa: BLE001 - one unreadable log must not hide the others
+            rows.append({**summary.to_dict(), "cost": None, "problem": str(error)})
+            continue
+        rows.append({**summary.to_dict(), **session_costs(records)})
+    return rows
+
+
+def sessions_cost_table(rows: list[dict[str, Any]]) -> str:
+    """ID, created, turns, cost, saved vs always X; a total line."""
+    from modes_tui.store.export import table
+
+    body = []
+    total = 0.0
+    saved_total = 0.0
+    for row in rows:
+        cost = row.get("cost")
+        saved = row.get("saved")
+        if isinstance(cost, float | int):
+            total += cost
+        if isinstance(saved, float | int):
+            saved_total += saved
+        unknown = row.get("unknown_turns") or 0
+        body.append(
+            (
+                row["id"],
+                (row.get("created") or "")[:16].replace("T", " "),
+                str(row.get("turns") or 0),
+                "?" if cost is None else money(cost) + (f" +{unknown} unpriced" if unknown else ""),
+                "" if saved is None else f"{money(saved)} vs always {row.get('baseline_model')}",
+            )
+        )
+    text = table(("ID", "CREATED", "TURNS", "COST", "SAVED"), body, right=(2, 3))
+    return f"{text}\ntotal {money(total)}, saved {money(saved_total)}"

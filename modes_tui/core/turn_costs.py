@@ -1,0 +1,90 @@
+"""Prices for the engine: the ledger's baseline, the budget check, and fallback notes.
+
+Prices come from the chat model adapter's optional `price(model)` (configured prices first,
+then litellm's bundled price list); asking may import litellm, so it runs off the event loop
+and each answer is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from modes_tui.core.errors import ProviderError
+from modes_tui.core.ledger import CostLedger, baseline, money
+from modes_tui.core.models import ModelPrice
+from modes_tui.llm.base import ModelRequest
+
+log = logging.getLogger("modes_tui.costs")
+
+
+def fallback_note(failed: str, error: ProviderError, answering: str) -> str:
+    """What the panel and the session say when a fallback model takes over."""
+    kind = error.kind.replace("_", " ")
+    return f"answered by {answering}: {failed} failed ({kind}: {error.provider_message[:160]})"
+
+
+class TurnCosts:
+    """The ledger of one engine, and the prices it needs."""
+
+    def __init__(self, model: Any, ledger: CostLedger) -> None:
+        self.model = model
+        """The chat model adapter (its `price(model)` method, when it has one)."""
+        self.ledger = ledger
+        """Per-turn costs, the session total, the baseline and the budget."""
+        self._prices: dict[str, ModelPrice | None] = {}
+        self._baseline_for: tuple[str, ...] | None = None
+
+    async def price(self, model: str) -> ModelPrice | None:
+        """USD per token of `model`, or None when unknown."""
+        if model in self._prices:
+            return self._prices[model]
+        lookup = getattr(self.model, "price", None)
+        found: ModelPrice | None = None
+        if lookup is not None:
+            try:
+                found = await asyncio.to_thread(lookup, model)
+            except Exception:  # an unknown price is just unknown
+                log.exception("price(%s) failed", model)
+        self._prices[model] = found
+        return found
+
+    async def set_baseline(self, models: Iterable[str]) -> None:
+        """Make the most expensive of `models` the "always" of "saved vs always X" (once)."""
+        chosen = tuple(sorted(set(models)))
+        if self._baseline_for == chosen:
+            return
+        for model in chosen:
+            await self.price(model)
+        name, price = baseline(chosen, lambda model: self._prices.get(model))
+        self.ledger.baseline_model, self.ledger.baseline_price = name, price
+        self._baseline_for = chosen
+
+    async def check_budget(
+        self, model: str, request: ModelRequest, asker: Any = None
+    ) -> str | None:
+        """None when the turn may run; else why it may not (the user was asked if possible)."""
+        if self.ledger.budget is None:
+            return None
+        price = await self.price(model)
+        chars = len(json.dumps([dict(m) for m in request.messages], ensure_ascii=False))
+        check = self.ledger.check(price, chars, request.max_tokens)
+        if check is None or not check.would_pass:
+            return None
+        if asker is not None:
+            from modes_tui.core.questions import Question
+
+            question = Question("budget", "Pass the budget?", check.question(model))
+            try:
+                if await asker.ask(question):
+                    return None
+            except Exception:  # a broken dialog keeps the money
+                log.exception("asking about the budget failed; treated as no")
+            return check.refusal(model) + "; you said no"
+        return check.refusal(model) + "; nobody can confirm here (no terminal)"
+
+
+__all__ = ["TurnCosts", "fallback_note", "money"]

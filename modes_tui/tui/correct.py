@@ -1,0 +1,132 @@
+"""The correction picker: which mode should have answered this turn?
+
+A small modal list of the pack's modes, each with the router's probability for the turn
+beside it; the mode that answered is marked and cannot be picked. Enter (or a click, or the
+mode's number) chooses; Esc closes without correcting. The app does the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from modes_tui.tui.render import bar
+from modes_tui.tui.turns import TurnRecord
+
+PICK_KEYS = "123456789"
+
+
+def mode_choices(
+    modes: Sequence[str], probabilities: Mapping[str, float] | None
+) -> list[tuple[str, float | None]]:
+    """The modes to offer, most probable first (roster order without probabilities)."""
+    known = probabilities or {}
+    order = {name: index for index, name in enumerate(modes)}
+    return sorted(
+        ((name, known.get(name)) for name in modes),
+        key=lambda item: (-(item[1] or 0.0), order[item[0]]),
+    )
+
+
+class CorrectScreen(ModalScreen[str | None]):
+    """Pick the mode that should have answered a turn; dismissed with its name, or None."""
+
+    DEFAULT_CSS = """
+    CorrectScreen { align: center middle; }
+    CorrectScreen > Vertical {
+        width: 72;
+        height: auto;
+        max-height: 80%;
+        border: thick $accent;
+        background: $surface;
+        padding: 1 2;
+    }
+    CorrectScreen #correct-title { text-style: bold; }
+    CorrectScreen #correct-text { color: $text-muted; margin-bottom: 1; }
+    CorrectScreen OptionList { height: auto; max-height: 16; border: none; padding: 0; }
+    CorrectScreen #correct-hint { color: $text-muted; margin-top: 1; }
+    """
+
+    BINDINGS: ClassVar = [
+        Binding("escape", "dismiss_none", "Close", id="correct.close"),
+        *[
+            Binding(key, f"pick({int(key) - 1})", show=False, id=f"correct.pick{key}")
+            for key in PICK_KEYS
+        ],
+    ]
+
+    def __init__(self, record: TurnRecord, modes: Sequence[str]) -> None:
+        super().__init__()
+        self.record = record
+        routed = record.routed_route
+        decision = routed.decision if routed is not None else None
+        self.routed_mode = routed.mode_name if routed is not None and not routed.forced else None
+        self.answered = record.mode
+        self.choices = mode_choices(modes, decision.probabilities if decision else None)
+
+    def compose(self) -> ComposeResult:
+        record = self.record
+        with Vertical():
+            yield Static(
+                f"Turn {record.number} answered in {self.answered or 'no mode'}: "
+                "which mode should have answered?",
+                id="correct-title",
+            )
+            shown = record.user_text if len(record.user_text) <= 120 else record.user_text[:119]
+            yield Static(Text(f"“{shown}”"), id="correct-text")
+            yield OptionList(*self._options(), id="correct-modes")
+            yield Static(
+                "enter or 1-9: answer the turn again in that mode · esc: close",
+                id="correct-hint",
+            )
+
+    def _options(self) -> list[Option]:
+        width = max((len(name) for name, _ in self.choices), default=4)
+        options = []
+        for index, (name, probability) in enumerate(self.choices):
+            key = PICK_KEYS[index] if index < len(PICK_KEYS) else " "
+            line = Text(f"{key}  {name:<{width}}  ", style="bold" if name != self.answered else "")
+            if probability is not None:
+                line.append_text(bar(probability, 12))
+                line.append(f" {probability:.2f}")
+            else:
+                line.append(" " * 17)
+            marks = []
+            if name == self.routed_mode:
+                marks.append("router's pick")
+            if name == self.answered:
+                marks.append("answered")
+            if marks:
+                line.append(f"  ({', '.join(marks)})", style="dim")
+            options.append(Option(line, id=name, disabled=name == self.answered))
+        return options
+
+    def on_mount(self) -> None:
+        modes = self.query_one("#correct-modes", OptionList)
+        modes.focus()
+        first = next((i for i, (n, _) in enumerate(self.choices) if n != self.answered), None)
+        if first is not None:
+            modes.highlighted = first
+
+    @on(OptionList.OptionSelected, "#correct-modes")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def action_pick(self, index: int) -> None:
+        """Choose the mode with this number."""
+        if index < len(self.choices) and self.choices[index][0] != self.answered:
+            self.dismiss(self.choices[index][0])
+
+    def action_dismiss_none(self) -> None:
+        """Close without correcting."""
+        self.dismiss(None)
