@@ -11,7 +11,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from modes_tui.core.records import RecordType, SessionWriter
     from modes_tui.core.routing import Route
     from modes_tui.llm.base import ChatModel
+    from modes_tui.mcp.servers import McpServers
     from modes_tui.store.sessions import SessionLog
     from modes_tui.store.settings import Settings
     from modes_tui.tui.services import AppServices
@@ -37,12 +38,28 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
 
-def load_pack(name: str | None = None, folder: str | os.PathLike[str] | None = None) -> Pack:
+def load_pack(
+    name: str | None = None,
+    folder: str | os.PathLike[str] | None = None,
+    settings: Settings | None = None,
+) -> Pack:
     """`core.profiles.load_pack`, imported on first use: YAML and Jinja2 stay off the path
-    to the terminal UI's first frame (it loads the pack in a worker)."""
+    to the terminal UI's first frame (it loads the pack in a worker). With `settings`, a
+    profile's `mcp:` must name configured MCP servers."""
     from modes_tui.core.profiles import load_pack as load
 
-    return load(name, folder)
+    servers = frozenset(settings.mcp_servers) if settings is not None else None
+    return load(name, folder, known_servers=servers)
+
+
+def mcp_servers(settings: Settings, dirs: Dirs | None = None) -> McpServers | None:
+    """The configured MCP servers (none is started here), or None when there are none."""
+    if not settings.mcp_servers:
+        return None
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.mcp.servers import McpServers
+
+    return McpServers(settings.mcp_servers, log_dir=(dirs or app_dirs()).state / "mcp")
 
 
 # --------------------------------------------------------------------------- wiring
@@ -87,6 +104,7 @@ def build_engine(
     corrections: CorrectionSource | None = None,
     models: ModelCatalog | None = None,
     budget: float | None = None,
+    servers: McpServers | None = None,
 ) -> Engine:
     """The engine the TUI and the REPL run, wired from concrete parts. Loads no model library.
 
@@ -98,7 +116,7 @@ def build_engine(
     learns from (default: the pack's store, `<data>/corrections/<pack>.jsonl`). `models` are
     the configured aliases (any model name above may be one); a name that is neither an alias
     nor a litellm id is a SettingsError naming where it was written. `budget` is USD per
-    session.
+    session. `servers` are the MCP servers modes may list; the caller closes them.
     """
     from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.correcting import CorrectionRecorder
@@ -151,6 +169,7 @@ def build_engine(
         # the same store the router reads: a correction counts on the very next route
         corrections=corrections if isinstance(corrections, CorrectionRecorder) else None,
         budget=budget,
+        servers=servers,
     )
 
 
@@ -173,7 +192,8 @@ def check_model_names(pack: Pack, catalog: ModelCatalog, override: str | None) -
 
 def open_pack(args: argparse.Namespace) -> Pack:
     """The pack named by --profiles, else --pack, else the settings' pack."""
-    return load_pack(_settings(args).pack, getattr(args, "profiles", None))
+    settings = _settings(args)
+    return load_pack(settings.pack, getattr(args, "profiles", None), settings)
 
 
 def settings_classifier(args: argparse.Namespace, pack: Pack) -> Any:
@@ -233,11 +253,32 @@ def cmd_profiles(args: argparse.Namespace) -> int:
             marks.append("fallback")
         if profile.auto_enter != "allow":
             marks.append("asks first" if profile.auto_enter == "confirm" else "only when forced")
-        tools = ", ".join(profile.tools) or "no tools"
+        tools = ", ".join([*profile.tools, *(f"mcp:{name}" for name in profile.mcp)])
+        tools = tools or "no tools"
         extra = f" [{', '.join(marks)}]" if marks else ""
         print(f"  {profile.name:<{width}}  thinking {profile.thinking:<6} {tools}{extra}")
         print(f"  {'':<{width}}  {profile.description}")
     return EXIT_OK
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    """Every tool each mode gets, with its source; MCP servers are started to list theirs."""
+    from modes_tui.core.tools import default_registry
+    from modes_tui.mcp.listing import list_mode_tools, listing_text
+
+    settings = _settings(args)
+    pack = open_pack(args)
+    if args.mode is not None and pack.get(args.mode) is None:
+        raise UnknownMode(args.mode, pack.names)
+    profiles = [p for p in pack.profiles if args.mode in (None, p.name)]
+    registry = default_registry(Path.cwd())
+    listing = asyncio.run(list_mode_tools(profiles, registry, mcp_servers(settings)))
+    if args.json:
+        data = {"pack": pack.name, "modes": [entry.to_dict() for entry in listing]}
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(listing_text(listing))
+    return EXIT_FAILURE if any(entry.problems for entry in listing) else EXIT_OK
 
 
 def format_route(route: Route) -> str:
@@ -652,9 +693,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
     from modes_tui.store.sessions import SessionLog
 
     settings = _settings(args)
-    pack = load_pack(settings.pack, getattr(args, "profiles", None))
+    pack = load_pack(settings.pack, getattr(args, "profiles", None), settings)
     dirs = app_dirs()
     sweep(dirs, settings.sweep_days)
+    servers = mcp_servers(settings, dirs)
     control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
     confirm: Confirmer = PromptConfirmer() if interactive else PipeConfirmer()
@@ -683,6 +725,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             model=_model_for(args),
             models=settings.catalog(),
             budget=settings.budget,
+            servers=servers,
         )
 
         from modes_tui.llm.litellm_model import preload
@@ -706,10 +749,19 @@ def cmd_chat(args: argparse.Namespace) -> int:
         )
         printer = Printer(sys.stdout, json_lines=args.json, err=None if interactive else sys.stderr)
         if interactive:
-            return asyncio.run(run_interactive(context, printer))
-        return asyncio.run(run_lines(sys.stdin, context, printer))
+            return asyncio.run(_closing(run_interactive(context, printer), servers))
+        return asyncio.run(_closing(run_lines(sys.stdin, context, printer), servers))
     finally:
         session.close()
+
+
+async def _closing(work: Awaitable[int], servers: McpServers | None) -> int:
+    """Run `work`, then stop the MCP servers it started, on the same event loop."""
+    try:
+        return await work
+    finally:
+        if servers is not None:
+            await servers.close()
 
 
 class LazySessionLog:
@@ -744,16 +796,29 @@ def cmd_tui(args: argparse.Namespace) -> int:
     from modes_tui.tui.app import build_app
 
     sessions: list[LazySessionLog] = []
-    app = build_app(prepare=lambda: tui_services(args, sessions))
+    servers: list[McpServers] = []
+    app = build_app(prepare=lambda: tui_services(args, sessions, servers))
+
+    async def run() -> None:
+        try:
+            await app.run_async()
+        finally:  # on the app's loop, where the servers' tasks live
+            for started in servers:
+                await started.close()
+
     try:
-        app.run()
+        asyncio.run(run())
     finally:
         for session in sessions:
             session.close()
     return EXIT_OK
 
 
-def tui_services(args: argparse.Namespace, sessions: list[LazySessionLog]) -> AppServices:
+def tui_services(
+    args: argparse.Namespace,
+    sessions: list[LazySessionLog],
+    servers: list[McpServers] | None = None,
+) -> AppServices:
     """Everything the terminal UI needs, from the settings and the options."""
     from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.paths import app_dirs
@@ -770,8 +835,11 @@ def tui_services(args: argparse.Namespace, sessions: list[LazySessionLog]) -> Ap
     dirs = app_dirs()
     overrides = {"pack": getattr(args, "pack", None)}
     settings = load_settings(dirs, overrides=overrides)
-    pack = load_pack(settings.pack, getattr(args, "profiles", None))
+    pack = load_pack(settings.pack, getattr(args, "profiles", None), settings)
     sweep(dirs, settings.sweep_days)
+    tool_servers = mcp_servers(settings, dirs)
+    if tool_servers is not None and servers is not None:
+        servers.append(tool_servers)
     control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     override = getattr(args, "model", None)
     model_id = override or settings.default_model
@@ -809,6 +877,7 @@ def tui_services(args: argparse.Namespace, sessions: list[LazySessionLog]) -> Ap
             model=scripted,
             models=settings.catalog(),
             budget=settings.budget,
+            servers=tool_servers,
         )
         # Asking a capability imports litellm and, for the embedded model, registers it;
         # then the model is assembled and loaded here, with a bar, not at the first message.
@@ -878,6 +947,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     profiles.add_argument("--json", action="store_true", help="print the pack as JSON")
     profiles.set_defaults(handler=cmd_profiles)
+
+    tools = verbs.add_parser(
+        "tools", help="list the tools each mode gets (built-in or mcp:<server>)"
+    )
+    pack_options(tools)
+    tools.add_argument("--mode", metavar="NAME", help="only this mode")
+    tools.add_argument("--json", action="store_true", help="print the listing as JSON")
+    tools.set_defaults(handler=cmd_tools)
 
     route = verbs.add_parser("route", help="show which mode would take a message (no answer)")
     route.add_argument("text", nargs="+", help="the message; - reads it from stdin")

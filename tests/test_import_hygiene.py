@@ -8,7 +8,15 @@ import sys
 
 import pytest
 
-HEAVY = ["textual", "prompt_toolkit", "litellm", "llama_cpp", "torch", "sentence_transformers"]
+HEAVY = [
+    "textual",
+    "prompt_toolkit",
+    "litellm",
+    "llama_cpp",
+    "torch",
+    "sentence_transformers",
+    "mcp",  # the MCP SDK loads on a mode's first turn that needs a server, never before
+]
 
 CORE_MODULES = [
     "modes_tui.core",
@@ -28,6 +36,10 @@ CORE_MODULES = [
     "modes_tui.core.classifiers.judge",
     "modes_tui.core.classifiers.cascade",
     "modes_tui.core.evaluation",
+    "modes_tui.core.toolservers",
+    "modes_tui.mcp.config",
+    "modes_tui.mcp.servers",
+    "modes_tui.store.settings",
     "modes_tui.llm.encoders",
     "modes_tui.llm.router_backends",
     "modes_tui.llm.base",

@@ -74,6 +74,7 @@ from modes_tui.core.questions import Asker, Question
 from modes_tui.core.records import RecordType, SessionWriter
 from modes_tui.core.routing import Route, Router
 from modes_tui.core.tools import Tool, ToolError, ToolRegistry, default_registry
+from modes_tui.core.toolservers import ToolServers, server_tools
 from modes_tui.core.turn_costs import TurnCosts, fallback_note
 from modes_tui.llm.base import (
     ChatModel,
@@ -197,6 +198,7 @@ class Engine:
         inputs: Mapping[str, Any] | None = None,
         corrections: CorrectionRecorder | None = None,
         budget: float | None = None,
+        servers: ToolServers | None = None,
     ) -> None:
         self.pack = pack
         self.router = router
@@ -220,6 +222,8 @@ class Engine:
         """Answers questions about a turn (entering a confirm-first mode, the budget)."""
         self.costs = TurnCosts(model, CostLedger(budget=budget))
         """Prices and the cost ledger (`costs.ledger`: per turn, total, saved, budget)."""
+        self.servers = servers
+        """MCP servers whose tools modes may list (`mcp:`); the caller closes them."""
 
         self.conversation = Conversation()
         """The shared history (read-only for UIs)."""
@@ -815,15 +819,18 @@ class Engine:
             else:
                 notes.append(f"thinking n/a for {model}")
         tools: dict[str, Tool] = {}
-        if profile is not None and profile.tools:
+        if profile is not None and (profile.tools or profile.mcp):
             missing = [name for name in profile.tools if name not in self.tools]
             if missing:
                 notes.append(f"tools not available here: {', '.join(missing)}")
             selected = self.tools.select(profile.tools)
-            if selected and not await self._capable("supports_tools", model):
+            if (selected or profile.mcp) and not await self._capable("supports_tools", model):
                 notes.append(f"tools n/a for {model}")
             else:
-                tools = {item.name: item for item in selected}
+                # MCP servers start here, on the first turn of a mode that lists them
+                found = await server_tools(profile.mcp, self.servers)
+                notes.extend(found.problems)
+                tools = {item.name: item for item in (*selected, *found.tools)}
         return _Setup(
             mode=mode,
             model=model,

@@ -39,6 +39,7 @@ PROFILE_KEYS = frozenset(
         "temperature",
         "max_tokens",
         "tools",
+        "mcp",
         "history",
         "key",
         "available",
@@ -119,6 +120,8 @@ class Profile:
     """Cap on the answer's length; None leaves the provider's default."""
     tools: tuple[str, ...] = ()
     """Names of the tools this mode may call."""
+    mcp: tuple[str, ...] = ()
+    """Names of the MCP servers (settings' `mcp_servers`) whose tools this mode gets too."""
     history: HistoryWindow = field(default_factory=lambda: HistoryWindow(20))
     """What the answering model sees of the shared history."""
     key: str | None = None
@@ -146,6 +149,7 @@ class Profile:
             "model": self.model,
             "thinking": self.thinking,
             "tools": list(self.tools),
+            "mcp": list(self.mcp),
             "key": self.key,
             "examples": len(self.examples),
             "available": self.is_available(),
@@ -283,15 +287,21 @@ def load_pack(
     *,
     dirs: Dirs | None = None,
     known_tools: frozenset[str] | None = None,
+    known_servers: frozenset[str] | None = None,
 ) -> Pack:
-    """Load and validate a pack; raise one DeclarationError listing every problem."""
+    """Load and validate a pack; raise one DeclarationError listing every problem.
+
+    `known_servers` are the configured MCP server names (settings, which the caller has);
+    with them, a profile's `mcp:` naming another server is a problem. None skips that
+    check: the engine then notes an unconfigured server on the turn instead.
+    """
     dirs = dirs or app_dirs()
     path = resolve_pack(name, profiles_dir, dirs)
     if known_tools is None:
         from modes_tui.core.tools import known_tool_names
 
         known_tools = known_tool_names()
-    return _PackReader(path, dirs, known_tools).read()
+    return _PackReader(path, dirs, known_tools, known_servers).read()
 
 
 # --------------------------------------------------------------------------- validation
@@ -300,10 +310,17 @@ def load_pack(
 class _PackReader:
     """Reads one pack folder and collects every problem before giving up."""
 
-    def __init__(self, path: Path, dirs: Dirs, known_tools: frozenset[str]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        dirs: Dirs,
+        known_tools: frozenset[str],
+        known_servers: frozenset[str] | None = None,
+    ) -> None:
         self.path = path
         self.dirs = dirs
         self.known_tools = known_tools
+        self.known_servers = known_servers
         self.problems: list[Problem] = []
 
     def problem(self, file: Path | str, key: str, message: str) -> None:
@@ -474,6 +491,7 @@ class _PackReader:
                     f"tools[{index}]",
                     f"unknown tool {tool!r}{extra} (known: {', '.join(sorted(self.known_tools))})",
                 )
+        mcp = self._servers(file, data)
         history = self._history(file, data.get("history", {"last": 20}), "history")
         key = data.get("key")
         if key is not None and (not isinstance(key, str) or not key.strip()):
@@ -503,6 +521,7 @@ class _PackReader:
             temperature=float(temperature) if temperature is not None else None,
             max_tokens=max_tokens,
             tools=tools,
+            mcp=mcp,
             history=history,
             key=key.strip().lower() if isinstance(key, str) else None,
             available=available,
@@ -526,6 +545,19 @@ class _PackReader:
                 continue
             result.append(item.strip())
         return tuple(result)
+
+    def _servers(self, file: Path, data: Mapping[str, Any]) -> tuple[str, ...]:
+        names = self._strings(file, data, "mcp")
+        for index, name in enumerate(names):
+            if self.known_servers is not None and name not in self.known_servers:
+                configured = ", ".join(sorted(self.known_servers)) or "none"
+                self.problem(
+                    file,
+                    f"mcp[{index}]",
+                    f"no MCP server called {name!r} in the settings (configured: {configured}); "
+                    "add it under mcp_servers in config.yaml or remove it here",
+                )
+        return names
 
     def _history(self, file: Path, value: Any, key: str) -> HistoryWindow:
         if value == "all" or value is None:

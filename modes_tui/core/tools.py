@@ -70,6 +70,8 @@ class Tool:
     """The user is asked before every call (run_command)."""
     timeout: float | None = None
     """Seconds before the engine stops waiting; None uses the engine's limit."""
+    source: str = "built-in"
+    """Where it comes from: `built-in`, or `mcp:<server>` for an MCP server's tool."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -293,8 +295,13 @@ def check_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> 
     for name in schema.get("required", ()):
         if name not in arguments:
             problems.append(f"missing required argument {name!r}")
+    # JSON Schema allows unlisted arguments unless told otherwise; our own schemas say
+    # `additionalProperties: false`, MCP servers' schemas often say nothing.
+    closed = schema.get("additionalProperties", True) is False
     for name, value in arguments.items():
         if name not in properties:
+            if not closed:
+                continue
             known = ", ".join(properties) or "none"
             problems.append(f"unknown argument {name!r} (arguments: {known})")
             continue
@@ -314,6 +321,11 @@ def _check_value(schema: Mapping[str, Any], value: Any) -> str | None:
     kind = schema.get("type")
     if kind is None or value is None:
         return None  # optional arguments may be null
+    if isinstance(kind, list):  # {"type": ["string", "integer"]}: any of them will do
+        options = [_check_value({**schema, "type": option}, value) for option in kind]
+        if all(options):
+            return f"must be one of the types {', '.join(map(str, kind))}, got {_json_name(value)}"
+        return None
     allowed = _JSON_TYPES.get(kind, (object,))
     if isinstance(value, bool) and kind in {"integer", "number"}:
         return f"must be {_article(kind)}, got a boolean"

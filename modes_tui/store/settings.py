@@ -32,6 +32,7 @@ from modes_tui.core.models import (
     parse_models,
 )
 from modes_tui.core.paths import HOME_ENV, Dirs
+from modes_tui.mcp.config import McpServer, parse_mcp_servers
 
 ENV_PREFIX = "MODES_TUI_"
 NOT_SETTINGS = frozenset({HOME_ENV})
@@ -62,6 +63,8 @@ class Settings:
     """Alias -> a configured model (litellm id, api_base, key variable, prices, ...)."""
     budget: float | None = None
     """USD a session may spend before each further turn asks first; None: no limit."""
+    mcp_servers: Mapping[str, McpServer] = field(default_factory=dict)
+    """MCP servers by name (`modes_tui.mcp.config`); a profile's `mcp:` lists the ones it uses."""
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
     """Key -> where its value came from: a file path, a variable name, or "command line"."""
     warnings: tuple[str, ...] = field(default=(), compare=False)
@@ -90,6 +93,7 @@ _EXPECTED: dict[str, str] = {
     "sweep_days": "a whole number of days, 1 or more",
     "models": "a mapping of alias to model settings",
     "budget": "a price in USD greater than 0, e.g. 2.50",
+    "mcp_servers": "a mapping of server name to {command, args, env, cwd} or {url, headers}",
 }
 _ENV_EXAMPLES: dict[str, str] = {
     "keymap": "auto=f12,mode.code=f3 (or a JSON object)",
@@ -97,6 +101,7 @@ _ENV_EXAMPLES: dict[str, str] = {
     "sweep_days": "7",
     "models": '{"fast": {"model": "openai/gpt-4.1-mini"}} (a JSON object)',
     "budget": "2.50",
+    "mcp_servers": '{"time": {"command": "uvx", "args": ["mcp-server-time"]}}',
 }
 
 
@@ -202,6 +207,14 @@ def _from_text(key: str, text: str, *, where: str) -> Any:
         return models_from_text(text, where=where)
     if key == "budget":
         return budget_from_text(text)
+    if key == "mcp_servers":
+        try:
+            return json.loads(text) if text else {}
+        except json.JSONDecodeError as error:
+            raise SettingsError(
+                f"{where}: mcp_servers is not valid JSON ({error.msg}); "
+                f"use {_ENV_EXAMPLES['mcp_servers']}"
+            ) from error
     if key == "keymap":
         if text.startswith("{"):
             try:
@@ -268,6 +281,8 @@ def _check(key: str, value: Any, *, where: str, fix: str) -> Any:
         return parse_models(value, where=where)
     if key == "budget":
         return check_budget(value, where=where, fix=fix)
+    if key == "mcp_servers":
+        return parse_mcp_servers(value, where=where, fix=fix)
     raise AssertionError(f"no check for setting {key}")  # KEYS and _check must agree
 
 

@@ -372,7 +372,12 @@ class ModesApp(App[None]):
         if isinstance(event, RouteDecided):
             self.panel.decided(record)
             self.header.show(active_mode=record.mode or "no mode")
-            self.status.busy(f"Routed to {record.mode or 'no mode'}; asking the model…")
+            profile = self.services.pack.get(record.mode) if record.mode else None
+            if profile is not None and profile.mcp:  # a server's first start takes seconds
+                servers = ", ".join(profile.mcp)
+                self.status.busy(f"Routed to {record.mode}; getting tools from MCP {servers}…")
+            else:
+                self.status.busy(f"Routed to {record.mode or 'no mode'}; asking the model…")
         elif isinstance(event, RequestBuilt):
             self.panel.refresh_record(record)
             self.status.busy(f"Waiting for {model_label(event.request.model)}…")

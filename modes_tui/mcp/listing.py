@@ -1,0 +1,79 @@
+"""`modes-tui tools`: every tool each mode gets, built-in or from an MCP server.
+
+MCP servers are really started to list their tools (and stopped again), so the listing is
+what a turn of that mode would offer the model, and a server that cannot start says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from modes_tui.core.profiles import Profile
+from modes_tui.core.tools import Tool, ToolRegistry
+from modes_tui.core.toolservers import ToolServers, server_tools
+
+
+@dataclass(frozen=True, slots=True)
+class ModeTools:
+    """The tools one mode gets."""
+
+    mode: str
+    """The mode's name."""
+    tools: tuple[Tool, ...]
+    """Built-ins first (in the profile's order), then each MCP server's tools."""
+    problems: tuple[str, ...]
+    """Tools or servers it lists that are not available here, and why."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for `--json`."""
+        return {
+            "mode": self.mode,
+            "tools": [
+                {
+                    "name": tool.name,
+                    "source": tool.source,
+                    "confirm": tool.needs_confirmation,
+                    "description": tool.description,
+                }
+                for tool in self.tools
+            ],
+            "problems": list(self.problems),
+        }
+
+
+async def list_mode_tools(
+    profiles: Sequence[Profile], registry: ToolRegistry, servers: ToolServers | None
+) -> list[ModeTools]:
+    """What each profile gets; starts the servers they list and stops them before returning."""
+    try:
+        listing: list[ModeTools] = []
+        for profile in profiles:
+            problems: list[str] = []
+            missing = [name for name in profile.tools if name not in registry]
+            if missing:
+                problems.append(f"tools not available here: {', '.join(missing)}")
+            found = await server_tools(profile.mcp, servers)
+            tools = (*registry.select(profile.tools), *found.tools)
+            listing.append(ModeTools(profile.name, tools, (*problems, *found.problems)))
+        return listing
+    finally:
+        if servers is not None:
+            await servers.close()
+
+
+def listing_text(listing: Sequence[ModeTools]) -> str:
+    """One block per mode: each tool with its source, and what is missing."""
+    lines: list[str] = []
+    for entry in listing:
+        lines.append(f"{entry.mode}:")
+        if not entry.tools:
+            lines.append("  (no tools)")
+        width = max((len(tool.name) for tool in entry.tools), default=0)
+        for tool in entry.tools:
+            asks = ", asks first" if tool.needs_confirmation else ""
+            summary = tool.description.splitlines()[0][:70] if tool.description else ""
+            lines.append(f"  {tool.name:<{width}}  [{tool.source}{asks}]  {summary}")
+        lines += [f"  ! {problem}" for problem in entry.problems]
+    return "\n".join(lines)
