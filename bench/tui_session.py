@@ -8,6 +8,8 @@ records), then, in the real app (headless), types `/replay ID` and measures:
 A 10-turn session is measured the same way in the same run as the baseline.
 
 Targets (issue 6): interactive <= 1 s, memory growth <= 60 MB, key round trip <= 100 ms.
+Issue 14: panel toggle <= 100 ms on the 1,000-turn session; key round trip p50 <= 1.5x that
+of a bare Textual app listing the same route cards, measured the same way in the same run.
 Never asserts. Run: `PYTHONPATH=. python bench/tui_session.py [--turns 1000]`.
 """
 
@@ -223,6 +225,47 @@ async def measure(session_id: str, turns: int) -> Result:
     return Result(turns, interactive, memory, keys, rerouted)
 
 
+async def measure_bare(session_id: str, count: int = 20) -> list[float]:
+    """The baseline: a bare Textual app listing the same route cards (the newest PAGE
+    decisions of the same session) in an OptionList; same key, same clock. What is left
+    between the two is ours: handlers, bindings and the other widgets of the screen."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import OptionList
+    from textual.widgets.option_list import Option
+
+    from modes_tui.tui.render import route_card
+    from modes_tui.tui.replay import records_from_turns
+
+    pack = load_pack("default")
+    catalog = StoreSessions(app_dirs(), lambda: Router(pack, KeywordClassifier()))
+    records = records_from_turns(catalog.load(session_id).turns)
+    cards = [Option(route_card(r)) for r in reversed(records[-PAGE:])]
+
+    class Bare(App[None]):
+        def compose(self) -> ComposeResult:
+            yield OptionList(*cards)
+
+    app = Bare()
+    times: list[float] = []
+    async with app.run_test(size=(140, 45)) as pilot:
+        options = app.query_one(OptionList)
+        options.focus()
+        options.highlighted = 0
+        await pilot.pause(0.2)
+        for _ in range(count):
+            before = options.highlighted
+            began = time.perf_counter()
+            app.post_message(events.Key("down", None))
+            while options.highlighted == before:
+                await asyncio.sleep(0.0005)
+            painted = asyncio.Event()
+            app.call_after_refresh(painted.set)
+            await painted.wait()
+            times.append((time.perf_counter() - began) * 1000)
+            await asyncio.sleep(0.05)
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=1000)
@@ -230,6 +273,7 @@ def main() -> None:
     small_id = write_session(10)
     big_id = write_session(args.turns)
     size = (app_dirs().sessions / f"{big_id}.jsonl").stat().st_size / 1e6
+    bare = asyncio.run(measure_bare(big_id))
     results = [asyncio.run(measure(small_id, 10)), asyncio.run(measure(big_id, args.turns))]
     print(f"Opening a recorded session with /replay ({size:.1f} MB log for {args.turns} turns)")
     print()
@@ -258,6 +302,16 @@ def main() -> None:
                 f"{statistics.median(times):>8.1f}{max(times):>8.1f}"
             )
     small, big = results
+    bare_p50 = statistics.median(bare)
+    ours = statistics.median(big.key_ms["down"])
+    print(
+        f"{'bare app':<12}{'down (same route cards, bare list)':<34}{bare_p50:>8.1f}{max(bare):>8.1f}"
+    )
+    print(
+        f"key round trip ratio, 1000 turns / bare (down): {ours / bare_p50:.2f}x (target <= 1.5x)"
+    )
+    toggle = statistics.median(big.key_ms["ctrl+b"])
+    print(f"panel toggle, 1000 turns: {toggle:.0f} ms (target <= 100 ms)")
     print()
     print(f"ratio 1000/10 turns: interactive x{big.interactive_ms / small.interactive_ms:.1f}")
 

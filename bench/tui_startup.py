@@ -6,7 +6,9 @@ spawned and stops when the app's first frame has been drawn (the first refresh a
 mount). The app then exits at once. Also reported: whether litellm, llama_cpp or torch
 were already imported at that moment (they must not be).
 
-Target (issue 6): modes-tui <= 1.5x the bare app. Never asserts.
+The first (discarded) start of each writes bytecode, as an installed package has.
+
+Target (issue 14): modes-tui <= 1.3x the bare app. Never asserts.
 Run: `PYTHONPATH=. python bench/tui_startup.py [--repeat 7]`.
 """
 
@@ -78,7 +80,9 @@ def start(kind: str, home: Path) -> tuple[float, list[str]]:
 
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 140, 0, 0))
     env = {
-        **os.environ,
+        # An installed package has bytecode; without it our modules would be compiled
+        # from source at every start and the bare app (all bytecode) would look faster.
+        **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
         "BENCH_OUT": str(out),
         "MODES_TUI_HOME": str(home),
         "PYTHONPATH": str(REPO),
@@ -137,7 +141,7 @@ def main() -> None:
         )
     ratio = statistics.median(times["modes-tui"]) / statistics.median(times["bare"])
     print()
-    print(f"ratio modes-tui / bare: {ratio:.2f}x (target <= 1.5x)")
+    print(f"ratio modes-tui / bare: {ratio:.2f}x (target <= 1.3x)")
     print(f"model libraries imported at first paint: {', '.join(sorted(heavy)) or 'none'}")
 
 

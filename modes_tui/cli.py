@@ -866,9 +866,10 @@ def tui_services(
     from modes_tui.session_cli import current_session, pack_for, resume_for
     from modes_tui.store.control import ControlFile
     from modes_tui.store.runtime import sweep
-    from modes_tui.store.settings import load_settings
+    from modes_tui.store.settings import load_settings, save_setting
     from modes_tui.tui.services import AppServices
     from modes_tui.tui.sessions import StoreSessions
+    from modes_tui.tui.startup import LoadProgress
 
     dirs = app_dirs()
     overrides = {"pack": getattr(args, "pack", None)}
@@ -894,7 +895,10 @@ def tui_services(
     offline = not any(is_remote(settings.catalog().resolve(name).model) for name in used)
     scripted = _model_for(args)
 
+    progress = LoadProgress()
+
     def engine(confirm: Confirmer) -> Engine:
+        progress.report("building the router", 0.02)
         built = build_engine(
             pack=pack,
             model_id=settings.default_model,
@@ -913,9 +917,14 @@ def tui_services(
         )
         if resumed is not None:
             resumed.restore_into(built)
-        # Asking a capability imports litellm and, for the embedded model, assembles and
-        # registers it, so the first message does not wait for that.
+        # Asking a capability imports litellm and, for the embedded model, registers it;
+        # then the model is assembled and loaded here, with a bar, not at the first message.
+        progress.report("importing litellm", 0.1)
         built.model.supports_reasoning(model_id)
+        if scripted is None and model_id.startswith("local/"):
+            from modes_tui.llm.local import warm_up
+
+            warm_up(progress.stage(0.3, 1.0))
         return built
 
     def router() -> Router:
@@ -931,6 +940,8 @@ def tui_services(
         preload=None if scripted is not None else lambda: preload(offline=offline),
         keymap=dict(settings.keymap),
         theme=settings.theme,
+        save_theme=lambda name: save_setting(dirs, "theme", name),
+        load_progress=progress,
         session_id=lambda: session.id,
         current=session,
         resumed=resumed,

@@ -402,6 +402,30 @@ def slash_completer(context: ReplContext) -> Any:
     return SlashCompleter()
 
 
+def send_keys() -> Any:
+    """Enter sends the whole text; Ctrl+J (a line feed) and Alt+Enter (Esc, Enter) start a
+    new line. The prompt is multi-line, so a bracketed paste keeps its lines in one message;
+    terminals send Enter as CR and Ctrl+J as LF, which is what keeps the two apart."""
+    from prompt_toolkit.key_binding import KeyBindings
+
+    keys = KeyBindings()
+
+    @keys.add("enter")
+    def _send(event: Any) -> None:
+        buffer = event.current_buffer
+        if buffer.complete_state is not None and buffer.complete_state.current_completion:
+            buffer.apply_completion(buffer.complete_state.current_completion)
+            return
+        buffer.validate_and_handle()
+
+    @keys.add("c-j")
+    @keys.add("escape", "enter")
+    def _new_line(event: Any) -> None:
+        event.current_buffer.insert_text("\n")
+
+    return keys
+
+
 async def run_interactive(
     context: ReplContext, printer: Printer, *, input: Any = None, output: Any = None
 ) -> int:
@@ -417,10 +441,16 @@ async def run_interactive(
         history=history,
         completer=slash_completer(context),
         complete_while_typing=True,
+        multiline=True,
+        key_bindings=send_keys(),
+        prompt_continuation="  ",
         input=input,
         output=output,
     )
-    printer.write("modes-tui plain REPL. /help for commands, Ctrl+D to leave.\n")
+    printer.write(
+        "modes-tui plain REPL. Enter sends; Ctrl+J or Alt+Enter starts a new line (a pasted "
+        "text stays one message). /help for commands, Ctrl+D to leave.\n"
+    )
     interrupted = False
     while True:
         try:

@@ -81,6 +81,18 @@ REASON_ANSWER = """**About 0.196.** At least two sixes = 1 − P(no six) − P(e
 
 CORRECTED = "recommend a commit message for a typo fix in the README"
 """Routed on its keywords; the user wanted the message written."""
+
+SLOW_ANSWER = (
+    "The `continue` jumps back to the loop test without moving `i`, so a blank line is "
+    "read again and again. Moving the increment above the `continue` (or iterating with "
+    "`for line in lines`) means every pass makes progress."
+)
+
+TYPED_AHEAD = [
+    "and how do I test it?",
+    'here is the traceback I got:\nTraceback (most recent call last):\n  File "parse.py", line 4',
+]
+
 MESSAGES = [
     "hi! can you recommend a sci-fi novel for a long flight?",
     "why does my python parser in parse.py loop forever? looks like a bug",
@@ -110,6 +122,9 @@ def replies() -> list[ScriptedReply]:
             "**Fix a typo in the README's install steps**\n\n"
             "The second command said `pip instal`; it now says `pip install`."
         ),
+        ScriptedReply(SLOW_ANSWER, chunk_size=6, delay=0.15),
+        ScriptedReply("Write a test that feeds `parse` a blank line between two others."),
+        ScriptedReply("Noted: the traceback points at the same loop."),
     ]
 
 
@@ -259,6 +274,27 @@ async def shoot(out: Path) -> list[Path]:
         await until(pilot, lambda: len(app.records[-1].superseded) == 1 and not app._turn_running)
         await pilot.pause(0.4)
         save("corrected")
+
+        await until(pilot, lambda: len(app.screen_stack) == 1)
+
+        # Type-ahead: messages sent while an answer streams wait above the prompt.
+        app.prompt.focus()
+        app.prompt.value = "explain the fix in more detail"
+        await pilot.press("enter")
+        await until(pilot, lambda: len(app.records[-1].answer) > 60)
+        for text in TYPED_AHEAD:
+            app.prompt.value = text
+            await pilot.press("enter")
+        await until(pilot, lambda: len(app.pending) == 2)
+        app.prompt.value = "one more thought,\nover two lines"
+        await pilot.pause(0.3)
+        save("typeahead")
+        app.prompt.value = ""
+        await until(pilot, lambda: not len(app.pending) and not app._turn_running, timeout=30)
+
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.4)
+        save("narrow")
     log.close()
     return written
 

@@ -949,6 +949,38 @@ async def test_retry_after_cancel_runs_the_turn_again(
     assert session.types().count("user") == 1
 
 
+async def test_resend_replaces_the_last_turn_and_the_log_says_so(
+    pack: Pack, workdir: Path, fake_llm: FakeProvider
+) -> None:
+    session = Recorder()
+    engine = make_engine(pack, workdir, session=session)
+    fake_llm.script(Reply(text="one"), Reply(text="two"), Reply(text="edited answer"))
+    await run(engine.run_turn("first"))
+    await run(engine.run_turn("secnod"))
+    events = await run(engine.resend("second"))
+    assert of(events, TurnFinished)[0].message.content == "edited answer"
+    assert [m.content for m in engine.conversation] == ["first", "one", "second", "edited answer"]
+    assert engine.turn == 3
+    superseded = [(t, f) for kind, t, f in session.records if kind == "ui_event"]
+    assert superseded == [(2, {"event": "supersede", "superseded": 2})]
+    assert [(t, f["content"]) for kind, t, f in session.records if kind == "user"] == [
+        (1, "first"),
+        (2, "secnod"),
+        (3, "second"),
+    ]
+
+
+async def test_resend_with_no_turn_yet_is_a_plain_turn(
+    pack: Pack, workdir: Path, fake_llm: FakeProvider
+) -> None:
+    session = Recorder()
+    engine = make_engine(pack, workdir, session=session)
+    fake_llm.script(Reply(text="hi"))
+    await run(engine.resend("hello"))
+    assert [m.content for m in engine.conversation] == ["hello", "hi"]
+    assert session.of("ui_event") == []
+
+
 async def test_retry_with_nothing_to_retry(pack: Pack, workdir: Path) -> None:
     events = await run(make_engine(pack, workdir, model=ScriptedModel()).retry())
     assert isinstance(events[0], TurnFailed) and events[0].kind == "nothing_to_retry"

@@ -162,6 +162,23 @@ async def test_the_prompt_answers_and_keeps_history(tmp_path: Path) -> None:
     assert "hi there" in history.read_text()
 
 
+async def test_a_pasted_or_ctrl_j_multi_line_text_is_one_message() -> None:
+    out = io.StringIO()
+    model = ScriptedModel().script(ScriptedReply("one"), ScriptedReply("two"))
+    engine = engine_with(model)
+    context = context_for(engine)
+    with create_pipe_input() as pipe:
+        # A bracketed paste of three lines, then Enter; then two lines joined by Ctrl+J.
+        pipe.send_text("\x1b[200~Traceback:\r\n  File x.py\r\nNameError: y\x1b[201~\r")
+        pipe.send_text("first line\nsecond line\r")
+        pipe.send_text("\x04")
+        code = await run_interactive(context, Printer(out), input=pipe, output=DummyOutput())
+    assert code == 0
+    users = [m.content for m in engine.conversation if m.role == "user"]
+    assert users == ["Traceback:\n  File x.py\nNameError: y", "first line\nsecond line"]
+    assert out.getvalue().count("[chat · by") + out.getvalue().count("[code · by") == 2
+
+
 async def test_ctrl_c_twice_at_the_prompt_leaves() -> None:
     out = io.StringIO()
     context = context_for(engine_with(ScriptedModel()))

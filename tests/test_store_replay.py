@@ -180,6 +180,23 @@ def test_clear_empties_the_rebuilt_conversation(dirs: Dirs) -> None:
     assert [e["event"] for e in replayed.ui_events] == ["forced_mode", "clear"]
 
 
+def test_a_superseded_turn_leaves_the_conversation_but_stays_in_the_transcript(
+    dirs: Dirs,
+) -> None:
+    with SessionLog.create(dirs) as log:
+        log.record("user", 1, content="first")
+        log.record("assistant", 1, message={"role": "assistant", "content": "a"})
+        log.record("user", 2, content="typo")
+        log.record("assistant", 2, message={"role": "assistant", "content": "b"})
+        log.record("ui_event", 2, event="supersede", superseded=2)
+        log.record("user", 3, content="fixed")
+        log.record("assistant", 3, message={"role": "assistant", "content": "c"})
+    replayed = replay(load_session("latest"))
+    assert [m.content for m in replayed.conversation] == ["first", "a", "fixed", "c"]
+    assert [t.user for t in replayed.turns] == ["first", "typo", "fixed"]
+    assert [e["event"] for e in replayed.turns[1].ui_events] == ["supersede"]
+
+
 def test_an_unreadable_record_is_reported_and_skipped(dirs: Dirs) -> None:
     with SessionLog.create(dirs) as log:
         log.record("user", 1, content="q")

@@ -11,7 +11,7 @@ import pytest
 from modes_tui.core.errors import SettingsError
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.store.runtime import runtime_state, sweep
-from modes_tui.store.settings import KEYS, Settings, load_settings
+from modes_tui.store.settings import KEYS, Settings, load_settings, save_setting
 
 
 @pytest.fixture
@@ -222,3 +222,28 @@ def test_the_guard_holds_when_the_cache_points_into_the_sessions_folder(dirs: Di
     dirs.cache.symlink_to(dirs.sessions, target_is_directory=True)
     assert sweep(dirs) == []
     assert log.exists()
+
+
+def test_a_saved_theme_replaces_its_line_and_keeps_the_rest(dirs: Dirs) -> None:
+    path = write_config(dirs, "# my settings\npack: default  # the usual\ntheme: textual-dark\n")
+    assert save_setting(dirs, "theme", "nord") == path
+    assert path.read_text() == '# my settings\npack: default  # the usual\ntheme: "nord"\n'
+    assert load_settings(dirs, env={}).theme == "nord"
+
+
+def test_a_saved_theme_is_added_to_a_file_without_one_or_no_file(dirs: Dirs) -> None:
+    save_setting(dirs, "theme", "gruvbox")
+    assert load_settings(dirs, env={}).theme == "gruvbox"
+    write_config(dirs, "pack: support\n")
+    save_setting(dirs, "theme", "nord")
+    settings = load_settings(dirs, env={})
+    assert (settings.pack, settings.theme) == ("support", "nord")
+
+
+def test_saving_into_a_broken_file_or_a_key_the_app_does_not_own_is_refused(dirs: Dirs) -> None:
+    path = write_config(dirs, "theme: [unclosed\n")
+    with pytest.raises(SettingsError, match="not valid YAML"):
+        save_setting(dirs, "theme", "nord")
+    assert path.read_text() == "theme: [unclosed\n"  # left alone
+    with pytest.raises(SettingsError, match="keymap cannot be saved"):
+        save_setting(dirs, "keymap", "x")

@@ -579,16 +579,34 @@ async def test_the_app_paints_first_and_prepares_its_services_in_a_worker() -> N
         await until(pilot, lambda: "forced code" in header(app))
 
 
-async def test_a_broken_setup_is_shown_in_the_app() -> None:
+async def test_a_broken_setup_is_shown_whole_and_sending_names_the_pack_file() -> None:
     from modes_tui.core.errors import DeclarationError, Problem
 
-    def prepare():
-        raise DeclarationError([Problem("code.yaml", "tools", "unknown tool 'rm'")], pack="mine")
+    long_message = "unknown tool 'rm'; the tools are read_file, list_files, " + "x" * 150 + " END"
 
-    async with build_app(prepare=prepare, tz=UTC).run_test(size=SIZE) as pilot:
+    def prepare():
+        raise DeclarationError(
+            [
+                Problem("code.yaml", "tools", long_message),
+                Problem("router.yaml", "fallback", "fallback 'nope' is not a mode"),
+            ],
+            pack="mine",
+        )
+
+    async with build_app(prepare=prepare, tz=UTC).run_test(size=(80, 30)) as pilot:
         app = pilot.app
         assert isinstance(app, ModesApp)
-        await until(pilot, lambda: bool(app.chat.query(SystemNote)))
-        assert "unknown tool 'rm'" in app.chat.query_one(SystemNote).source
+        await until(pilot, lambda: bool(app.chat.query(".plain-note")))
+        note = app.chat.query_one(".plain-note", Static)
+        await pilot.pause(0.1)
+        # Whole: every problem, and the end of the long line wrapped onto the screen.
+        shown = plain(note)
+        assert "fallback 'nope' is not a mode" in shown
+        assert "END" in shown and "END" in app.export_screenshot()  # wrapped, not clipped
+        assert "code.yaml" in plain(app.status) and "router.yaml" in plain(app.status)
         await send(pilot, "hello")
         await until(pilot, lambda: bool(app.records) and app.records[-1].status == "failed")
+        failure = app.records[-1].failure
+        assert failure is not None and "code.yaml, router.yaml in pack 'mine'" in failure.hint
+        assert "model settings" not in failure.hint
+        assert app.chat.query_one(TurnView).query(".note-text")

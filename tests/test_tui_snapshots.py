@@ -52,6 +52,38 @@ def test_main_screen_mid_conversation(snap_compare: Any) -> None:
     assert snap_compare(demo_app(), terminal_size=SIZE, run_before=converse)
 
 
+def test_main_screen_at_150x45(snap_compare: Any) -> None:
+    assert snap_compare(demo_app(), terminal_size=(150, 45), run_before=converse)
+
+
+def test_main_screen_at_80x24_with_the_route_strip(snap_compare: Any) -> None:
+    assert snap_compare(demo_app(), terminal_size=(80, 24), run_before=converse)
+
+
+def test_route_panel_over_the_chat_at_80x24(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await converse(pilot)
+        await pilot.press("ctrl+b")
+        await pilot.pause(0.2)
+
+    assert snap_compare(demo_app(), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_multi_line_prompt_and_waiting_messages_at_150x45(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        await settle(pilot)
+        await app.pending.add("and how do I test it?")
+        await app.pending.add("also: a second thought\nthat spans two lines")
+        app.prompt.value = (
+            'Traceback (most recent call last):\n  File "parse.py", line 3\nNameError: x'
+        )
+        await pilot.pause(0.2)
+
+    assert snap_compare(demo_app(), terminal_size=(150, 45), run_before=run_before)
+
+
 def test_route_panel_with_a_forced_mode(snap_compare: Any) -> None:
     async def run_before(pilot: Pilot[None]) -> None:
         await converse(pilot)

@@ -123,6 +123,7 @@ class ScriptEngine:
     steps: asyncio.Semaphore | None = None
     """When set, each text delta takes one permit (tests release them one by one)."""
     texts: list[str] = field(default_factory=list)
+    resent: list[str] = field(default_factory=list)
     cleared: int = 0
     _cancelled: bool = False
     _last: Script | None = None
@@ -138,6 +139,16 @@ class ScriptEngine:
         self.conversation.append(Message("user", text))
         self._last = self.scripts.popleft() if self.scripts else answer_events("ok", "chat", text)
         async for event in self._play(self._last, text):
+            yield event
+
+    async def resend(self, text: str) -> AsyncIterator[TurnEvent]:
+        """Drop the last user turn and run `text` in its place."""
+        self.resent.append(text)
+        messages = self.conversation.messages
+        last = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
+        if last is not None:
+            del messages[last:]
+        async for event in self.run_turn(text):
             yield event
 
     async def retry(self) -> AsyncIterator[TurnEvent]:

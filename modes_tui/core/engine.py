@@ -277,6 +277,15 @@ class Engine:
         """Run the last turn again from its user message (which is not added twice)."""
         return self._play(None, None)
 
+    def resend(self, text: str) -> AsyncGenerator[TurnEvent, None]:
+        """Replace the last turn with `text` (the user edited their last message).
+
+        The last user message and everything after it leave the history, and `text` runs as
+        a new turn. The session log keeps the old turn and records a `ui_event`
+        `supersede` naming it, so a replay or a resume knows it was replaced.
+        """
+        return self._play(text, None, supersede=True)
+
     def correct(self, mode: str, *, turn: int | None = None) -> AsyncGenerator[TurnEvent, None]:
         """Say turn `turn` (default: the latest) belonged to `mode`: `async for event in ...`.
 
@@ -361,7 +370,12 @@ class Engine:
     # ------------------------------------------------------------------ the turn
 
     async def _play(
-        self, text: str | None, force: str | None, plan: CorrectionPlan | None = None
+        self,
+        text: str | None,
+        force: str | None,
+        plan: CorrectionPlan | None = None,
+        *,
+        supersede: bool = False,
     ) -> AsyncGenerator[TurnEvent, None]:
         if self._running:
             raise RuntimeError("a turn is already running; cancel it or wait for it to end")
@@ -392,6 +406,10 @@ class Engine:
                     self._record_correction(corrected)
                     yield corrected
             else:
+                last = self._last_user_index() if supersede else None
+                if last is not None:
+                    del self.conversation.messages[last:]
+                    self._record("ui_event", event="supersede", superseded=self.turn)
                 self.turn += 1
                 self.conversation.append(Message("user", text))
                 self._record("user", content=text)

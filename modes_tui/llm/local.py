@@ -27,6 +27,7 @@ import hashlib
 import importlib
 import logging
 import os
+import re
 import tempfile
 import threading
 import time
@@ -906,3 +907,34 @@ def register_local_provider(
 
 def _provider_map() -> list[dict[str, Any]]:
     return list(litellm.custom_provider_map)
+
+
+_PART = re.compile(r"part (\d+) of (\d+)")
+
+
+def warm_up(on_phase: Callable[[str, float], None]) -> bool:
+    """Assemble (if needed) and load the registered local model now, saying how far it got.
+
+    `on_phase(label, fraction)` hears each phase with 0..1 for the whole warm-up: assembling
+    the GGUF from its PyPI parts takes the first 60 %, loading it into llama.cpp the rest.
+    False when no local provider is registered (another model answers).
+    """
+    provider = _registered
+    if provider is None or provider._closed:
+        return False
+    if provider.runner.loaded:
+        on_phase("model loaded", 1.0)
+        return True
+
+    def assembling(message: str) -> None:
+        found = _PART.search(message)
+        fraction = 0.6 * (int(found[1]) - 1) / max(1, int(found[2])) if found else 0.0
+        on_phase(message, fraction)
+
+    on_phase("checking the model file", 0.0)
+    if provider.model_path is None:
+        ensure_model_file(provider.data_dir, assembling)
+    on_phase("loading the model into llama.cpp", 0.6)
+    provider.runner.load()
+    on_phase("model loaded", 1.0)
+    return True

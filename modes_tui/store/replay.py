@@ -15,7 +15,9 @@ Rules the live stream cannot teach a log reader:
   later assistant record of the same turn replaces it. A turn that ends on a checkpoint,
   or with no answer at all, is the turn a crash interrupted: it ends in `TurnFailed`
   (kind `interrupted`) carrying the partial text, or `TurnCancelled` after a cancel.
-- A `ui_event` `clear` empties the rebuilt conversation, as `/clear` did live.
+- A `ui_event` `clear` empties the rebuilt conversation, as `/clear` did live; a
+  `ui_event` `supersede` (the user edited and resent their last message) takes the turn it
+  names back out of it. The superseded turn still replays, with that event on it.
 - A `ui_event` `correction` becomes `TurnCorrected` where it was recorded. With `rerun`, the
   turn's earlier answer was superseded: the events after it answer the turn again (with
   their own route and mode), and the rebuilt conversation drops the superseded answer, as
@@ -384,6 +386,9 @@ def _walk(
     points: list[tuple[int, str, list[Message]]] = []
     # A checkpoint that no complete answer has replaced (yet), and its line.
     pending: tuple[Any, int] | None = None
+    # Where each turn's user message sits, so a `supersede` (an edited last message) can
+    # take that turn back out of the history.
+    starts: dict[int, int] = {}
 
     def flush() -> None:
         nonlocal pending
@@ -410,6 +415,7 @@ def _walk(
             if kind == "user":
                 flush()
                 content = str(record.get("content") or "")
+                starts[int(record.get("turn") or 0)] = len(conversation)
                 conversation.append(Message("user", content))
                 if with_history:
                     points.append((int(record.get("turn") or 0), content, list(conversation)))
@@ -431,10 +437,16 @@ def _walk(
                 )
             elif kind == "ui_event" and record.get("event") == "clear":
                 pending = None
+                starts.clear()
                 conversation.clear()
             elif kind == "ui_event" and record.get("event") == "cancel":
                 flush()
                 _mark_tool_round_cancelled(conversation)
+            elif kind == "ui_event" and record.get("event") == "supersede":
+                pending = None
+                start = starts.pop(int(record.get("superseded") or 0), None)
+                if start is not None and start <= len(conversation):
+                    del conversation.messages[start:]
             elif kind == "ui_event" and _reruns(record):
                 # the live engine dropped what followed the user message before answering again
                 pending = None

@@ -284,3 +284,34 @@ def _check(key: str, value: Any, *, where: str, fix: str) -> Any:
     if key == "mcp_servers":
         return parse_mcp_servers(value, where=where, fix=fix)
     raise AssertionError(f"no check for setting {key}")  # KEYS and _check must agree
+
+
+def save_setting(dirs: Dirs, key: str, value: str) -> Path:
+    """Write one text setting into `<config>/config.yaml`, keeping the rest of the file.
+
+    The key's top-level line is replaced in place (comments and other keys stay as they
+    are), or appended when the file does not have it yet. Written atomically. Returns the
+    file. Raises `SettingsError` for a key that is not a text setting or a file that is not
+    a mapping.
+    """
+    if key not in {"default_model", "pack", "theme"}:
+        raise SettingsError(f"{key} cannot be saved from the app; edit {dirs.settings_file}")
+    value = _check(key, value, where="the app", fix="pick another value")
+    path = dirs.settings_file
+    _read_file(path)  # refuses to touch a file it could not read back
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        lines = []
+    entry = f"{key}: {json.dumps(value)}"
+    for index, line in enumerate(lines):
+        if line.startswith(f"{key}:"):
+            lines[index] = entry
+            break
+    else:
+        lines.append(entry)
+    from modes_tui.store.control import atomic_write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, ("\n".join(lines) + "\n").encode("utf-8"))
+    return path

@@ -16,12 +16,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingsMap
 from textual.containers import Horizontal
 from textual.widget import Widget
-from textual.widgets import Footer, Input
+from textual.widgets import TextArea
 from textual.worker import Worker, WorkerState
 
 from modes_tui.core.control import AUTO, OFF, ControlReading
@@ -50,18 +50,43 @@ from modes_tui.tui.commands import (
     mode_settings,
     parse_command,
 )
+from modes_tui.tui.footer import KeysFooter
 from modes_tui.tui.keys import MODE_BINDING_PREFIX, ModeKey, mode_keys, next_setting
-from modes_tui.tui.palette import ModeCommands
 from modes_tui.tui.panel import RoutePanel
+from modes_tui.tui.pending import PendingMessages
 from modes_tui.tui.prompt import CommandSuggester, PromptInput
+from modes_tui.tui.render import plural, tool_outcome
 from modes_tui.tui.services import AppServices, ReplayedSession, TurnEngine
+from modes_tui.tui.startup import StartupProblem
 from modes_tui.tui.status import ModeHeader, StatusLine, model_label, setting_label
 from modes_tui.tui.turns import TurnRecord
 
 if TYPE_CHECKING:
+    from textual.command import Provider
+
     from modes_tui.tui.turn_view import TurnView
 
 W = TypeVar("W", bound=Widget)
+
+
+def mode_commands() -> type[Provider]:
+    """The palette's "Force mode: X" entries (textual.command loads only when it opens)."""
+    from modes_tui.tui.palette import ModeCommands
+
+    return ModeCommands
+
+
+def action_commands() -> type[Provider]:
+    """The palette's entry for every action of the chat screen."""
+    from modes_tui.tui.palette import ActionCommands
+
+    return ActionCommands
+
+
+NARROW = 100
+"""Below this many columns the route panel leaves the layout (ctrl+b shows it over the chat)."""
+OVERLAY_WIDTH = 52
+"""Columns of the route panel shown over the chat on a narrow terminal."""
 
 
 class ModesApp(App[None]):
@@ -69,7 +94,7 @@ class ModesApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "modes-tui"
-    COMMANDS: ClassVar = App.COMMANDS | {ModeCommands}
+    COMMANDS: ClassVar = App.COMMANDS | {mode_commands, action_commands}
     BINDINGS: ClassVar = [
         Binding("ctrl+b", "toggle_panel", "Routes", id="panel.toggle"),
         Binding("shift+tab", "cycle_mode", "Cycle mode", id="mode.cycle", priority=True),
@@ -79,6 +104,7 @@ class ModesApp(App[None]):
         Binding("ctrl+r", "retry", "Retry", id="turn.retry"),
         Binding("ctrl+e", "correct", "Wrong mode?", id="turn.correct", priority=True),
         Binding("ctrl+t", "why", "Why?", id="inspector.last"),
+        Binding("ctrl+l", "copy_answer", "Copy answer", id="answer.copy", show=False),
         Binding("f1", "help", "Help", id="app.help"),
     ]
 
@@ -102,9 +128,15 @@ class ModesApp(App[None]):
         self.reading = ControlReading(AUTO)
         self._turn_running_flag = False
         self._engine_error: str | None = None
+        self._startup_problem: StartupProblem | None = None
         self._engine_settled: asyncio.Event | None = None
         self._widgets: dict[str, Widget] = {}
         self._session_ids: list[str] = []
+        self._editing: TurnRecord | None = None
+        """The turn whose message is back in the prompt to be edited and resent."""
+        self._panel_wanted: bool | None = None
+        """The user's choice for the route panel (None: by the terminal's width)."""
+        self._theme_applied: str | None = None
         if services is not None:
             self._configure(services)
 
@@ -145,6 +177,7 @@ class ModesApp(App[None]):
             self.set_keymap(normal_keymap(services.keymap, [mk.mode for mk in self.mode_keys]))
         if services.theme:
             self.theme = services.theme
+        self._theme_applied = self.theme
 
     @property
     def _turn_running(self) -> bool:
@@ -173,12 +206,13 @@ class ModesApp(App[None]):
             yield ChatLog(id="chat", tz=self.tz)
             yield RoutePanel(id="routes", tz=self.tz)
         yield StatusLine(id="status")
+        yield PendingMessages(id="pending")
         yield PromptInput(
-            placeholder="Ask anything · /help for commands",
+            placeholder="Ask anything · Enter sends · shift+enter or ctrl+j: new line",
             suggester=CommandSuggester(self.settings, self.session_ids),
             id="prompt",
         )
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def _widget(self, selector: str, kind: type[W]) -> W:
         # Found on the chat screen even while the inspector or a dialog is on top.
@@ -214,9 +248,17 @@ class ModesApp(App[None]):
         """The prompt."""
         return self._widget("#prompt", PromptInput)
 
+    @property
+    def pending(self) -> PendingMessages:
+        """Messages sent while a turn runs, waiting their turn."""
+        return self._widget("#pending", PendingMessages)
+
     def on_mount(self) -> None:
         self._engine_settled = asyncio.Event()
         self.prompt.focus()
+        self.prompt.on_empty_up = self._recall
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self._fit_to_width()
         if self.started:
             self._start()
         else:
@@ -230,6 +272,7 @@ class ModesApp(App[None]):
         self.header.show(model=services.model, pack=services.pack.name)
         self.show_reading(services.control.read())
         self.refresh_bindings()
+        self.status.progress = services.load_progress
         self.status.busy(f"Loading {model_label(services.model)}…")
         for warning in services.warnings:
             self.notify(warning, title="Settings", severity="warning", timeout=10)
@@ -321,12 +364,7 @@ class ModesApp(App[None]):
             self.status.busy(f"Loading {what}; your message waits…")
             await settled.wait()
         if self.engine is None:
-            failure = TurnFailed(
-                error=f"the model could not start: {self._engine_error}",
-                kind="startup",
-                hint="Check the model settings (modes-tui --help), then restart.",
-                retryable=False,
-            )
+            failure = self._startup_failure()
             record.apply(failure)
             await view.apply(failure)
             return None
@@ -362,7 +400,9 @@ class ModesApp(App[None]):
             what = "Asking before running" if event.needs_confirmation else "Running"
             self.status.busy(f"{what} {event.call.name}…")
         elif isinstance(event, ToolCallFinished):
-            self.status.busy(f"{event.call.name}: {event.outcome}; asking the model…")
+            activity = record.tool(event.call.id)
+            outcome = tool_outcome(activity) if activity is not None else event.outcome
+            self.status.busy(f"{event.call.name}: {outcome}; asking the model…")
         elif isinstance(event, TurnFinished):
             self.panel.refresh_record(record)
             self.status.idle()
@@ -397,12 +437,19 @@ class ModesApp(App[None]):
                 self._start()
         elif event.state == WorkerState.SUCCESS and worker.group == "engine":
             self.engine = worker.result
+            self.status.progress = None
             self._settle_engine()
             if self.services.tune_gc:
                 tune_gc()
             if not self._turn_running:
                 self.status.idle()
-        elif event.state == WorkerState.SUCCESS and worker.group == "replay":
+        elif worker.group == "turn" and event.state in (
+            WorkerState.SUCCESS,
+            WorkerState.ERROR,
+            WorkerState.CANCELLED,
+        ):
+            self.call_later(self._run_next)
+        if event.state == WorkerState.SUCCESS and worker.group == "replay":
             from modes_tui.tui.replay import ReplayScreen
 
             session = worker.result
@@ -417,12 +464,12 @@ class ModesApp(App[None]):
             message = str(error) if isinstance(error, ModesError) else repr(error)
             if worker.group == "prepare":
                 self._engine_error = message
+                self._startup_problem = StartupProblem.of(error)
                 self._settle_engine()
-                self.status.error("modes-tui could not start; see the note above")
-                self.call_later(
-                    self.chat.add_note, f"**modes-tui could not start**\n\n```\n{message}\n```"
-                )
+                self.status.error(f"modes-tui could not start: {self._startup_problem.hint}")
+                self.call_later(self.chat.add_plain_note, self._startup_problem.note())
             elif worker.group == "engine":
+                self.status.progress = None
                 self._engine_error = message
                 self._settle_engine()
                 self.status.error(f"The model could not start: {message}")
@@ -432,6 +479,23 @@ class ModesApp(App[None]):
                 self.log.warning(f"preload failed: {message}")
             else:
                 self.status.error(f"{worker.name} failed: {message}")
+
+    def _startup_failure(self) -> TurnFailed:
+        """Why a message cannot run: the setup or the model failed, with the fix."""
+        problem = self._startup_problem
+        if problem is not None:
+            return TurnFailed(
+                error=f"modes-tui could not start: {problem.headline}",
+                kind="startup",
+                hint=problem.hint,
+                retryable=False,
+            )
+        return TurnFailed(
+            error=f"the model could not start: {self._engine_error}",
+            kind="startup",
+            hint="Check the model settings (modes-tui --help), then restart.",
+            retryable=False,
+        )
 
     def _settle_engine(self) -> None:
         if self._engine_settled is not None:
@@ -456,11 +520,19 @@ class ModesApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Cancel shows only while a turn runs, retry only after a failed last turn."""
-        chat_keys = ("set_setting", "cycle_mode", "toggle_panel", "why", "cancel_turn", "correct")
+        chat_keys = (
+            "set_setting",
+            "cycle_mode",
+            "toggle_panel",
+            "why",
+            "cancel_turn",
+            "copy_answer",
+            "correct",
+        )
         if action in chat_keys and len(self.screen_stack) > 1:
             return False  # keys of the chat screen; the inspector and replay have their own
         if action == "cancel_turn":
-            return self._turn_running
+            return self._turn_running or self._editing is not None
         if action == "retry":
             last = self.records[-1] if self.records else None
             return bool(last and last.failure and last.failure.retryable and not self._turn_running)
@@ -511,11 +583,46 @@ class ModesApp(App[None]):
         self.set_setting(next_setting(self.reading.mode, self.mode_names()))
 
     def action_toggle_panel(self) -> None:
-        """Show or hide the route panel."""
-        self.panel.display = not self.panel.display
+        """Show or hide the route panel (on a narrow terminal, over the chat)."""
+        self._panel_wanted = not self.panel.display
+        self._fit_to_width()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit_to_width(event.size.width)
+
+    def _fit_to_width(self, columns: int | None = None) -> None:
+        """Below NARROW columns the panel leaves the layout: each turn keeps its one-line
+        route strip, and ctrl+b shows the whole panel over the chat."""
+        columns = columns if columns is not None else self.size.width
+        narrow = columns < NARROW
+        was_narrow = self.screen_stack[0].has_class("-narrow")
+        if narrow != was_narrow:
+            self._panel_wanted = None  # crossing the line: the width decides again
+        panel = self.panel
+        shown = self._panel_wanted if self._panel_wanted is not None else not narrow
+        if panel.display != shown:
+            panel.display = shown
+        if not narrow and not was_narrow:
+            return  # the usual wide layout: nothing to restyle (keeps the first frame cheap)
+        self.screen_stack[0].set_class(narrow, "-narrow")
+        panel.set_class(narrow, "-overlay")
+        if narrow:
+            # Absolute: out of the row (the chat keeps the whole width), placed from the
+            # row's left edge, so the offset puts it against the right one.
+            width = min(OVERLAY_WIDTH, max(20, columns - 4))
+            panel.styles.width = width
+            panel.styles.offset = (columns - width, 0)
+        else:
+            panel.styles.width = None
+            panel.styles.offset = (0, 0)
 
     def action_cancel_turn(self) -> None:
-        """Stop the running turn; the partial answer stays."""
+        """Stop the running turn (the partial answer stays), or stop editing a message."""
+        if self._editing is not None and not self._turn_running:
+            self._stop_editing()
+            self.prompt.value = ""
+            self.status.idle("Edit dropped; the turn stays as it was.")
+            return
         if self._turn_running and self.engine is not None:
             self.engine.cancel()
             self.status.busy("Cancelling…")
@@ -539,14 +646,70 @@ class ModesApp(App[None]):
 
         self.push_screen(InspectorScreen(self.records[-1], tz=self.tz))
 
+    def action_copy_answer(self) -> None:
+        """Copy the last answer to the clipboard (OSC 52, through the terminal)."""
+        answered = [r for r in self.records if r.answer and r.superseded_by is None]
+        if not answered:
+            self.status.error("No answer to copy yet.")
+            return
+        answer = answered[-1].answer
+        self.copy_to_clipboard(answer)
+        # OSC 52 has no reply: the terminal may have ignored it, so say what to do then.
+        self.status.idle(
+            f"Copied the answer of turn {answered[-1].number} ({plural(len(answer), 'character')})"
+            " through the terminal; if your clipboard stays empty, /export writes it to a file."
+        )
+
+    def _theme_changed(self, theme: object) -> None:
+        """Keep a theme picked in the palette for the next start (the `theme` setting)."""
+        name = self.theme
+        if name == self._theme_applied or not self.started:
+            return
+        self._theme_applied = name
+        save = self.services.save_theme
+        if save is None:
+            return
+        try:
+            where = save(name)
+        except (ModesError, OSError) as error:
+            self.status.error(f"Theme {name} is on, but could not be saved: {error}")
+            return
+        self.status.idle(f"Theme {name} saved to {where}")
+
+    def palette_actions(self) -> list[tuple[str, str, Callable[[], object]]]:
+        """Every action of the chat screen for the command palette: (title, help, run)."""
+        keys = {b.action: b.key for _, b in self._bindings}
+
+        def key(action: str) -> str:
+            found = keys.get(action)
+            return f" ({found})" if found else ""
+
+        return [
+            ("Show or hide the route panel" + key("toggle_panel"), "", self.action_toggle_panel),
+            ("Why? The inspector for the last turn" + key("why"), "", self.action_why),
+            ("Copy the last answer" + key("copy_answer"), "", self.action_copy_answer),
+            ("Retry the failed turn" + key("retry"), "", self.action_retry),
+            ("Cancel the running turn (esc)", "", self.action_cancel_turn),
+            ("Cycle modes" + key("cycle_mode"), "auto, then each mode", self.action_cycle_mode),
+            ("List the modes (/modes)", "", partial(self._command, "/modes")),
+            ("Recorded sessions (/sessions)", "", partial(self._command, "/sessions")),
+            ("Export the conversation (/export)", "", partial(self._command, "/export")),
+            ("Clear the conversation (/clear)", "", partial(self._command, "/clear")),
+            ("Help: keys and commands" + key("help"), "", partial(self._command, "/help")),
+            ("Quit (/quit, ctrl+q)", "", self.exit),
+        ]
+
+    def _command(self, name: str) -> None:
+        self.run_worker(self.run_command(Command(name)), group="command", exit_on_error=False)
+
     async def action_help(self) -> None:
         """Keys and commands."""
         await self.chat.add_note(self.help_text())
 
     # ------------------------------------------------------------------ input
 
-    @on(Input.Submitted, "#prompt")
-    async def _submitted(self, event: Input.Submitted) -> None:
+    @on(PromptInput.Submitted, "#prompt")
+    async def _submitted(self, event: PromptInput.Submitted) -> None:
         text = event.value
         if not text.strip():
             return
@@ -558,26 +721,108 @@ class ModesApp(App[None]):
                 return
             self.prompt.remember(text)
             self.prompt.value = ""
+            self._clear_error()
             await self.run_command(command)
-            return
-        if self._turn_running:
-            self.status.error("A turn is still running: Esc cancels it. Your message is kept.")
             return
         self.prompt.remember(text)
         self.prompt.value = ""
-        self.run_turn(message_text(text))
+        editing, self._editing = self._editing, None
+        if editing is not None and not self._turn_running and not len(self.pending):
+            self.resend_turn(editing, message_text(text))
+        elif self._turn_running or len(self.pending):
+            await self.pending.add(message_text(text))
+            waiting = len(self.pending)
+            self.notify_waiting(waiting)
+        else:
+            self._clear_error()
+            self.run_turn(message_text(text))
 
-    @on(Input.Changed, "#prompt")
-    def _typing(self) -> None:
-        # typing clears an error; the prompt emptied by sending a command must not, or the
-        # command's own error (/export with nothing to export, /wrong undo) would vanish
-        if self.status.has_class("-error") and self.prompt.value:
+    def _clear_error(self) -> None:
+        """An error stays on screen until the user sends something else (typing does not
+        clear it: a mistyped command keeps its hint in view while it is fixed)."""
+        if self.status.has_class("-error"):
             self.status.idle()
+
+    def notify_waiting(self, waiting: int) -> None:
+        """Say that sent messages wait for the running turn (the rows show them)."""
+        self.status.busy(
+            f"{plural(waiting, 'message')} waiting · they run in order when this turn ends"
+        )
+
+    @on(TextArea.Changed, "#prompt")
+    def _typing(self) -> None:
+        if self._editing is not None and not self.prompt.value:
+            self._stop_editing()
+            self.status.idle()
+
+    def _recall(self) -> bool:
+        """Up in an empty prompt: take back the newest waiting message, else edit the last
+        message (resending it replaces that turn). False lets up walk the history."""
+        if len(self.pending):
+            self.call_later(self._take_back_waiting)
+            return True
+        last = self.records[-1] if self.records else None
+        if last is None or self._turn_running or last.superseded_by is not None:
+            return False
+        if self.chat.view(last.number) is None:
+            return False  # cleared away (/clear): there is no turn on screen to replace
+        self._editing = last
+        self.prompt.recall(last.user_text)
+        self.status.idle(f"Editing turn {last.number} · Enter replaces it · esc keeps it")
+        return True
+
+    async def _take_back_waiting(self) -> None:
+        text = await self.pending.take_last()
+        if text is not None:
+            self.prompt.value = text
+            self.status.idle("Took a waiting message back: Enter queues it again.")
+
+    @on(PendingMessages.EditRequested)
+    def _edit_waiting(self, event: PendingMessages.EditRequested) -> None:
+        event.stop()
+        draft = self.prompt.value
+        # Nothing typed is lost: a draft already in the prompt stays, after the message.
+        self.prompt.value = event.text + (f"\n{draft}" if draft.strip() else "")
+        self.prompt.focus()
+        self.status.idle("The waiting message is back in the prompt: Enter queues it again.")
+
+    def _stop_editing(self) -> None:
+        self._editing = None
+
+    async def _run_next(self) -> None:
+        """A turn ended: start the first waiting message, if any."""
+        if self._turn_running or not len(self.pending):
+            return
+        text = await self.pending.take_first()
+        if text is not None:
+            self.run_turn(text)
+
+    @work(exclusive=True, exit_on_error=False, group="turn", name="resend")
+    async def resend_turn(self, old: TurnRecord, text: str) -> None:
+        """Run an edited last message in place of its turn."""
+        engine = self.engine
+        if engine is None:
+            self.status.error("The model is not ready yet; your edit is in the prompt history.")
+            return
+        self._turn_running = True
+        try:
+            record = TurnRecord(len(self.records) + 1, text)
+            old.superseded_by = record.number
+            self.records.append(record)
+            view = self.chat.view(old.number)
+            if view is not None:
+                await view.remove()
+            self.panel.refresh_record(old)
+            new_view = await self.chat.start_turn(record)
+            self.status.busy(f"Resending as turn {record.number}: routing…")
+            await self._play(record, new_view, engine.resend(text))
+        finally:
+            self._turn_running = False
 
     async def run_command(self, command: Command) -> None:
         """Do what a slash command says."""
         name = command.name
-        if not self.started and name not in ("/help", "/clear"):
+        if not self.started and name not in ("/help", "/clear", "/quit"):
             self.status.error("modes-tui is still starting; try again in a moment.")
             return
         if name == "/mode":
@@ -612,6 +857,10 @@ class ModesApp(App[None]):
                 self.action_correct()
         elif name == "/help":
             await self.action_help()
+        elif name == "/copy":
+            self.action_copy_answer()
+        elif name == "/quit":
+            self.exit()
 
     def session_command(self, command: Command) -> None:
         """`/resume`, `/fork`, `/rename` (see `tui.session_actions`), one at a time."""
@@ -785,9 +1034,13 @@ class ModesApp(App[None]):
             "| `esc` | cancel the running answer |",
             "| `ctrl+r` | retry a failed turn |",
             "| `ctrl+e` | wrong mode? pick the mode that should have answered (`/wrong`) |",
+            "| `enter` | send (while a turn runs, the message waits its turn) |",
+            "| `shift+enter` / `ctrl+j` / `alt+enter` | new line |",
+            "| `up` | in an empty prompt: edit the last message (resend replaces the turn) |",
+            "| `ctrl+l` | copy the last answer (`/copy`) |",
             '| `ctrl+p` | command palette ("Force mode: …") |',
             "| `tab` | take the completion shown in the prompt |",
-            "| `ctrl+q` | quit |",
+            "| `ctrl+q` | quit (`/quit`) |",
             "",
             "**Commands**",
             "",

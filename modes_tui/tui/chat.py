@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import tzinfo
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
 from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
@@ -45,7 +46,34 @@ class RetryRequested(Message):
         super().__init__()
 
 
-class LiteTurn(Static):
+class HeightsByWidth(Static):
+    """A Static that remembers its height at two widths, not one.
+
+    Textual keeps the height for the last width only, so hiding and showing the route
+    panel (two widths, back and forth) wraps every mounted turn's text again each time.
+    """
+
+    HEIGHTS_KEPT = 2
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._heights: dict[int, int] = {}
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        height = self._heights.get(width)
+        if height is None:
+            height = super().get_content_height(container, viewport, width)
+            if len(self._heights) >= self.HEIGHTS_KEPT:
+                self._heights.pop(next(iter(self._heights)))
+            self._heights[width] = height
+        return height
+
+    def update(self, content: Any = "", *, layout: bool = True) -> None:
+        self._heights.clear()
+        super().update(content, layout=layout)
+
+
+class LiteTurn(HeightsByWidth):
     """An older turn drawn as plain text; it loads in full when seen or clicked."""
 
     DEFAULT_CSS = """
@@ -113,6 +141,12 @@ class ChatLog(VerticalScroll):
         layout: stream;
         padding: 0 1;
         scrollbar-size-vertical: 1;
+    }
+    ChatLog > .plain-note {
+        margin: 0 2 1 2;
+        padding: 0 1;
+        border: round $error;
+        color: $text;
     }
     """
 
@@ -218,6 +252,13 @@ class ChatLog(VerticalScroll):
         from modes_tui.tui.turn_view import SystemNote
 
         note = SystemNote(markdown)
+        await self.mount(note)
+        self.anchor()
+        return note
+
+    async def add_plain_note(self, text: str) -> Static:
+        """A note from the app that must show whole (an error): plain text, wrapped."""
+        note = Static(Text(text), classes="plain-note")
         await self.mount(note)
         self.anchor()
         return note

@@ -35,12 +35,14 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("/rename", "/rename TITLE", "give this session a title"),
     CommandSpec("/export", "/export", "write this conversation to a Markdown file"),
     CommandSpec("/why", "/why", "open the inspector for the last turn"),
+    CommandSpec("/copy", "/copy", "copy the last answer to the clipboard"),
     CommandSpec(
         "/wrong",
         "/wrong [MODE|undo]",
         "wrong mode: answer the last turn again in MODE (a picker without); undo forgets it",
     ),
     CommandSpec("/help", "/help", "keys and commands"),
+    CommandSpec("/quit", "/quit", "leave modes-tui"),
 )
 COMMAND_NAMES = tuple(spec.name for spec in COMMANDS)
 

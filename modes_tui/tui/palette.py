@@ -1,7 +1,9 @@
-"""Command palette entries: "Force mode: X" for each mode, plus auto and off."""
+"""Command palette entries: "Force mode: X" for each mode, auto and off, and every action
+of the chat screen."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Protocol, cast
 
@@ -53,3 +55,28 @@ class ModeCommands(Provider):
                     text=title,
                     help=help_text,
                 )
+
+
+class ActionSource(Protocol):
+    """What the action list needs from the app."""
+
+    def palette_actions(self) -> list[tuple[str, str, Callable[[], object]]]:
+        """(title, help, run) for every action of the chat screen."""
+        ...
+
+
+class ActionCommands(Provider):
+    """Every action of the chat screen, with its key, so nothing hides behind a key alone."""
+
+    async def discover(self) -> Hits:
+        app = cast(ActionSource, self.app)
+        for title, help_text, run in app.palette_actions():
+            yield DiscoveryHit(title, run, help=help_text or None)
+
+    async def search(self, query: str) -> Hits:
+        app = cast(ActionSource, self.app)
+        matcher = self.matcher(query)
+        for title, help_text, run in app.palette_actions():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), run, text=title, help=help_text or None)

@@ -63,6 +63,9 @@ class RoutePanel(Vertical):
     RoutePanel > OptionList > .option-list--option { padding: 0 0; }
     RoutePanel > #panel-setting { padding: 0 1; height: auto; }
     RoutePanel > #panel-hint { color: $text-muted; padding: 0 1; }
+    RoutePanel > #panel-empty { color: $text-muted; padding: 1 1; height: 1fr; }
+    RoutePanel > OptionList.-empty { display: none; }
+    RoutePanel.-has-decisions > #panel-empty { display: none; }
     """
 
     class InspectRequested(Message):
@@ -92,7 +95,9 @@ class RoutePanel(Vertical):
         yield Static(self._title(), id="panel-title")
         if self._live:
             yield Static(self._setting_text(), id="panel-setting")
-        yield OptionList(id="decisions")
+        # Empty until the first decision: an empty list costs a first frame 40 drawn lines.
+        yield Static("No decisions yet: send a message.", id="panel-empty")
+        yield OptionList(id="decisions", classes="-empty")
         hint = "enter: inspect the request of a turn"
         if self._live:
             hint = "enter: inspect a turn · ctrl+e: correct it"
@@ -132,9 +137,14 @@ class RoutePanel(Vertical):
         options = [self._option(index, entry) for index, entry in reversed(shown)]
         older = len(self.entries) - len(shown)
         if older:
-            more = Text(f"▼ {older} older decisions · enter shows {min(older, PAGE)} more")
+            more = Text(
+                f"▼ {older} older decision{'s' if older != 1 else ''} · "
+                f"enter shows {min(older, PAGE)} more"
+            )
             options.append(Option(more, id=MORE))
         self.options.set_options(options)
+        self.options.set_class(not options, "-empty")
+        self.set_class(bool(options), "-has-decisions")
         if highlighted is not None and options:
             self.options.highlighted = min(highlighted, len(options) - 1)
         self.query_one("#panel-title", Static).update(self._title())

@@ -1,18 +1,31 @@
-"""The prompt: an Input that completes commands as you type and remembers what you sent."""
+"""The prompt: a multi-line TextArea where Enter sends, that completes commands as you type
+and remembers what you sent.
+
+Keys, and why these: terminals send Enter and shift+Enter as the same byte (`\\r`) unless
+they speak the kitty keyboard protocol (kitty, foot, WezTerm, Ghostty, recent iTerm2),
+which Textual turns on; there shift+Enter arrives as `shift+enter`. Everywhere else
+`ctrl+j` (a plain line feed, `\\n`) and `alt+enter` (`ESC \\r`) still arrive as keys of
+their own, so all three insert a new line. A bracketed paste arrives as one Paste event and
+is inserted whole, new lines included; nothing in it is sent until Enter.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import ClassVar
 
-from textual.binding import Binding
-from textual.suggester import Suggester
-from textual.widgets import Input
+from textual import events
+from textual.message import Message
+from textual.widgets import TextArea
 
 from modes_tui.tui.commands import complete
 
+NEWLINE_KEYS = ("shift+enter", "ctrl+j", "alt+enter", "ctrl+enter")
+"""Keys that insert a new line instead of sending."""
 
-class CommandSuggester(Suggester):
+Completer = Callable[[str], str | None]
+
+
+class CommandSuggester:
     """Suggests the rest of a command, a mode name after `/mode`, a session id after `/replay`."""
 
     def __init__(
@@ -20,57 +33,159 @@ class CommandSuggester(Suggester):
         settings: Callable[[], Sequence[str]],
         session_ids: Callable[[], Sequence[str]] = lambda: (),
     ) -> None:
-        super().__init__(use_cache=False, case_sensitive=True)
         self._settings = settings
         self._session_ids = session_ids
 
-    async def get_suggestion(self, value: str) -> str | None:
+    def __call__(self, value: str) -> str | None:
+        """The whole line completed, or None."""
+        if "\n" in value:
+            return None  # a command is one line; a multi-line text is a message
         return complete(value, self._settings(), self._session_ids())
 
 
-class PromptInput(Input):
-    """Where the user types; tab takes a suggestion, up and down walk through sent lines."""
+class PromptInput(TextArea):
+    """Where the user types: Enter sends, shift+enter / ctrl+j / alt+enter start a new line,
+    tab takes the completion shown, up and down walk through sent messages at the first and
+    last line. It grows with its text up to a few lines, then scrolls."""
 
     DEFAULT_CSS = """
     PromptInput {
+        height: auto;
+        min-height: 3;
+        max-height: 8;
         margin: 0 0;
     }
     """
 
-    BINDINGS: ClassVar = [
-        Binding("tab", "complete", "Complete", show=False, id="prompt.complete"),
-        Binding("up", "history(-1)", "Previous", show=False, id="prompt.previous"),
-        Binding("down", "history(1)", "Next", show=False, id="prompt.next"),
-    ]
+    class Submitted(Message):
+        """The user pressed Enter to send what is in the prompt."""
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        def __init__(self, prompt: PromptInput, value: str) -> None:
+            self.prompt = prompt
+            """The prompt that sent it."""
+            self.value = value
+            """The text, new lines included."""
+            super().__init__()
+
+        @property
+        def control(self) -> PromptInput:
+            return self.prompt
+
+    def __init__(
+        self,
+        *,
+        placeholder: str = "",
+        suggester: Completer | None = None,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(
+            "",
+            id=id,
+            soft_wrap=True,
+            tab_behavior="focus",
+            show_line_numbers=False,
+            highlight_cursor_line=False,
+            compact=True,
+            placeholder=placeholder,
+        )
+        # TextArea selects a line / everything with f6 / f7; here F-keys force modes.
+        for key in ("f6", "f7"):
+            self._bindings.key_to_bindings.pop(key, None)
+        self._suggester = suggester
         self.sent: list[str] = []
+        """Messages sent, oldest first (up walks back through them)."""
         self._position = 0
         self._draft = ""
+        self.on_empty_up: Callable[[], bool] | None = None
+        """Called when up is pressed in an empty prompt; True means it was handled there
+        (the app edits the last message or takes back a waiting one)."""
+
+    # ---------------------------------------------------------------- value
+
+    @property
+    def value(self) -> str:
+        """The text in the prompt."""
+        return self.text
+
+    @value.setter
+    def value(self, text: str) -> None:
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
+    @property
+    def completion(self) -> str | None:
+        """The whole line the completion would make, or None."""
+        if self._suggester is None or not self.text:
+            return None
+        found = self._suggester(self.text)
+        return found if found and found != self.text else None
+
+    def update_suggestion(self) -> None:
+        """TextArea's hook after every edit: show the rest of the completion as ghost text
+        after the cursor (right or tab takes it)."""
+        found = self.completion
+        at_end = self.cursor_location == self.document.end
+        self.suggestion = found[len(self.text) :] if found and at_end else ""
 
     def remember(self, text: str) -> None:
-        """Add a sent line to the history."""
+        """Add a sent message to the history."""
         if text and (not self.sent or self.sent[-1] != text):
             self.sent.append(text)
         self._position = len(self.sent)
         self._draft = ""
 
+    # ---------------------------------------------------------------- keys
+
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        if key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Submitted(self, self.text))
+            return
+        if key in NEWLINE_KEYS:
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        if key == "tab":
+            event.stop()
+            event.prevent_default()
+            self.action_complete()
+            return
+        if key == "up" and self.cursor_location[0] == 0:
+            event.stop()
+            event.prevent_default()
+            if not self.text and self.on_empty_up is not None and self.on_empty_up():
+                return
+            self.action_history(-1)
+            return
+        if key == "down" and self.cursor_location[0] == self.document.line_count - 1:
+            event.stop()
+            event.prevent_default()
+            self.action_history(1)
+            return
+        await super()._on_key(event)
+
     def action_complete(self) -> None:
-        """Take the suggestion shown, or move focus on when there is none."""
-        # `_suggestion` is Input's own ghost text; accepting it is what `right` does at the end.
-        if self._suggestion and self._suggestion != self.value:
-            self.value = self._suggestion
-            self.cursor_position = len(self.value)
+        """Take the completion shown, or move focus on when there is none."""
+        found = self.completion
+        if found:
+            self.value = found
         else:
             self.screen.focus_next()
 
     def action_history(self, step: int) -> None:
-        """Show the previous (-1) or next (+1) sent line."""
+        """Show the previous (-1) or next (+1) sent message."""
         if not self.sent:
             return
         if self._position == len(self.sent):
-            self._draft = self.value
+            self._draft = self.text
         self._position = max(0, min(len(self.sent), self._position + step))
         self.value = self.sent[self._position] if self._position < len(self.sent) else self._draft
-        self.cursor_position = len(self.value)
+
+    def recall(self, text: str) -> None:
+        """Put `text` in the prompt as if walked back to (editing the last message)."""
+        if self.sent and self.sent[-1] == text:
+            self._position = len(self.sent) - 1
+        self.value = text

@@ -34,6 +34,31 @@ OUTCOME_STYLE = {
 }
 
 
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """`1 turn`, `2 turns`, `0 turns`."""
+    return f"{count} {word if count == 1 else (words or word + 's')}"
+
+
+def tool_outcome(activity: ToolActivity) -> str:
+    """What became of a tool call, in the user's words: a command that ran but failed
+    (a non-zero exit code, a timeout) is a failure even though the tool itself worked."""
+    outcome = activity.outcome or ""
+    if outcome != "ok":
+        return outcome
+    try:
+        result = json.loads(activity.result)
+    except (TypeError, ValueError):
+        return outcome
+    if not isinstance(result, dict):
+        return outcome
+    if result.get("timed_out"):
+        return "failed: timed out"
+    code = result.get("exit_code")
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        return f"failed: exit code {code}"
+    return outcome
+
+
 def format_time(at: str, tz: tzinfo | None = None) -> str:
     """`HH:MM:SS` of an ISO timestamp in `tz` (default: local time); '' if unreadable."""
     try:
@@ -160,6 +185,8 @@ def route_card(
     for mark in marks(route):
         style = "magenta" if mark == "forced" else "red" if mark == "error" else "yellow"
         head.append(f" {mark}", style=f"reverse {style}")
+    if record.superseded_by is not None:
+        head.append(f" edited → #{record.superseded_by}", style="dim italic")
     when = format_time(route.at, tz)
     if when:
         gap = CARD_RULE_WIDTH - len(head.plain) - len(when)
@@ -264,7 +291,9 @@ def tool_summary(activity: ToolActivity) -> RenderableType:
             style="italic dim",
         )
         return head
-    head.append(f"  {activity.outcome}", style=OUTCOME_STYLE.get(activity.outcome, ""))
+    outcome = tool_outcome(activity)
+    style = "red" if outcome.startswith("failed") else OUTCOME_STYLE.get(outcome, "")
+    head.append(f"  {outcome}", style=style)
     if activity.duration_ms:
         head.append(f" · {format_ms(activity.duration_ms)}", style="dim")
     return Group(head, Text(preview(activity.result), style="dim"))
@@ -301,5 +330,5 @@ def turn_plain_text(record: TurnRecord) -> Text:
         text.append("\n")
     text.append(record.answer or "(no answer)", style="" if record.answer else "dim")
     if record.tools:
-        text.append(f"\n⚙ {len(record.tools)} tool call(s)", style="dim cyan")
+        text.append(f"\n⚙ {plural(len(record.tools), 'tool call')}", style="dim cyan")
     return text

@@ -21,7 +21,7 @@ from modes_tui.core.terminal_text import TerminalEvents, terminal_safe
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.inspector import InspectorScreen
 from modes_tui.tui.panel import RoutePanel
-from modes_tui.tui.render import format_time
+from modes_tui.tui.render import format_time, plural
 from modes_tui.tui.services import (
     ReplayedSession,
     ReplayTurn,
@@ -87,7 +87,7 @@ class ReplayScreen(Screen[None]):
         session = self.session
         title = Text("Replay ", style="bold")
         title.append(session.id, style="bold cyan")
-        title.append(f" · {len(self.records)} turns · no model is called", style="dim")
+        title.append(f" · {plural(len(self.records), 'turn')} · no model is called", style="dim")
         if session.title:
             title.append(f"\n{session.title}", style="italic")
         summary = session.summary or self.reroute_note
@@ -199,7 +199,7 @@ class SessionsScreen(ModalScreen[PickedSession | None]):
         created = session.created[:10] + " " + format_time(session.created, self._tz)
         text.append(f"  {created}", style="dim")
         if session.turns is not None:
-            text.append(f"  {session.turns} turns", style="dim")
+            text.append(f"  {plural(session.turns, 'turn')}", style="dim")
         if session.pack:
             text.append(f"  {session.pack}", style="dim")
         text.append(f"\n  {session.title or '(untitled)'}")

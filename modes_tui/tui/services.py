@@ -16,6 +16,7 @@ from modes_tui.core.control import ControlReading
 from modes_tui.core.conversation import Conversation, ToolCall
 from modes_tui.core.corrections import Correction
 from modes_tui.core.events import TurnEvent
+from modes_tui.tui.startup import LoadProgress
 from modes_tui.tui.turns import Reroute
 
 if TYPE_CHECKING:
@@ -44,6 +45,10 @@ class TurnEngine(Protocol):
 
     def retry(self) -> AsyncIterator[TurnEvent]:
         """Run the last turn again."""
+        ...
+
+    def resend(self, text: str) -> AsyncIterator[TurnEvent]:
+        """Replace the last turn with an edited message."""
         ...
 
     def correct(self, mode: str, *, turn: int | None = None) -> AsyncIterator[TurnEvent]:
@@ -191,6 +196,10 @@ class AppServices:
     """Binding id -> keys, from the settings."""
     theme: str | None = None
     """A Textual theme name."""
+    load_progress: LoadProgress | None = None
+    """How far building the engine is (assembling and loading a local model), for a bar."""
+    save_theme: Callable[[str], object] | None = None
+    """Keeps a theme the user picked (writes the `theme` setting); returns where."""
     session_id: Callable[[], str | None] = lambda: None
     """The id of the session being recorded, when there is one."""
     current: CurrentSession | None = None

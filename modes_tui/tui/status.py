@@ -10,8 +10,11 @@ from textual.widgets import Static
 
 from modes_tui.core.control import AUTO, OFF, ControlReading
 from modes_tui.core.models import EMBEDDED_MODEL
+from modes_tui.tui.startup import LoadProgress
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+PROGRESS_CELLS = 12
+"""Width of the start-up progress bar."""
 DEMO_MODEL = EMBEDDED_MODEL
 DEMO_LABEL = "offline demo model"
 
@@ -49,6 +52,7 @@ class ModeHeader(Static):
         self.active_mode: str | None = None
         self.cost: str | None = None
         """The session's cost line (total, saved vs always X, budget), once there is one."""
+        self._lines = 1
 
     def on_mount(self) -> None:
         self._draw()
@@ -85,29 +89,64 @@ class ModeHeader(Static):
             return setting
         return self.active_mode or "router picks"
 
-    def render_text(self) -> Text:
-        """The header line (tests read it)."""
+    def render_text(self, width: int | None = None) -> Text:
+        """The header line (tests read it), in the fullest form that fits `width` cells.
+
+        Narrower terminals drop the app's name, then the labels, then shorten the demo
+        model's note; values are never cut. When even that does not fit, the parts wrap
+        onto a second line between values (`_draw` makes room for it).
+        """
+        forms = [(True, True, False), (False, True, False), (False, False, False)]
+        forms.append((False, False, True))
+        text = Text()
+        for brand, labels, short in forms:
+            text = self._header_text(
+                brand=brand, labels=labels, short=short, keep=width is not None
+            )
+            if width is None or text.cell_len <= width:
+                return text
+        return text
+
+    def _header_text(self, *, brand: bool, labels: bool, short: bool, keep: bool) -> Text:
         setting = self.reading.mode
         text = Text()
-        text.append(" modes-tui ", style="bold reverse")
-        text.append(" │ mode ", style="dim")
-        text.append(self.shown_mode, style="bold")
-        text.append(" │ setting ", style="dim")
+        if brand:
+            text.append(" modes-tui ", style="bold reverse")
+            text.append(" │ ", style="dim")
+        model = model_label(self.model)
+        if short and self.model == DEMO_MODEL:
+            model = f"{self.model} (demo)"
         style = "bold magenta" if setting not in (AUTO, OFF) else "bold"
-        text.append(setting_label(setting), style=style)
-        text.append(" │ pack ", style="dim")
-        text.append(self.pack)
-        text.append(" │ model ", style="dim")
-        text.append(model_label(self.model))
+        parts = [
+            ("mode ", self.shown_mode, "bold"),
+            ("setting ", setting_label(setting), style),
+            ("pack ", self.pack, ""),
+            ("model ", model, ""),
+        ]
         if self.cost:
-            text.append(" │ cost ", style="dim")
-            text.append(self.cost)
+            parts.append(("cost ", self.cost, ""))
+        for index, (label, value, value_style) in enumerate(parts):
+            if index:
+                text.append(" │ ", style="dim")
+            if labels:
+                text.append(label, style="dim")
+            # No-break spaces: a wrapped header breaks between values, never inside one.
+            text.append(value.replace(" ", "\u00a0") if keep else value, style=value_style)
         if self.reading.warning:
             text.append(f" │ ⚠ {self.reading.warning}", style="bold yellow")
         return text
 
+    def on_resize(self) -> None:
+        self._draw()
+
     def _draw(self) -> None:
-        self.update(self.render_text(), layout=False)  # one line, fixed height: no reflow
+        width = self.size.width - 2 if self.size.width else None
+        text = self.render_text(width)
+        lines = 1 if width is None else max(1, len(text.wrap(self.app.console, width)))
+        if lines != self._lines:
+            self._lines = lines
+            self.styles.height = lines
+        self.update(text, layout=False)  # fixed height unless a wrap needs more: no reflow
 
 
 class StatusLine(Static):
@@ -133,6 +172,8 @@ class StatusLine(Static):
         self._started = 0.0
         self._frame = 0
         self._timer: Timer | None = None
+        self.progress: LoadProgress | None = None
+        """Start-up progress to draw as a bar while busy (None once the engine is in)."""
 
     def busy(self, activity: str) -> None:
         """Show `activity` with a spinner and the time spent so far."""
@@ -169,6 +210,15 @@ class StatusLine(Static):
         self._frame = (self._frame + 1) % len(SPINNER)
         elapsed = time.monotonic() - self._started
         shown = f" {elapsed:.1f} s" if elapsed >= 0.5 else ""
+        phase = self.progress.phase if self.progress is not None else None
+        if phase is not None:
+            filled = round(phase.fraction * PROGRESS_CELLS)
+            line = Text(f"{SPINNER[self._frame]} {self.activity} ")
+            line.append("█" * filled, style="bold")
+            line.append("░" * (PROGRESS_CELLS - filled), style="dim")
+            line.append(f" {phase.fraction:.0%} · {phase.label}{shown}")
+            self.update(line, layout=False)
+            return
         # Ten times a second: a one-line widget of fixed height never needs the screen
         # laid out again, and a full layout per tick would stall streaming.
         self.update(Text(f"{SPINNER[self._frame]} {self.activity}{shown}"), layout=False)

@@ -126,6 +126,8 @@ class TurnRecord:
     """Ids of those corrections the user took back (`/wrong undo`)."""
     status: Status = "routing"
     """Where the turn is."""
+    superseded_by: int | None = None
+    """The turn that replaced this one when the user edited and resent its message."""
 
     @property
     def answer(self) -> str:

@@ -1,0 +1,64 @@
+"""The footer: the keys that fit, each shown whole.
+
+Textual's footer lays every shown binding in one row and lets the command palette key
+(docked right) cover whatever does not fit, so a narrow terminal shows half a key
+("f3 co"). This one keeps the keys in order and leaves out the ones that would not fit
+whole; `ctrl+p` lists every action and `/help` every key.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+PALETTE_CELLS = 13
+"""Room for the palette key on the right: `▏^p palette ` and a cell to spare."""
+
+
+def key_cells(key: FooterKey) -> int:
+    """Cells a compact footer key takes: the key, a space, the description, a margin."""
+    description = f" {key.description}" if key.description else ""
+    return len(key.key_display) + len(description) + 1
+
+
+class KeysFooter(Footer):
+    """A compact footer that never shows a key cut in half."""
+
+    DEFAULT_CSS = """
+    KeysFooter.-compact FooterKey.-command-palette { padding-right: 1; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__(compact=True)
+        self._fits: list[int] = []
+        """Cells of each key composed, in order, to tell when a resize changes what fits."""
+        self._shown = 0
+        """How many of them fit when composed."""
+
+    def compose(self) -> ComposeResult:
+        room = self.size.width - PALETTE_CELLS
+        self._fits, self._shown = [], 0
+        for widget in super().compose():
+            if isinstance(widget, FooterKey) and not widget.has_class("-command-palette"):
+                cells = key_cells(widget)
+                self._fits.append(cells)
+                room -= cells
+                if room < 0:
+                    continue
+                self._shown += 1
+            yield widget
+
+    def _fitting(self, width: int) -> int:
+        room, count = width - PALETTE_CELLS, 0
+        for cells in self._fits:
+            room -= cells
+            if room < 0:
+                break
+            count += 1
+        return count
+
+    def on_resize(self) -> None:
+        # Recompose only when another number of keys fits (a resize to the same keys is free).
+        if self._fits and self._fitting(self.size.width) != self._shown:
+            self.refresh(recompose=True)
