@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from modes_tui.core.calibration import expected_calibration_error, reliability
-from modes_tui.core.classifiers.embedding import TEMPERATURE, EmbeddingClassifier, ModeIndex
+from modes_tui.core.classifiers.embedding import EmbeddingClassifier
+from modes_tui.core.classifiers.mode_index import TEMPERATURE, ModeIndex
 from modes_tui.core.corrections import Correction, MemoryCorrections
 from modes_tui.core.evaluation import percentile
 from modes_tui.core.learning import learned_examples

@@ -12,7 +12,8 @@ import pytest
 from modes_tui.cli import classifier_services
 from modes_tui.core.calibration import loo_scores
 from modes_tui.core.classifiers import build_classifier
-from modes_tui.core.classifiers.embedding import EmbeddingClassifier, ModeIndex
+from modes_tui.core.classifiers.embedding import EmbeddingClassifier
+from modes_tui.core.classifiers.mode_index import ModeIndex
 from modes_tui.core.conversation import Message
 from modes_tui.core.corrections import Correction, MemoryCorrections
 from modes_tui.core.learning import lexical_similarity, similar_corrections
