@@ -10,22 +10,21 @@ normalised mean of the examples):
         + 0.2 * cos(q, c)                      the mode's examples as a whole
 
 A mode without examples scores `cos(q, d)`. The probabilities are a softmax over the
-available modes, `p_m = exp(s_m / T) / sum_k exp(s_k / T)` with `T = 0.05`.
+available modes, `p_m = exp(s_m / T) / sum_k exp(s_k / T)`. The confidence that the route
+is right multiplies the top probability by the chance that the message belongs to the pack
+at all, a logistic step at the pack's own floor `tau` (`core.calibration.in_scope`):
 
-The confidence adds one competitor to that softmax, "none of these", scored at the pack's
-own floor `tau`:
-
-    confidence = exp(s_top / T) / (sum_k exp(s_k / T) + exp(tau / T))
+    confidence = p_top / (1 + exp(-(s_top - tau) / 0.02))
 
 so it is high only when one mode clearly leads the others *and* the message is as close to
 the pack as the pack's own examples are. `tau` is measured on the pack, not guessed: each
-example is scored leave-one-out against the rest of the pack, and `tau` is the 10th
+shipped example is scored leave-one-out against the rest of the pack, and `tau` is the 5th
 percentile of those top scores minus 0.05. It adapts to any encoder's cosine scale; a
 pack with too few examples uses `DEFAULT_FLOOR`.
 
-The temperature `T` above is the default; each pack's own is fitted leave-one-out over its
-examples and corrections (`core.calibration`), so that a confidence of 0.8 is right about
-80% of the time. Corrections join their mode's examples (`core.learning.learned_examples`).
+`T = 0.05` is the default; each pack's own is fitted leave-one-out over its examples, with
+its corrections as neighbours (`core.calibration`), so that a confidence of 0.8 is right
+about 80% of the time.
 
 The `unrelated` cosine of the follow-up rule (see `classifiers.embedding`) is measured
 here too.
@@ -39,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from modes_tui.core.calibration import fit_temperature, loo_scores
+from modes_tui.core.calibration import fit_temperature, in_scope, loo_scores
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -52,7 +51,7 @@ WEIGHT_DESCRIPTION = 0.2
 WEIGHT_CENTROID = 0.2
 NEIGHBOURS = 3
 TEMPERATURE = 0.05
-FLOOR_PERCENTILE = 10.0
+FLOOR_PERCENTILE = 5.0
 FLOOR_MARGIN = 0.05
 DEFAULT_FLOOR = 0.15
 MIN_EXAMPLES_FOR_FLOOR = 5
@@ -95,7 +94,7 @@ class Scored:
     probabilities: Mapping[str, float]
     """softmax(s / T) over the roster."""
     confidence: float
-    """Top probability against the roster plus a "none of these" option at the floor."""
+    """The top probability times the chance that the message is in scope at all."""
     nearest: str
     """The chosen mode's closest example (or `description of <mode>`)."""
     nearest_similarity: float
@@ -196,8 +195,7 @@ class ModeIndex:
         total = shifted.sum()
         probabilities = shifted / total
         best = int(np.argmax(scores))
-        none = float(np.exp((self.floor - scores.max()) / t))
-        confidence = float(shifted[best] / (total + none))
+        confidence = float(probabilities[best] * in_scope(scores[best], self.floor))
         block = self.examples[best]
         if len(block):
             sims = np.einsum("ij,j->i", block, np.asarray(query, dtype=np.float32))
@@ -254,8 +252,9 @@ class ModeIndex:
         return self._calibration
 
     def _measure_floor(self) -> float:
-        """The 10th percentile of the shipped examples' leave-one-out top scores (in the pack
-        as shipped, without its corrections), minus a margin.
+        """The 5th percentile of the shipped examples' leave-one-out top scores (in the pack
+        as shipped, without its corrections), minus a margin: below it a message is more
+        likely out of scope than in (`core.calibration.in_scope`).
 
         Corrections sit where the router went wrong, often right beside shipped examples;
         counted here, they raised the floor until ordinary in-scope messages scored below
@@ -292,7 +291,7 @@ class ModeIndex:
 
     def _fit_temperature(self) -> float:
         scores, labels = self._calibration_rows()
-        return fit_temperature(scores, labels, self.floor, self.params.temperature)
+        return fit_temperature(scores, labels, self.params.temperature)
 
 
 def _unit(vector: Any) -> Any:
