@@ -45,6 +45,8 @@ MIN_TEMPERATURE = 0.005
 MAX_TEMPERATURE = 1.0
 IN_SCOPE_WIDTH = 0.02
 """Score distance over which the in-scope chance goes from 50% (at the floor) to 73%."""
+# With the floor at the 5th percentile, 0.02 gave the lowest ECE of widths 0.01-0.03 and
+# percentiles 5-10 on held-out train rows of banking77 and snips (not their test splits).
 MIN_EXAMPLES_TO_FIT = 10
 """Fewer left-out examples than this say too little: the default temperature stays."""
 RELIABILITY_BINS = 10
