@@ -17,8 +17,14 @@ Protocol, per dataset (the datasets and their modes are bench/routing.py's):
   corrects the baseline's own mistakes, added as plain examples;
 - accuracy: on the test split (in-scope rows; the route's mode, threshold off) at the start
   and after 500 and 1,000 streamed turns (or the end of a shorter stream);
-- ECE (10 bins; rows that expect the fallback count as wrong) on the test split with the
-  fixed temperature of before (0.05) and with the fitted one, at the start and the end.
+- ECE (10 bins; rows that expect the fallback count as wrong) on the test split at the start
+  and the end: now (`core.calibration`), with the temperature fixed at 0.05 instead of
+  fitted, and with the previous calibration (a "none of these" option inside the softmax at a
+  floor at the 10th percentile, `previous_confidences`), all in the same run; beside them the
+  noise floor: the ECE a perfectly calibrated router with the same confidences would show on
+  this many rows (mean over 200 draws of its right/wrong outcomes);
+- the ceiling: accuracy with the whole train split as examples (no stream), ours and the
+  nearest-example baseline: what streaming more of the same data could reach at best.
 """
 
 from __future__ import annotations
@@ -33,8 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from modes_tui.core.calibration import expected_calibration_error, reliability
-from modes_tui.core.classifiers.embedding import TEMPERATURE, EmbeddingClassifier, ModeIndex
+from modes_tui.core.calibration import expected_calibration_error, loo_scores, reliability
+from modes_tui.core.classifiers.embedding import EmbeddingClassifier
+from modes_tui.core.classifiers.mode_index import TEMPERATURE, ModeIndex
 from modes_tui.core.corrections import Correction, MemoryCorrections
 from modes_tui.core.evaluation import percentile
 from modes_tui.core.learning import learned_examples
@@ -63,6 +70,12 @@ class LearningResult:
     ece: dict[str, float]
     temperature: dict[str, float]
     k_full: int
+    ceiling: dict[str, float]
+    """Accuracy with the whole train split as examples: ours, and the baseline."""
+    noise: dict[str, float]
+    """ECE of a perfectly calibrated router with our confidences, at the start and the end."""
+    test_rows: int
+    """Rows of the test split."""
 
 
 def _profiles(modes: Sequence[str], descriptions: dict[str, str], examples: dict[str, list[str]]):
@@ -93,6 +106,72 @@ def _ece(index: ModeIndex, rows: Sequence[tuple[str, str | None]], vectors: np.n
         confidence.append(scored.confidence)
         correct.append(scored.mode == mode)
     return expected_calibration_error(reliability(confidence, correct)) or 0.0
+
+
+def _noise_floor(index: ModeIndex, vectors: np.ndarray, seed: int) -> float:
+    """Mean ECE of a router whose confidences are exactly right, on this many rows."""
+    confidence = np.array([index.score(v).confidence for v in vectors])
+    rng = np.random.default_rng(seed)
+    draws = [
+        expected_calibration_error(
+            reliability(list(confidence), list(rng.random(len(confidence)) < confidence))
+        )
+        or 0.0
+        for _ in range(200)
+    ]
+    return float(np.mean(draws))
+
+
+def previous_confidences(index: ModeIndex, vectors: np.ndarray) -> np.ndarray:
+    """Confidences as the backend computed them before the in-scope step (kept here only to
+    print beside today's): a "none of these" option inside the softmax at a floor (the 10th
+    percentile of the shipped examples' leave-one-out top scores in the pack without its
+    corrections, minus 0.05), the temperature fitted by NLL with that option in place."""
+    p = index.params
+    weights = (p.weight_max, p.weight_top, p.weight_description, p.weight_centroid)
+    shipped_mask = [np.array([n is None for n in notes], dtype=bool) for notes in index.notes]
+    shipped = [b[m] for b, m in zip(index.examples, shipped_mask, strict=True)]
+    alone, _ = loo_scores(shipped, index.descriptions, weights, p.neighbours)
+    floor = float(np.percentile(alone.max(axis=1), 10.0)) - 0.05
+    rows = np.flatnonzero(np.concatenate(shipped_mask))
+    scores, labels = loo_scores(index.examples, index.descriptions, weights, p.neighbours, rows)
+
+    def with_none(s: np.ndarray, t: float) -> np.ndarray:
+        top = np.maximum(s.max(axis=1, keepdims=True), floor)
+        shifted = np.exp((s - top) / t)
+        return shifted / (shifted.sum(axis=1, keepdims=True) + np.exp((floor - top) / t))
+
+    grid = np.exp(np.linspace(np.log(0.005), np.log(1.0), 400))
+    losses = [
+        -np.log(np.maximum(with_none(scores, t)[np.arange(len(labels)), labels], 1e-12)).mean()
+        for t in grid
+    ]
+    best = float(grid[int(np.argmin(losses))])
+    test = np.stack([index.raw_scores(v) for v in vectors])
+    return with_none(test, best).max(axis=1)
+
+
+def _ece_previous(
+    index: ModeIndex, rows: Sequence[tuple[str, str | None]], vectors: np.ndarray
+) -> float:
+    confidence = previous_confidences(index, vectors)
+    correct = [index.score(v).mode == mode for (_, mode), v in zip(rows, vectors, strict=True)]
+    return expected_calibration_error(reliability(list(confidence), correct)) or 0.0
+
+
+def _ceiling(
+    dataset: Any, descriptions: dict[str, str], vec: Any, test_vectors: np.ndarray
+) -> dict[str, float]:
+    everything = {m: [t for t, mode in dataset.train if mode == m] for m in dataset.modes}
+    index = _index(_profiles(dataset.modes, descriptions, everything), [], vec)
+    anchors = vec([t for m in dataset.modes for t in everything[m]])
+    owners = [m for m in dataset.modes for _ in everything[m]]
+    return {
+        "ours": _accuracy(lambda v: index.score(v).mode, dataset.test, test_vectors),
+        "nearest example": _accuracy(
+            lambda v: owners[int(np.argmax(anchors @ v))], dataset.test, test_vectors
+        ),
+    }
 
 
 def run_learning(dataset: Any, descriptions: dict[str, str], vec: Any, seed: int) -> LearningResult:
@@ -128,6 +207,8 @@ def run_learning(dataset: Any, descriptions: dict[str, str], vec: Any, seed: int
     fixed = _index(profiles, ours, vec, temperature=TEMPERATURE)
     ece = {"before (T=0.05), start": _ece(fixed, dataset.test, test_vectors)}
     ece["calibrated, start"] = _ece(index, dataset.test, test_vectors)
+    ece["previous, start"] = _ece_previous(index, dataset.test, test_vectors)
+    noise = {"start": _noise_floor(index, test_vectors, seed)}
     temperature = {"start": index.temperature}
     # The pack as shipped, k = 20 (sr_healthcare: all 7 train rows per route), no stream.
     full_k = min(K_START, smallest)
@@ -189,9 +270,23 @@ def run_learning(dataset: Any, descriptions: dict[str, str], vec: Any, seed: int
     ece["before (T=0.05), end"] = _ece(
         _index(profiles, ours, vec, temperature=TEMPERATURE), dataset.test, test_vectors
     )
+    ece["previous, end"] = _ece_previous(index, dataset.test, test_vectors)
+    noise["end"] = _noise_floor(index, test_vectors, seed)
     temperature["end"] = index.temperature
+    ceiling = _ceiling(dataset, descriptions, vec, test_vectors)
     note = f"k = {k} per mode to start; stream: {len(stream)} train rows; test: {len(dataset.test)}"
-    return LearningResult(dataset.name, note, len(stream), curves, ece, temperature, full_k)
+    return LearningResult(
+        dataset.name,
+        note,
+        len(stream),
+        curves,
+        ece,
+        temperature,
+        full_k,
+        ceiling,
+        noise,
+        len(dataset.test),
+    )
 
 
 def print_learning(result: LearningResult) -> None:
@@ -214,17 +309,30 @@ def print_learning(result: LearningResult) -> None:
             "\nours, accuracy of the streamed routes per block of 100 turns: "
             + " ".join(f"{a:.2f}" for a in online)
         )
-    t = result.temperature
+    c = result.ceiling
     print(
-        f"\nECE on the test split, the pack of k = {result.k_full} examples per mode: before "
-        f"(T = 0.05) {result.ece['k20 before']:.3f} -> calibrated {result.ece['k20 calibrated']:.3f} "
-        f"(T = {t['k20']:.4f})"
+        f"\nceiling, the whole train split as examples (no stream): ours {c['ours']:.3f}, "
+        f"nearest example {c['nearest example']:.3f}; start + 5 pts = "
+        f"{result.curves['ours'].accuracy[0] + 0.05:.3f}"
+    )
+    t, e, n = result.temperature, result.ece, result.noise
+    print(
+        f"\nECE on the test split, the pack of k = {result.k_full} examples per mode: fixed "
+        f"T = 0.05 {e['k20 before']:.3f}, calibrated {e['k20 calibrated']:.3f} (T = {t['k20']:.4f})"
+    )
+    print("\n| ECE on the test split | start | after the stream |")
+    print("|---|---|---|")
+    print(f"| previous calibration | {e['previous, start']:.3f} | {e['previous, end']:.3f} |")
+    print(
+        f"| fixed T = 0.05 | {e['before (T=0.05), start']:.3f} | {e['before (T=0.05), end']:.3f} |"
     )
     print(
-        f"\nECE on the test split: before (T = 0.05) {result.ece['before (T=0.05), start']:.3f} "
-        f"-> calibrated {result.ece['calibrated, start']:.3f} (T = {t['start']:.4f}) at the "
-        f"start; after the stream {result.ece['before (T=0.05), end']:.3f} -> "
-        f"{result.ece['calibrated, end']:.3f} (T = {t['end']:.4f})"
+        f"| **calibrated** (T start {t['start']:.4f}, end {t['end']:.4f}) "
+        f"| **{e['calibrated, start']:.3f}** | **{e['calibrated, end']:.3f}** |"
+    )
+    print(
+        f"| noise floor: a perfectly calibrated router, same confidences, "
+        f"{result.test_rows} rows | {n['start']:.3f} | {n['end']:.3f} |"
     )
 
 

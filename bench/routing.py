@@ -64,10 +64,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from modes_tui.core.classifiers.embedding import (  # noqa: E402
-    EmbeddingClassifier,
-    ModeIndex,
-)
+from modes_tui.core.classifiers.embedding import EmbeddingClassifier  # noqa: E402
+from modes_tui.core.classifiers.mode_index import ModeIndex  # noqa: E402
 from modes_tui.core.conversation import Message  # noqa: E402
 from modes_tui.core.evaluation import (  # noqa: E402
     EvalCase,

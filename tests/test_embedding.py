@@ -11,13 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from modes_tui.core.classifiers.embedding import (
-    DEFAULT_FLOOR,
-    EmbeddingCache,
-    EmbeddingClassifier,
-    ModeIndex,
-    ScoringParams,
-)
+from modes_tui.core.classifiers.embedding import EmbeddingCache, EmbeddingClassifier
+from modes_tui.core.classifiers.mode_index import DEFAULT_FLOOR, ModeIndex, ScoringParams
 from modes_tui.core.conversation import Message
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import HistoryEntry, Router

@@ -37,6 +37,7 @@ CORE_MODULES = [
     "modes_tui.core.classifiers",
     "modes_tui.core.classifiers.keyword",
     "modes_tui.core.classifiers.embedding",
+    "modes_tui.core.classifiers.mode_index",
     "modes_tui.core.classifiers.chat",
     "modes_tui.core.classifiers.judge",
     "modes_tui.core.classifiers.cascade",

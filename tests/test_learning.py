@@ -12,7 +12,8 @@ import pytest
 from modes_tui.cli import classifier_services
 from modes_tui.core.calibration import loo_scores
 from modes_tui.core.classifiers import build_classifier
-from modes_tui.core.classifiers.embedding import EmbeddingClassifier, ModeIndex
+from modes_tui.core.classifiers.embedding import EmbeddingClassifier
+from modes_tui.core.classifiers.mode_index import ModeIndex
 from modes_tui.core.conversation import Message
 from modes_tui.core.corrections import Correction, MemoryCorrections
 from modes_tui.core.learning import lexical_similarity, similar_corrections
@@ -144,6 +145,71 @@ def test_the_temperature_is_fitted_on_the_pack_and_beats_the_fixed_one() -> None
         return float(-np.log(p).mean())
 
     assert nll(fitted) < nll(fixed)
+
+
+def _clusters(seed: int, per_mode: int, fresh: int) -> tuple[Any, Any, Any, Any]:
+    """Four noisy modes in 16 dimensions: `per_mode` examples each and `fresh` new messages
+    drawn from the same clusters, with their modes."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(4, 16))
+
+    def draw(count: int) -> Any:
+        points = centres[:, None, :] + rng.normal(scale=1.2, size=(4, count, 16))
+        return points / np.linalg.norm(points, axis=2, keepdims=True)
+
+    descriptions = centres / np.linalg.norm(centres, axis=1, keepdims=True)
+    return descriptions, draw(per_mode), draw(fresh), np.repeat(np.arange(4), fresh)
+
+
+def test_fitted_confidence_matches_accuracy_on_fresh_messages() -> None:
+    from modes_tui.core.calibration import expected_calibration_error, reliability
+
+    descriptions, blocks, fresh, modes = _clusters(11, 25, 300)
+    texts = [[f"{m}-{i}" for i in range(25)] for m in range(4)]
+
+    def ece(index: ModeIndex) -> float:
+        scored = [index.score(v.astype(np.float32)) for v in fresh.reshape(-1, 16)]
+        right = [s.mode == "abcd"[m] for s, m in zip(scored, modes, strict=True)]
+        result = expected_calibration_error(reliability([s.confidence for s in scored], right))
+        assert result is not None
+        return result
+
+    fitted = ModeIndex(list("abcd"), descriptions, list(blocks), texts)
+    sharp, flat = (
+        ModeIndex(list("abcd"), descriptions, list(blocks), texts, temperature=t)
+        for t in (0.005, 0.5)
+    )
+    assert ece(fitted) <= 0.05 < min(ece(sharp), ece(flat))
+
+
+def test_a_message_far_from_the_pack_is_doubtful_however_clearly_one_mode_leads() -> None:
+    from modes_tui.core.calibration import in_scope
+
+    descriptions, blocks, _, _ = _clusters(3, 12, 0)
+    texts = [[f"{m}-{i}" for i in range(12)] for m in range(4)]
+    index = ModeIndex(list("abcd"), descriptions, list(blocks), texts)
+    near = index.score(blocks[0][0].astype(np.float32))  # an example itself: in scope
+    assert near.mode == "a" and near.confidence == pytest.approx(near.probabilities["a"], 0.01)
+    # Far below the floor, yet closer to "a" than to the others: "a" leads, scope is doubtful.
+    away = descriptions[0] * 0.05 + np.eye(16)[15]
+    away = (away / np.linalg.norm(away)).astype(np.float32)
+    far = index.score(away)
+    top = max(far.scores.values())
+    assert top < index.floor
+    assert far.confidence == pytest.approx(far.probabilities[far.mode] * in_scope(top, index.floor))
+    assert far.confidence < 0.5 * far.probabilities[far.mode]
+
+
+def test_the_temperature_fit_does_not_depend_on_the_floor() -> None:
+    from modes_tui.core.calibration import fit_temperature
+
+    descriptions, blocks, _, _ = _clusters(5, 12, 0)
+    texts = [[f"{m}-{i}" for i in range(12)] for m in range(4)]
+    low = ModeIndex(list("abcd"), descriptions, list(blocks), texts, floor=-1.0)
+    high = ModeIndex(list("abcd"), descriptions, list(blocks), texts, floor=0.9)
+    assert low.temperature == high.temperature != 0.05
+    scores, labels = low.loo_scores()
+    assert fit_temperature(scores[:5], labels[:5], 0.05) == 0.05  # too few rows: the default
 
 
 # --------------------------------------------------------------------------- prompts
