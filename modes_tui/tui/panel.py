@@ -59,7 +59,8 @@ class DecisionList(OptionList):
         self._measured_width = 0
         """The width the cards were last measured at (0: never)."""
 
-    def _on_resize(self, event: events.Resize) -> None:
+    def on_resize(self, event: events.Resize) -> None:
+        # Runs before OptionList's own handler, which forgets every card unless prevented.
         width = event.size.width
         if width == self._measured_width or not width:
             event.prevent_default()  # same width, or hidden: the cards are still right
