@@ -55,6 +55,8 @@ async def test_an_empty_panel_says_so_and_the_list_comes_with_the_first_decision
         panel = pilot.app.panel
         assert not panel.query("#decisions")  # nothing to list: no list on the first frame
         assert panel.query_one("#panel-empty").display
+        assert panel.highlighted_record() is None  # ctrl+e before any turn: nothing picked
+        assert not panel.query("#decisions")
         panel.set_records(records(1))
         await settle(pilot)
         assert panel.options.option_count == 1

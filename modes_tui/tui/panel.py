@@ -216,7 +216,10 @@ class RoutePanel(Vertical):
 
     def highlighted_record(self) -> TurnRecord | None:
         """The turn of the highlighted decision, when the list has the focus."""
-        options = self.options
+        found = self.query("#decisions")  # no list yet: nothing to point at
+        if not found:
+            return None
+        options = found.first(OptionList)
         if not options.has_focus or options.highlighted is None:
             return None
         index = len(self.entries) - 1 - options.highlighted
