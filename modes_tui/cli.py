@@ -832,8 +832,10 @@ def cmd_tui(args: argparse.Namespace) -> int:
     and the model) in another one after that."""
     from modes_tui.session_cli import check_resume
     from modes_tui.tui.app import build_app
+    from modes_tui.tui.startup import keep_imports_out_of_gc
 
     check_resume(args)  # a wrong id fails here, at the terminal, not inside the app
+    keep_imports_out_of_gc()
     sessions: list[CurrentSession] = []
     servers: list[McpServers] = []
     app = build_app(prepare=lambda: tui_services(args, sessions, servers))

@@ -4,16 +4,34 @@ Textual's footer lays every shown binding in one row and lets the command palett
 (docked right) cover whatever does not fit, so a narrow terminal shows half a key
 ("f3 co"). This one keeps the keys in order and leaves out the ones that would not fit
 whole; `ctrl+p` lists every action and `/help` every key.
+
+It also mounts its keys again only when they change: Textual's footer does it on every
+announcement that the bindings may have changed (each focus move, each `refresh_bindings`),
+and mounting a row of keys costs a few milliseconds each time, before the first frame too.
 """
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
+from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 PALETTE_CELLS = 13
 """Room for the palette key on the right: `▏^p palette ` and a cell to spare."""
+
+
+FooterKeys = tuple[tuple[str, str, str, bool, str], ...]
+"""What the footer shows of each binding: key, description, action, enabled, tooltip."""
+
+
+def shown_keys(screen: Screen[object]) -> FooterKeys:
+    """The bindings of `screen` that a footer shows, as it would show them."""
+    return tuple(
+        (binding.key, binding.description, binding.action, enabled, tooltip)
+        for (_, binding, enabled, tooltip) in screen.active_bindings.values()
+        if binding.show
+    )
 
 
 def key_cells(key: FooterKey) -> int:
@@ -35,8 +53,22 @@ class KeysFooter(Footer):
         """Cells of each key composed, in order, to tell when a resize changes what fits."""
         self._shown = 0
         """How many of them fit when composed."""
+        self._composed: FooterKeys | None = None
+        """The bindings the keys were composed from (None before the first time)."""
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        if (
+            self._composed is not None
+            and self.is_attached
+            and screen is self.screen
+            and shown_keys(screen) == self._composed
+        ):
+            return  # the same keys: nothing to mount again
+        super().bindings_changed(screen)
 
     def compose(self) -> ComposeResult:
+        if self._bindings_ready:
+            self._composed = shown_keys(self.screen)
         room = self.size.width - PALETTE_CELLS
         self._fits, self._shown = [], 0
         for widget in super().compose():

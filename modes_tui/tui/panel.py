@@ -2,16 +2,21 @@
 
 Each decision is one option of an `OptionList`, so a long session scrolls cheaply and the
 keyboard works as in any list. Selecting a decision asks for the inspector of its turn.
+
+Speed (issue 14): a decision's card is drawn once and kept with its entry, so a new turn
+adds one card instead of drawing the 200 listed again; the list keeps its measured cards
+while the panel is hidden (ctrl+b), so showing it again does not measure them all anew; and
+the list itself is mounted with the first decision, not on the first frame.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import tzinfo
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
@@ -37,6 +42,30 @@ class PanelEntry:
     """The decision (None while routing)."""
     attempt: int
     """1, or 2+ for a retry's decision."""
+    option: Option | None = field(default=None, compare=False)
+    """Its card in the list, once drawn (None until then, or after the turn changed)."""
+
+
+class DecisionList(OptionList):
+    """The list of decisions; it keeps its measured cards while only hidden and shown.
+
+    Textual's list forgets every card's rendering and height on each resize, and hiding the
+    panel then showing it is two: 200 multi-line cards were wrapped again on every ctrl+b,
+    though the width was the same. Cards are measured again only for a new width.
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._measured_width = 0
+        """The width the cards were last measured at (0: never)."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Runs before OptionList's own handler, which forgets every card unless prevented.
+        width = event.size.width
+        if width == self._measured_width or not width:
+            event.prevent_default()  # same width, or hidden: the cards are still right
+            return
+        self._measured_width = width  # OptionList's own handler clears its caches next
 
 
 class RoutePanel(Vertical):
@@ -95,9 +124,8 @@ class RoutePanel(Vertical):
         yield Static(self._title(), id="panel-title")
         if self._live:
             yield Static(self._setting_text(), id="panel-setting")
-        # Empty until the first decision: an empty list costs a first frame 40 drawn lines.
+        # Empty until the first decision: the list (and its styles) come with the first one.
         yield Static("No decisions yet: send a message.", id="panel-empty")
-        yield OptionList(id="decisions", classes="-empty")
         hint = "enter: inspect the request of a turn"
         if self._live:
             hint = "enter: inspect a turn · ctrl+e: correct it"
@@ -105,8 +133,13 @@ class RoutePanel(Vertical):
 
     @property
     def options(self) -> OptionList:
-        """The list widget."""
-        return self.query_one("#decisions", OptionList)
+        """The list widget (mounted here on first use: no decision yet costs no list)."""
+        found = self.query("#decisions")
+        if found:
+            return found.first(OptionList)
+        decisions = DecisionList(id="decisions", classes="-empty")
+        self.mount(decisions, before=self.query_one("#panel-hint"))
+        return decisions
 
     def _title(self) -> Text:
         count = len([e for e in self.entries if e.route is not None])
@@ -128,8 +161,10 @@ class RoutePanel(Vertical):
             self.query_one("#panel-setting", Static).update(self._setting_text())
 
     def _option(self, index: int, entry: PanelEntry) -> Option:
-        card = route_card(entry.record, entry.route, attempt=entry.attempt, tz=self._tz)
-        return Option(card, id=f"route-{index}")
+        if entry.option is None:
+            card = route_card(entry.record, entry.route, attempt=entry.attempt, tz=self._tz)
+            entry.option = Option(card, id=f"route-{index}")
+        return entry.option
 
     def _rebuild(self) -> None:
         highlighted = self.options.highlighted
@@ -163,7 +198,7 @@ class RoutePanel(Vertical):
         """A new decision for `record` (a new turn, or a retry)."""
         last = self.entries[-1] if self.entries else None
         if last is not None and last.record is record and last.route is None:
-            last.route, last.attempt = record.route, record.attempt
+            last.route, last.attempt, last.option = record.route, record.attempt, None
         else:
             self.entries.append(PanelEntry(record, record.route, record.attempt))
         self._rebuild()
@@ -172,15 +207,19 @@ class RoutePanel(Vertical):
         """Redraw the decisions of `record` (its model or notes became known)."""
         for index, entry in enumerate(self.entries):
             position = len(self.entries) - 1 - index
-            if entry.record is record and position < self.limit:
-                self.options.replace_option_prompt_at_index(
-                    position,
-                    route_card(entry.record, entry.route, attempt=entry.attempt, tz=self._tz),
-                )
+            if entry.record is record:
+                entry.option = None  # drawn again when next listed
+                if position < self.limit:
+                    self.options.replace_option_prompt_at_index(
+                        position, self._option(index, entry).prompt
+                    )
 
     def highlighted_record(self) -> TurnRecord | None:
         """The turn of the highlighted decision, when the list has the focus."""
-        options = self.options
+        found = self.query("#decisions")  # no list yet: nothing to point at
+        if not found:
+            return None
+        options = found.first(OptionList)
         if not options.has_focus or options.highlighted is None:
             return None
         index = len(self.entries) - 1 - options.highlighted

@@ -1,0 +1,78 @@
+"""The footer: it follows the keys that apply, and mounts them again only when they change."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.pilot import Pilot
+from textual.widgets import Input
+from textual.widgets._footer import FooterKey
+
+from modes_tui.tui.footer import KeysFooter
+
+
+class Editor(Input):
+    """A field with a key of its own, shown in the footer while it has the focus."""
+
+    BINDINGS: ClassVar = [Binding("ctrl+y", "yank", "Yank")]
+
+    def action_yank(self) -> None:
+        pass
+
+
+class FooterApp(App[None]):
+    BINDINGS: ClassVar = [Binding("ctrl+b", "routes", "Routes"), Binding("f1", "help", "Help")]
+
+    def compose(self) -> ComposeResult:
+        yield Input(id="one")
+        yield Input(id="two")
+        yield Editor(id="editor")
+        yield KeysFooter()
+
+    def action_routes(self) -> None:
+        pass
+
+    def action_help(self) -> None:
+        pass
+
+
+def keys(app: App[None]) -> list[FooterKey]:
+    return [k for k in app.query(FooterKey) if not k.has_class("-command-palette")]
+
+
+def descriptions(app: App[None]) -> list[str]:
+    return [k.description for k in keys(app)]
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    for _ in range(3):
+        await pilot.pause()
+
+
+async def test_moving_the_focus_between_fields_with_the_same_keys_keeps_the_footer() -> None:
+    async with FooterApp().run_test(size=(100, 10)) as pilot:
+        app = pilot.app
+        app.query_one("#one").focus()
+        await settle(pilot)
+        assert descriptions(app) == ["Routes", "Help"]
+        before = keys(app)
+        app.query_one("#two").focus()
+        await settle(pilot)
+        after = keys(app)
+        assert descriptions(app) == ["Routes", "Help"]
+        assert all(a is b for a, b in zip(after, before, strict=True))  # not mounted again
+
+
+async def test_the_footer_follows_keys_that_come_and_go_with_the_focus() -> None:
+    async with FooterApp().run_test(size=(100, 10)) as pilot:
+        app = pilot.app
+        app.query_one("#one").focus()
+        await settle(pilot)
+        app.query_one("#editor").focus()
+        await settle(pilot)
+        assert "Yank" in descriptions(app)
+        app.query_one("#two").focus()
+        await settle(pilot)
+        assert descriptions(app) == ["Routes", "Help"]
