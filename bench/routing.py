@@ -76,7 +76,9 @@ from modes_tui.core.evaluation import (  # noqa: E402
     fit_threshold,
     percentile,
 )
-from modes_tui.core.profiles import HistoryWindow, Pack, Profile, RouterConfig  # noqa: E402
+from modes_tui.core.pack_fields import HistoryWindow  # noqa: E402
+from modes_tui.core.profiles import Pack, Profile  # noqa: E402
+from modes_tui.core.router_config import RouterConfig  # noqa: E402
 from modes_tui.core.prompts import DEFAULT_SYSTEM, PromptSet, Template  # noqa: E402
 from modes_tui.core.routing import ClassifierInfo, Decision, Router  # noqa: E402
 from modes_tui.llm.encoders import MiniLMEncoder  # noqa: E402
