@@ -1118,7 +1118,7 @@ async def test_the_support_pack_answers_from_the_order_store(
         model=LiteLLMChatModel(offline=True),
         default_model="fake/plain",
         cwd=workdir,
-        tools=default_registry(workdir),
+        tools=default_registry(workdir, pack=support),
     )
     events = await run(engine.run_turn("I want to return my jacket", force="returns"))
     found, created = of(events, ToolCallFinished)
