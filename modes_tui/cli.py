@@ -367,14 +367,9 @@ def _read_stdin() -> str:
 def cmd_eval(args: argparse.Namespace) -> int:
     """Route every line of an eval file and score the routes; --fit tunes the threshold."""
     from modes_tui.core.classifiers import build_classifier
-    from modes_tui.core.evaluation import (
-        evaluate,
-        fit_threshold,
-        format_fit,
-        format_report,
-        read_eval_file,
-        route_cases,
-    )
+    from modes_tui.core.eval_cases import read_eval_file
+    from modes_tui.core.eval_text import format_fit, format_report
+    from modes_tui.core.evaluation import evaluate, fit_threshold, route_cases
 
     pack = open_pack(args)
     cases = read_eval_file(args.file, pack.names)
