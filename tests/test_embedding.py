@@ -20,7 +20,8 @@ from modes_tui.core.classifiers.embedding import (
 )
 from modes_tui.core.conversation import Message
 from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import HistoryEntry, Router
+from modes_tui.core.routing import Router
+from modes_tui.core.routing_input import HistoryEntry
 from tests.conftest import PackWriter
 from tests.fake_encoder import HashingEncoder
 

@@ -63,7 +63,8 @@ from modes_tui.core.calibration import fit_temperature, loo_scores
 from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
 from modes_tui.core.learning import learned_examples
 from modes_tui.core.profiles import Profile
-from modes_tui.core.routing import ClassifierInfo, Decision, HistoryEntry
+from modes_tui.core.routing import ClassifierInfo, Decision
+from modes_tui.core.routing_input import HistoryEntry
 
 if TYPE_CHECKING:
     import numpy.typing as npt
