@@ -226,9 +226,16 @@ BAD: list[tuple[str, str, dict[str, str], str]] = [
     ),
     (
         "missing object",
-        "python:desk.py:make_tool",
+        "python:desk.py:make_tools",
         {"desk.py": GOOD_TOOL},
-        "python:desk.py:make_tool: desk.py has no object 'make_tool' (it has: count_visit, tool)",
+        "python:desk.py:make_tools: desk.py has no object 'make_tools' (it has: count_visit)",
+    ),
+    (
+        "misspelt object",
+        "python:desk.py:count_visits",
+        {"desk.py": GOOD_TOOL},
+        "python:desk.py:count_visits: desk.py has no object 'count_visits' "
+        "(did you mean 'count_visit'?)",
     ),
     (
         "wrong object",
@@ -303,6 +310,15 @@ def test_each_bad_reference_names_the_file_the_key_and_the_reference(
         "testpack/router.yaml: tools[0]: " + expected.format(pack=folder)
     ), str(problem)
     assert caught.value.title == "Broken pack"
+
+
+def test_a_broken_reference_is_the_one_problem_not_every_profile_using_its_tools(
+    write_pack: PackWriter,
+) -> None:
+    folder = pack_with(write_pack, ["python:desk.py:make_tools"], {"desk.py": "oops(\n"})
+    with pytest.raises(DeclarationError) as caught:
+        load_pack(profiles_dir=folder)
+    assert [p.field for p in caught.value.problems] == ["tools[0]"]
 
 
 def test_two_references_may_not_give_the_same_name(write_pack: PackWriter) -> None:

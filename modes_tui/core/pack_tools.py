@@ -18,6 +18,7 @@ Loading a pack with such a reference runs its code: a pack is trusted like any s
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib
 import importlib.util
@@ -104,11 +105,24 @@ def load_object(reference: str, pack_dir: Path) -> Any:
     try:
         return getattr(module, attribute)
     except AttributeError:
-        public = sorted(name for name in vars(module) if not name.startswith("_"))
-        known = ", ".join(public[:12]) + (", ..." if len(public) > 12 else "")
+        offered = _candidates(module)
+        hint = difflib.get_close_matches(attribute, offered, n=1, cutoff=0.6)
+        known = f"did you mean {hint[0]!r}?" if hint else f"it has: {', '.join(offered) or 'none'}"
         raise PackToolsError(
-            f"{reference}: {target} has no object {attribute!r} (it has: {known or 'nothing'})"
+            f"{reference}: {target} has no object {attribute!r} ({known})"
         ) from None
+
+
+def _candidates(module: types.ModuleType) -> list[str]:
+    """The names in `module` a reference could mean: its own callables, tools and lists."""
+    names = []
+    for name, value in vars(module).items():
+        if name.startswith("_"):
+            continue
+        own = getattr(value, "__module__", None) == module.__name__ and callable(value)
+        if own or isinstance(value, Tool | list | tuple):
+            names.append(name)
+    return sorted(names)
 
 
 def load_module(target: str, pack_dir: Path, reference: str = "") -> types.ModuleType:

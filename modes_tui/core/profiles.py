@@ -247,6 +247,9 @@ class _PackReader(FieldReader):
         self.dirs = dirs
         self.known_tools = known_tools
         self.known_servers = known_servers
+        self.tools_unresolved = False
+        """A router.yaml tools reference failed: its names are unknown, so a profile's
+        unknown tool is not reported (it may be one of them); the failure itself is."""
 
     def read(self) -> Pack:
         router_file = self.path / "router.yaml"
@@ -311,6 +314,7 @@ class _PackReader(FieldReader):
                 source = resolve(reference, self.path, f"pack:{self.path.name}")
             except PackToolsError as error:
                 self.problem(file, f"tools[{index}]", str(error))
+                self.tools_unresolved = True
                 continue
             clashes = [n for n in source.names if n in self.known_tools or n in owner]
             for name in clashes:
@@ -398,7 +402,7 @@ class _PackReader(FieldReader):
             max_tokens = None
         tools = self.strings(file, data, "tools")
         for index, tool in enumerate(tools):
-            if tool not in self.known_tools:
+            if tool not in self.known_tools and not self.tools_unresolved:
                 hint = closest(tool, self.known_tools)
                 extra = f"; did you mean {hint!r}?" if hint else ""
                 self.problem(
