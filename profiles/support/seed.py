@@ -11,53 +11,76 @@ import datetime as dt
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Item:
     """One line of an order."""
 
     sku: str
+    """The stock number the tools use to name the item, e.g. NW-JKT-0142."""
     name: str
+    """The product's name as the customer knows it."""
     colour: str
+    """Its colour."""
     size: str
+    """Its size ('' when it has none)."""
     price: float
+    """Price of one, in pounds."""
     quantity: int = 1
+    """How many were ordered."""
     backordered_until: dt.date | None = None
     """Set while the item waits for stock."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Shipment:
     """One parcel: who carries it and what happened to it."""
 
     carrier: str
+    """Who carries it."""
     tracking_number: str
+    """The carrier's tracking number."""
     skus: tuple[str, ...]
+    """The items inside."""
     status: str
+    """Where it is now, in words."""
     expected: dt.date | None
+    """The expected delivery date, if the carrier gave one."""
     delivered: dt.date | None
+    """When it was delivered; None until then."""
     events: tuple[tuple[dt.date, str, str], ...]
     """(date, what happened, where), oldest first."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Order:
     """One order as the store knows it."""
 
     id: str
+    """The order number, NW- and five digits."""
     email: str
+    """The address it was placed with (lower case)."""
     customer: str
+    """The customer's name."""
     placed: dt.date
+    """When it was placed."""
     status: str
+    """Its status, in words."""
     items: tuple[Item, ...]
+    """What was ordered."""
     payment: str
+    """How it was paid, e.g. Visa card ending 4242."""
     delivery: str
+    """The delivery option chosen."""
     shipments: tuple[Shipment, ...] = ()
+    """Its parcels; none before it ships."""
 
     @property
     def total(self) -> float:
+        """What the order cost."""
         return sum(item.price * item.quantity for item in self.items)
 
     def delivered_on(self, sku: str) -> dt.date | None:
+        """When the item with `sku` was delivered; None while it has not been."""
         for shipment in self.shipments:
             if sku in shipment.skus:
                 return shipment.delivered
