@@ -985,7 +985,7 @@ def build_parser() -> argparse.ArgumentParser:
     profiles.set_defaults(handler=cmd_profiles)
 
     tools = verbs.add_parser(
-        "tools", help="list the tools each mode gets (built-in or mcp:<server>)"
+        "tools", help="list the tools each mode gets (built-in, pack:<pack> or mcp:<server>)"
     )
     pack_options(tools)
     tools.add_argument("--mode", metavar="NAME", help="only this mode")

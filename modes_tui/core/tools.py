@@ -65,7 +65,7 @@ class Tool:
     timeout: float | None = None
     """Seconds before the engine stops waiting; None uses the engine's limit."""
     source: str = "built-in"
-    """Where it comes from: `built-in`, or `mcp:<server>` for an MCP server's tool."""
+    """Where it comes from: `built-in`, `pack:<pack>` for a pack's own, or `mcp:<server>`."""
 
     @property
     def spec(self) -> ToolSpec:
