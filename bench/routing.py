@@ -67,15 +67,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from modes_tui.core.classifiers.embedding import EmbeddingClassifier  # noqa: E402
 from modes_tui.core.classifiers.mode_index import ModeIndex  # noqa: E402
 from modes_tui.core.conversation import Message  # noqa: E402
+from modes_tui.core.eval_cases import EvalCase  # noqa: E402
 from modes_tui.core.evaluation import (  # noqa: E402
-    EvalCase,
     Outcome,
     evaluate,
     fit_threshold,
     percentile,
 )
-from modes_tui.core.profiles import HistoryWindow, Pack, Profile, RouterConfig  # noqa: E402
+from modes_tui.core.pack_fields import HistoryWindow  # noqa: E402
+from modes_tui.core.profiles import Pack, Profile  # noqa: E402
 from modes_tui.core.prompts import DEFAULT_SYSTEM, PromptSet, Template  # noqa: E402
+from modes_tui.core.router_config import RouterConfig  # noqa: E402
 from modes_tui.core.routing import ClassifierInfo, Decision, Router  # noqa: E402
 from modes_tui.llm.encoders import MiniLMEncoder  # noqa: E402
 

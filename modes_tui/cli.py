@@ -125,7 +125,7 @@ def build_engine(
     from modes_tui.core.guards import Limits
     from modes_tui.core.paths import app_dirs
     from modes_tui.core.routing import Router
-    from modes_tui.core.tools import default_registry
+    from modes_tui.core.toolbox import default_registry
     from modes_tui.llm.litellm_model import LiteLLMChatModel, is_remote
 
     dirs = dirs or app_dirs()
@@ -161,7 +161,7 @@ def build_engine(
         default_model=default_model,
         control=control,
         session=session,
-        tools=default_registry(cwd),
+        tools=default_registry(cwd, pack=pack),
         confirm=confirm,
         cwd=cwd,
         model_override=model_override,
@@ -283,7 +283,7 @@ def _print_json(value: Any) -> None:
 
 def cmd_tools(args: argparse.Namespace) -> int:
     """Every tool each mode gets, with its source; MCP servers are started to list theirs."""
-    from modes_tui.core.tools import default_registry
+    from modes_tui.core.toolbox import default_registry
     from modes_tui.mcp.listing import list_mode_tools, listing_text
 
     settings = _settings(args)
@@ -291,7 +291,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
     if args.mode is not None and pack.get(args.mode) is None:
         raise UnknownMode(args.mode, pack.names)
     profiles = [p for p in pack.profiles if args.mode in (None, p.name)]
-    registry = default_registry(Path.cwd())
+    registry = default_registry(Path.cwd(), pack=pack)
     listing = asyncio.run(list_mode_tools(profiles, registry, mcp_servers(settings)))
     if args.json:
         data = {"pack": pack.name, "modes": [entry.to_dict() for entry in listing]}
@@ -367,14 +367,9 @@ def _read_stdin() -> str:
 def cmd_eval(args: argparse.Namespace) -> int:
     """Route every line of an eval file and score the routes; --fit tunes the threshold."""
     from modes_tui.core.classifiers import build_classifier
-    from modes_tui.core.evaluation import (
-        evaluate,
-        fit_threshold,
-        format_fit,
-        format_report,
-        read_eval_file,
-        route_cases,
-    )
+    from modes_tui.core.eval_cases import read_eval_file
+    from modes_tui.core.eval_text import format_fit, format_report
+    from modes_tui.core.evaluation import evaluate, fit_threshold, route_cases
 
     pack = open_pack(args)
     cases = read_eval_file(args.file, pack.names)
@@ -992,7 +987,7 @@ def build_parser() -> argparse.ArgumentParser:
     profiles.set_defaults(handler=cmd_profiles)
 
     tools = verbs.add_parser(
-        "tools", help="list the tools each mode gets (built-in or mcp:<server>)"
+        "tools", help="list the tools each mode gets (built-in, pack:<pack> or mcp:<server>)"
     )
     pack_options(tools)
     tools.add_argument("--mode", metavar="NAME", help="only this mode")

@@ -14,7 +14,8 @@ from modes_tui.core.classifiers.cascade import CascadeClassifier
 from modes_tui.core.conversation import Message
 from modes_tui.core.errors import DeclarationError
 from modes_tui.core.profiles import Pack, Profile, load_pack
-from modes_tui.core.routing import ClassifierInfo, Decision, HistoryEntry, Route, Router
+from modes_tui.core.routing import ClassifierInfo, Decision, Route, Router
+from modes_tui.core.routing_input import HistoryEntry
 from tests.conftest import PackWriter
 from tests.fake_provider import FakeProvider, Reply
 

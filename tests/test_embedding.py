@@ -15,7 +15,8 @@ from modes_tui.core.classifiers.embedding import EmbeddingCache, EmbeddingClassi
 from modes_tui.core.classifiers.mode_index import DEFAULT_FLOOR, ModeIndex, ScoringParams
 from modes_tui.core.conversation import Message
 from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import HistoryEntry, Router
+from modes_tui.core.routing import Router
+from modes_tui.core.routing_input import HistoryEntry
 from tests.conftest import PackWriter
 from tests.fake_encoder import HashingEncoder
 

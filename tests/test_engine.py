@@ -39,7 +39,8 @@ from modes_tui.core.guards import Answer, Block, Cancel, Limits, PendingCall
 from modes_tui.core.mode_note import mode_change_note
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Router
-from modes_tui.core.tools import Tool, ToolRegistry, default_registry, tool
+from modes_tui.core.toolbox import default_registry
+from modes_tui.core.tools import Tool, ToolRegistry, tool
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.llm.litellm_model import LiteLLMChatModel, import_litellm
 from tests.fake_provider import FakeProvider, Reply
@@ -1117,7 +1118,7 @@ async def test_the_support_pack_answers_from_the_order_store(
         model=LiteLLMChatModel(offline=True),
         default_model="fake/plain",
         cwd=workdir,
-        tools=default_registry(workdir),
+        tools=default_registry(workdir, pack=support),
     )
     events = await run(engine.run_turn("I want to return my jacket", force="returns"))
     found, created = of(events, ToolCallFinished)

@@ -9,17 +9,15 @@ import pytest
 
 from modes_tui.cli import main
 from modes_tui.core.errors import ModesError
+from modes_tui.core.eval_cases import EvalCase, EvalFileError, read_eval_file
+from modes_tui.core.eval_text import format_report
 from modes_tui.core.evaluation import (
     FALLBACK,
     NONE,
-    EvalCase,
-    EvalFileError,
     Outcome,
     evaluate,
     fit_threshold,
-    format_report,
     percentile,
-    read_eval_file,
 )
 from modes_tui.core.routing import Decision, Route
 from tests.conftest import PackWriter

@@ -19,7 +19,8 @@ from modes_tui.core.corrections import Correction, MemoryCorrections
 from modes_tui.core.learning import lexical_similarity, similar_corrections
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import Pack, Profile, load_pack
-from modes_tui.core.routing import HistoryEntry, Router
+from modes_tui.core.routing import Router
+from modes_tui.core.routing_input import HistoryEntry
 from modes_tui.core.routing_prompt import build_routing_prompt
 from modes_tui.store.corrections import CorrectionStore
 from tests.conftest import PackWriter

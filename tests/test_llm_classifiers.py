@@ -18,7 +18,8 @@ from modes_tui.core.classifiers.judge import JudgeClassifier, distribution
 from modes_tui.core.conversation import Message
 from modes_tui.core.errors import DeclarationError, ProviderError, RoutingDecisionError
 from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import HistoryEntry, Route, Router
+from modes_tui.core.routing import Route, Router
+from modes_tui.core.routing_input import HistoryEntry
 from modes_tui.core.routing_prompt import build_routing_prompt
 from modes_tui.llm.base import Completion, ModelRequest
 from modes_tui.llm.litellm_model import LiteLLMChatModel

@@ -8,19 +8,26 @@ from typing import Any
 import pytest
 
 from modes_tui.core.errors import ToolError
-from modes_tui.core.orders import OrderStore, normalise_order_id, order_tools
+from modes_tui.core.pack_tools import load_module
+from modes_tui.core.paths import shipped_dir
 from modes_tui.core.tools import Tool
+
+# The store is the support pack's own tools module, loaded the way the pack loads it.
+store_module = load_module("tools.py", shipped_dir("profiles") / "support")
+OrderStore = store_module.OrderStore
+normalise_order_id = store_module.normalise_order_id
+order_tools = store_module.order_tools
 
 TODAY = dt.date(2025, 3, 14)
 
 
 @pytest.fixture
-def store() -> OrderStore:
+def store() -> Any:
     return OrderStore(today=TODAY)
 
 
 @pytest.fixture
-def tools(store: OrderStore) -> dict[str, Tool]:
+def tools(store: Any) -> dict[str, Tool]:
     return {t.name: t for t in order_tools(store)}
 
 
@@ -79,7 +86,7 @@ async def test_track_shipment_covers_transit_delay_split_and_unshipped(
 
 
 async def test_a_return_inside_the_window_issues_a_label(
-    tools: dict[str, Tool], store: OrderStore
+    tools: dict[str, Tool], store: Any
 ) -> None:
     created = await call(
         tools["create_return"], order_id="NW-10432", item="NW-SWT-0218", reason="too small"

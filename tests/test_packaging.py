@@ -35,7 +35,8 @@ def test_a_non_editable_install_finds_the_shipped_packs(tmp_path: Path) -> None:
         archive.extractall(site)
     code = (
         "from modes_tui.core.profiles import load_pack; "
-        "p = load_pack('support'); print(p.path); print(p.prompts.system.origin)"
+        "p = load_pack('support'); print(p.path); print(p.prompts.system.origin); "
+        "print(' '.join(t.name for t in p.make_tools()))"
     )
     ran = subprocess.run(
         [sys.executable, "-c", code],
@@ -50,6 +51,8 @@ def test_a_non_editable_install_finds_the_shipped_packs(tmp_path: Path) -> None:
         timeout=120,
     )
     assert ran.returncode == 0, ran.stderr
-    pack_path, system_origin = ran.stdout.splitlines()  # a path may hold spaces
+    pack_path, system_origin, tools = ran.stdout.splitlines()  # a path may hold spaces
     assert pack_path.startswith(str(site / "modes_tui" / "_shipped" / "profiles"))
     assert system_origin.startswith(str(site / "modes_tui" / "_shipped" / "prompts"))
+    # the store ships as the pack's own tools module (tools.py and its seed.py)
+    assert tools == "find_order list_orders track_shipment create_return create_ticket"

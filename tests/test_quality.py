@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 TARGETS = [
     name
-    for name in ("modes_tui", "tests", "bench", "scripts/screenshots.py")
+    for name in ("modes_tui", "tests", "bench", "scripts/screenshots.py", "profiles")
     if (REPO / name).exists()
 ]
 
@@ -31,4 +32,20 @@ def test_ruff_format_is_clean() -> None:
 
 def test_mypy_is_clean() -> None:
     result = run(str(BIN / "mypy"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_is_clean_on_the_shipped_packs_own_tools() -> None:
+    # pack tools are files, not a package of modes_tui: check them with the same settings,
+    # each pack folder standing as a package so their relative imports resolve
+    files = sorted(str(p.relative_to(REPO / "profiles")) for p in REPO.glob("profiles/*/*.py"))
+    assert files, "the support pack's tools.py should be found"
+    config = ["--config-file", str(REPO / "pyproject.toml"), "--explicit-package-bases"]
+    result = subprocess.run(
+        [str(BIN / "mypy"), *config, *files],
+        cwd=REPO / "profiles",
+        env={**os.environ, "MYPYPATH": str(REPO)},  # this checkout's modes_tui
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout + result.stderr

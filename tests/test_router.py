@@ -12,16 +12,8 @@ import pytest
 from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.errors import ContractError, RoutingDecisionError, UnknownMode
 from modes_tui.core.profiles import Pack, Profile, load_pack
-from modes_tui.core.routing import (
-    ClassifierInfo,
-    Decision,
-    HistoryEntry,
-    Route,
-    Router,
-    cut_middle,
-    cut_tail,
-    split_transcript,
-)
+from modes_tui.core.routing import ClassifierInfo, Decision, Route, Router
+from modes_tui.core.routing_input import HistoryEntry, cut_middle, cut_tail, split_transcript
 from tests.conftest import PackWriter
 
 

@@ -11,7 +11,7 @@ import pytest
 from modes_tui.core.corrections import Correction, CorrectionSource
 from modes_tui.core.errors import CorrectionsError
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.routing import HistoryEntry
+from modes_tui.core.routing_input import HistoryEntry
 from modes_tui.store.corrections import STORE_VERSION, CorrectionStore, corrections_path
 
 

@@ -23,7 +23,8 @@ from modes_tui.core.events import (
 )
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.profiles import Profile, load_pack
-from modes_tui.core.routing import Decision, HistoryEntry, Router
+from modes_tui.core.routing import Decision, Router
+from modes_tui.core.routing_input import HistoryEntry
 from modes_tui.store.replay import conversation_of, replay, request_from_dict, reroute
 from modes_tui.store.sessions import SessionLog, load_session
 from tests.conftest import PackWriter

@@ -7,11 +7,11 @@ from typing import Any, Literal
 
 import pytest
 
+from modes_tui.core.toolbox import default_registry
 from modes_tui.core.tools import (
     BUILTIN_TOOL_NAMES,
     ToolRegistry,
     check_arguments,
-    default_registry,
     known_tool_names,
     schema_of,
     tool,

@@ -28,7 +28,8 @@ from modes_tui.core.control import OFF
 from modes_tui.core.corrections import Correction
 from modes_tui.core.errors import CorrectionRefused, ModesError, UnknownMode
 from modes_tui.core.events import TurnCorrected
-from modes_tui.core.routing import HistoryEntry, Route
+from modes_tui.core.routing import Route
+from modes_tui.core.routing_input import HistoryEntry
 
 if TYPE_CHECKING:
     from modes_tui.core.conversation import Message

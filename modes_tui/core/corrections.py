@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
-from modes_tui.core.routing import HistoryEntry
+from modes_tui.core.routing_input import HistoryEntry
 
 
 def new_correction_id() -> str:

@@ -74,12 +74,14 @@ from modes_tui.core.guards import (
 )
 from modes_tui.core.ledger import CostLedger
 from modes_tui.core.mode_note import mode_change_note
-from modes_tui.core.profiles import HistoryWindow, Pack, Profile
+from modes_tui.core.pack_fields import HistoryWindow
+from modes_tui.core.profiles import Pack, Profile
 from modes_tui.core.prompts import template_locals
 from modes_tui.core.questions import Asker, Question
 from modes_tui.core.records import RecordType, SessionWriter
 from modes_tui.core.routing import Route, Router
-from modes_tui.core.tools import Tool, ToolError, ToolRegistry, default_registry
+from modes_tui.core.toolbox import default_registry
+from modes_tui.core.tools import Tool, ToolError, ToolRegistry
 from modes_tui.core.toolservers import ToolServers, server_tools
 from modes_tui.core.turn_costs import TurnCosts, fallback_note
 from modes_tui.llm.base import (
@@ -212,7 +214,7 @@ class Engine:
         self.control = control
         self.session = session
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
-        self.tools = tools if tools is not None else default_registry(self.cwd)
+        self.tools = tools if tools is not None else default_registry(self.cwd, pack=pack)
         chosen = list(guards) if guards is not None else default_guards(limits)
         if not any(isinstance(guard, ConfirmationGuard) for guard in chosen):
             # last, so nobody is asked about a call another guard refuses

@@ -1,12 +1,6 @@
-"""Routing evaluation: read an eval file, score routes against it, fit the threshold.
+"""Routing evaluation: score routes against an eval file's cases, fit the threshold.
 
-An eval file is JSON Lines, one case per line:
-
-    {"text": "why does this loop never end", "mode": "code", "history": [...]}
-
-`mode` is a mode name, or null when the router should fall back (the message belongs to no
-mode). `history` (optional) is the conversation before the message: `{"role", "content"}`
-objects (an assistant entry may carry `"mode"`, which stickiness reads) or plain strings.
+The cases come from `eval_cases.read_eval_file`; `eval_text` formats the results.
 
 How a route is judged:
 - a case expecting mode M is right when the route's mode is M, whoever decided it (a chat
@@ -26,17 +20,15 @@ stickiness), so `fit_threshold` costs no extra classification.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from modes_tui.core.calibration import ReliabilityBin, expected_calibration_error, reliability
-from modes_tui.core.errors import ModesError
+from modes_tui.core.eval_cases import EvalCase
 from modes_tui.core.profiles import Pack
-from modes_tui.core.routing import Classifier, Route
+from modes_tui.core.routing import Classifier, Route, Router
 
 FALLBACK = "fallback"
 """The confusion-matrix column of routes that fell back."""
@@ -44,117 +36,6 @@ NONE = "(none)"
 """The confusion-matrix row of cases that expect a fallback."""
 FIT_GRID = tuple(round(step * 0.05, 2) for step in range(20))
 """Thresholds `fit_threshold` tries by default: 0.00, 0.05, ..., 0.95."""
-MAX_REPORTED_PROBLEMS = 20
-
-
-class EvalFileError(ModesError):
-    """An eval file has bad lines; lists each with its file and line number."""
-
-    title = "Bad eval file"
-
-    def __init__(self, path: str, problems: Sequence[tuple[int, str]]) -> None:
-        self.path = path
-        self.problems = tuple(problems)
-        shown = [
-            f"  {path}:{line}: {message}" for line, message in problems[:MAX_REPORTED_PROBLEMS]
-        ]
-        more = len(problems) - len(shown)
-        if more > 0:
-            shown.append(f"  ... and {more} more")
-        count = len(problems)
-        head = f"{path} has {count} bad line{'s' if count != 1 else ''}:"
-        super().__init__("\n".join([head, *shown]))
-
-
-@dataclass(frozen=True, slots=True)
-class EvalCase:
-    """One line of an eval file."""
-
-    text: str
-    """The user message to route."""
-    mode: str | None
-    """The expected mode, or None when a fallback is expected."""
-    history: tuple[Mapping[str, Any] | str, ...] = ()
-    """The conversation before the message."""
-    line: int = 0
-    """Its line number in the file (1-based)."""
-
-    def conversation(self) -> list[Mapping[str, Any] | str]:
-        """History plus the message, as the router reads it."""
-        return [*self.history, {"role": "user", "content": self.text}]
-
-
-def read_eval_file(path: str | Path, modes: Iterable[str] | None = None) -> list[EvalCase]:
-    """Parse and check an eval file; raise one EvalFileError listing every bad line.
-
-    With `modes`, an expected mode that is not among them is a bad line too.
-    """
-    shown = str(path)
-    known = set(modes) if modes is not None else None
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ModesError(f"{shown}: no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ModesError(f"{shown}: cannot read: {error}") from None
-    cases: list[EvalCase] = []
-    problems: list[tuple[int, str]] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as error:
-            problems.append((number, f"not valid JSON ({error.msg} at column {error.colno})"))
-            continue
-        problem = _check_case(data, known)
-        if problem:
-            problems.append((number, problem))
-            continue
-        history = tuple(
-            entry if isinstance(entry, str) else dict(entry) for entry in data.get("history") or ()
-        )
-        cases.append(EvalCase(data["text"], data.get("mode"), history, number))
-    if problems:
-        raise EvalFileError(shown, problems)
-    if not cases:
-        raise ModesError(
-            f'{shown}: no cases; write one JSON object per line, e.g. {{"text": "hi", "mode": "chat"}}'
-        )
-    return cases
-
-
-def _check_case(data: Any, known: set[str] | None) -> str | None:
-    if not isinstance(data, dict):
-        return f'must be a JSON object like {{"text": ..., "mode": ...}}, not {type(data).__name__}'
-    unknown = sorted(set(data) - {"text", "mode", "history"})
-    if unknown:
-        return f"unknown key {unknown[0]!r}; keys are text, mode, history"
-    text = data.get("text")
-    if not isinstance(text, str) or not text.strip():
-        return "`text` must be non-empty text"
-    if "mode" not in data:
-        return "`mode` is missing; give a mode name, or null when the router should fall back"
-    mode = data["mode"]
-    if mode is not None and not isinstance(mode, str):
-        return f"`mode` must be a mode name or null, not {mode!r}"
-    if mode is not None and known is not None and mode not in known:
-        return f"`mode` {mode!r} is not a mode of this pack (modes: {', '.join(sorted(known))})"
-    history = data.get("history", [])
-    if history is None:
-        return None
-    if not isinstance(history, list):
-        return "`history` must be a list of {role, content} objects"
-    for index, entry in enumerate(history):
-        if isinstance(entry, str):
-            continue
-        if (
-            not isinstance(entry, dict)
-            or entry.get("role") not in {"user", "assistant", "system"}
-            or not isinstance(entry.get("content"), str)
-        ):
-            return f'`history[{index}]` must be {{"role": "user"|"assistant", "content": text}}'
-    return None
 
 
 # --------------------------------------------------------------------------- outcomes
@@ -500,8 +381,6 @@ async def route_cases(
     on_progress: ProgressHook | None = None,
 ) -> list[Outcome]:
     """Route every case with the pack's router, threshold off (see `judge`)."""
-    from modes_tui.core.routing import Router
-
     raw = replace(pack, router=replace(pack.router, below_confidence=None))
     router = Router(raw, classifier)
     outcomes = []
@@ -511,99 +390,3 @@ async def route_cases(
         if on_progress is not None:
             on_progress(done, len(cases))
     return outcomes
-
-
-# --------------------------------------------------------------------------- text
-
-
-def _cell(value: float | None, width: int = 9) -> str:
-    return f"{'-':>{width}}" if value is None else f"{value:>{width}.2f}"
-
-
-def format_report(report: EvalReport, *, title: str = "") -> str:
-    """The report as the terminal shows it."""
-    lines = [title] if title else []
-    threshold = "off" if report.threshold is None else f"{report.threshold:.2f}"
-    in_scope = report.in_scope_accuracy
-    lines.append(
-        f"accuracy {report.accuracy:.3f} ({report.correct}/{report.cases})   "
-        f"in-scope accuracy {'-' if in_scope is None else f'{in_scope:.3f}'}   "
-        f"macro-F1 {report.macro_f1:.3f}   below_confidence {threshold}"
-    )
-    fb = report.fallback
-    lines.append(
-        f"fallback: precision {_cell(fb.precision, 0).strip()}  recall {_cell(fb.recall, 0).strip()}"
-        f"  (cases expecting it: {fb.support}, routes that fell back: {fb.routed})"
-    )
-    if report.latency_p50_ms is not None and report.latency_p95_ms is not None:
-        lines.append(
-            f"latency: p50 {report.latency_p50_ms:.1f} ms   p95 {report.latency_p95_ms:.1f} ms"
-        )
-    if report.errors:
-        lines.append(f"classifier errors: {report.errors} routes fell back because it failed")
-    if report.ece is not None:
-        lines += ["", *format_reliability(report)]
-    width = max([len(n) for n in report.per_mode] + [8])
-    lines += ["", f"{'mode':<{width}} {'precision':>9} {'recall':>9} {'f1':>9} {'support':>8}"]
-    for name, score in report.per_mode.items():
-        if not (score.support or score.routed):
-            continue
-        lines.append(
-            f"{name:<{width}} {_cell(score.precision)} {_cell(score.recall)} "
-            f"{_cell(score.f1)} {score.support:>8}"
-        )
-    columns = [c for c in report.columns if any(row.get(c) for row in report.confusion.values())]
-    columns = columns or list(report.columns)
-    lines += ["", "confusion (rows: expected, columns: routed; fallback = fell back)"]
-    col = max([len(c) for c in columns] + [4])
-    lines.append(f"{'':<{width}} " + " ".join(f"{c:>{col}}" for c in columns))
-    for row, counts in report.confusion.items():
-        lines.append(f"{row:<{width}} " + " ".join(f"{counts.get(c, 0):>{col}}" for c in columns))
-    return "\n".join(lines)
-
-
-def format_reliability(report: EvalReport) -> list[str]:
-    """ECE and the reliability table: is a confidence of 0.8 right 80% of the time?"""
-    lines = [
-        f"calibration: ECE {report.ece:.3f} (mean gap between confidence and accuracy, "
-        "by confidence bin; null cases count as wrong)",
-        f"{'confidence':<11} {'routes':>7} {'mean conf':>10} {'accuracy':>9}",
-    ]
-    for row in report.reliability:
-        if not row.count:
-            continue
-        lines.append(
-            f"{row.low:.1f}-{row.high:.1f}{'':<4} {row.count:>7} {_cell(row.confidence, 10)} "
-            f"{_cell(row.accuracy)}"
-        )
-    return lines
-
-
-def format_fit(fit: Fit, current: float | None) -> str:
-    """The threshold table and the pick, both sides of the trade."""
-    lines = [
-        "below_confidence  in-scope acc  fallback recall  fallback precision  accuracy  balance"
-    ]
-    for row in fit.rows:
-        mark = "  <- pick" if row is fit.best else ""
-        if current is not None and abs(row.threshold - current) < 1e-9:
-            mark += "  (current)"
-        lines.append(
-            f"{row.threshold:>16.2f}  {_cell(row.in_scope_accuracy, 12)}  "
-            f"{_cell(row.fallback_recall, 15)}  {_cell(row.fallback_precision, 18)}  "
-            f"{row.accuracy:>8.2f}  {row.balance:>7.2f}{mark}"
-        )
-    best = fit.best
-    lines.append("")
-    if not fit.has_null_cases:
-        lines.append(
-            "the file has no null cases, so fallback recall cannot be measured and the pick "
-            'only maximises in-scope accuracy; add out-of-scope lines with "mode": null'
-        )
-    lines.append(
-        f"pick: below_confidence {best.threshold:.2f} (in-scope accuracy "
-        f"{'-' if best.in_scope_accuracy is None else f'{best.in_scope_accuracy:.2f}'}, "
-        f"fallback recall {'-' if best.fallback_recall is None else f'{best.fallback_recall:.2f}'}); "
-        "set it in the pack's router.yaml"
-    )
-    return "\n".join(lines)

@@ -249,7 +249,8 @@ async def learn_from_cases(
     that expects the fallback and did not get it counts as wrong, and cannot be corrected.
     """
     from modes_tui.core.evaluation import Outcome, judge
-    from modes_tui.core.routing import Router, split_transcript
+    from modes_tui.core.routing import Router
+    from modes_tui.core.routing_input import split_transcript
 
     if block < 1:
         raise ValueError("a block holds at least one line")

@@ -2,29 +2,32 @@
 
 `load_pack` reads everything, validates everything at once and raises a single
 `DeclarationError` listing every problem with its file and field. A loaded `Pack` is
-immutable; the router and the engine only read it.
+immutable; the router and the engine only read it. `router.yaml` is read by
+`router_config.py`, the fields every pack file shares by `pack_fields.py`, and the pack's own
+Python tools (`tools:` in router.yaml) are resolved by `pack_tools.py`.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from modes_tui.core.errors import DeclarationError, Problem
+from modes_tui.core.pack_fields import Availability, FieldReader, HistoryWindow, closest
+from modes_tui.core.pack_tools import PackTools, PackToolsError, resolve, tool_names
 from modes_tui.core.paths import Dirs, app_dirs, shipped_dir
 from modes_tui.core.prompts import PromptSet, TemplateProblem, UnreadablePackFile, read_pack_file
+from modes_tui.core.router_config import RouterConfig, read_router
+from modes_tui.core.tools import Tool, known_tool_names
 
 Thinking = Literal["off", "low", "medium", "high"]
 AutoEnter = Literal["allow", "confirm", "never"]
 AUTO_ENTER: tuple[AutoEnter, ...] = ("allow", "confirm", "never")
 THINKING_LEVELS: tuple[Thinking, ...] = ("off", "low", "medium", "high")
-CLASSIFIERS = ("keyword", "embedding", "chat", "judge", "cascade")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*$")
 RESERVED_NAMES = frozenset({"auto", "off"})
 
@@ -48,54 +51,6 @@ PROFILE_KEYS = frozenset(
         "auto_enter",
     }
 )
-ROUTER_KEYS = frozenset(
-    {
-        "classifier",
-        "model",
-        "encoder",
-        "fallback",
-        "below_confidence",
-        "history",
-        "truncate",
-        "sticky",
-        "instructions",
-        "cascade",
-    }
-)
-CASCADE_KEYS = frozenset({"first", "then", "below"})
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryWindow:
-    """How much earlier conversation someone sees: the last N entries, or all."""
-
-    last: int | None = None
-    """Keep only the last N entries; None keeps all."""
-
-    def apply(self, entries: Sequence[Any]) -> list[Any]:
-        """The entries this window lets through, oldest first."""
-        if self.last is None:
-            return list(entries)
-        if self.last == 0:
-            return []
-        return list(entries[-self.last :])
-
-    def to_dict(self) -> dict[str, Any]:
-        """`{"last": N}` or `{"last": null}` for all."""
-        return {"last": self.last}
-
-
-@dataclass(frozen=True, slots=True)
-class Availability:
-    """When a mode may be chosen; the seed's `if:`."""
-
-    env: str | None = None
-    """The mode is available only when this environment variable is set and non-empty."""
-
-    def check(self, environ: Mapping[str, str] | None = None) -> bool:
-        """Whether the mode is available now."""
-        env = os.environ if environ is None else environ
-        return not self.env or bool(env.get(self.env))
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,46 +114,6 @@ class Profile:
 
 
 @dataclass(frozen=True, slots=True)
-class CascadeConfig:
-    """A cheap classifier first, a stronger one only when the first is unsure."""
-
-    first: str
-    """The cheap backend."""
-    then: str
-    """The backend asked when the first one's confidence is below `below`."""
-    below: float
-    """The first backend's own threshold."""
-
-
-@dataclass(frozen=True, slots=True)
-class RouterConfig:
-    """`router.yaml`: how the router decides."""
-
-    classifier: str = "embedding"
-    """keyword | embedding | chat | judge | cascade | python:pkg.mod:obj"""
-    model: str = "default"
-    """The model for the chat and judge backends."""
-    encoder: str = "local/all-MiniLM-L6-v2"
-    """The encoder for the embedding backend (local, or any litellm embedding model)."""
-    fallback: str = ""
-    """The mode used whenever the classifier is ignored."""
-    below_confidence: float | None = None
-    """Route to the fallback below this confidence; None accepts any confidence."""
-    history: HistoryWindow = field(default_factory=lambda: HistoryWindow(6))
-    """What the classifier sees of the history."""
-    truncate_message: int | None = 30_000
-    """Cap in characters on the routed message (head and tail kept)."""
-    truncate_history_entry: int | None = 2_000
-    """Cap in characters on each history entry (head kept)."""
-    sticky: float = 0.0
-    """Keep the current mode unless another beats it by this margin."""
-    instructions: str = ""
-    """Routing guidance (trusted text) given to every backend."""
-    cascade: CascadeConfig | None = None
-    """The two stages of the cascade backend."""
-
-
-@dataclass(frozen=True, slots=True)
 class Pack:
     """A loaded, validated pack of modes."""
 
@@ -212,6 +127,8 @@ class Pack:
     """How the router decides."""
     prompts: PromptSet
     """The base system prompt and the per-mode templates."""
+    tools: tuple[PackTools, ...] = ()
+    """The pack's own Python tools (router.yaml `tools:`), beside the built-in ones."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -235,6 +152,17 @@ class Pack:
         profile = self.get(self.router.fallback)
         assert profile is not None  # load_pack guarantees it
         return profile
+
+    def make_tools(self) -> list[Tool]:
+        """The pack's own tools, fresh for one session (factories are called again)."""
+        made: list[Tool] = []
+        for index, source in enumerate(self.tools):
+            try:
+                made += source.make()
+            except PackToolsError as error:  # it worked at load; the factory is not repeatable
+                problem = Problem("router.yaml", f"tools[{index}]", str(error))
+                raise DeclarationError([problem], pack=self.name) from None
+        return made
 
 
 # --------------------------------------------------------------------------- finding packs
@@ -298,8 +226,6 @@ def load_pack(
     dirs = dirs or app_dirs()
     path = resolve_pack(name, profiles_dir, dirs)
     if known_tools is None:
-        from modes_tui.core.tools import known_tool_names
-
         known_tools = known_tool_names()
     return _PackReader(path, dirs, known_tools, known_servers).read()
 
@@ -307,7 +233,7 @@ def load_pack(
 # --------------------------------------------------------------------------- validation
 
 
-class _PackReader:
+class _PackReader(FieldReader):
     """Reads one pack folder and collects every problem before giving up."""
 
     def __init__(
@@ -317,25 +243,17 @@ class _PackReader:
         known_tools: frozenset[str],
         known_servers: frozenset[str] | None = None,
     ) -> None:
-        self.path = path
+        super().__init__(path)
         self.dirs = dirs
         self.known_tools = known_tools
         self.known_servers = known_servers
-        self.problems: list[Problem] = []
-
-    def problem(self, file: Path | str, key: str, message: str) -> None:
-        self.problems.append(Problem(self._display(file), key, message))
-
-    def _display(self, file: Path | str) -> str:
-        path = Path(file)
-        try:
-            return str(path.relative_to(self.path.parent))
-        except ValueError:
-            return str(path)
+        self.tools_unresolved = False
+        """A router.yaml tools reference failed: its names are unknown, so a profile's
+        unknown tool is not reported (it may be one of them); the failure itself is."""
 
     def read(self) -> Pack:
         router_file = self.path / "router.yaml"
-        router_data = self._read_yaml(router_file) if router_file.exists() else None
+        router_data = self.read_yaml(router_file) if router_file.exists() else None
         if router_data is None and not router_file.exists():
             self.problem(
                 router_file, "", "missing; every pack needs a router.yaml (at least `fallback:`)"
@@ -347,6 +265,7 @@ class _PackReader:
         )
         if not profile_files:
             self.problem(self.path, "", "no profiles; add one <mode>.yaml per mode")
+        tools = self._pack_tools(router_file, router_data or {})
 
         prompt_roots = [
             self.dirs.user_prompts / self.path.name,
@@ -359,7 +278,7 @@ class _PackReader:
         profiles: list[Profile] = []
         seen: dict[str, Path] = {}
         for file in profile_files:
-            data = self._read_yaml(file)
+            data = self.read_yaml(file)
             if data is None:
                 continue
             profile = self._profile(file, data, prompt_roots)
@@ -375,57 +294,50 @@ class _PackReader:
             seen[profile.name] = file
             profiles.append(profile)
 
-        router = self._router(router_file, router_data or {}, profiles)
+        modes = {p.name: p.auto_enter for p in profiles}
+        router = read_router(self, router_file, router_data or {}, modes)
         self._check_keys(profiles)
         prompts = PromptSet.discover(prompt_roots, [p.name for p in profiles])
         for template_problem in prompts.check(profiles):
             self._template_problem(template_problem)
         if self.problems:
             raise DeclarationError(self.problems, pack=self.path.name)
-        return Pack(self.path.name, self.path, tuple(profiles), router, prompts)
+        return Pack(self.path.name, self.path, tuple(profiles), router, prompts, tools)
+
+    def _pack_tools(self, file: Path, data: Mapping[str, Any]) -> tuple[PackTools, ...]:
+        """router.yaml `tools:`: resolve each reference; their names become known tools."""
+        references = self.strings(file, data, "tools")
+        resolved: list[PackTools] = []
+        owner: dict[str, str] = {}
+        for index, reference in enumerate(references):
+            try:
+                source = resolve(reference, self.path, f"pack:{self.path.name}")
+            except PackToolsError as error:
+                self.problem(file, f"tools[{index}]", str(error))
+                self.tools_unresolved = True
+                continue
+            clashes = [n for n in source.names if n in self.known_tools or n in owner]
+            for name in clashes:
+                other = owner.get(name, "a built-in tool")
+                self.problem(
+                    file,
+                    f"tools[{index}]",
+                    f"{reference}: tool {name!r} is already {other}; rename one of them",
+                )
+            if clashes:
+                continue
+            owner.update({name: f"given by {reference}" for name in source.names})
+            resolved.append(source)
+        self.known_tools = self.known_tools | tool_names(resolved)
+        return tuple(resolved)
 
     def _template_problem(self, problem: TemplateProblem) -> None:
         self.problem(problem.file, problem.field, problem.message)
 
-    def _read_yaml(self, file: Path) -> dict[str, Any] | None:
-        try:
-            data = yaml.safe_load(read_pack_file(file))
-        except UnreadablePackFile as error:
-            self.problem(file, "", str(error))
-            return None
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            where = f"line {mark.line + 1}" if mark is not None else ""
-            reason = getattr(error, "problem", None) or str(error).splitlines()[0]
-            self.problem(file, where, f"not valid YAML: {reason}")
-            return None
-        except (OSError, UnicodeDecodeError) as error:
-            self.problem(file, "", f"cannot read: {error}")
-            return None
-        if data is None:
-            data = {}
-        if not isinstance(data, dict):
-            self.problem(
-                file, "", f"must be a mapping of keys to values, not a {type(data).__name__}"
-            )
-            return None
-        return data
-
-    def _unknown_keys(self, file: Path, data: Mapping[str, Any], allowed: frozenset[str]) -> None:
-        for key in data:
-            if key not in allowed:
-                hint = _closest(str(key), allowed)
-                extra = (
-                    f"; did you mean {hint!r}?"
-                    if hint
-                    else f"; known keys: {', '.join(sorted(allowed))}"
-                )
-                self.problem(file, str(key), f"unknown key{extra}")
-
     def _profile(
         self, file: Path, data: Mapping[str, Any], prompt_roots: list[Path]
     ) -> Profile | None:
-        self._unknown_keys(file, data, PROFILE_KEYS)
+        self.unknown_keys(file, data, PROFILE_KEYS)
         before = len(self.problems)
         name = data.get("name", file.stem)
         if not isinstance(name, str) or not NAME_PATTERN.match(name):
@@ -460,8 +372,8 @@ class _PackReader:
             )
             description = ""
 
-        examples = self._strings(file, data, "examples")
-        keywords = tuple(k.lower() for k in self._strings(file, data, "keywords"))
+        examples = self.strings(file, data, "examples")
+        keywords = tuple(k.lower() for k in self.strings(file, data, "keywords"))
         model = data.get("model", "default")
         if not isinstance(model, str) or not model.strip():
             self.problem(file, "model", "must be a litellm model id or `default`")
@@ -488,10 +400,10 @@ class _PackReader:
         ):
             self.problem(file, "max_tokens", f"{max_tokens!r} must be a positive whole number")
             max_tokens = None
-        tools = self._strings(file, data, "tools")
+        tools = self.strings(file, data, "tools")
         for index, tool in enumerate(tools):
-            if tool not in self.known_tools:
-                hint = _closest(tool, self.known_tools)
+            if tool not in self.known_tools and not self.tools_unresolved:
+                hint = closest(tool, self.known_tools)
                 extra = f"; did you mean {hint!r}?" if hint else ""
                 self.problem(
                     file,
@@ -499,17 +411,17 @@ class _PackReader:
                     f"unknown tool {tool!r}{extra} (known: {', '.join(sorted(self.known_tools))})",
                 )
         mcp = self._servers(file, data)
-        history = self._history(file, data.get("history", {"last": 20}), "history")
+        history = self.history(file, data.get("history", {"last": 20}), "history")
         key = data.get("key")
         if key is not None and (not isinstance(key, str) or not key.strip()):
             self.problem(file, "key", f"{key!r} must be a key name such as f2 or ctrl+k")
             key = None
-        available = self._availability(file, data.get("available"))
+        available = self.availability(file, data.get("available"))
         instructions = data.get("instructions", "")
         if not isinstance(instructions, str):
             self.problem(file, "instructions", "must be text (a Jinja2 template)")
             instructions = ""
-        fallback_models = self._strings(file, data, "fallback_models")
+        fallback_models = self.strings(file, data, "fallback_models")
         auto_enter = data.get("auto_enter", "allow")
         if auto_enter not in AUTO_ENTER:
             self.problem(
@@ -538,23 +450,8 @@ class _PackReader:
             auto_enter=auto_enter,
         )
 
-    def _strings(self, file: Path, data: Mapping[str, Any], key: str) -> tuple[str, ...]:
-        value = data.get(key, [])
-        if value is None:
-            return ()
-        if not isinstance(value, list):
-            self.problem(file, key, "must be a list of strings")
-            return ()
-        result: list[str] = []
-        for index, item in enumerate(value):
-            if not isinstance(item, str) or not item.strip():
-                self.problem(file, f"{key}[{index}]", f"{item!r} must be non-empty text")
-                continue
-            result.append(item.strip())
-        return tuple(result)
-
     def _servers(self, file: Path, data: Mapping[str, Any]) -> tuple[str, ...]:
-        names = self._strings(file, data, "mcp")
+        names = self.strings(file, data, "mcp")
         for index, name in enumerate(names):
             if self.known_servers is not None and name not in self.known_servers:
                 configured = ", ".join(sorted(self.known_servers)) or "none"
@@ -565,143 +462,6 @@ class _PackReader:
                     "add it under mcp_servers in config.yaml or remove it here",
                 )
         return names
-
-    def _history(self, file: Path, value: Any, key: str) -> HistoryWindow:
-        if value == "all" or value is None:
-            return HistoryWindow(None)
-        if isinstance(value, dict) and set(value) <= {"last"}:
-            last = value.get("last")
-            if last is None:
-                return HistoryWindow(None)
-            if isinstance(last, int) and not isinstance(last, bool) and last >= 0:
-                return HistoryWindow(last)
-        self.problem(file, key, f"{value!r} must be `all` or {{last: N}} with N >= 0")
-        return HistoryWindow(None)
-
-    def _availability(self, file: Path, value: Any) -> Availability:
-        if value is None:
-            return Availability()
-        if isinstance(value, dict) and set(value) == {"env"} and isinstance(value["env"], str):
-            return Availability(env=value["env"])
-        self.problem(file, "available", f"{value!r} must be {{env: VARIABLE_NAME}}")
-        return Availability()
-
-    def _fraction(
-        self, file: Path, data: Mapping[str, Any], key: str, default: float | None
-    ) -> float | None:
-        value = data.get(key, default)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-            self.problem(file, key, f"{value!r} must be a number from 0 to 1")
-            return default
-        return float(value)
-
-    def _router(self, file: Path, data: Mapping[str, Any], profiles: list[Profile]) -> RouterConfig:
-        self._unknown_keys(file, data, ROUTER_KEYS)
-        names = [p.name for p in profiles]
-        classifier = data.get("classifier", "embedding")
-        if not isinstance(classifier, str) or not (
-            classifier in CLASSIFIERS or classifier.startswith("python:")
-        ):
-            self.problem(
-                file,
-                "classifier",
-                f"{classifier!r} is not one of {', '.join(CLASSIFIERS)} or python:pkg.module:object",
-            )
-            classifier = "keyword"
-        fallback = data.get("fallback")
-        if fallback is None:
-            self.problem(
-                file,
-                "fallback",
-                f"missing; name the mode that takes unsure turns (one of {', '.join(names)})",
-            )
-            fallback = ""
-        elif fallback not in names:
-            self.problem(
-                file,
-                "fallback",
-                f"{fallback!r} is not a mode of this pack; modes: {', '.join(names)}",
-            )
-        elif any(p.name == fallback and p.auto_enter != "allow" for p in profiles):
-            self.problem(
-                file,
-                "fallback",
-                f"{fallback!r} has auto_enter other than allow, but the fallback must take "
-                "unsure turns without asking; pick another fallback or allow it",
-            )
-        truncate = data.get("truncate", {})
-        message_cap: int | None = 30_000
-        entry_cap: int | None = 2_000
-        if not isinstance(truncate, dict) or not set(truncate) <= {"message", "history_entry"}:
-            self.problem(
-                file, "truncate", "must be {message: N, history_entry: N} (null disables a cap)"
-            )
-        else:
-            message_cap = self._cap(file, truncate, "message", 30_000)
-            entry_cap = self._cap(file, truncate, "history_entry", 2_000)
-        cascade = None
-        if classifier == "cascade" or "cascade" in data:
-            cascade = self._cascade(file, data.get("cascade"))
-        instructions = data.get("instructions", "")
-        if not isinstance(instructions, str):
-            self.problem(file, "instructions", "must be text")
-            instructions = ""
-        model = data.get("model", "default")
-        encoder = data.get("encoder", "local/all-MiniLM-L6-v2")
-        for key, value in (("model", model), ("encoder", encoder)):
-            if not isinstance(value, str) or not value.strip():
-                self.problem(file, key, "must be a model id")
-        return RouterConfig(
-            classifier=classifier,
-            model=str(model),
-            encoder=str(encoder),
-            fallback=str(fallback),
-            below_confidence=self._fraction(file, data, "below_confidence", None),
-            history=self._history(file, data.get("history", {"last": 6}), "history"),
-            truncate_message=message_cap,
-            truncate_history_entry=entry_cap,
-            sticky=self._fraction(file, data, "sticky", 0.0) or 0.0,
-            instructions=" ".join(instructions.split()),
-            cascade=cascade,
-        )
-
-    def _cap(self, file: Path, data: Mapping[str, Any], key: str, default: int) -> int | None:
-        value = data.get(key, default)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 20:
-            self.problem(
-                file, f"truncate.{key}", f"{value!r} must be a whole number >= 20, or null"
-            )
-            return default
-        return value
-
-    def _cascade(self, file: Path, value: Any) -> CascadeConfig | None:
-        if not isinstance(value, dict):
-            self.problem(
-                file,
-                "cascade",
-                "the cascade classifier needs cascade: {first: NAME, then: NAME, below: 0..1}",
-            )
-            return None
-        self._unknown_keys(file, value, CASCADE_KEYS)
-        stages = []
-        for key in ("first", "then"):
-            stage = value.get(key)
-            if stage not in CLASSIFIERS or stage == "cascade":
-                self.problem(
-                    file,
-                    f"cascade.{key}",
-                    f"{stage!r} must be one of keyword, embedding, chat, judge",
-                )
-                stage = "keyword"
-            stages.append(str(stage))
-        below = self._fraction(file, value, "below", 0.5)
-        return CascadeConfig(
-            first=stages[0], then=stages[1], below=below if below is not None else 0.5
-        )
 
     def _check_keys(self, profiles: list[Profile]) -> None:
         seen: dict[str, str] = {}
@@ -715,10 +475,3 @@ class _PackReader:
                     f"{profile.key!r} is also the key of mode {seen[profile.key]!r}; pick another",
                 )
             seen[profile.key] = profile.name
-
-
-def _closest(word: str, choices: frozenset[str] | set[str]) -> str | None:
-    import difflib
-
-    matches = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.75)
-    return matches[0] if matches else None

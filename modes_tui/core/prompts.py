@@ -12,16 +12,30 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import jinja2
-
-if TYPE_CHECKING:
-    from modes_tui.core.profiles import Profile
 
 DEFAULT_SYSTEM = (
     "You are a helpful assistant in a terminal. Answer in Markdown. Today is {{ date }}."
 )
+
+
+class Mode(Protocol):
+    """What templates need of a mode; `profiles.Profile` has it (no import: profiles uses us)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def thinking(self) -> str: ...
+    @property
+    def tools(self) -> tuple[str, ...]: ...
+    @property
+    def instructions(self) -> str: ...
+    @property
+    def source(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +93,7 @@ class PromptSet:
                 found[name] = template
         return cls(system, found, tuple(unreadable))
 
-    def instructions_for(self, profile: Profile) -> Template | None:
+    def instructions_for(self, profile: Mode) -> Template | None:
         """The profile's instructions: inline text wins over the conventional file."""
         if profile.instructions.strip():
             return Template(profile.instructions, profile.source or "<inline>")
@@ -89,12 +103,12 @@ class PromptSet:
         """The base system prompt for this turn."""
         return _render(self.system.source, locals_)
 
-    def render_instructions(self, profile: Profile, locals_: Mapping[str, Any]) -> str:
+    def render_instructions(self, profile: Mode, locals_: Mapping[str, Any]) -> str:
         """The mode's instructions for this turn ('' when the mode has none)."""
         template = self.instructions_for(profile)
         return _render(template.source, locals_) if template is not None else ""
 
-    def check(self, profiles: Iterable[Profile]) -> list[TemplateProblem]:
+    def check(self, profiles: Iterable[Mode]) -> list[TemplateProblem]:
         """Render every template with sample locals; report the ones that fail."""
         problems: list[TemplateProblem] = list(self.unreadable)
         profiles = list(profiles)
@@ -118,7 +132,7 @@ class PromptSet:
 
 
 def template_locals(
-    profile: Profile | None,
+    profile: Mode | None,
     inputs: Mapping[str, Any] | None = None,
     *,
     today: dt.date | None = None,

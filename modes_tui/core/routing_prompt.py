@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from modes_tui.core.corrections import Correction
 from modes_tui.core.profiles import Profile
-from modes_tui.core.routing import HistoryEntry
+from modes_tui.core.routing_input import HistoryEntry
 
 FRAME = (
     "You are the router of a chat assistant. You do not answer the user. You choose which "

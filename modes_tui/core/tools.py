@@ -14,8 +14,8 @@ a parameter), so a tool is written once, as ordinary code:
 
 A tool reports a problem the model should read by raising `ToolError`; any other exception
 is a bug, reaches the model as a generic error, and is logged in full (see `engine.py`).
-The shipped tools live in `workspace.py` (files and commands) and `orders.py` (the support
-pack's store); `default_registry` puts them together.
+The built-in tools live in `workspace.py` (files and commands); a pack brings its own through
+`python:` references (`pack_tools.py`); `toolbox.default_registry` puts them together.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ import types
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin, overload
 
 from modes_tui.core.errors import ToolError
@@ -40,17 +39,12 @@ BUILTIN_TOOL_NAMES = frozenset(
         "list_files",
         "search_files",
         "run_command",
-        "find_order",
-        "list_orders",
-        "track_shipment",
-        "create_return",
-        "create_ticket",
     }
 )
 
 
 def known_tool_names() -> frozenset[str]:
-    """Every tool name a profile may list (the names `default_registry` provides)."""
+    """Every built-in tool name a profile may list (a pack's own tools come on top)."""
     return BUILTIN_TOOL_NAMES
 
 
@@ -71,7 +65,7 @@ class Tool:
     timeout: float | None = None
     """Seconds before the engine stops waiting; None uses the engine's limit."""
     source: str = "built-in"
-    """Where it comes from: `built-in`, or `mcp:<server>` for an MCP server's tool."""
+    """Where it comes from: `built-in`, `pack:<pack>` for a pack's own, or `mcp:<server>`."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -392,28 +386,12 @@ class ToolRegistry:
         return len(self.tools)
 
 
-def default_registry(
-    cwd: Path | str | None = None, *, command_timeout: float = 30.0
-) -> ToolRegistry:
-    """The shipped tools: files and commands confined to `cwd`, and the support store."""
-    from modes_tui.core.orders import OrderStore, order_tools
-    from modes_tui.core.workspace import Workspace, command_tool, file_tools
-
-    workspace = Workspace(Path(cwd) if cwd is not None else Path.cwd())
-    registry = ToolRegistry(file_tools(workspace))
-    registry.add(command_tool(workspace, timeout=command_timeout))
-    for item in order_tools(OrderStore()):
-        registry.add(item)
-    return registry
-
-
 __all__ = [
     "BUILTIN_TOOL_NAMES",
     "Tool",
     "ToolError",
     "ToolRegistry",
     "check_arguments",
-    "default_registry",
     "describe",
     "known_tool_names",
     "schema_of",

@@ -18,10 +18,10 @@ from modes_tui.core.routing import (
     Classifier,
     ClassifierInfo,
     Decision,
-    HistoryEntry,
     trace_of,
     validate_decision,
 )
+from modes_tui.core.routing_input import HistoryEntry
 
 
 class CascadeClassifier:

@@ -28,7 +28,8 @@ from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
 from modes_tui.core.errors import ProviderError, RoutingDecisionError
 from modes_tui.core.learning import Similarity, similar_corrections
 from modes_tui.core.profiles import Profile
-from modes_tui.core.routing import ClassifierInfo, Decision, HistoryEntry
+from modes_tui.core.routing import ClassifierInfo, Decision
+from modes_tui.core.routing_input import HistoryEntry
 from modes_tui.core.routing_prompt import build_routing_prompt
 from modes_tui.llm.base import ChatModel, ModelRequest
 

@@ -39,7 +39,8 @@ from modes_tui.core.classifiers.mode_index import ModeIndex, Scored, ScoringPara
 from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
 from modes_tui.core.learning import learned_examples
 from modes_tui.core.profiles import Profile
-from modes_tui.core.routing import ClassifierInfo, Decision, HistoryEntry
+from modes_tui.core.routing import ClassifierInfo, Decision
+from modes_tui.core.routing_input import HistoryEntry
 
 if TYPE_CHECKING:
     import numpy.typing as npt

@@ -12,7 +12,8 @@ from functools import lru_cache
 from typing import Any
 
 from modes_tui.core.profiles import Profile
-from modes_tui.core.routing import ClassifierInfo, Decision, HistoryEntry
+from modes_tui.core.routing import ClassifierInfo, Decision
+from modes_tui.core.routing_input import HistoryEntry
 
 
 @lru_cache(maxsize=2048)

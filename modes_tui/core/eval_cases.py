@@ -1,0 +1,132 @@
+"""Eval files: JSON Lines of messages and the mode each should route to.
+
+    {"text": "why does this loop never end", "mode": "code", "history": [...]}
+
+`mode` is a mode name, or null when the router should fall back (the message belongs to no
+mode). `history` (optional) is the conversation before the message: `{"role", "content"}`
+objects (an assistant entry may carry `"mode"`, which stickiness reads) or plain strings.
+`read_eval_file` checks every line and raises one `EvalFileError` listing the bad ones.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from modes_tui.core.errors import ModesError
+
+MAX_REPORTED_PROBLEMS = 20
+"""Bad lines listed in full; the rest are counted."""
+
+
+class EvalFileError(ModesError):
+    """An eval file has bad lines; lists each with its file and line number."""
+
+    title = "Bad eval file"
+
+    def __init__(self, path: str, problems: Sequence[tuple[int, str]]) -> None:
+        self.path = path
+        self.problems = tuple(problems)
+        shown = [
+            f"  {path}:{line}: {message}" for line, message in problems[:MAX_REPORTED_PROBLEMS]
+        ]
+        more = len(problems) - len(shown)
+        if more > 0:
+            shown.append(f"  ... and {more} more")
+        count = len(problems)
+        head = f"{path} has {count} bad line{'s' if count != 1 else ''}:"
+        super().__init__("\n".join([head, *shown]))
+
+
+@dataclass(frozen=True, slots=True)
+class EvalCase:
+    """One line of an eval file."""
+
+    text: str
+    """The user message to route."""
+    mode: str | None
+    """The expected mode, or None when a fallback is expected."""
+    history: tuple[Mapping[str, Any] | str, ...] = ()
+    """The conversation before the message."""
+    line: int = 0
+    """Its line number in the file (1-based)."""
+
+    def conversation(self) -> list[Mapping[str, Any] | str]:
+        """History plus the message, as the router reads it."""
+        return [*self.history, {"role": "user", "content": self.text}]
+
+
+def read_eval_file(path: str | Path, modes: Iterable[str] | None = None) -> list[EvalCase]:
+    """Parse and check an eval file; raise one EvalFileError listing every bad line.
+
+    With `modes`, an expected mode that is not among them is a bad line too.
+    """
+    shown = str(path)
+    known = set(modes) if modes is not None else None
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ModesError(f"{shown}: no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ModesError(f"{shown}: cannot read: {error}") from None
+    cases: list[EvalCase] = []
+    problems: list[tuple[int, str]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as error:
+            problems.append((number, f"not valid JSON ({error.msg} at column {error.colno})"))
+            continue
+        problem = _check_case(data, known)
+        if problem:
+            problems.append((number, problem))
+            continue
+        history = tuple(
+            entry if isinstance(entry, str) else dict(entry) for entry in data.get("history") or ()
+        )
+        cases.append(EvalCase(data["text"], data.get("mode"), history, number))
+    if problems:
+        raise EvalFileError(shown, problems)
+    if not cases:
+        raise ModesError(
+            f'{shown}: no cases; write one JSON object per line, e.g. {{"text": "hi", "mode": "chat"}}'
+        )
+    return cases
+
+
+def _check_case(data: Any, known: set[str] | None) -> str | None:
+    if not isinstance(data, dict):
+        return f'must be a JSON object like {{"text": ..., "mode": ...}}, not {type(data).__name__}'
+    unknown = sorted(set(data) - {"text", "mode", "history"})
+    if unknown:
+        return f"unknown key {unknown[0]!r}; keys are text, mode, history"
+    text = data.get("text")
+    if not isinstance(text, str) or not text.strip():
+        return "`text` must be non-empty text"
+    if "mode" not in data:
+        return "`mode` is missing; give a mode name, or null when the router should fall back"
+    mode = data["mode"]
+    if mode is not None and not isinstance(mode, str):
+        return f"`mode` must be a mode name or null, not {mode!r}"
+    if mode is not None and known is not None and mode not in known:
+        return f"`mode` {mode!r} is not a mode of this pack (modes: {', '.join(sorted(known))})"
+    history = data.get("history", [])
+    if history is None:
+        return None
+    if not isinstance(history, list):
+        return "`history` must be a list of {role, content} objects"
+    for index, entry in enumerate(history):
+        if isinstance(entry, str):
+            continue
+        if (
+            not isinstance(entry, dict)
+            or entry.get("role") not in {"user", "assistant", "system"}
+            or not isinstance(entry.get("content"), str)
+        ):
+            return f'`history[{index}]` must be {{"role": "user"|"assistant", "content": text}}'
+    return None
