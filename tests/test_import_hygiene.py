@@ -47,7 +47,9 @@ CORE_MODULES = [
     "modes_tui.store.settings",
     "modes_tui.llm.encoders",
     "modes_tui.llm.router_backends",
-    "modes_tui.llm.base",
+    "modes_tui.core.ports",
+    "modes_tui.core.wire",
+    "modes_tui.core.redaction",
     "modes_tui.cli",
 ]
 

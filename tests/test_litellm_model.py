@@ -9,7 +9,7 @@ import pytest
 
 from modes_tui.core.conversation import ToolCall
 from modes_tui.core.errors import ProviderError
-from modes_tui.llm.base import (
+from modes_tui.core.wire import (
     ModelEvent,
     ModelRequest,
     ReasoningChunk,

@@ -25,7 +25,8 @@ from typing import Any
 from modes_tui.core.conversation import ToolCall
 from modes_tui.core.errors import ProviderError, ProviderErrorKind
 from modes_tui.core.models import ModelCatalog, ModelConfig, ModelPrice
-from modes_tui.llm.base import (
+from modes_tui.core.ports import ModelCapabilities
+from modes_tui.core.wire import (
     Completion,
     ModelEvent,
     ModelRequest,
@@ -320,6 +321,16 @@ class LiteLLMChatModel:
         self._local_lock = threading.Lock()
 
     # -- capabilities
+
+    def capabilities(self, model: str) -> ModelCapabilities:
+        """Everything below for `model`: configured values first, then litellm's model map."""
+        return ModelCapabilities(
+            tools=self.supports_tools(model),
+            reasoning=self.supports_reasoning(model),
+            logprobs=self.supports_logprobs(model),
+            price=self.price(model),
+            context_window=self.context_window(model),
+        )
 
     def supports_reasoning(self, model: str) -> bool:
         """Whether litellm says `model` takes `reasoning_effort`."""
