@@ -781,7 +781,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
             session.attach(resumed)
             resumed.restore_into(engine)
 
-        from modes_tui.llm.litellm_model import LiteLLMChatModel, preload
+        from modes_tui.llm.litellm_import import preload
+        from modes_tui.llm.litellm_model import LiteLLMChatModel
 
         # warm litellm while the user types, so the first answer does not wait for its import
         preload(offline=isinstance(engine.model, LiteLLMChatModel) and engine.model.offline)
@@ -861,7 +862,8 @@ def tui_services(
     from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.paths import app_dirs
     from modes_tui.core.routing import Router
-    from modes_tui.llm.litellm_model import is_remote, preload
+    from modes_tui.llm.litellm_import import preload
+    from modes_tui.llm.litellm_model import is_remote
     from modes_tui.session_cli import current_session, pack_for, resume_for
     from modes_tui.store.control import ControlFile
     from modes_tui.store.runtime import sweep

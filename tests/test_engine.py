@@ -42,7 +42,8 @@ from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Router
 from modes_tui.core.tools import Tool, ToolRegistry, default_registry, tool
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
-from modes_tui.llm.litellm_model import LiteLLMChatModel, import_litellm
+from modes_tui.llm.litellm_import import import_litellm
+from modes_tui.llm.litellm_model import LiteLLMChatModel
 from tests.fake_provider import FakeProvider, Reply
 
 MODES: dict[str, dict[str, Any]] = {

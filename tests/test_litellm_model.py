@@ -17,7 +17,9 @@ from modes_tui.core.wire import (
     ToolCallChunk,
     UsageReport,
 )
-from modes_tui.llm.litellm_model import LiteLLMChatModel, classify_error, import_litellm
+from modes_tui.llm.litellm_import import import_litellm
+from modes_tui.llm.litellm_model import LiteLLMChatModel
+from modes_tui.llm.provider_errors import classify_error
 from tests.fake_provider import FakeProvider, Reply
 
 

@@ -45,7 +45,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from modes_tui.llm.litellm_model import configure_environment
+from modes_tui.llm.litellm_import import configure_environment
 
 # litellm reads its environment at import: never fetch the remote price list
 configure_environment(offline=False)
