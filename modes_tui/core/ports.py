@@ -5,14 +5,14 @@ the control file and the user only through these; the adapters live outside the 
 (`modes_tui.llm`, `modes_tui.store`, `modes_tui.tui`, `modes_tui.plain`), and tests pass
 fakes. What crosses the model seam (requests, model events) is in `modes_tui.core.wire`.
 
-    port            adapters                                   fakes
+    port            adapters                                   fakes in tests
     ChatModel       llm.litellm_model.LiteLLMChatModel         llm.fake.ScriptedModel
-    Encoder         llm.encoders (model2vec, hashing, ...)      llm.encoders.HashingEncoder
-    Classifier      core.classifiers.*                         any object with `classify`
-    SessionWriter   store.sessions.SessionLog                  a list-backed writer
+    Encoder         llm.encoders (MiniLM, sentence-transformers, litellm)   HashingEncoder
+    Classifier      core.classifiers.* (keyword, embedding, chat, judge, cascade)
+    SessionWriter   store.sessions.SessionLog                  a list of records
     ControlSource   store.control.ControlFile                  a fixed reading
-    Confirmer       tui.confirm.DialogConfirmer, plain.*       a yes/no stub
-    Guard           core.guards.* (shipped), user guards
+    Confirmer       tui.confirm.DialogConfirmer, plain.PromptConfirmer / PipeConfirmer
+    Guard           core.guards (repeated calls, tool budget, confirmation), user guards
 
 `Classifier` and `SessionWriter` are defined next to the values they speak in
 (`core.routing`, `core.records`) and named here so a consumer imports every port from one
