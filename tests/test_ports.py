@@ -117,6 +117,7 @@ def test_litellm_capabilities_take_configured_values_first_then_litellm_map(
         price=ModelPrice(0.01, 0.1),
         context_window=8000,
     )
+    assert adapter.capabilities("cheap") is adapter.capabilities("cheap")  # asked once
     mapped = adapter.capabilities("fake/thinker")
     assert (mapped.tools, mapped.reasoning) == (True, True)  # from litellm's registered map
     unknown = adapter.capabilities("nobody/knows")

@@ -80,18 +80,27 @@ class LiteLLMChatModel:
         self._register_local = register_local
         self._local_ready: set[str] = set()
         self._local_lock = threading.Lock()
+        self._capabilities: dict[str, ModelCapabilities] = {}
 
     # -- capabilities
 
     def capabilities(self, model: str) -> ModelCapabilities:
-        """Everything below for `model`: configured values first, then litellm's model map."""
-        return ModelCapabilities(
-            tools=self.supports_tools(model),
-            reasoning=self.supports_reasoning(model),
-            logprobs=self.supports_logprobs(model),
-            price=self.price(model),
-            context_window=self.context_window(model),
-        )
+        """Everything below for `model`: configured values first, then litellm's model map.
+
+        Kept per model: the engine, the cost ledger and the judge router all ask, and the
+        first question about a provider can take a while (litellm loads its config then).
+        """
+        known = self._capabilities.get(model)
+        if known is None:
+            known = ModelCapabilities(
+                tools=self.supports_tools(model),
+                reasoning=self.supports_reasoning(model),
+                logprobs=self.supports_logprobs(model),
+                price=self.price(model),
+                context_window=self.context_window(model),
+            )
+            self._capabilities[model] = known
+        return known
 
     def supports_reasoning(self, model: str) -> bool:
         """Whether litellm says `model` takes `reasoning_effort`."""
