@@ -36,7 +36,7 @@ from modes_tui.core.control import ControlReading  # noqa: E402
 from modes_tui.core.conversation import Message  # noqa: E402
 from modes_tui.core.events import RequestBuilt, TurnFinished  # noqa: E402
 from modes_tui.core.profiles import load_pack  # noqa: E402
-from modes_tui.llm.litellm_model import import_litellm  # noqa: E402
+from modes_tui.llm.litellm_import import import_litellm  # noqa: E402
 from tests.fake_provider import FakeProvider, Reply, install  # noqa: E402
 
 TEXT = "hello, what is a good name for a cat?"

@@ -114,7 +114,7 @@ def main() -> None:
     import litellm
 
     litellm.suppress_debug_info = True
-    from modes_tui.llm import local
+    from modes_tui.llm import gguf, llama_runner, local, transcript
 
     row("import litellm + modes_tui.llm.local", fmt_seconds(time.perf_counter() - started), 1)
     import llama_cpp
@@ -123,13 +123,13 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="modes-bench-") as tmp:
         data_dir = Path(tmp)
-        took = timed(lambda: local.ensure_model_file(data_dir))
+        took = timed(lambda: gguf.ensure_model_file(data_dir))
         row("assemble GGUF (cold: 4 chunks, hashed, renamed)", fmt_seconds(took), 1)
         took = statistics.median(
-            timed(lambda: local.ensure_model_file(data_dir)) for _ in range(runs)
+            timed(lambda: gguf.ensure_model_file(data_dir)) for _ in range(runs)
         )
         row("ensure_model_file, file present (size check)", fmt_seconds(took), runs)
-        took = timed(lambda: local.ensure_model_file(data_dir, verify=True))
+        took = timed(lambda: gguf.ensure_model_file(data_dir, verify=True))
         row("ensure_model_file(verify=True) (re-hash)", fmt_seconds(took), 1)
 
         provider = local.register_local_provider(data_dir=data_dir)
@@ -139,9 +139,9 @@ def main() -> None:
             f"load model (n_ctx={runner.n_ctx}, n_threads={runner.n_threads})", fmt_seconds(took), 1
         )
 
-        stop = list(local.STOP_SEQUENCES)
+        stop = list(transcript.STOP_SEQUENCES)
         with runner.exclusive() as llama:
-            cold = raw_first_token(llama, local.render_transcript(ask(0)), stop)
+            cold = raw_first_token(llama, transcript.render_transcript(ask(0)), stop)
         row("first token, cold: first llama.cpp call after load", fmt_seconds(cold), 1)
         cold = asyncio.run(litellm_first_token(local.LOCAL_MODEL_ID, ask(1)))
         row("first token, cold: first litellm call (its lazy imports)", fmt_seconds(cold), 1)
@@ -152,14 +152,16 @@ def main() -> None:
         our_ttft: list[float] = []
         for run in range(1, runs + 1):
             with runner.exclusive() as llama:
-                raw_ttft.append(raw_first_token(llama, local.render_transcript(ask(run)), stop))
+                raw_ttft.append(
+                    raw_first_token(llama, transcript.render_transcript(ask(run)), stop)
+                )
             our_ttft.append(asyncio.run(litellm_first_token(local.LOCAL_MODEL_ID, ask(run + runs))))
         base_ttft = statistics.median(raw_ttft)
         row("first token, warm: raw llama.cpp [baseline]", fmt_seconds(base_ttft), runs, 1.0)
         warm = statistics.median(our_ttft)
         row("first token, warm: via litellm", fmt_seconds(warm), runs, warm / base_ttft)
 
-        params = local.GenerationParams(max_tokens=args.tokens, stop=(), seed=7)
+        params = llama_runner.GenerationParams(max_tokens=args.tokens, stop=(), seed=7)
         raw_tps: list[float] = []
         our_tps: list[float] = []
         for _ in range(runs):
@@ -179,7 +181,7 @@ def main() -> None:
         provider.close()
         for threads in sorted({cpus, max(1, cpus - 1)} - {runner.n_threads}):
             other = llama_cpp.Llama(
-                model_path=model_path, n_ctx=local.N_CTX, n_threads=threads, verbose=False
+                model_path=model_path, n_ctx=llama_runner.N_CTX, n_threads=threads, verbose=False
             )
             tps = statistics.median(raw_tokens_per_second(other, args.tokens) for _ in range(runs))
             row(

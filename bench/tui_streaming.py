@@ -36,7 +36,7 @@ from modes_tui.core.events import (
 )
 from modes_tui.core.profiles import load_pack
 from modes_tui.core.routing import Route
-from modes_tui.llm.base import ModelRequest
+from modes_tui.core.wire import ModelRequest
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.services import AppServices, Confirmer
 from modes_tui.tui.turn_view import AnswerSegment

@@ -22,15 +22,14 @@ from modes_tui.core.paths import HOME_ENV
 from modes_tui.session_cli import add_resume_option, add_session_verbs
 
 if TYPE_CHECKING:
-    from modes_tui.core.control import ControlSource
     from modes_tui.core.corrections import CorrectionSource
     from modes_tui.core.engine import Engine
-    from modes_tui.core.guards import Confirmer, Limits
+    from modes_tui.core.guards import Limits
     from modes_tui.core.paths import Dirs
+    from modes_tui.core.ports import ChatModel, Confirmer, ControlSource
     from modes_tui.core.profiles import Pack
     from modes_tui.core.records import SessionWriter
     from modes_tui.core.routing import Route
-    from modes_tui.llm.base import ChatModel
     from modes_tui.mcp.servers import McpServers
     from modes_tui.store.resume import CurrentSession
     from modes_tui.store.settings import Settings
@@ -777,10 +776,11 @@ def cmd_chat(args: argparse.Namespace) -> int:
             session.attach(resumed)
             resumed.restore_into(engine)
 
-        from modes_tui.llm.litellm_model import preload
+        from modes_tui.llm.litellm_import import preload
+        from modes_tui.llm.litellm_model import LiteLLMChatModel
 
         # warm litellm while the user types, so the first answer does not wait for its import
-        preload(offline=bool(getattr(engine.model, "offline", False)))
+        preload(offline=isinstance(engine.model, LiteLLMChatModel) and engine.model.offline)
 
         def set_mode(value: str) -> str:
             reading = control.write(value)
@@ -859,7 +859,8 @@ def tui_services(
     from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.paths import app_dirs
     from modes_tui.core.routing import Router
-    from modes_tui.llm.litellm_model import is_remote, preload
+    from modes_tui.llm.litellm_import import preload
+    from modes_tui.llm.litellm_model import is_remote
     from modes_tui.session_cli import current_session, pack_for, resume_for
     from modes_tui.store.control import ControlFile
     from modes_tui.store.runtime import sweep
@@ -917,7 +918,7 @@ def tui_services(
         # Asking a capability imports litellm and, for the embedded model, registers it;
         # then the model is assembled and loaded here, with a bar, not at the first message.
         progress.report("importing litellm", 0.1)
-        built.model.supports_reasoning(model_id)
+        built.model.capabilities(model_id)
         if scripted is None and model_id.startswith("local/"):
             from modes_tui.llm.local import warm_up
 

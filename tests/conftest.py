@@ -65,7 +65,7 @@ def write_pack(tmp_path: Path) -> PackWriter:
 @pytest.fixture
 def fake_llm() -> Iterator[Any]:
     """A scripted litellm custom provider answering every `fake/...` model."""
-    from modes_tui.llm.litellm_model import import_litellm
+    from modes_tui.llm.litellm_import import import_litellm
     from tests.fake_provider import FakeProvider, install
 
     provider = FakeProvider()

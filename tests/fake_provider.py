@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modes_tui.llm.litellm_model import import_litellm
+from modes_tui.llm.litellm_import import import_litellm
 
 # import litellm through the adapter, so its environment (no network) is set first
 import_litellm(offline=True)

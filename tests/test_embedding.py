@@ -286,7 +286,7 @@ async def test_a_remote_encoder_goes_through_litellm_embedding(
     pack: Pack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from modes_tui.llm import encoders
-    from modes_tui.llm.litellm_model import import_litellm
+    from modes_tui.llm.litellm_import import import_litellm
 
     litellm = import_litellm(offline=True)
     seen: list[dict[str, Any]] = []
@@ -319,7 +319,7 @@ async def test_a_remote_encoder_goes_through_litellm_embedding(
 def test_a_remote_encoder_failure_is_a_provider_error(monkeypatch: pytest.MonkeyPatch) -> None:
     from modes_tui.core.errors import ProviderError
     from modes_tui.llm import encoders
-    from modes_tui.llm.litellm_model import import_litellm
+    from modes_tui.llm.litellm_import import import_litellm
 
     litellm = import_litellm(offline=True)
 

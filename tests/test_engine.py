@@ -37,12 +37,14 @@ from modes_tui.core.events import (
 )
 from modes_tui.core.guards import Answer, Block, Cancel, Limits, PendingCall
 from modes_tui.core.mode_note import mode_change_note
+from modes_tui.core.ports import ModelCapabilities
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Router
 from modes_tui.core.toolbox import default_registry
 from modes_tui.core.tools import Tool, ToolRegistry, tool
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
-from modes_tui.llm.litellm_model import LiteLLMChatModel, import_litellm
+from modes_tui.llm.litellm_import import import_litellm
+from modes_tui.llm.litellm_model import LiteLLMChatModel
 from tests.fake_provider import FakeProvider, Reply
 
 MODES: dict[str, dict[str, Any]] = {
@@ -724,11 +726,8 @@ async def test_model_override_applies_to_every_mode(
 async def test_tools_are_dropped_with_a_note_for_a_model_without_them(
     pack: Pack, workdir: Path
 ) -> None:
-    class NoTools(ScriptedModel):
-        def supports_tools(self, model: str) -> bool:
-            return False
-
-    model = NoTools().script(ScriptedReply("no tools here"))
+    no_tools = ModelCapabilities(tools=False, reasoning=False)
+    model = ScriptedModel(capable_of={"fake/plain": no_tools}).script(ScriptedReply("no tools"))
     events = await run(make_engine(pack, workdir, model=model).run_turn("python file"))
     built = of(events, RequestBuilt)[0]
     assert built.request.tools == ()

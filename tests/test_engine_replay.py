@@ -17,7 +17,8 @@ from modes_tui.core.guards import Limits
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Router
-from modes_tui.llm.litellm_model import LiteLLMChatModel, import_litellm
+from modes_tui.llm.litellm_import import import_litellm
+from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.store.replay import replay
 from modes_tui.store.sessions import SessionLog, load_session
 from tests.fake_provider import FakeProvider, Reply

@@ -17,7 +17,8 @@ from modes_tui.core.events import RequestBuilt, TextDelta, TurnEvent, TurnFailed
 from modes_tui.core.models import ModelCatalog, parse_models
 from modes_tui.core.profiles import load_pack
 from modes_tui.core.routing import Router
-from modes_tui.llm.litellm_model import LiteLLMChatModel, import_litellm
+from modes_tui.llm.litellm_import import import_litellm
+from modes_tui.llm.litellm_model import LiteLLMChatModel
 from tests.fake_provider import FakeProvider, Reply
 from tests.test_engine import Recorder
 

@@ -54,7 +54,16 @@ CORE_MODULES = [
     "modes_tui.store.settings",
     "modes_tui.llm.encoders",
     "modes_tui.llm.router_backends",
-    "modes_tui.llm.base",
+    "modes_tui.llm.litellm_model",  # litellm itself loads at the first call, not at import
+    "modes_tui.llm.litellm_import",
+    "modes_tui.llm.provider_errors",
+    "modes_tui.llm.fake",
+    "modes_tui.llm.gguf",
+    "modes_tui.llm.transcript",
+    "modes_tui.llm.llama_runner",
+    "modes_tui.core.ports",
+    "modes_tui.core.wire",
+    "modes_tui.core.redaction",
     "modes_tui.cli",
 ]
 

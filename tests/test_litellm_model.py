@@ -9,7 +9,7 @@ import pytest
 
 from modes_tui.core.conversation import ToolCall
 from modes_tui.core.errors import ProviderError
-from modes_tui.llm.base import (
+from modes_tui.core.wire import (
     ModelEvent,
     ModelRequest,
     ReasoningChunk,
@@ -17,7 +17,9 @@ from modes_tui.llm.base import (
     ToolCallChunk,
     UsageReport,
 )
-from modes_tui.llm.litellm_model import LiteLLMChatModel, classify_error, import_litellm
+from modes_tui.llm.litellm_import import import_litellm
+from modes_tui.llm.litellm_model import LiteLLMChatModel
+from modes_tui.llm.provider_errors import classify_error
 from tests.fake_provider import FakeProvider, Reply
 
 

@@ -7,6 +7,7 @@ router makes of it, with the reason of the outcome table.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,11 +18,12 @@ from modes_tui.core.classifiers.chat import ChatClassifier, parse_selection, sel
 from modes_tui.core.classifiers.judge import JudgeClassifier, distribution
 from modes_tui.core.conversation import Message
 from modes_tui.core.errors import DeclarationError, ProviderError, RoutingDecisionError
+from modes_tui.core.ports import ChatModel, ModelCapabilities
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Route, Router
 from modes_tui.core.routing_input import HistoryEntry
 from modes_tui.core.routing_prompt import build_routing_prompt
-from modes_tui.llm.base import Completion, ModelRequest
+from modes_tui.core.wire import Completion, ModelEvent, ModelRequest
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from tests.conftest import PackWriter
 from tests.fake_provider import FakeProvider, Reply
@@ -318,18 +320,24 @@ async def test_judge_provider_error_falls_back(judge_pack: Pack, fake_llm: FakeP
 
 
 class NoLogprobsModel:
-    """A ChatModel that says it cannot return logprobs."""
+    """A ChatModel that says it cannot return logprobs (and is never called)."""
 
-    def supports_logprobs(self, model: str) -> bool:
-        return False
+    def capabilities(self, model: str) -> ModelCapabilities:
+        return ModelCapabilities(logprobs=False)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:  # pragma: no cover
+        raise AssertionError("never called")
+        yield
 
     async def complete(self, request: ModelRequest) -> Completion:  # pragma: no cover
         raise AssertionError("never called")
 
 
 def test_a_model_without_logprobs_is_refused_when_the_judge_is_built() -> None:
+    model = NoLogprobsModel()
+    assert isinstance(model, ChatModel)  # the fake is a whole ChatModel, not a partial one
     with pytest.raises(DeclarationError, match="needs token logprobs"):
-        JudgeClassifier(NoLogprobsModel(), "some/model")  # type: ignore[arg-type]
+        JudgeClassifier(model, "some/model")
 
 
 def test_litellm_knows_which_models_lack_logprobs(judge_pack: Pack, fake_llm: FakeProvider) -> None:

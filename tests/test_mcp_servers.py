@@ -28,7 +28,7 @@ from modes_tui.core.events import RequestBuilt, ToolCallFinished, TurnEvent, Tur
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Router
 from modes_tui.core.tools import Tool, ToolRegistry
-from modes_tui.llm.base import ModelRequest
+from modes_tui.core.wire import ModelRequest
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.mcp.config import McpServer
 from modes_tui.mcp.servers import McpServers, tool_name

@@ -74,7 +74,7 @@ class _Runner:
         return len(text) // 4
 
     def generate(self, prompt: str, params: Any, stop: threading.Event | None = None) -> Any:
-        from modes_tui.llm.local import Piece
+        from modes_tui.llm.llama_runner import Piece
 
         self.prompts.append(prompt)
         for piece in self.pieces:

@@ -21,7 +21,7 @@ from modes_tui.core.models import (
 )
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
-from modes_tui.llm.base import ModelRequest
+from modes_tui.core.wire import ModelRequest
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.store.settings import load_settings
 from tests.fake_provider import FakeProvider, Reply

@@ -47,10 +47,10 @@ def gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("llama_cpp")
     for module in ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings"):
         pytest.importorskip(module, reason="llama-cpp-python[server] (the local extra)")
-    from modes_tui.llm import local
+    from modes_tui.llm import gguf
 
-    pytest.importorskip(local.GGUF_MODULE)
-    return local.ensure_model_file(tmp_path_factory.mktemp("data"))
+    pytest.importorskip(gguf.GGUF_MODULE)
+    return gguf.ensure_model_file(tmp_path_factory.mktemp("data"))
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from modes_tui.core.events import RouteDecided, TextDelta, TurnCancelled, TurnFa
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Router
-from modes_tui.llm.base import TextChunk
+from modes_tui.core.wire import TextChunk
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.manage import delete_session, rename_session
 from modes_tui.store.replay import conversation_of, replay

@@ -13,7 +13,7 @@ import pytest
 from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.records import SCHEMA_VERSION
-from modes_tui.llm.base import ModelRequest
+from modes_tui.core.wire import ModelRequest
 from modes_tui.store.sessions import (
     SessionLog,
     list_sessions,

@@ -14,7 +14,7 @@ from modes_tui.core.events import (
     TurnFinished,
 )
 from modes_tui.core.profiles import Profile
-from modes_tui.llm.base import ModelRequest
+from modes_tui.core.wire import ModelRequest
 from modes_tui.tui.commands import CommandError, complete, mode_settings, parse_command
 from modes_tui.tui.keys import mode_keys, next_setting
 from modes_tui.tui.render import format_ms, format_time

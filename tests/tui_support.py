@@ -32,7 +32,7 @@ from modes_tui.core.events import (
 )
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import ClassifierInfo, Decision, Route
-from modes_tui.llm.base import ModelRequest, ToolSpec
+from modes_tui.core.wire import ModelRequest, ToolSpec
 from modes_tui.tui.services import AppServices, Confirmer
 
 FIXED_AT = "2026-03-14T09:26:53.000+00:00"

@@ -1,13 +1,12 @@
 """The control setting: `auto`, `off`, or a mode name that forces every turn.
 
 The value lives in the control file (`store.control.ControlFile`); the engine reads it
-before every turn through a `ControlSource`, so another process can change the mode.
+before every turn through a `core.ports.ControlSource`, so another process can change the mode.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 AUTO = "auto"
 OFF = "off"
@@ -26,11 +25,3 @@ class ControlReading:
     def forced(self) -> str | None:
         """The forced mode name, or None for auto and off."""
         return None if self.mode in (AUTO, OFF) else self.mode
-
-
-class ControlSource(Protocol):
-    """Anything that can say what the control setting is."""
-
-    def read(self) -> ControlReading:
-        """The setting now; never raises for a missing or invalid file."""
-        ...

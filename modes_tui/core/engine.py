@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from modes_tui.core.control import AUTO, OFF, ControlReading, ControlSource
+from modes_tui.core.control import AUTO, OFF, ControlReading
 from modes_tui.core.conversation import Conversation, Message, ToolCall
 from modes_tui.core.correcting import (
     CorrectionPlan,
@@ -66,8 +66,6 @@ from modes_tui.core.guards import (
     Block,
     Cancel,
     ConfirmationGuard,
-    Confirmer,
-    Guard,
     Limits,
     PendingCall,
     default_guards,
@@ -75,6 +73,14 @@ from modes_tui.core.guards import (
 from modes_tui.core.ledger import CostLedger
 from modes_tui.core.mode_note import mode_change_note
 from modes_tui.core.pack_fields import HistoryWindow
+from modes_tui.core.ports import (
+    UNKNOWN_CAPABILITIES,
+    ChatModel,
+    Confirmer,
+    ControlSource,
+    Guard,
+    ModelCapabilities,
+)
 from modes_tui.core.profiles import Pack, Profile
 from modes_tui.core.prompts import template_locals
 from modes_tui.core.questions import Asker, Question
@@ -84,8 +90,7 @@ from modes_tui.core.toolbox import default_registry
 from modes_tui.core.tools import Tool, ToolError, ToolRegistry
 from modes_tui.core.toolservers import ToolServers, server_tools
 from modes_tui.core.turn_costs import TurnCosts, fallback_note
-from modes_tui.llm.base import (
-    ChatModel,
+from modes_tui.core.wire import (
     ModelEvent,
     ModelRequest,
     ReasoningChunk,
@@ -250,7 +255,7 @@ class Engine:
         self._cancel_delivered = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
-        self._capabilities: dict[tuple[str, str], bool] = {}
+        self._capabilities: dict[str, ModelCapabilities] = {}
         self._prompts: dict[tuple[str | None, str], str] = {}
         self._record_failure: str | None = None
 
@@ -844,7 +849,7 @@ class Engine:
         requested = profile.thinking if profile is not None else "off"
         effort: str | None = None
         if requested != "off":
-            if await self._capable("supports_reasoning", model):
+            if (await self._capable(model)).reasoning:
                 effort = requested
             else:
                 notes.append(f"thinking n/a for {model}")
@@ -854,7 +859,7 @@ class Engine:
             if missing:
                 notes.append(f"tools not available here: {', '.join(missing)}")
             selected = self.tools.select(profile.tools)
-            if (selected or profile.mcp) and not await self._capable("supports_tools", model):
+            if (selected or profile.mcp) and not (await self._capable(model)).tools:
                 notes.append(f"tools n/a for {model}")
             else:
                 # MCP servers start here, on the first turn of a mode that lists them
@@ -876,22 +881,17 @@ class Engine:
             fallbacks=tuple(rest),
         )
 
-    async def _capable(self, check: str, model: str) -> bool:
-        """A capability of `model`, asked once (off the loop: it may import litellm)."""
-        key = (check, model)
-        known = self._capabilities.get(key)
+    async def _capable(self, model: str) -> ModelCapabilities:
+        """What `model` can do, asked once (off the loop: it may import litellm)."""
+        known = self._capabilities.get(model)
         if known is not None:
             return known
-        method = getattr(self.model, check, None)
-        if method is None:
-            answer = check == "supports_tools"  # a model without the question gets the tools
-        else:
-            try:
-                answer = bool(await asyncio.to_thread(method, model))
-            except Exception:  # an unknown capability is reported as missing
-                log.exception("%s(%s) failed", check, model)
-                answer = False
-        self._capabilities[key] = answer
+        try:
+            answer = await asyncio.to_thread(self.model.capabilities, model)
+        except Exception:  # an unknown capability is reported as missing
+            log.exception("capabilities(%s) failed", model)
+            answer = UNKNOWN_CAPABILITIES
+        self._capabilities[model] = answer
         return answer
 
     def _system_prompt(self, profile: Profile | None) -> str:

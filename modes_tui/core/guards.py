@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.conversation import Message, ToolCall
 
 if TYPE_CHECKING:
+    from modes_tui.core.ports import Confirmer, Guard
     from modes_tui.core.tools import Tool
 
 log = logging.getLogger("modes_tui.guards")
@@ -92,23 +93,6 @@ class Answer:
 
 
 Verdict = Cancel | Block | Answer
-
-
-@runtime_checkable
-class Guard(Protocol):
-    """Sees each pending call before it runs."""
-
-    def check(self, pending: PendingCall) -> Verdict | Awaitable[Verdict | None] | None:
-        """None lets the call through; a verdict closes it. May be sync or async."""
-        ...
-
-
-class Confirmer(Protocol):
-    """Whoever can say yes or no to a tool call (the TUI's dialog, the REPL's prompt)."""
-
-    async def confirm(self, call: ToolCall, tool: Tool) -> bool:
-        """True to run the call; False declines it (the model reads the reason)."""
-        ...
 
 
 def signature(call: ToolCall) -> str:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin, overload
 
 from modes_tui.core.errors import ToolError
-from modes_tui.llm.base import ToolSpec
+from modes_tui.core.wire import ToolSpec
 
 BUILTIN_TOOL_NAMES = frozenset(
     {

@@ -1,8 +1,8 @@
 """Prices for the engine: the ledger's baseline, the budget check, and fallback notes.
 
-Prices come from the chat model adapter's optional `price(model)` (configured prices first,
-then litellm's bundled price list); asking may import litellm, so it runs off the event loop
-and each answer is kept.
+Prices come from the chat model's `capabilities(model).price` (configured prices first, then
+litellm's bundled price list); asking may import litellm, so it runs off the event loop and
+each answer is kept.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Any
 from modes_tui.core.errors import ProviderError
 from modes_tui.core.ledger import CostLedger, baseline, money
 from modes_tui.core.models import ModelPrice
-from modes_tui.llm.base import ModelRequest
+from modes_tui.core.ports import ChatModel
+from modes_tui.core.wire import ModelRequest
 
 log = logging.getLogger("modes_tui.costs")
 
@@ -30,9 +31,9 @@ def fallback_note(failed: str, error: ProviderError, answering: str) -> str:
 class TurnCosts:
     """The ledger of one engine, and the prices it needs."""
 
-    def __init__(self, model: Any, ledger: CostLedger) -> None:
+    def __init__(self, model: ChatModel, ledger: CostLedger) -> None:
         self.model = model
-        """The chat model adapter (its `price(model)` method, when it has one)."""
+        """The chat model adapter (it knows each model's price)."""
         self.ledger = ledger
         """Per-turn costs, the session total, the baseline and the budget."""
         self._prices: dict[str, ModelPrice | None] = {}
@@ -42,13 +43,11 @@ class TurnCosts:
         """USD per token of `model`, or None when unknown."""
         if model in self._prices:
             return self._prices[model]
-        lookup = getattr(self.model, "price", None)
         found: ModelPrice | None = None
-        if lookup is not None:
-            try:
-                found = await asyncio.to_thread(lookup, model)
-            except Exception:  # an unknown price is just unknown
-                log.exception("price(%s) failed", model)
+        try:
+            found = (await asyncio.to_thread(self.model.capabilities, model)).price
+        except Exception:  # an unknown price is just unknown
+            log.exception("capabilities(%s) failed", model)
         self._prices[model] = found
         return found
 

@@ -358,7 +358,8 @@ class LiteLLMEncoder:
 
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        from modes_tui.llm.litellm_model import import_litellm, to_provider_error
+        from modes_tui.llm.litellm_import import import_litellm
+        from modes_tui.llm.provider_errors import to_provider_error
 
         litellm = import_litellm()
         try:

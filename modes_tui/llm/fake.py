@@ -15,7 +15,8 @@ from typing import Any
 
 from modes_tui.core.conversation import ToolCall
 from modes_tui.core.errors import ProviderError
-from modes_tui.llm.base import (
+from modes_tui.core.ports import ModelCapabilities
+from modes_tui.core.wire import (
     Completion,
     ModelEvent,
     ModelRequest,
@@ -57,6 +58,8 @@ class ScriptedModel:
     """Produces a reply when the queue is empty."""
     reasoning_models: frozenset[str] = frozenset({"scripted/thinker"})
     """Models that claim to support reasoning."""
+    capable_of: Mapping[str, ModelCapabilities] = field(default_factory=dict)
+    """What a model can do, where it differs from the default (tools, no price)."""
     requests: list[ModelRequest] = field(default_factory=list)
     """Every request received, in order."""
 
@@ -73,9 +76,12 @@ class ScriptedModel:
             return self.responder(request)
         return ScriptedReply("(the scripted model has nothing more to say)")
 
-    def supports_reasoning(self, model: str) -> bool:
-        """Only the models listed in `reasoning_models`."""
-        return model in self.reasoning_models
+    def capabilities(self, model: str) -> ModelCapabilities:
+        """As set in `capable_of`; else tools, and reasoning for `reasoning_models`."""
+        known = self.capable_of.get(model)
+        if known is not None:
+            return known
+        return ModelCapabilities(tools=True, reasoning=model in self.reasoning_models)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream the next reply in chunks."""

@@ -1,10 +1,9 @@
 """The litellm adapter: the only module that calls litellm for chat.
 
 Every model call goes through here, the embedded local model included (it is a litellm
-custom provider). `import litellm` costs seconds and, unless told otherwise, reaches for
-the network to fetch a price list, so it is imported lazily, with the environment set
-first, and can be warmed in a background thread after the first paint (`preload`).
-Provider failures become one `ProviderError` with the provider's own words and a hint.
+custom provider, `local.py`, registered before its first call). litellm is imported lazily
+(`litellm_import.py`); its failures become one `ProviderError` with the provider's own
+words and a hint (`provider_errors.py`).
 """
 
 from __future__ import annotations
@@ -12,20 +11,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import os
-import re
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from modes_tui.core.conversation import ToolCall
-from modes_tui.core.errors import ProviderError, ProviderErrorKind
+from modes_tui.core.errors import ProviderError
 from modes_tui.core.models import ModelCatalog, ModelConfig, ModelPrice
-from modes_tui.llm.base import (
+from modes_tui.core.ports import ModelCapabilities
+from modes_tui.core.wire import (
     Completion,
     ModelEvent,
     ModelRequest,
@@ -34,250 +31,15 @@ from modes_tui.llm.base import (
     ToolCallChunk,
     UsageReport,
 )
+from modes_tui.llm.litellm_import import import_litellm, import_litellm_async
+from modes_tui.llm.provider_errors import HINTS, to_provider_error
 
 LOCAL_PREFIX = "local/"
-_import_lock = threading.Lock()
-_litellm: ModuleType | None = None
-
-
-def configure_environment(*, offline: bool) -> None:
-    """Set what litellm reads at import: the bundled price list, and offline mode."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    if offline:
-        os.environ.setdefault("LITELLM_OFFLINE_MODE", "True")
-
-
-def import_litellm(*, offline: bool = False) -> ModuleType:
-    """Import litellm once, quietly, with the environment set first. Thread-safe."""
-    global _litellm
-    with _import_lock:
-        if _litellm is None:
-            configure_environment(offline=offline)
-            import litellm
-
-            litellm.suppress_debug_info = True
-            litellm.telemetry = False
-            logging.getLogger("LiteLLM").setLevel(logging.ERROR)
-            _litellm = litellm
-        return _litellm
-
-
-async def import_litellm_async(*, offline: bool = False) -> ModuleType:
-    """`import_litellm` without blocking the event loop on the first, slow import."""
-    if _litellm is not None:
-        return _litellm
-    return await asyncio.to_thread(import_litellm, offline=offline)
-
-
-def preload(*, offline: bool = False) -> threading.Thread:
-    """Import litellm in a daemon thread (call after the first paint)."""
-    thread = threading.Thread(
-        target=import_litellm, kwargs={"offline": offline}, name="litellm-import", daemon=True
-    )
-    thread.start()
-    return thread
 
 
 def is_remote(model: str) -> bool:
     """Whether calling `model` needs the network."""
     return not (model.startswith(LOCAL_PREFIX) or model.startswith("fake/"))
-
-
-# --------------------------------------------------------------------------- errors
-
-_HINTS: dict[ProviderErrorKind, str] = {
-    "timeout": "the model took too long; retry, or raise `timeout` for slow models",
-    "rate_limit": "the provider is rate-limiting you; wait a moment and retry",
-    "auth": "check the API key for this provider (e.g. OPENAI_API_KEY, ANTHROPIC_API_KEY)",
-    "connection": "the connection to the provider failed; check the network, or use the offline "
-    "model local/gemma-3-270m (modes-tui --model local/gemma-3-270m)",
-    "bad_stream": "the provider sent an answer that could not be read; retry",
-    "server_error": "the provider failed on its side (an HTTP 5xx answer); retry in a moment",
-    "context_too_long": "the conversation is longer than this model accepts; /clear, or lower "
-    "`history: {last: N}` in the mode's profile",
-    "not_found": "check the model id (provider/model, e.g. openai/gpt-4.1-mini) in the profile "
-    "or in --model",
-    "bad_request": "the provider refused the request; check the profile's parameters",
-    "unknown": "see the log for details; retry",
-}
-
-
-_WRAPPER_PREFIX = re.compile(
-    r"^(?:(?:litellm|LiteLLM)\.\w+: |\w*(?:Error|Exception|Timeout)(?::| -) )+"
-)
-"""litellm's class names in front of the provider's words (`InternalServerError:
-OpenAIException - ...`): they say nothing the error's kind does not."""
-_VAGUE = frozenset({"connection error.", "request timed out.", "error", ""})
-_NETWORK_NAMES = frozenset(
-    {"ConnectError", "ReadError", "RemoteProtocolError", "ClientConnectorError", "OSError"}
-)
-
-
-def _provider_message(error: BaseException) -> str:
-    text = str(getattr(error, "message", "") or str(error) or type(error).__name__)
-    first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
-    first = _WRAPPER_PREFIX.sub("", first).strip() or first
-    said, _, again = first.partition(" Error_str: ")
-    if again and again.strip() == said.strip():
-        first = said  # litellm repeats the words of some errors
-    if first.lower() in _VAGUE:
-        # "Connection error." alone says nothing; the network library's words say what
-        cause = _network_cause(error)
-        if cause:
-            first = f"{first} ({cause})"
-    return first[:500]
-
-
-def _chain(error: BaseException) -> list[BaseException]:
-    """`error` and everything it wraps (original_exception, cause, context), outside in."""
-    found: list[BaseException] = []
-    seen: set[int] = set()
-    queue: list[BaseException | None] = [error]
-    while queue:
-        item = queue.pop(0)
-        if item is None or id(item) in seen:
-            continue
-        seen.add(id(item))
-        found.append(item)
-        inner = getattr(item, "original_exception", None)
-        queue += [
-            inner if isinstance(inner, BaseException) else None,
-            item.__cause__,
-            item.__context__,
-        ]
-    return found
-
-
-def _network_cause(error: BaseException) -> str:
-    """The words of the first network-level failure `error` wraps ('' if none)."""
-    for item in _chain(error):
-        names = {cls.__name__ for cls in type(item).__mro__}
-        if names & _NETWORK_NAMES and str(item).strip():
-            return str(item).strip().splitlines()[0]
-    return ""
-
-
-def _answered(error: BaseException) -> bool:
-    """Whether the provider answered with an HTTP error status (it was reached).
-
-    litellm's own wrappers subclass the status errors whatever happened, so only the
-    client library's errors (openai, httpx) count.
-    """
-    return any(
-        not type(item).__module__.startswith("litellm")
-        and {cls.__name__ for cls in type(item).__mro__} & {"APIStatusError", "HTTPStatusError"}
-        for item in _chain(error)
-    )
-
-
-def _unwrap(error: BaseException) -> BaseException:
-    """litellm wraps failures inside a stream; the original says what happened."""
-    for _ in range(5):
-        inner = getattr(error, "original_exception", None)
-        if not isinstance(inner, BaseException) or inner is error:
-            break
-        error = inner
-    return error
-
-
-_MALFORMED = frozenset({"APIResponseValidationError", "JSONDecodeError"})
-
-
-def _malformed(error: BaseException) -> bool:
-    """Whether an unreadable answer is anywhere in the chain.
-
-    litellm wraps a chunk that does not parse as a connection error, keeping the parse
-    error only as the wrapper's `__context__`.
-    """
-    seen: set[int] = set()
-    stack: list[BaseException | None] = [error]
-    while stack:
-        item = stack.pop()
-        if item is None or id(item) in seen:
-            continue
-        seen.add(id(item))
-        if {cls.__name__ for cls in type(item).__mro__} & _MALFORMED:
-            return True
-        inner = getattr(item, "original_exception", None)
-        stack += [
-            inner if isinstance(inner, BaseException) else None,
-            item.__cause__,
-            item.__context__,
-        ]
-    return False
-
-
-_MISSING_KEY_WORDS = ("missing credentials", "api_key client option must be set", "no api key")
-
-
-def _mentions_missing_key(error: BaseException) -> bool:
-    """litellm reports an unset API key as a server error; its text says what it is."""
-    text = str(error).lower()
-    return any(words in text for words in _MISSING_KEY_WORDS)
-
-
-def classify_error(error: BaseException) -> ProviderErrorKind:
-    """Which kind of provider failure `error` is (by litellm/openai class names)."""
-    kind = _classify(_unwrap(error), error)
-    if kind in ("connection", "unknown") and _malformed(error):
-        return "bad_stream"
-    return kind
-
-
-def _classify(error: BaseException, whole: BaseException | None = None) -> ProviderErrorKind:
-    names = {cls.__name__ for cls in type(error).__mro__}
-    if isinstance(error, asyncio.TimeoutError | TimeoutError) or names & {
-        "Timeout",
-        "APITimeoutError",
-    }:
-        return "timeout"
-    if "ContextWindowExceededError" in names:
-        return "context_too_long"
-    if "RateLimitError" in names:
-        return "rate_limit"
-    if names & {"AuthenticationError", "PermissionDeniedError"} or _mentions_missing_key(error):
-        return "auth"
-    if "NotFoundError" in names or "LLM Provider NOT provided" in str(error):
-        return "not_found"
-    if names & {"ServiceUnavailableError", "BadGatewayError", "InternalServerError"} and (
-        _answered(whole or error) or not _network_cause(whole or error)
-    ):
-        return "server_error"  # it was reached and failed on its side (HTTP 5xx)
-    if names & {
-        "APIConnectionError",
-        "ServiceUnavailableError",
-        "BadGatewayError",
-        "InternalServerError",
-        "ConnectionError",
-    }:
-        return "connection"
-    if names & {"BadRequestError", "UnsupportedParamsError", "UnprocessableEntityError"}:
-        return "bad_request"
-    return "unknown"
-
-
-def _wrapped_provider_error(error: BaseException) -> ProviderError | None:
-    """Our own ProviderError (e.g. from the local provider) that litellm re-raised as its own."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        if isinstance(current, ProviderError):
-            return current
-        seen.add(id(current))
-        inner = getattr(current, "original_exception", None)
-        current = (
-            inner if isinstance(inner, BaseException) else current.__cause__ or current.__context__
-        )
-    return None
-
-
-def to_provider_error(error: BaseException, model: str) -> ProviderError:
-    """One ProviderError with the provider's words and a hint."""
-    ours = _wrapped_provider_error(error)
-    if ours is not None:
-        return ours
-    kind = classify_error(error)
-    return ProviderError(kind, _provider_message(_unwrap(error)), hint=_HINTS[kind], model=model)
 
 
 # --------------------------------------------------------------------------- the adapter
@@ -318,8 +80,27 @@ class LiteLLMChatModel:
         self._register_local = register_local
         self._local_ready: set[str] = set()
         self._local_lock = threading.Lock()
+        self._capabilities: dict[str, ModelCapabilities] = {}
 
     # -- capabilities
+
+    def capabilities(self, model: str) -> ModelCapabilities:
+        """Everything below for `model`: configured values first, then litellm's model map.
+
+        Kept per model: the engine, the cost ledger and the judge router all ask, and the
+        first question about a provider can take a while (litellm loads its config then).
+        """
+        known = self._capabilities.get(model)
+        if known is None:
+            known = ModelCapabilities(
+                tools=self.supports_tools(model),
+                reasoning=self.supports_reasoning(model),
+                logprobs=self.supports_logprobs(model),
+                price=self.price(model),
+                context_window=self.context_window(model),
+            )
+            self._capabilities[model] = known
+        return known
 
     def supports_reasoning(self, model: str) -> bool:
         """Whether litellm says `model` takes `reasoning_effort`."""
@@ -500,7 +281,7 @@ class LiteLLMChatModel:
             raise ProviderError(
                 "bad_stream",
                 f"the answer had no message ({error})",
-                hint=_HINTS["bad_stream"],
+                hint=HINTS["bad_stream"],
                 model=request.model,
             ) from error
         positions: list[Mapping[str, float]] = []

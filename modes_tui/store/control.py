@@ -26,8 +26,9 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from modes_tui.core.control import AUTO, OFF, ControlReading, ControlSource
+from modes_tui.core.control import AUTO, OFF, ControlReading
 from modes_tui.core.errors import ModesError, UnknownMode
+from modes_tui.core.ports import ControlSource
 from modes_tui.core.profiles import NAME_PATTERN
 
 POLL_SECONDS = 0.2

@@ -58,7 +58,7 @@ from modes_tui.core.events import (
     Usage,
 )
 from modes_tui.core.routing import Classifier, Route, Router
-from modes_tui.llm.base import ModelRequest, ToolSpec
+from modes_tui.core.wire import ModelRequest, ToolSpec
 from modes_tui.store.sessions import LoadedSession, SessionProblem, gc_paused
 
 INTERRUPTED = "interrupted"

@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.records import RECORD_TYPES, SCHEMA_VERSION, RecordType, SessionWriter
-from modes_tui.store.redaction import redact_secrets
+from modes_tui.core.redaction import redact_secrets
 from modes_tui.store.titles import generate_title, renamed_titles
 
 SUFFIX = ".jsonl"

@@ -39,7 +39,7 @@ from modes_tui.core.events import (
     TurnFinished,
 )
 from modes_tui.core.terminal_text import safe_events, terminal_safe
-from modes_tui.tui.chat import ChatLog, RetryRequested
+from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.commands import (
     COMMANDS,
     UNDO,
@@ -59,6 +59,7 @@ from modes_tui.tui.render import plural, tool_outcome
 from modes_tui.tui.services import AppServices, ReplayedSession, TurnEngine
 from modes_tui.tui.startup import StartupProblem
 from modes_tui.tui.status import ModeHeader, StatusLine, model_label, setting_label
+from modes_tui.tui.turn_messages import RetryRequested
 from modes_tui.tui.turns import TurnRecord
 
 if TYPE_CHECKING:

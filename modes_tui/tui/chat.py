@@ -37,15 +37,6 @@ LOAD_MARGIN = 10
 """Lines above and below the viewport whose cheap turns load as full ones."""
 
 
-class RetryRequested(Message):
-    """The user asked to retry a failed turn (its Retry button)."""
-
-    def __init__(self, number: int) -> None:
-        self.number = number
-        """The turn to retry."""
-        super().__init__()
-
-
 class HeightsByWidth(Static):
     """A Static that remembers its height at two widths, not one.
 

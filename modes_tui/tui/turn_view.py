@@ -35,7 +35,6 @@ from modes_tui.core.events import (
     TurnFinished,
     Usage,
 )
-from modes_tui.tui.chat import RetryRequested
 from modes_tui.tui.render import (
     correction_line,
     format_ms,
@@ -43,6 +42,7 @@ from modes_tui.tui.render import (
     route_headline,
     tool_summary,
 )
+from modes_tui.tui.turn_messages import RetryRequested
 from modes_tui.tui.turns import Superseded, TurnRecord
 
 NO_RETRY = {

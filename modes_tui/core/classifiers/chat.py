@@ -27,11 +27,12 @@ from typing import Any
 from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
 from modes_tui.core.errors import ProviderError, RoutingDecisionError
 from modes_tui.core.learning import Similarity, similar_corrections
+from modes_tui.core.ports import ChatModel
 from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import ClassifierInfo, Decision
 from modes_tui.core.routing_input import HistoryEntry
 from modes_tui.core.routing_prompt import build_routing_prompt
-from modes_tui.llm.base import ChatModel, ModelRequest
+from modes_tui.core.wire import ModelRequest
 
 ANSWER_FORMAT = (
     'Answer with one JSON object and nothing else: {"mode": one of the mode names above, '

@@ -45,7 +45,7 @@ from modes_tui.core.routing_input import HistoryEntry
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from modes_tui.llm.base import Encoder
+    from modes_tui.core.ports import Encoder
 
     Vector = npt.NDArray[np.float32]
 

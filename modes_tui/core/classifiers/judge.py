@@ -24,11 +24,12 @@ from modes_tui.core.classifiers.chat import call_with_timeout
 from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
 from modes_tui.core.errors import DeclarationError, Problem, RoutingDecisionError
 from modes_tui.core.learning import Similarity, similar_corrections
+from modes_tui.core.ports import ChatModel
 from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import ClassifierInfo, Decision
 from modes_tui.core.routing_input import HistoryEntry
 from modes_tui.core.routing_prompt import build_routing_prompt
-from modes_tui.llm.base import ChatModel, ModelRequest
+from modes_tui.core.wire import ModelRequest
 
 LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 TOP_LOGPROBS = 10
@@ -97,20 +98,18 @@ class JudgeClassifier:
         """How "most similar" is measured when an encoder is at hand (else lexically)."""
         self.top_logprobs = top_logprobs
         self.timeout = timeout
-        if check_support:
-            supports = getattr(model, "supports_logprobs", None)
-            if not callable(supports) or not supports(model_id):
-                raise DeclarationError(
-                    [
-                        Problem(
-                            "router.yaml",
-                            "model",
-                            f"the judge backend needs token logprobs and {model_id!r} does not "
-                            "return them; pick a model that does (e.g. an OpenAI or Gemini "
-                            "model) or use `classifier: chat`",
-                        )
-                    ]
-                )
+        if check_support and not model.capabilities(model_id).logprobs:
+            raise DeclarationError(
+                [
+                    Problem(
+                        "router.yaml",
+                        "model",
+                        f"the judge backend needs token logprobs and {model_id!r} does not "
+                        "return them; pick a model that does (e.g. an OpenAI or Gemini "
+                        "model) or use `classifier: chat`",
+                    )
+                ]
+            )
 
     def request(
         self,

@@ -1,10 +1,14 @@
-"""Secrets never reach a session file: API keys, tokens, auth headers, cookies.
+"""Secrets never reach a log or a session file: API keys, tokens, auth headers, cookies.
 
-Extends `modes_tui.llm.base.redact` (which knows the common key names) for what a session
-record may carry: names spelled with dashes or in any case (`X-Api-Key`, `Authorization`),
-provider-specific key names (`openai_api_key`, `aws_secret_access_key`), and headers given
-as `[name, value]` pairs. Redaction goes by the *name* of a value, never by its content:
-what the user typed is recorded as typed, even if it looks like a key.
+The one redactor: `ModelRequest.to_dict()` (the request as logged) and the session log
+(every record it writes) both use it. Redaction goes by the *name* of a value, never by its
+content: what the user typed is recorded as typed, even if it looks like a key.
+
+A name is secret when, lower-cased with dashes read as underscores, it is one of
+`SECRET_NAMES` (`token`, `Authorization`, `X-Api-Key`, `aws_secret_access_key`, ...) or ends
+with one of `SECRET_SUFFIXES` (`openai_api_key`, `client_secret`, ...). Values are replaced
+under a secret-named key of a mapping, and in a `[name, value]` pair (a header list).
+Empty values stay as they are, so a log still shows that no key was set.
 """
 
 from __future__ import annotations
@@ -12,16 +16,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modes_tui.llm.base import SECRET_KEYS
-
 REDACTED = "[redacted]"
+"""What a secret is replaced with."""
 
-_SECRET_NAMES = frozenset(
-    {key.replace("-", "_") for key in SECRET_KEYS}
-    | {
+SECRET_NAMES = frozenset(
+    {
         "api_key",
         "apikey",
         "api_token",
+        "token",
+        "secret",
         "access_token",
         "refresh_token",
         "id_token",
@@ -43,7 +47,17 @@ _SECRET_NAMES = frozenset(
         "private_key",
     }
 )
-_SECRET_SUFFIXES = ("_api_key", "_apikey", "_secret", "_secret_key", "_access_token", "_password")
+"""Names (normalised: lower case, `_` for `-`) whose values are secrets."""
+
+SECRET_SUFFIXES = (
+    "_api_key",
+    "_apikey",
+    "_secret",
+    "_secret_key",
+    "_access_token",
+    "_password",
+)
+"""Name endings that mark a provider-specific secret (`openai_api_key`)."""
 
 
 def is_secret_name(name: object) -> bool:
@@ -51,7 +65,7 @@ def is_secret_name(name: object) -> bool:
     if not isinstance(name, str):
         return False
     normal = name.strip().lower().replace("-", "_")
-    return normal in _SECRET_NAMES or normal.endswith(_SECRET_SUFFIXES)
+    return normal in SECRET_NAMES or normal.endswith(SECRET_SUFFIXES)
 
 
 def redact_secrets(value: Any) -> Any:

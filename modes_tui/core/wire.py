@@ -1,23 +1,18 @@
-"""The model seam: what the engine and the router need from a model or an encoder.
+"""What crosses the model seam: one request in, a stream of model events out.
 
-Pure data and protocols; importing this module loads no model library. Adapters:
-`litellm_model.LiteLLMChatModel` (every real call, local model included) and
-`fake.ScriptedModel` (tests and demos). Encoders: `encoders.py`.
+Pure data: importing this module loads no model library. The adapters in `modes_tui.llm`
+turn a `ModelRequest` into a provider call and the provider's answer back into these
+events; the engine and the routing backends read nothing else from a model.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Union, runtime_checkable
+from typing import Any, ClassVar
 
 from modes_tui.core.conversation import ToolCall
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-SECRET_KEYS = frozenset({"api_key", "authorization", "x-api-key", "api-key", "token", "secret"})
+from modes_tui.core.redaction import redact_secrets
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,21 +73,8 @@ class ModelRequest:
 
     def to_dict(self) -> dict[str, Any]:
         """The exact arguments, with secrets redacted, for logs and sessions."""
-        return redact(self.params())
-
-
-def redact(value: Any) -> Any:
-    """A copy of `value` with API keys, tokens and auth headers replaced."""
-    if isinstance(value, Mapping):
-        return {
-            key: "[redacted]"
-            if str(key).lower() in SECRET_KEYS and value[key]
-            else redact(value[key])
-            for key in value
-        }
-    if isinstance(value, list | tuple):
-        return [redact(item) for item in value]
-    return value
+        redacted: dict[str, Any] = redact_secrets(self.params())
+        return redacted
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +120,7 @@ class UsageReport:
 
 
 ModelEvent = TextChunk | ReasoningChunk | ToolCallChunk | UsageReport
+"""What a streamed model call yields."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,36 +135,3 @@ class Completion:
     """Token counts and cost."""
     model: str = ""
     """The model that answered."""
-
-
-@runtime_checkable
-class ChatModel(Protocol):
-    """Anything that can answer a ModelRequest."""
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """Stream the answer. Raises ProviderError on failure."""
-        ...
-
-    async def complete(self, request: ModelRequest) -> Completion:
-        """The whole answer at once. Raises ProviderError on failure."""
-        ...
-
-    def supports_reasoning(self, model: str) -> bool:
-        """Whether `reasoning_effort` means anything to `model`."""
-        ...
-
-
-EncodedTexts = Union["npt.NDArray[np.float32]", list[list[float]]]
-"""What an encoder returns: a (texts x dimensions) float32 array, or plain lists."""
-
-
-@runtime_checkable
-class Encoder(Protocol):
-    """Turns texts into vectors for the embedding router."""
-
-    name: str
-    """Identifies the encoder (cache keys include it)."""
-
-    def encode(self, texts: Sequence[str]) -> EncodedTexts:
-        """One L2-normalised vector per text, in order."""
-        ...

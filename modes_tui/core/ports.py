@@ -1,0 +1,131 @@
+"""The ports: what the core needs from the world outside it, as Protocols.
+
+The core (engine, router, classifiers, costs) talks to models, encoders, the session log,
+the control file and the user only through these; the adapters live outside the core
+(`modes_tui.llm`, `modes_tui.store`, `modes_tui.tui`, `modes_tui.plain`), and tests pass
+fakes. What crosses the model seam (requests, model events) is in `modes_tui.core.wire`.
+
+    port            adapters                                   fakes in tests
+    ChatModel       llm.litellm_model.LiteLLMChatModel         llm.fake.ScriptedModel
+    Encoder         llm.encoders (MiniLM, sentence-transformers, litellm)   HashingEncoder
+    Classifier      core.classifiers.* (keyword, embedding, chat, judge, cascade)
+    SessionWriter   store.sessions.SessionLog                  a list of records
+    ControlSource   store.control.ControlFile                  a fixed reading
+    Confirmer       tui.confirm.DialogConfirmer, plain.PromptConfirmer / PipeConfirmer
+    Guard           core.guards (repeated calls, tool budget, confirmation), user guards
+
+`Classifier` and `SessionWriter` are defined next to the values they speak in
+(`core.routing`, `core.records`) and named here so a consumer imports every port from one
+place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, Union, runtime_checkable
+
+from modes_tui.core.models import ModelPrice
+from modes_tui.core.records import SessionWriter
+from modes_tui.core.routing import Classifier
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from modes_tui.core.control import ControlReading
+    from modes_tui.core.conversation import ToolCall
+    from modes_tui.core.guards import PendingCall, Verdict
+    from modes_tui.core.tools import Tool
+    from modes_tui.core.wire import Completion, ModelEvent, ModelRequest
+
+__all__ = [
+    "ChatModel",
+    "Classifier",
+    "Confirmer",
+    "ControlSource",
+    "EncodedTexts",
+    "Encoder",
+    "Guard",
+    "ModelCapabilities",
+    "SessionWriter",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCapabilities:
+    """What one model can do and costs, as its adapter knows it."""
+
+    tools: bool = True
+    """Whether it can call functions (the mode's tools are offered only then)."""
+    reasoning: bool = False
+    """Whether `reasoning_effort` means anything to it (a mode's `thinking`)."""
+    logprobs: bool = False
+    """Whether it returns token log probabilities (the judge router needs them)."""
+    price: ModelPrice | None = None
+    """USD per token, or None when unknown (the cost ledger, the budget)."""
+    context_window: int | None = None
+    """Input tokens it accepts, or None when unknown."""
+
+
+UNKNOWN_CAPABILITIES = ModelCapabilities(tools=False)
+"""What the engine assumes when asking a model's capabilities failed: nothing optional."""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Anything that can answer a ModelRequest."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream the answer. Raises ProviderError on failure."""
+        ...
+
+    async def complete(self, request: ModelRequest) -> Completion:
+        """The whole answer at once. Raises ProviderError on failure."""
+        ...
+
+    def capabilities(self, model: str) -> ModelCapabilities:
+        """What `model` (an id or a configured alias) can do. May be slow the first time
+        (an adapter may import its library): the engine asks off the event loop."""
+        ...
+
+
+EncodedTexts = Union["npt.NDArray[np.float32]", list[list[float]]]
+"""What an encoder returns: a (texts x dimensions) float32 array, or plain lists."""
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Turns texts into vectors for the embedding router."""
+
+    name: str
+    """Identifies the encoder (cache keys include it)."""
+
+    def encode(self, texts: Sequence[str]) -> EncodedTexts:
+        """One L2-normalised vector per text, in order."""
+        ...
+
+
+class ControlSource(Protocol):
+    """Anything that can say what the control setting is."""
+
+    def read(self) -> ControlReading:
+        """The setting now; never raises for a missing or invalid file."""
+        ...
+
+
+@runtime_checkable
+class Guard(Protocol):
+    """Sees each pending tool call before it runs."""
+
+    def check(self, pending: PendingCall) -> Verdict | Awaitable[Verdict | None] | None:
+        """None lets the call through; a verdict closes it. May be sync or async."""
+        ...
+
+
+class Confirmer(Protocol):
+    """Whoever can say yes or no to a tool call (the TUI's dialog, the REPL's prompt)."""
+
+    async def confirm(self, call: ToolCall, tool: Tool) -> bool:
+        """True to run the call; False declines it (the model reads the reason)."""
+        ...

@@ -1,0 +1,301 @@
+"""The layer contract, read from the source (no import runs): what may import what.
+
+    cli, plain, tui   the edges: parse, show, ask the user
+        |
+    store, llm, mcp   adapters: files on disk, model libraries, MCP servers
+        |
+      core            headless domain; talks to the adapters only through core/ports.py
+
+Three rules, each failure naming the module and the rule:
+1. `modes_tui.core` imports nothing from the adapter or edge packages, not even inside a
+   function or under `if TYPE_CHECKING:` (a type-only import still couples the layers).
+2. No import cycles between modes_tui modules. Module-level and function-local imports
+   count (a function-local import only defers a cycle, it does not remove it); imports
+   under `if TYPE_CHECKING:` do not (they never run).
+3. No module in modes_tui/ over 500 lines.
+
+Other branches are splitting modules and breaking cycles in parallel, so rules 2 and 3
+keep explicit lists of what is still known to break them. The lists may only shrink: a
+test fails when a listed module has come under the limit (or a listed cycle is gone),
+so whoever fixes one also removes it here.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "modes_tui"
+MAX_LINES = 500
+CORE = "modes_tui.core"
+OUTSIDE_CORE = (
+    "modes_tui.llm",
+    "modes_tui.store",
+    "modes_tui.tui",
+    "modes_tui.mcp",
+    "modes_tui.plain",
+    "modes_tui.plain_sessions",
+    "modes_tui.cli",
+    "modes_tui.cli_models",
+    "modes_tui.corrections_cli",
+    "modes_tui.session_cli",
+    "modes_tui.runtime",
+    "modes_tui.__main__",
+)
+"""Everything core must not import: adapters, edges, and the wiring."""
+
+STILL_OVER_500 = {
+    "modes_tui.cli": "i12-runtime",
+    "modes_tui.core.classifiers.embedding": "i10-calib",
+    "modes_tui.core.engine": "i12-records",
+    "modes_tui.core.evaluation": "i12-orders",
+    "modes_tui.core.orders": "i12-orders",
+    "modes_tui.core.profiles": "i12-orders",
+    "modes_tui.core.routing": "i12-orders",
+    "modes_tui.store.replay": "i12-records",
+    "modes_tui.store.sessions": "i12-records",
+    "modes_tui.tui.app": "i12-fold",
+}
+"""Modules still over the limit -> the branch splitting them. Only ever remove entries."""
+
+STILL_KNOWN_CYCLES = {
+    frozenset({"modes_tui.core.tools", "modes_tui.core.orders", "modes_tui.core.workspace"}),
+    frozenset({"modes_tui.cli", "modes_tui.session_cli"}),
+    frozenset({"modes_tui.plain", "modes_tui.plain_sessions"}),
+    frozenset({"modes_tui.store.sessions", "modes_tui.store.titles"}),
+}
+"""Import cycles still known, each in modules another branch is restructuring (i12-orders,
+i12-runtime, i12-fold, i12-records). Only ever remove entries."""
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One import statement, resolved to a modes_tui module."""
+
+    target: str
+    """The imported module (a name imported from a package counts as its submodule)."""
+    line: int
+    """Where it is, 1-based."""
+    type_only: bool
+    """Whether it sits under `if TYPE_CHECKING:` (never runs)."""
+
+
+def module_name(path: Path) -> str:
+    """`modes_tui/core/ports.py` -> `modes_tui.core.ports`; a package's __init__ -> the package."""
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def all_modules() -> dict[str, Path]:
+    """Every module of the package, by dotted name."""
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+MODULES = all_modules()
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING"
+    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+
+
+def _resolve(module: str, node: ast.ImportFrom) -> str:
+    """The absolute module a `from ... import` names (relative imports included)."""
+    if not node.level:
+        return node.module or ""
+    package = module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+    for _ in range(node.level - 1):
+        package = package.rpartition(".")[0]
+    return f"{package}.{node.module}" if node.module else package
+
+
+def _targets(module: str, node: ast.Import | ast.ImportFrom) -> Iterator[str]:
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            yield alias.name
+        return
+    base = _resolve(module, node)
+    for alias in node.names:
+        submodule = f"{base}.{alias.name}"
+        yield submodule if submodule in MODULES else base
+
+
+def imports_of(module: str) -> list[Import]:
+    """Every import of a modes_tui module in `module`, wherever it sits."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    found: list[Import] = []
+
+    def visit(node: ast.AST, type_only: bool) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                visit(child, True)
+            for child in node.orelse:
+                visit(child, type_only)
+            return
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for target in _targets(module, node):
+                if target == "modes_tui" or target.startswith("modes_tui."):
+                    found.append(Import(target, node.lineno, type_only))
+        for child in ast.iter_child_nodes(node):
+            visit(child, type_only)
+
+    visit(tree, False)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the modes_tui modules it imports at run time (TYPE_CHECKING skipped)."""
+    graph: dict[str, set[str]] = {name: set() for name in MODULES}
+    for name in MODULES:
+        for item in imports_of(name):
+            if not item.type_only and item.target in MODULES and item.target != name:
+                graph[name].add(item.target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: set[frozenset[str]] = set()
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.add(frozenset(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def line_count(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def _outside_core(target: str) -> bool:
+    return any(target == name or target.startswith(name + ".") for name in OUTSIDE_CORE)
+
+
+# --------------------------------------------------------------------------- the rules
+
+
+def test_core_imports_nothing_from_adapters_or_edges() -> None:
+    broken = [
+        f"{name}:{item.line} imports {item.target} (rule: core imports nothing from "
+        "llm, store, tui, mcp, plain or cli; depend on a Protocol in core/ports.py)"
+        for name in MODULES
+        if name == CORE or name.startswith(CORE + ".")
+        for item in imports_of(name)
+        if _outside_core(item.target)
+    ]
+    assert broken == []
+
+
+def test_no_new_import_cycles() -> None:
+    found = cycles(import_graph())
+    new = [
+        " -> ".join(sorted(cycle)) + " (rule: no import cycles between modes_tui modules)"
+        for cycle in found - STILL_KNOWN_CYCLES
+    ]
+    gone = [
+        " -> ".join(sorted(cycle)) + " is no longer a cycle: remove it from STILL_KNOWN_CYCLES"
+        for cycle in STILL_KNOWN_CYCLES - found
+    ]
+    assert new + gone == []
+
+
+def test_no_module_over_500_lines() -> None:
+    sizes = {name: line_count(path) for name, path in MODULES.items()}
+    too_long = [
+        f"{name} has {lines} lines (rule: no module in modes_tui/ over {MAX_LINES} lines)"
+        for name, lines in sorted(sizes.items())
+        if lines > MAX_LINES and name not in STILL_OVER_500
+    ]
+    now_short = [
+        f"{name} has {sizes.get(name, 0)} lines now: remove it from STILL_OVER_500 "
+        "(the list only shrinks)"
+        for name in sorted(STILL_OVER_500)
+        if sizes.get(name, 0) <= MAX_LINES
+    ]
+    assert too_long + now_short == []
+
+
+# --------------------------------------------------------------------------- the checker
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def fake_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A tiny modes_tui tree the checker reads instead of the real one."""
+    root = tmp_path / "modes_tui"
+    _write(
+        root,
+        {
+            "__init__.py": "",
+            "core/__init__.py": "",
+            "core/a.py": (
+                "from typing import TYPE_CHECKING\n"
+                "from modes_tui.core import b\n"
+                "if TYPE_CHECKING:\n    from modes_tui.store.c import C\n"
+            ),
+            "core/b.py": "def later():\n    from modes_tui.core.a import x\n",
+            "core/d.py": "if TYPE_CHECKING:\n    from modes_tui.core.a import y\n",
+            "core/e.py": "from .d import z\n",
+            "store/__init__.py": "",
+            "store/c.py": "import modes_tui.core.d\n",
+        },
+    )
+    monkeypatch.setattr(__import__(__name__, fromlist=["MODULES"]), "PACKAGE", root)
+    monkeypatch.setattr(__import__(__name__, fromlist=["MODULES"]), "MODULES", all_modules())
+    return root
+
+
+def test_the_checker_sees_function_local_imports_and_skips_type_checking(
+    fake_package: Path,
+) -> None:
+    graph = import_graph()
+    assert graph["modes_tui.core.a"] == {"modes_tui.core.b"}
+    assert graph["modes_tui.core.b"] == {"modes_tui.core.a"}  # a function-local import counts
+    assert graph["modes_tui.core.d"] == set()  # a TYPE_CHECKING import does not
+    assert graph["modes_tui.core.e"] == {"modes_tui.core.d"}  # relative, resolved
+    assert cycles(graph) == {frozenset({"modes_tui.core.a", "modes_tui.core.b"})}
+
+
+def test_the_checker_reports_a_type_only_import_of_an_adapter_from_core(
+    fake_package: Path,
+) -> None:
+    with pytest.raises(AssertionError, match=r"modes_tui\.core\.a:4 imports modes_tui\.store\.c"):
+        test_core_imports_nothing_from_adapters_or_edges()
