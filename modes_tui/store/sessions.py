@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.errors import SessionError
+from modes_tui.core.files import atomic_write
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.records import RECORD_TYPES, SCHEMA_VERSION, RecordType, SessionWriter
 from modes_tui.store.redaction import redact_secrets
@@ -391,17 +392,11 @@ class SessionLog:
     def _write_summary(self) -> None:
         path = self.summary_path
         payload = json.dumps(self._summary).encode("ascii")  # escapes: any title encodes
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         # A cache: no fsync (the log is the truth), and failing to write it is no error.
         # 0600 like the log: the title is the user's first message.
         with contextlib.suppress(OSError):
             path.parent.mkdir(mode=0o700, exist_ok=True)
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                _write_all(fd, payload)
-            finally:
-                os.close(fd)
-            os.replace(temp, path)
+            atomic_write(path, payload, fsync=False)
 
 
 def _write_all(fd: int, data: bytes) -> None:
