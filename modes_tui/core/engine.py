@@ -77,7 +77,17 @@ from modes_tui.core.mode_note import mode_change_note
 from modes_tui.core.profiles import HistoryWindow, Pack, Profile
 from modes_tui.core.prompts import template_locals
 from modes_tui.core.questions import Asker, Question
-from modes_tui.core.records import RecordType, SessionWriter
+from modes_tui.core.records import (
+    AssistantRecord,
+    RequestRecord,
+    RouteRecord,
+    SessionRecord,
+    SessionWriter,
+    ToolResultRecord,
+    UiEventRecord,
+    UserRecord,
+    write_record,
+)
 from modes_tui.core.routing import Route, Router
 from modes_tui.core.tools import Tool, ToolError, ToolRegistry, default_registry
 from modes_tui.core.toolservers import ToolServers, server_tools
@@ -307,7 +317,11 @@ class Engine:
     def undo_correction(self) -> Correction:
         """Forget the latest correction made in this session (the answers stay)."""
         correction = self.corrections.undo()
-        self._record("ui_event", event="correction_undone", id=correction.id, of=correction.turn)
+        self._record(
+            UiEventRecord(
+                self.turn, "correction_undone", {"id": correction.id, "of": correction.turn}
+            )
+        )
         return correction
 
     async def _record_only(self, plan: CorrectionPlan) -> AsyncGenerator[TurnEvent, None]:
@@ -316,16 +330,16 @@ class Engine:
         yield event
 
     def _record_correction(self, event: TurnCorrected) -> None:
-        self._record(
-            "ui_event",
-            event="correction",
-            of=event.turn,
-            answered_mode=event.answered_mode,
-            corrected_mode=event.corrected_mode,
-            rerun=event.rerun,
-            correction=event.correction.to_dict() if event.correction is not None else None,
-            note=event.note,
-        )
+        correction = event.correction.to_dict() if event.correction is not None else None
+        details = {
+            "of": event.turn,
+            "answered_mode": event.answered_mode,
+            "corrected_mode": event.corrected_mode,
+            "rerun": event.rerun,
+            "correction": correction,
+            "note": event.note,
+        }
+        self._record(UiEventRecord(self.turn, "correction", details))
 
     def cancel(self) -> None:
         """Stop the running turn; it yields TurnCancelled(partial). Safe from any thread."""
@@ -342,7 +356,7 @@ class Engine:
             raise RuntimeError("cannot clear the conversation while a turn runs; cancel it first")
         self.conversation.clear()
         self.corrections.cleared()
-        self._record("ui_event", event="clear")
+        self._record(UiEventRecord(self.turn, "clear"))
 
     def restore(
         self,
@@ -400,7 +414,7 @@ class Engine:
                 del self.conversation.messages[index + 1 :]
                 text = self.conversation.messages[index].content
                 if plan is None:
-                    self._record("ui_event", event="retry")
+                    self._record(UiEventRecord(self.turn, "retry"))
                 else:  # the superseded answer stays in the session log, before this record
                     corrected = self.corrections.apply(plan)
                     self._record_correction(corrected)
@@ -409,10 +423,10 @@ class Engine:
                 last = self._last_user_index() if supersede else None
                 if last is not None:
                     del self.conversation.messages[last:]
-                    self._record("ui_event", event="supersede", superseded=self.turn)
+                    self._record(UiEventRecord(self.turn, "supersede", {"superseded": self.turn}))
                 self.turn += 1
                 self.conversation.append(Message("user", text))
-                self._record("user", content=text)
+                self._record(UserRecord(self.turn, text))
             state.user_index = len(self.conversation) - 1
 
             control, warnings = self._read_control()
@@ -428,7 +442,7 @@ class Engine:
             self.routes.append(route)
             # `off` is a reserved name, never a mode: the turn runs with no mode at all
             state.mode = None if route.mode_name == OFF else route.mode_name
-            self._record("route", route=route.to_dict(), setting=control.mode, warnings=warnings)
+            self._record(RouteRecord(self.turn, route, control.mode, tuple(warnings)))
             yield RouteDecided(route, control.mode, tuple(warnings))
             self._checkpoint()
 
@@ -458,11 +472,7 @@ class Engine:
                         yield self._fail(state, refusal, "budget", BUDGET_HINT, retryable=False)
                         return
                 self._record(
-                    "request",
-                    request=request.to_dict(),
-                    mode=setup.mode,
-                    round=round_no,
-                    notes=list(setup.notes),
+                    RequestRecord(self.turn, request.to_dict(), setup.mode, round_no, setup.notes)
                 )
                 yield RequestBuilt(request, setup.mode, round_no, setup.notes)
                 calls: list[ToolCallChunk] = []
@@ -519,19 +529,20 @@ class Engine:
                 self.conversation.append(message)
                 if not calls:
                     self._record(
-                        "assistant",
-                        message=message.to_dict(),
-                        usage=_usage_dict(state.round_usage),
-                        turn_usage=state.total_usage(),
-                        cost=self._settle_cost(state),
+                        AssistantRecord(
+                            self.turn,
+                            message,
+                            _usage_dict(state.round_usage),
+                            closes_turn=True,
+                            turn_usage=state.total_usage(),
+                            cost=self._settle_cost(state),
+                        )
                     )
                     yield TurnFinished(message)
                     return
                 state.round_message = len(self.conversation) - 1
                 state.unresolved = [chunk.call for chunk in calls]
-                self._record(
-                    "assistant", message=message.to_dict(), usage=_usage_dict(state.round_usage)
-                )
+                self._record(AssistantRecord(self.turn, message, _usage_dict(state.round_usage)))
                 last_round = round_no == self.limits.model_rounds
                 for chunk in calls:
                     tool = setup.tools.get(chunk.call.name)
@@ -555,14 +566,13 @@ class Engine:
             partial = state.unstored()
             added = self._settle(state, cancelled=True)
             if added is not None:
-                self._record("assistant", message=added.to_dict(), usage=None)
-            self._record(
-                "ui_event",
-                event="cancel",
-                partial=partial,
-                turn_usage=state.total_usage(),
-                cost=self._settle_cost(state),
-            )
+                self._record(AssistantRecord(self.turn, added))
+            ended = {
+                "partial": partial,
+                "turn_usage": state.total_usage(),
+                "cost": self._settle_cost(state),
+            }
+            self._record(UiEventRecord(self.turn, "cancel", ended))
             yield TurnCancelled(partial)
         except _RoundLimit:
             yield self._fail(
@@ -587,14 +597,9 @@ class Engine:
             partial = state.unstored()
             added = self._settle(state, cancelled=True)
             if added is not None:
-                self._record("assistant", message=added.to_dict(), usage=None)
-            self._record(
-                "ui_event",
-                event="cancel",
-                partial=partial,
-                reason="abandoned",
-                cost=self._settle_cost(state),
-            )
+                self._record(AssistantRecord(self.turn, added))
+            ended = {"partial": partial, "reason": "abandoned", "cost": self._settle_cost(state)}
+            self._record(UiEventRecord(self.turn, "cancel", ended))
             raise
         except Exception as error:
             log.exception("turn %d failed unexpectedly", self.turn)
@@ -642,13 +647,16 @@ class Engine:
                 following = replace(following, notes=(*following.notes, note))
                 state.setup = following
                 request = self._request(following, state)
+                switched = {"from": failed, "kind": error.kind, "error": error.provider_message}
                 self._record(
-                    "request",
-                    request=request.to_dict(),
-                    mode=following.mode,
-                    round=round_no,
-                    notes=list(following.notes),
-                    fallback={"from": failed, "kind": error.kind, "error": error.provider_message},
+                    RequestRecord(
+                        self.turn,
+                        request.to_dict(),
+                        following.mode,
+                        round_no,
+                        following.notes,
+                        fallback=switched,
+                    )
                 )
                 yield RequestBuilt(request, following.mode, round_no, following.notes)
 
@@ -1051,13 +1059,7 @@ class Engine:
         self.conversation.append(Message("tool", result, tool_call_id=call.id, name=call.name))
         if call in state.unresolved:
             state.unresolved.remove(call)
-        self._record(
-            "tool_result",
-            call=call.to_dict(),
-            outcome=outcome,
-            result=result,
-            duration_ms=round(took, 3),
-        )
+        self._record(ToolResultRecord(self.turn, call, outcome, result, round(took, 3)))
 
     def _settle(self, state: _TurnState, *, cancelled: bool) -> Message | None:
         """Close what the turn left open; return the assistant message added, if any."""
@@ -1088,7 +1090,7 @@ class Engine:
         message = self._stamp(
             Message("assistant", state.partial(), reasoning="".join(state.reasoning)), state
         )
-        self._record("assistant", message=message.to_dict(), usage=None, partial=True)
+        self._record(AssistantRecord(self.turn, message, partial=True))
 
     def _fail(
         self, state: _TurnState, error: str, kind: str, hint: str, *, retryable: bool
@@ -1099,15 +1101,17 @@ class Engine:
         reasoning = "" if state.round_message is not None else "".join(state.reasoning)
         message = self._stamp(Message("assistant", partial, reasoning=reasoning), state)
         self._record(
-            "assistant",
-            message=message.to_dict(),
-            usage=None,
-            turn_usage=state.total_usage(),
-            cost=self._settle_cost(state),
-            error=error,
-            kind=kind,
-            hint=hint,
-            retryable=retryable,
+            AssistantRecord(
+                self.turn,
+                message,
+                closes_turn=True,
+                turn_usage=state.total_usage(),
+                cost=self._settle_cost(state),
+                error=error,
+                failure_kind=kind,
+                hint=hint,
+                retryable=retryable,
+            )
         )
         return TurnFailed(error, kind=kind, hint=hint, partial=partial, retryable=retryable)
 
@@ -1117,13 +1121,13 @@ class Engine:
                 return index
         return None
 
-    def _record(self, record_type: RecordType, **fields: Any) -> None:
+    def _record(self, record: SessionRecord) -> None:
         if self.session is None:
             return
         try:
-            self.session.record(record_type, self.turn, **fields)
+            write_record(self.session, record)
         except Exception as error:  # the turn goes on; the next RouteDecided warns
-            log.exception("could not write a %s record", record_type)
+            log.exception("could not write a %s record", record.kind)
             if self._record_failure is None:
                 self._record_failure = f"{type(error).__name__}: {error}"
 

@@ -9,6 +9,7 @@
     ├── ProviderError             a model call failed (kind, provider message, hint)
     ├── ToolError                 a tool refused or failed in a way the model should read
     ├── SessionError              a session file is missing or unreadable
+    │   └── RecordError           one record of a session does not have the fields its type needs
     ├── FileWriteError            a file could not be replaced atomically (also an OSError)
     ├── CorrectionsError          the corrections store cannot be read or written
     └── CorrectionRefused         a turn cannot be corrected as asked (none yet, running, same mode)
@@ -158,6 +159,12 @@ class SessionError(ModesError):
     """A session could not be found or read."""
 
     title = "Session"
+
+
+class RecordError(SessionError, ValueError):
+    """A session record lacks a field its type needs, or holds the wrong kind of value."""
+
+    title = "Session record"
 
 
 class FileWriteError(ModesError, OSError):
