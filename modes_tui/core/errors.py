@@ -166,6 +166,15 @@ class RecordError(SessionError, ValueError):
 
     title = "Session record"
 
+    def __init__(self, kind: str, field: str, reason: str) -> None:
+        super().__init__(f"{kind} record: field {field!r} {reason}")
+        self.kind = kind
+        """The record type (user, route, ...)."""
+        self.field = field
+        """The field at fault."""
+        self.reason = reason
+        """What is wrong with it, e.g. "is missing"."""
+
 
 class FileWriteError(ModesError, OSError):
     """A file could not be written; the old file (if any) is untouched.

@@ -33,10 +33,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.errors import RecordError
+from modes_tui.core.events import ToolOutcome
 from modes_tui.core.routing import Route
 
 SCHEMA_VERSION = 1
@@ -173,7 +174,7 @@ class RouteRecord:
         try:
             route = Route.from_dict(raw) if raw else None
         except (KeyError, TypeError, ValueError) as error:
-            raise RecordError(f"route record: field 'route' is not a route ({error})") from error
+            raise RecordError("route", "route", _inner(error)) from error
         return cls(
             _turn(data, "route"),
             route,
@@ -229,7 +230,7 @@ class RequestRecord:
             _turn(data, "request"),
             _mapping(data, "request", "request"),
             None if mode is None else str(mode),
-            int(data.get("round") or 1),
+            int(_number(data, "request", "round", 1)),
             _strings(data, "request", "notes"),
             fallback if isinstance(fallback, Mapping) else None,
             _at(data),
@@ -293,10 +294,7 @@ class AssistantRecord:
         try:
             message = Message.from_dict(raw)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise RecordError(
-                f"assistant record: field 'message' is not a message ({type(error).__name__}: "
-                f"{error})"
-            ) from error
+            raise RecordError("assistant", "message", _inner(error)) from error
         usage, turn_usage, cost = data.get("usage"), data.get("turn_usage"), data.get("cost")
         error_text = data.get("error")
         return cls(
@@ -323,7 +321,7 @@ class ToolResultRecord:
     """The turn it belongs to."""
     call: ToolCall
     """The call the model made."""
-    outcome: str
+    outcome: ToolOutcome
     """ok, error, blocked, cancelled or answered (a guard answered for the tool)."""
     result: str
     """What the model read back."""
@@ -354,18 +352,16 @@ class ToolResultRecord:
         try:
             call = ToolCall.from_dict(raw)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise RecordError(
-                f"tool_result record: field 'call' is not a tool call (missing {error})"
-            ) from error
+            raise RecordError("tool_result", "call", _inner(error)) from error
         result = data.get("result")
         # early logs kept a tool's JSON value as is; the model read it as JSON text
         text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
         return cls(
             _turn(data, "tool_result"),
             call,
-            str(data.get("outcome") or "ok"),
+            _outcome(data),
             text,
-            float(data.get("duration_ms") or 0.0),
+            float(_number(data, "tool_result", "duration_ms", 0.0)),
             _at(data),
         )
 
@@ -479,10 +475,9 @@ def _at(data: Mapping[str, Any]) -> str:
     return at if isinstance(at, str) else ""
 
 
-
 def _mapping(data: Mapping[str, Any], kind: str, name: str) -> Mapping[str, Any]:
     if name not in data:
-        raise RecordError(f"{kind} record: field {name!r} is missing")
+        raise RecordError(kind, name, "is missing")
     value = data[name]
     if not isinstance(value, Mapping):
         raise _wrong(kind, name, "an object", value)
@@ -496,9 +491,30 @@ def _strings(data: Mapping[str, Any], kind: str, name: str) -> tuple[str, ...]:
     return tuple(map(str, value))
 
 
+def _number(data: Mapping[str, Any], kind: str, name: str, default: float) -> float:
+    value = data.get(name) or default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _wrong(kind, name, "a number", value)
+    return value
+
+
+def _outcome(data: Mapping[str, Any]) -> ToolOutcome:
+    value = data.get("outcome") or "ok"
+    for known in get_args(ToolOutcome):
+        if value == known:
+            outcome: ToolOutcome = known
+            return outcome
+    raise _wrong("tool_result", "outcome", f"one of {', '.join(get_args(ToolOutcome))}", value)
+
+
+def _inner(error: Exception) -> str:
+    """What a nested value (a route, a message, a call) lacks or gets wrong."""
+    if isinstance(error, KeyError):
+        return f"lacks {error}"
+    return f"is not valid ({type(error).__name__}: {error})"
+
+
 def _wrong(kind: str, name: str, expected: str, value: Any) -> RecordError:
     shown = repr(value)
     shown = shown if len(shown) <= 60 else shown[:59] + "…"
-    return RecordError(
-        f"{kind} record: field {name!r} must be {expected}, not {type(value).__name__} {shown}"
-    )
+    return RecordError(kind, name, f"must be {expected}, not {type(value).__name__} {shown}")

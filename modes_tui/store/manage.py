@@ -14,7 +14,9 @@ from pathlib import Path
 
 from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs, app_dirs
-from modes_tui.store.sessions import SessionLog, load_session, resolve_session, summary_path
+from modes_tui.store.session_log import SessionLog
+from modes_tui.store.session_reader import load_session
+from modes_tui.store.sessions import resolve_session, summary_path
 from modes_tui.store.titles import check_title, renamed_path, write_renamed
 
 
