@@ -18,7 +18,6 @@ from modes_tui.store.session_reader import load_session
 from modes_tui.store.sessions import list_sessions
 from modes_tui.tui.services import (
     ReplayedSession,
-    ReplayTurn,
     RerouteResult,
     SessionSummary,
 )
@@ -51,13 +50,10 @@ class StoreSessions:
     def load(self, session_id: str) -> ReplayedSession:
         session = load_session(session_id, self.dirs)
         replayed = replay(session)
-        turns = [
-            ReplayTurn(turn.user or "", turn.events, number=turn.turn) for turn in replayed.turns
-        ]
         return ReplayedSession(
             id=session.id,
             title=terminal_safe(session.title),
-            turns=turns,
+            turns=replayed.turns,
             warnings=[terminal_safe(str(problem)) for problem in replayed.problems],
         )
 
