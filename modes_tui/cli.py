@@ -673,7 +673,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from modes_tui.core.profiles import available_packs
     from modes_tui.core.routing import Router
     from modes_tui.store.export import replay_json, reroute_text, session_markdown
-    from modes_tui.store.replay import replay, reroute
+    from modes_tui.store.replay import replay
+    from modes_tui.store.reroute import reroute
     from modes_tui.store.session_reader import load_session
 
     session = load_session(args.id)

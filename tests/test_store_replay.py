@@ -24,7 +24,8 @@ from modes_tui.core.events import (
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.profiles import Profile, load_pack
 from modes_tui.core.routing import Decision, HistoryEntry, Router
-from modes_tui.store.replay import conversation_of, replay, request_from_dict, reroute
+from modes_tui.store.replay import conversation_of, replay, request_from_dict
+from modes_tui.store.reroute import reroute
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import load_session
 from tests.conftest import PackWriter

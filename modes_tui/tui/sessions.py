@@ -13,7 +13,8 @@ from modes_tui.core.paths import Dirs
 from modes_tui.core.routing import Router
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.store.export import session_markdown
-from modes_tui.store.replay import RerouteReport, replay, reroute
+from modes_tui.store.replay import replay
+from modes_tui.store.reroute import RerouteReport, reroute
 from modes_tui.store.session_reader import load_session
 from modes_tui.store.sessions import list_sessions
 from modes_tui.tui.services import (
