@@ -25,16 +25,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import inspect
-import json
 import logging
 import threading
 import time
 from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from modes_tui.core.auto_enter import confirm_entry
 from modes_tui.core.control import AUTO, OFF, ControlReading, ControlSource
 from modes_tui.core.conversation import Conversation, Message, ToolCall
 from modes_tui.core.correcting import (
@@ -62,21 +61,16 @@ from modes_tui.core.events import (
     Usage,
 )
 from modes_tui.core.guards import (
-    Answer,
-    Block,
-    Cancel,
     ConfirmationGuard,
     Confirmer,
     Guard,
     Limits,
-    PendingCall,
     default_guards,
 )
 from modes_tui.core.ledger import CostLedger
-from modes_tui.core.mode_note import mode_change_note
 from modes_tui.core.profiles import HistoryWindow, Pack, Profile
 from modes_tui.core.prompts import template_locals
-from modes_tui.core.questions import Asker, Question
+from modes_tui.core.questions import Asker
 from modes_tui.core.records import (
     AssistantRecord,
     RequestRecord,
@@ -89,9 +83,12 @@ from modes_tui.core.records import (
     write_record,
 )
 from modes_tui.core.routing import Route, Router
-from modes_tui.core.tools import Tool, ToolError, ToolRegistry, default_registry
+from modes_tui.core.tool_rounds import CANCELLED_BY_USER, resolve_call, tool_json
+from modes_tui.core.tools import Tool, ToolRegistry, default_registry
 from modes_tui.core.toolservers import ToolServers, server_tools
 from modes_tui.core.turn_costs import TurnCosts, fallback_note
+from modes_tui.core.turn_request import build_request
+from modes_tui.core.turn_state import Cancelled, RoundLimit, TurnSetup, TurnState, usage_dict
 from modes_tui.llm.base import (
     ChatModel,
     ModelEvent,
@@ -99,7 +96,6 @@ from modes_tui.llm.base import (
     ReasoningChunk,
     TextChunk,
     ToolCallChunk,
-    ToolSpec,
     UsageReport,
 )
 
@@ -108,9 +104,6 @@ __all__ = ["Confirmer", "Engine", "Limits"]
 log = logging.getLogger("modes_tui.engine")
 
 OFF_REASON = "Modes are off"
-TOOL_FAILED = "the tool failed unexpectedly; the details are in the app's log, not here"
-CANCELLED_BY_USER = "the user cancelled the turn before this call finished"
-CUT_SHORT = "[The user stopped this answer here.]"
 CHECKPOINT_SECONDS = 2.0
 BUDGET_HINT = (
     "raise `budget:` in config.yaml (or MODES_TUI_BUDGET), or send it with a cheaper mode "
@@ -118,78 +111,6 @@ BUDGET_HINT = (
 )
 NOT_RETRYABLE = frozenset({"auth", "context_too_long", "not_found", "bad_request"})
 T = TypeVar("T")
-
-
-class _Cancelled(Exception):
-    """The user asked to stop this turn (raised inside the engine only)."""
-
-
-class _RoundLimit(Exception):
-    """The model was still calling tools when the turn ran out of model calls."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Setup:
-    """How this turn runs: the mode's configuration, resolved."""
-
-    mode: str | None
-    model: str
-    thinking: str
-    reasoning_effort: str | None
-    tools: Mapping[str, Tool]
-    specs: tuple[ToolSpec, ...]
-    system: str
-    window: HistoryWindow
-    temperature: float | None
-    max_tokens: int | None
-    notes: tuple[str, ...]
-    fallbacks: tuple[str, ...] = ()
-    """Models still to try, in order, if this one fails with a retryable error."""
-
-
-@dataclass
-class _TurnState:
-    """What the running turn has produced so far."""
-
-    user_index: int = -1
-    mode: str | None = None
-    setup: _Setup | None = None
-    text: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    round_message: int | None = None
-    """Index of this round's stored assistant message (it asked for tools)."""
-    unresolved: list[ToolCall] = field(default_factory=list)
-    """Calls of the stored message that have no result yet."""
-    guarded: list[ToolCall] = field(default_factory=list)
-    """Calls of this turn that reached the guards."""
-    usage: list[UsageReport] = field(default_factory=list)
-    round_usage: UsageReport | None = None
-    calls: list[tuple[str, int, int, float | None]] = field(default_factory=list)
-    """(model, prompt tokens, completion tokens, cost) of every call, for the ledger."""
-    next_checkpoint: float = float("inf")
-    """When (time.monotonic) to write the streaming answer to the session log next."""
-
-    def new_round(self) -> None:
-        self.text.clear()
-        self.reasoning.clear()
-        self.round_message = None
-        self.round_usage = None
-
-    def partial(self) -> str:
-        return "".join(self.text)
-
-    def unstored(self) -> str:
-        """This round's text, unless it is already stored with the round's tool calls."""
-        return "" if self.round_message is not None else self.partial()
-
-    def total_usage(self) -> dict[str, Any]:
-        costs = [u.cost for u in self.usage]
-        return {
-            "prompt_tokens": sum(u.prompt_tokens for u in self.usage),
-            "completion_tokens": sum(u.completion_tokens for u in self.usage),
-            "cost": sum(c for c in costs if c is not None) if costs and None not in costs else None,
-            "calls": len(self.usage),
-        }
 
 
 class Engine:
@@ -398,7 +319,7 @@ class Engine:
         self._cancel_delivered = False
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
-        state = _TurnState()
+        state = TurnState()
         fresh = text is not None
         try:
             if text is None:
@@ -437,7 +358,7 @@ class Engine:
                 route = replace(self.router.force(kept[0]), reason=kept[1])
             else:
                 route = await self._step(self._route(force, control, warnings))
-                route = await self._step(self._confirm_entry(route))
+                route = await self._step(confirm_entry(route, self.pack, self.asker, self._mode))
                 self.corrections.routed(self.turn, text, route, state.user_index)
             self.routes.append(route)
             # `off` is a reserved name, never a mode: the turn runs with no mode at all
@@ -463,7 +384,7 @@ class Engine:
             for round_no in range(1, self.limits.model_rounds + 1):
                 state.new_round()
                 state.next_checkpoint = time.monotonic() + self.checkpoint_seconds
-                request = self._request(setup, state)
+                request = build_request(setup, self.conversation.messages, state.user_index)
                 if round_no == 1:
                     refusal = await self._step(
                         self.costs.check_budget(setup.model, request, self.asker)
@@ -532,7 +453,7 @@ class Engine:
                         AssistantRecord(
                             self.turn,
                             message,
-                            _usage_dict(state.round_usage),
+                            usage_dict(state.round_usage),
                             closes_turn=True,
                             turn_usage=state.total_usage(),
                             cost=self._settle_cost(state),
@@ -542,7 +463,7 @@ class Engine:
                     return
                 state.round_message = len(self.conversation) - 1
                 state.unresolved = [chunk.call for chunk in calls]
-                self._record(AssistantRecord(self.turn, message, _usage_dict(state.round_usage)))
+                self._record(AssistantRecord(self.turn, message, usage_dict(state.round_usage)))
                 last_round = round_no == self.limits.model_rounds
                 for chunk in calls:
                     tool = setup.tools.get(chunk.call.name)
@@ -550,10 +471,20 @@ class Engine:
                     yield ToolCallRequested(chunk.call, needs_confirmation=asks)
                     try:  # a cancel while the caller held ToolCallRequested lands in _step
                         outcome, result, took = await self._step(
-                            self._resolve(chunk, tool, state, round_no, last_round)
+                            resolve_call(
+                                chunk,
+                                tool,
+                                state,
+                                turn=self.turn,
+                                round_no=round_no,
+                                last_round=last_round,
+                                messages=self.conversation.messages,
+                                guards=self.guards,
+                                limits=self.limits,
+                            )
                         )
-                    except _Cancelled:
-                        result = _json({"cancelled": True, "reason": CANCELLED_BY_USER})
+                    except Cancelled:
+                        result = tool_json({"cancelled": True, "reason": CANCELLED_BY_USER})
                         self._add_result(state, chunk.call, "cancelled", result, 0.0)
                         yield ToolCallFinished(chunk.call, "cancelled", result, 0.0)
                         raise
@@ -561,8 +492,8 @@ class Engine:
                     yield ToolCallFinished(chunk.call, outcome, result, took)
                     self._checkpoint()
                 if last_round:
-                    raise _RoundLimit
-        except _Cancelled:
+                    raise RoundLimit
+        except Cancelled:
             partial = state.unstored()
             added = self._settle(state, cancelled=True)
             if added is not None:
@@ -574,7 +505,7 @@ class Engine:
             }
             self._record(UiEventRecord(self.turn, "cancel", ended))
             yield TurnCancelled(partial)
-        except _RoundLimit:
+        except RoundLimit:
             yield self._fail(
                 state,
                 f"stopped after {self.limits.model_rounds} model calls in one turn: "
@@ -619,7 +550,7 @@ class Engine:
     # ------------------------------------------------------------------ models, policy, cost
 
     async def _answer(
-        self, request: ModelRequest, state: _TurnState, round_no: int
+        self, request: ModelRequest, state: TurnState, round_no: int
     ) -> AsyncGenerator[ModelEvent | RequestBuilt, None]:
         """The model's events; on a retryable failure before any output, the next fallback.
 
@@ -646,7 +577,7 @@ class Engine:
                 note = fallback_note(failed, error, following.model)
                 following = replace(following, notes=(*following.notes, note))
                 state.setup = following
-                request = self._request(following, state)
+                request = build_request(following, self.conversation.messages, state.user_index)
                 switched = {"from": failed, "kind": error.kind, "error": error.provider_message}
                 self._record(
                     RequestRecord(
@@ -661,44 +592,9 @@ class Engine:
                 yield RequestBuilt(request, following.mode, round_no, following.notes)
 
     @staticmethod
-    def _current(state: _TurnState) -> _Setup:
+    def _current(state: TurnState) -> TurnSetup:
         assert state.setup is not None  # set before the first request
         return state.setup
-
-    async def _confirm_entry(self, route: Route) -> Route:
-        """Ask before the router (not the user) moves the conversation into a confirm-first mode."""
-        profile = self.pack.get(route.mode_name)
-        if (
-            profile is None
-            or profile.auto_enter != "confirm"
-            or route.forced
-            or route.mode_name == self._mode
-        ):
-            return route
-        question = Question(
-            "enter_mode",
-            f"Enter {profile.name}?",
-            f"The router wants to answer in {profile.name} ({route.reason or 'no reason given'}). "
-            f"{profile.name} asks before it is entered. Answer there?",
-        )
-        allowed = False
-        if self.asker is not None:
-            try:
-                allowed = bool(await self.asker.ask(question))
-            except Exception:  # a broken dialog keeps the turn out of the mode
-                log.exception("asking to enter %s failed; treated as no", profile.name)
-        if allowed:
-            return route
-        fallback = self.pack.router.fallback
-        return replace(
-            route,
-            mode_name=fallback,
-            decided_by="fallback",
-            reason=f"Entering {profile.name} declined (auto_enter: confirm)"
-            if self.asker is not None
-            else f"Entering {profile.name} needs a yes, and nobody can answer here",
-            runner_up=profile.name,
-        )
 
     def _models_in_use(self) -> set[str]:
         """Every model a mode of the pack answers with (the ledger's baseline candidates)."""
@@ -709,7 +605,7 @@ class Engine:
             for profile in self.pack.profiles
         }
 
-    def _settle_cost(self, state: _TurnState) -> dict[str, Any] | None:
+    def _settle_cost(self, state: TurnState) -> dict[str, Any] | None:
         """The turn's cost into the ledger; what the session log keeps of it."""
         entry = self.costs.ledger.add(self.turn, state.calls)
         if entry is None:
@@ -720,7 +616,7 @@ class Engine:
 
     def _checkpoint(self) -> None:
         if self._cancel_requested:
-            raise _Cancelled
+            raise Cancelled
 
     def _cancel_now(self) -> None:
         self._cancel_requested = True
@@ -749,19 +645,19 @@ class Engine:
             close = getattr(work, "close", None)
             if close is not None:
                 close()  # never started: close it so it is not reported as never awaited
-            raise _Cancelled
+            raise Cancelled
         task = asyncio.current_task()
         self._awaiting = task
         try:
             result = await work
         except asyncio.CancelledError:
             if self._take_back_cancel(task):
-                raise _Cancelled from None
+                raise Cancelled from None
             raise
         finally:
             self._awaiting = None
         if self._take_back_cancel(task):  # the work swallowed the cancellation
-            raise _Cancelled
+            raise Cancelled
         return result
 
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
@@ -771,7 +667,7 @@ class Engine:
         try:
             while True:
                 if self._cancel_requested:
-                    raise _Cancelled
+                    raise Cancelled
                 self._awaiting = task
                 try:
                     event = await anext(stream)
@@ -779,12 +675,12 @@ class Engine:
                     return
                 except asyncio.CancelledError:
                     if self._take_back_cancel(task):
-                        raise _Cancelled from None
+                        raise Cancelled from None
                     raise
                 finally:
                     self._awaiting = None
                 if self._cancel_delivered and self._take_back_cancel(task):
-                    raise _Cancelled
+                    raise Cancelled
                 yield event
         finally:
             close = getattr(stream, "aclose", None)
@@ -834,7 +730,7 @@ class Engine:
 
     async def _setup(
         self, mode: str | None, *, model: str | None = None, rest: tuple[str, ...] | None = None
-    ) -> _Setup:
+    ) -> TurnSetup:
         """How `mode` runs; `model` and `rest` replace its model and fallbacks (a fallback)."""
         profile = self.pack.get(mode) if mode is not None else None
         if model is not None:
@@ -867,7 +763,7 @@ class Engine:
                 found = await server_tools(profile.mcp, self.servers)
                 notes.extend(found.problems)
                 tools = {item.name: item for item in (*selected, *found.tools)}
-        return _Setup(
+        return TurnSetup(
             mode=mode,
             model=model,
             thinking=effort or "off",
@@ -913,138 +809,9 @@ class Engine:
             self._prompts[key] = text
         return text
 
-    def _request(self, setup: _Setup, state: _TurnState) -> ModelRequest:
-        history = self.conversation.messages
-        earlier = _window(history[: state.user_index], setup.window)
-        # The mode-change note ends the system part: in the user's message a base model
-        # (the embedded one reads a plain transcript) copies it as its answer.
-        note = _mode_note(earlier, setup.mode)
-        system = f"{setup.system}\n\n{note}" if note else setup.system
-        wire: list[dict[str, Any]] = [{"role": "system", "content": system}]
-        for message in earlier:
-            wire.extend(_to_wire(message))
-        wire.append({"role": "user", "content": history[state.user_index].content})
-        for message in history[state.user_index + 1 :]:
-            wire.extend(_to_wire(message))
-        return ModelRequest(
-            model=setup.model,
-            messages=tuple(wire),
-            tools=setup.specs,
-            temperature=setup.temperature,
-            max_tokens=setup.max_tokens,
-            reasoning_effort=setup.reasoning_effort,
-        )
-
-    async def _resolve(
-        self,
-        chunk: ToolCallChunk,
-        tool: Tool | None,
-        state: _TurnState,
-        round_no: int,
-        last_round: bool,
-    ) -> tuple[ToolOutcome, str, float]:
-        """Run one call through the checks, the guards and the tool: (outcome, result, ms)."""
-        call = chunk.call
-        if last_round:
-            return (
-                "blocked",
-                _json(
-                    {
-                        "error": f"not run: this turn reached its limit of "
-                        f"{self.limits.model_rounds} model calls",
-                        "type": "round_limit",
-                    }
-                ),
-                0.0,
-            )
-        if chunk.invalid_arguments:
-            return (
-                "error",
-                _json(
-                    {
-                        "error": f"invalid arguments: {chunk.invalid_arguments}. "
-                        "Call it again with the arguments as one JSON object."
-                    }
-                ),
-                0.0,
-            )
-        if tool is None:
-            offered = ", ".join(state.setup.tools) if state.setup else ""
-            return (
-                "error",
-                _json(
-                    {
-                        "error": f"there is no tool called {call.name!r} in this turn; "
-                        f"tools you can call: {offered or 'none'}"
-                    }
-                ),
-                0.0,
-            )
-        problem = tool.check_arguments(call.arguments)
-        if problem:
-            return "error", _json({"error": f"invalid arguments for {call.name}: {problem}"}), 0.0
-
-        pending = PendingCall(
-            call=call,
-            tool=tool,
-            turn=self.turn,
-            round=round_no,
-            earlier=tuple(state.guarded),
-            messages=tuple(self.conversation.messages),
-        )
-        state.guarded.append(call)
-        for guard in self.guards:
-            try:
-                verdict = guard.check(pending)
-                if inspect.isawaitable(verdict):
-                    verdict = await verdict
-            except Exception:  # a broken guard refuses rather than letting the call through
-                log.exception("guard %s failed on %s", type(guard).__name__, call.name)
-                return (
-                    "blocked",
-                    _json({"error": "a safety check failed; the tool did not run"}),
-                    0.0,
-                )
-            if verdict is None:
-                continue
-            if isinstance(verdict, Cancel):
-                return "cancelled", _json({"cancelled": True, "reason": verdict.reason}), 0.0
-            if isinstance(verdict, Block):
-                return "blocked", _json({"error": verdict.message, "type": verdict.type}), 0.0
-            if isinstance(verdict, Answer):
-                return "answered", self._cap(_as_text(verdict.result)), 0.0
-            log.error("guard %s returned %r; the call is blocked", type(guard).__name__, verdict)
-            return "blocked", _json({"error": "a safety check failed; the tool did not run"}), 0.0
-
-        limit = tool.timeout or self.limits.tool_timeout
-        started = time.perf_counter()
-        outcome: ToolOutcome = "ok"
-        try:
-            value = await asyncio.wait_for(tool.invoke(call.arguments), limit)
-            text = _as_text(value)
-        except ToolError as error:
-            outcome, text = "error", _json({"error": error.message})
-        except TimeoutError:
-            outcome = "error"
-            text = _json({"error": f"the tool took longer than {limit:g} seconds and was stopped"})
-        except Exception:
-            log.exception("tool %s failed on %s", call.name, json.dumps(dict(call.arguments))[:500])
-            outcome, text = "error", _json({"error": TOOL_FAILED})
-        took = (time.perf_counter() - started) * 1000
-        return outcome, self._cap(text), took
-
-    def _cap(self, text: str) -> str:
-        cap = self.limits.tool_output_chars
-        if len(text) <= cap:
-            return text
-        return (
-            f"{text[:cap]}\n[… {len(text) - cap} characters cut: the output was longer than "
-            f"{cap} characters; ask for a smaller part]"
-        )
-
     # ------------------------------------------------------------------ history
 
-    def _stamp(self, message: Message, state: _TurnState) -> Message:
+    def _stamp(self, message: Message, state: TurnState) -> Message:
         setup = state.setup
         return replace(
             message,
@@ -1054,17 +821,17 @@ class Engine:
         )
 
     def _add_result(
-        self, state: _TurnState, call: ToolCall, outcome: ToolOutcome, result: str, took: float
+        self, state: TurnState, call: ToolCall, outcome: ToolOutcome, result: str, took: float
     ) -> None:
         self.conversation.append(Message("tool", result, tool_call_id=call.id, name=call.name))
         if call in state.unresolved:
             state.unresolved.remove(call)
         self._record(ToolResultRecord(self.turn, call, outcome, result, round(took, 3)))
 
-    def _settle(self, state: _TurnState, *, cancelled: bool) -> Message | None:
+    def _settle(self, state: TurnState, *, cancelled: bool) -> Message | None:
         """Close what the turn left open; return the assistant message added, if any."""
         for call in list(state.unresolved):
-            result = _json({"cancelled": True, "reason": CANCELLED_BY_USER})
+            result = tool_json({"cancelled": True, "reason": CANCELLED_BY_USER})
             self._add_result(state, call, "cancelled", result, 0.0)
         if state.user_index < 0:
             return None
@@ -1084,7 +851,7 @@ class Engine:
         self.conversation.append(message)
         return message
 
-    def _checkpoint_answer(self, state: _TurnState) -> None:
+    def _checkpoint_answer(self, state: TurnState) -> None:
         """Write the answer so far (`partial: true`), so a crash loses none of it."""
         state.next_checkpoint = time.monotonic() + self.checkpoint_seconds
         message = self._stamp(
@@ -1093,7 +860,7 @@ class Engine:
         self._record(AssistantRecord(self.turn, message, partial=True))
 
     def _fail(
-        self, state: _TurnState, error: str, kind: str, hint: str, *, retryable: bool
+        self, state: TurnState, error: str, kind: str, hint: str, *, retryable: bool
     ) -> TurnFailed:
         """Close the turn as failed: keep what arrived, record it, and say what to do."""
         partial = state.unstored()
@@ -1130,112 +897,3 @@ class Engine:
             log.exception("could not write a %s record", record.kind)
             if self._record_failure is None:
                 self._record_failure = f"{type(error).__name__}: {error}"
-
-
-# ---------------------------------------------------------------------- helpers
-
-
-def _usage_dict(usage: UsageReport | None) -> dict[str, Any] | None:
-    if usage is None:
-        return None
-    return {
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "cost": usage.cost,
-    }
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _as_text(value: Any) -> str:
-    """What the model reads of a tool's return value: text as is, anything else as JSON."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return '{"ok": true}'
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _window(messages: list[Message], window: HistoryWindow) -> list[Message]:
-    """The earlier messages a profile's `history: {last: N}` lets the model see.
-
-    N counts what people said (user messages and assistant text), not tool traffic: a turn
-    with many tool calls must not push the previous exchange out of sight. The window then
-    starts at a user message, so it never begins mid-exchange and never holds a tool result
-    without its call.
-    """
-    if window.last is None:
-        return _from_first_user(messages)
-    if window.last == 0 or not messages:
-        return []
-    counted = 0
-    start = len(messages)
-    for index in range(len(messages) - 1, -1, -1):
-        start = index
-        message = messages[index]
-        if message.role == "user" or (message.role == "assistant" and message.content):
-            counted += 1
-            if counted >= window.last:
-                break
-    return _from_first_user(messages[start:])
-
-
-def _from_first_user(messages: list[Message]) -> list[Message]:
-    """Drop what precedes the first user message, so a window never starts mid-exchange."""
-    for index, message in enumerate(messages):
-        if message.role == "user":
-            return messages[index:]
-    return []
-
-
-def _sent(message: Message) -> bool:
-    return not (message.role == "assistant" and not message.content and not message.tool_calls)
-
-
-def _to_wire(message: Message) -> list[dict[str, Any]]:
-    """A stored message as the model is given it (reasoning is never sent back)."""
-    if message.role == "user":
-        return [{"role": "user", "content": message.content}]
-    if message.role == "tool":
-        return [
-            {
-                "role": "tool",
-                "tool_call_id": message.tool_call_id,
-                "name": message.name,
-                "content": message.content,
-            }
-        ]
-    if message.role != "assistant" or not _sent(message):
-        return []
-    content = message.content
-    if message.cancelled and content:
-        content = f"{content}\n\n{CUT_SHORT}"
-    if not message.tool_calls:
-        return [{"role": "assistant", "content": content}]
-    return [
-        {
-            "role": "assistant",
-            "content": content or None,
-            "tool_calls": [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {
-                        "name": call.name,
-                        "arguments": json.dumps(dict(call.arguments), ensure_ascii=False),
-                    },
-                }
-                for call in message.tool_calls
-            ],
-        }
-    ]
-
-
-def _mode_note(earlier: Sequence[Message], mode: str | None) -> str:
-    """The mode-change note, when the last reply the model sees came from another mode."""
-    for message in reversed(earlier):
-        if message.role == "assistant" and _sent(message):
-            return "" if message.mode == mode else mode_change_note(message.mode, mode)
-    return ""
