@@ -18,24 +18,26 @@ Invariants:
   request, even when the turn is cancelled half-way, so the next request is valid.
 - `cancel()` stops the running step (routing, the model stream, a guard's question, a tool)
   at once; nothing waits for the model to finish.
+
+This module holds the engine's public face and the mode setup; the turn loop is
+`core.turn_loop`, stopping it `core.cancelling`, the request `core.turn_request`, tool calls
+`core.tool_rounds`, the `auto_enter: confirm` policy `core.auto_enter`, and the records it
+writes `core.records`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import logging
 import threading
-import time
-from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from modes_tui.core.auto_enter import confirm_entry
+from modes_tui.core.cancelling import TurnStopper
 from modes_tui.core.control import AUTO, OFF, ControlReading, ControlSource
-from modes_tui.core.conversation import Conversation, Message, ToolCall
+from modes_tui.core.conversation import Conversation
 from modes_tui.core.correcting import (
     CorrectionPlan,
     CorrectionRecorder,
@@ -43,22 +45,10 @@ from modes_tui.core.correcting import (
     TurnCorrections,
 )
 from modes_tui.core.corrections import Correction
-from modes_tui.core.errors import CorrectionRefused, ProviderError, UnknownMode
+from modes_tui.core.errors import CorrectionRefused, UnknownMode
 from modes_tui.core.events import (
-    ModeChanged,
-    ReasoningDelta,
-    RequestBuilt,
-    RouteDecided,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallRequested,
-    ToolOutcome,
-    TurnCancelled,
     TurnCorrected,
     TurnEvent,
-    TurnFailed,
-    TurnFinished,
-    Usage,
 )
 from modes_tui.core.guards import (
     ConfirmationGuard,
@@ -72,31 +62,19 @@ from modes_tui.core.profiles import HistoryWindow, Pack, Profile
 from modes_tui.core.prompts import template_locals
 from modes_tui.core.questions import Asker
 from modes_tui.core.records import (
-    AssistantRecord,
-    RequestRecord,
-    RouteRecord,
     SessionRecord,
     SessionWriter,
-    ToolResultRecord,
     UiEventRecord,
-    UserRecord,
     write_record,
 )
 from modes_tui.core.routing import Route, Router
-from modes_tui.core.tool_rounds import CANCELLED_BY_USER, resolve_call, tool_json
 from modes_tui.core.tools import Tool, ToolRegistry, default_registry
 from modes_tui.core.toolservers import ToolServers, server_tools
-from modes_tui.core.turn_costs import TurnCosts, fallback_note
-from modes_tui.core.turn_request import build_request
-from modes_tui.core.turn_state import Cancelled, RoundLimit, TurnSetup, TurnState, usage_dict
+from modes_tui.core.turn_costs import TurnCosts
+from modes_tui.core.turn_loop import play
+from modes_tui.core.turn_state import TurnSetup
 from modes_tui.llm.base import (
     ChatModel,
-    ModelEvent,
-    ModelRequest,
-    ReasoningChunk,
-    TextChunk,
-    ToolCallChunk,
-    UsageReport,
 )
 
 __all__ = ["Confirmer", "Engine", "Limits"]
@@ -105,12 +83,6 @@ log = logging.getLogger("modes_tui.engine")
 
 OFF_REASON = "Modes are off"
 CHECKPOINT_SECONDS = 2.0
-BUDGET_HINT = (
-    "raise `budget:` in config.yaml (or MODES_TUI_BUDGET), or send it with a cheaper mode "
-    "(/mode NAME); your message is kept"
-)
-NOT_RETRYABLE = frozenset({"auth", "context_too_long", "not_found", "bad_request"})
-T = TypeVar("T")
 
 
 class Engine:
@@ -174,9 +146,7 @@ class Engine:
 
         self._mode: str | None = None
         self._running = False
-        self._cancel_requested = False
-        self._awaiting: asyncio.Task[Any] | None = None
-        self._cancel_delivered = False
+        self._stopper = TurnStopper()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
         self._capabilities: dict[tuple[str, str], bool] = {}
@@ -267,9 +237,9 @@ class Engine:
         if not self._running:
             return
         if self._loop is not None and threading.get_ident() != self._thread:
-            self._loop.call_soon_threadsafe(self._cancel_now)
+            self._loop.call_soon_threadsafe(self._stopper.cancel_now)
         else:
-            self._cancel_now()
+            self._stopper.cancel_now()
 
     def clear(self) -> None:
         """Forget the conversation (`/clear`); routes and the turn count stay."""
@@ -304,7 +274,7 @@ class Engine:
 
     # ------------------------------------------------------------------ the turn
 
-    async def _play(
+    def _play(
         self,
         text: str | None,
         force: str | None,
@@ -312,289 +282,7 @@ class Engine:
         *,
         supersede: bool = False,
     ) -> AsyncGenerator[TurnEvent, None]:
-        if self._running:
-            raise RuntimeError("a turn is already running; cancel it or wait for it to end")
-        self._running = True
-        self._cancel_requested = False
-        self._cancel_delivered = False
-        self._loop = asyncio.get_running_loop()
-        self._thread = threading.get_ident()
-        state = TurnState()
-        fresh = text is not None
-        try:
-            if text is None:
-                index = self._last_user_index()
-                if index is None:
-                    yield TurnFailed(
-                        "there is no turn to retry",
-                        kind="nothing_to_retry",
-                        hint="type a message first",
-                        retryable=False,
-                    )
-                    return
-                del self.conversation.messages[index + 1 :]
-                text = self.conversation.messages[index].content
-                if plan is None:
-                    self._record(UiEventRecord(self.turn, "retry"))
-                else:  # the superseded answer stays in the session log, before this record
-                    corrected = self.corrections.apply(plan)
-                    self._record_correction(corrected)
-                    yield corrected
-            else:
-                last = self._last_user_index() if supersede else None
-                if last is not None:
-                    del self.conversation.messages[last:]
-                    self._record(UiEventRecord(self.turn, "supersede", {"superseded": self.turn}))
-                self.turn += 1
-                self.conversation.append(Message("user", text))
-                self._record(UserRecord(self.turn, text))
-            state.user_index = len(self.conversation) - 1
-
-            control, warnings = self._read_control()
-            kept = None if fresh else self.corrections.kept_mode(self.turn)
-            if plan is not None:  # the user decided: a forced route that says what it replaces
-                route = replace(self.router.force(plan.mode), reason=plan.reason)
-            elif kept is not None:  # retrying a corrected turn keeps the user's mode
-                route = replace(self.router.force(kept[0]), reason=kept[1])
-            else:
-                route = await self._step(self._route(force, control, warnings))
-                route = await self._step(confirm_entry(route, self.pack, self.asker, self._mode))
-                self.corrections.routed(self.turn, text, route, state.user_index)
-            self.routes.append(route)
-            # `off` is a reserved name, never a mode: the turn runs with no mode at all
-            state.mode = None if route.mode_name == OFF else route.mode_name
-            self._record(RouteRecord(self.turn, route, control.mode, tuple(warnings)))
-            yield RouteDecided(route, control.mode, tuple(warnings))
-            self._checkpoint()
-
-            if state.mode != self._mode:
-                previous, self._mode = self._mode, state.mode
-                yield ModeChanged(previous, state.mode)
-                self._checkpoint()
-
-            if fresh:
-                resent = self.corrections.resend(self.turn, text, route, self.conversation.messages)
-                if resent is not None:
-                    self._record_correction(resent)
-                    yield resent
-
-            setup = await self._step(self._setup(state.mode))
-            state.setup = setup
-            await self._step(self.costs.set_baseline(self._models_in_use()))
-            for round_no in range(1, self.limits.model_rounds + 1):
-                state.new_round()
-                state.next_checkpoint = time.monotonic() + self.checkpoint_seconds
-                request = build_request(setup, self.conversation.messages, state.user_index)
-                if round_no == 1:
-                    refusal = await self._step(
-                        self.costs.check_budget(setup.model, request, self.asker)
-                    )
-                    if refusal is not None:
-                        yield self._fail(state, refusal, "budget", BUDGET_HINT, retryable=False)
-                        return
-                self._record(
-                    RequestRecord(self.turn, request.to_dict(), setup.mode, round_no, setup.notes)
-                )
-                yield RequestBuilt(request, setup.mode, round_no, setup.notes)
-                calls: list[ToolCallChunk] = []
-                # without fallbacks, no extra generator layer on every chunk
-                answer = (
-                    self._answer(request, state, round_no)
-                    if setup.fallbacks
-                    else self._stream(request)
-                )
-                async with contextlib.aclosing(answer) as stream:
-                    async for event in stream:
-                        if isinstance(event, RequestBuilt):  # a fallback model takes over
-                            setup = self._current(state)
-                            yield event
-                            continue
-                        if isinstance(event, TextChunk):
-                            state.text.append(event.text)
-                            if time.monotonic() >= state.next_checkpoint:
-                                self._checkpoint_answer(state)
-                            yield TextDelta(event.text)
-                        elif isinstance(event, ReasoningChunk):
-                            state.reasoning.append(event.text)
-                            if time.monotonic() >= state.next_checkpoint:
-                                self._checkpoint_answer(state)
-                            yield ReasoningDelta(event.text)
-                        elif isinstance(event, ToolCallChunk):
-                            calls.append(event)
-                        elif isinstance(event, UsageReport):
-                            state.usage.append(event)
-                            state.round_usage = event
-                            state.calls.append(
-                                (
-                                    setup.model,
-                                    event.prompt_tokens,
-                                    event.completion_tokens,
-                                    event.cost,
-                                )
-                            )
-                            yield Usage(
-                                setup.model,
-                                event.prompt_tokens,
-                                event.completion_tokens,
-                                event.cost,
-                            )
-                message = self._stamp(
-                    Message(
-                        "assistant",
-                        state.partial(),
-                        tool_calls=tuple(chunk.call for chunk in calls),
-                        reasoning="".join(state.reasoning),
-                    ),
-                    state,
-                )
-                self.conversation.append(message)
-                if not calls:
-                    self._record(
-                        AssistantRecord(
-                            self.turn,
-                            message,
-                            usage_dict(state.round_usage),
-                            closes_turn=True,
-                            turn_usage=state.total_usage(),
-                            cost=self._settle_cost(state),
-                        )
-                    )
-                    yield TurnFinished(message)
-                    return
-                state.round_message = len(self.conversation) - 1
-                state.unresolved = [chunk.call for chunk in calls]
-                self._record(AssistantRecord(self.turn, message, usage_dict(state.round_usage)))
-                last_round = round_no == self.limits.model_rounds
-                for chunk in calls:
-                    tool = setup.tools.get(chunk.call.name)
-                    asks = bool(tool and tool.needs_confirmation and not last_round)
-                    yield ToolCallRequested(chunk.call, needs_confirmation=asks)
-                    try:  # a cancel while the caller held ToolCallRequested lands in _step
-                        outcome, result, took = await self._step(
-                            resolve_call(
-                                chunk,
-                                tool,
-                                state,
-                                turn=self.turn,
-                                round_no=round_no,
-                                last_round=last_round,
-                                messages=self.conversation.messages,
-                                guards=self.guards,
-                                limits=self.limits,
-                            )
-                        )
-                    except Cancelled:
-                        result = tool_json({"cancelled": True, "reason": CANCELLED_BY_USER})
-                        self._add_result(state, chunk.call, "cancelled", result, 0.0)
-                        yield ToolCallFinished(chunk.call, "cancelled", result, 0.0)
-                        raise
-                    self._add_result(state, chunk.call, outcome, result, took)
-                    yield ToolCallFinished(chunk.call, outcome, result, took)
-                    self._checkpoint()
-                if last_round:
-                    raise RoundLimit
-        except Cancelled:
-            partial = state.unstored()
-            added = self._settle(state, cancelled=True)
-            if added is not None:
-                self._record(AssistantRecord(self.turn, added))
-            ended = {
-                "partial": partial,
-                "turn_usage": state.total_usage(),
-                "cost": self._settle_cost(state),
-            }
-            self._record(UiEventRecord(self.turn, "cancel", ended))
-            yield TurnCancelled(partial)
-        except RoundLimit:
-            yield self._fail(
-                state,
-                f"stopped after {self.limits.model_rounds} model calls in one turn: "
-                "the model kept asking for tools",
-                "round_limit",
-                "ask it to answer with what it found so far, or to take a different approach",
-                retryable=False,
-            )
-        except ProviderError as error:
-            where = f" ({error.model})" if error.model else ""
-            yield self._fail(
-                state,
-                f"{error.kind.replace('_', ' ')}{where}: {error.provider_message}",
-                error.kind,
-                error.hint,
-                retryable=error.kind not in NOT_RETRYABLE,
-            )
-        except (GeneratorExit, asyncio.CancelledError):
-            # the consumer went away or its task was cancelled: leave a consistent history
-            partial = state.unstored()
-            added = self._settle(state, cancelled=True)
-            if added is not None:
-                self._record(AssistantRecord(self.turn, added))
-            ended = {"partial": partial, "reason": "abandoned", "cost": self._settle_cost(state)}
-            self._record(UiEventRecord(self.turn, "cancel", ended))
-            raise
-        except Exception as error:
-            log.exception("turn %d failed unexpectedly", self.turn)
-            yield self._fail(
-                state,
-                f"{type(error).__name__}: {error}",
-                "internal",
-                "this is a bug in modes-tui; the details are in the log. Retry may work.",
-                retryable=True,
-            )
-        finally:
-            self._running = False
-            self._cancel_requested = False
-            self._cancel_delivered = False
-            self._awaiting = None
-
-    # ------------------------------------------------------------------ models, policy, cost
-
-    async def _answer(
-        self, request: ModelRequest, state: TurnState, round_no: int
-    ) -> AsyncGenerator[ModelEvent | RequestBuilt, None]:
-        """The model's events; on a retryable failure before any output, the next fallback.
-
-        litellm's own `fallbacks=` is not used: it retries on any error (a wrong key too),
-        keeps no record of why it switched, and only covers the stream's opening; here the
-        switch is a RequestBuilt with a note, so the panel and the session say who answered
-        and why, and a failure after text arrived ends the turn with that text kept.
-        """
-        while True:
-            setup = self._current(state)
-            try:
-                async with contextlib.aclosing(self._stream(request)) as stream:
-                    async for event in stream:
-                        yield event
-                return
-            except ProviderError as error:
-                produced = state.text or state.reasoning
-                if produced or not setup.fallbacks or error.kind in NOT_RETRYABLE:
-                    raise
-                failed = setup.model
-                following = await self._step(
-                    self._setup(state.mode, model=setup.fallbacks[0], rest=setup.fallbacks[1:])
-                )
-                note = fallback_note(failed, error, following.model)
-                following = replace(following, notes=(*following.notes, note))
-                state.setup = following
-                request = build_request(following, self.conversation.messages, state.user_index)
-                switched = {"from": failed, "kind": error.kind, "error": error.provider_message}
-                self._record(
-                    RequestRecord(
-                        self.turn,
-                        request.to_dict(),
-                        following.mode,
-                        round_no,
-                        following.notes,
-                        fallback=switched,
-                    )
-                )
-                yield RequestBuilt(request, following.mode, round_no, following.notes)
-
-    @staticmethod
-    def _current(state: TurnState) -> TurnSetup:
-        assert state.setup is not None  # set before the first request
-        return state.setup
+        return play(self, text, force, plan, supersede=supersede)
 
     def _models_in_use(self) -> set[str]:
         """Every model a mode of the pack answers with (the ledger's baseline candidates)."""
@@ -604,88 +292,6 @@ class Engine:
             self.default_model if profile.model == "default" else profile.model
             for profile in self.pack.profiles
         }
-
-    def _settle_cost(self, state: TurnState) -> dict[str, Any] | None:
-        """The turn's cost into the ledger; what the session log keeps of it."""
-        entry = self.costs.ledger.add(self.turn, state.calls)
-        if entry is None:
-            return None
-        return {**entry.to_dict(), "baseline_model": self.costs.ledger.baseline_model}
-
-    # ------------------------------------------------------------------ steps
-
-    def _checkpoint(self) -> None:
-        if self._cancel_requested:
-            raise Cancelled
-
-    def _cancel_now(self) -> None:
-        self._cancel_requested = True
-        # Only while the turn waits in one of its own awaits (`_step`) does the cancel go to
-        # the task running the turn; at a `yield` the caller's code is running, and the flag
-        # is enough: the turn checks it as soon as it resumes.
-        if self._awaiting is not None and not self._cancel_delivered:
-            self._cancel_delivered = True
-            self._awaiting.cancel()
-
-    def _take_back_cancel(self, task: asyncio.Task[Any] | None) -> bool:
-        """Undo a cancel() delivered to `task`; True when nobody else cancelled it too."""
-        if not self._cancel_delivered or task is None:
-            return False
-        self._cancel_delivered = False
-        return task.uncancel() == 0
-
-    async def _step(self, work: Awaitable[T]) -> T:
-        """Await `work` so that `cancel()` stops it at once, whatever it waits on.
-
-        No task is created: the turn's own task waits, and `cancel()` cancels that task only
-        while it is suspended right here, then takes the cancellation back (`uncancel`), so
-        a cancellation from the caller's side still propagates as usual.
-        """
-        if self._cancel_requested:
-            close = getattr(work, "close", None)
-            if close is not None:
-                close()  # never started: close it so it is not reported as never awaited
-            raise Cancelled
-        task = asyncio.current_task()
-        self._awaiting = task
-        try:
-            result = await work
-        except asyncio.CancelledError:
-            if self._take_back_cancel(task):
-                raise Cancelled from None
-            raise
-        finally:
-            self._awaiting = None
-        if self._take_back_cancel(task):  # the work swallowed the cancellation
-            raise Cancelled
-        return result
-
-    async def _stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        """The model's events; `cancel()` stops the stream mid-chunk (`_step`, inlined)."""
-        stream = self.model.stream(request)
-        task = asyncio.current_task()
-        try:
-            while True:
-                if self._cancel_requested:
-                    raise Cancelled
-                self._awaiting = task
-                try:
-                    event = await anext(stream)
-                except StopAsyncIteration:
-                    return
-                except asyncio.CancelledError:
-                    if self._take_back_cancel(task):
-                        raise Cancelled from None
-                    raise
-                finally:
-                    self._awaiting = None
-                if self._cancel_delivered and self._take_back_cancel(task):
-                    raise Cancelled
-                yield event
-        finally:
-            close = getattr(stream, "aclose", None)
-            if close is not None:
-                await close()
 
     async def _route(
         self, force: str | None, control: ControlReading, warnings: list[str]
@@ -808,85 +414,6 @@ class Engine:
             text = f"{base}\n\n{extra}" if extra else base
             self._prompts[key] = text
         return text
-
-    # ------------------------------------------------------------------ history
-
-    def _stamp(self, message: Message, state: TurnState) -> Message:
-        setup = state.setup
-        return replace(
-            message,
-            mode=state.mode,
-            model=setup.model if setup else self.model_override or self.default_model,
-            thinking=setup.thinking if setup else "off",
-        )
-
-    def _add_result(
-        self, state: TurnState, call: ToolCall, outcome: ToolOutcome, result: str, took: float
-    ) -> None:
-        self.conversation.append(Message("tool", result, tool_call_id=call.id, name=call.name))
-        if call in state.unresolved:
-            state.unresolved.remove(call)
-        self._record(ToolResultRecord(self.turn, call, outcome, result, round(took, 3)))
-
-    def _settle(self, state: TurnState, *, cancelled: bool) -> Message | None:
-        """Close what the turn left open; return the assistant message added, if any."""
-        for call in list(state.unresolved):
-            result = tool_json({"cancelled": True, "reason": CANCELLED_BY_USER})
-            self._add_result(state, call, "cancelled", result, 0.0)
-        if state.user_index < 0:
-            return None
-        if state.round_message is not None:
-            if cancelled:
-                index = state.round_message
-                stored = self.conversation.messages[index]
-                self.conversation.messages[index] = replace(stored, cancelled=True)
-            return None
-        partial = state.partial()
-        if not cancelled and not partial:
-            return None
-        message = self._stamp(
-            Message("assistant", partial, reasoning="".join(state.reasoning), cancelled=cancelled),
-            state,
-        )
-        self.conversation.append(message)
-        return message
-
-    def _checkpoint_answer(self, state: TurnState) -> None:
-        """Write the answer so far (`partial: true`), so a crash loses none of it."""
-        state.next_checkpoint = time.monotonic() + self.checkpoint_seconds
-        message = self._stamp(
-            Message("assistant", state.partial(), reasoning="".join(state.reasoning)), state
-        )
-        self._record(AssistantRecord(self.turn, message, partial=True))
-
-    def _fail(
-        self, state: TurnState, error: str, kind: str, hint: str, *, retryable: bool
-    ) -> TurnFailed:
-        """Close the turn as failed: keep what arrived, record it, and say what to do."""
-        partial = state.unstored()
-        self._settle(state, cancelled=False)
-        reasoning = "" if state.round_message is not None else "".join(state.reasoning)
-        message = self._stamp(Message("assistant", partial, reasoning=reasoning), state)
-        self._record(
-            AssistantRecord(
-                self.turn,
-                message,
-                closes_turn=True,
-                turn_usage=state.total_usage(),
-                cost=self._settle_cost(state),
-                error=error,
-                failure_kind=kind,
-                hint=hint,
-                retryable=retryable,
-            )
-        )
-        return TurnFailed(error, kind=kind, hint=hint, partial=partial, retryable=retryable)
-
-    def _last_user_index(self) -> int | None:
-        for index in range(len(self.conversation) - 1, -1, -1):
-            if self.conversation.messages[index].role == "user":
-                return index
-        return None
 
     def _record(self, record: SessionRecord) -> None:
         if self.session is None:
