@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Literal, Protocol, cast, get_args
 
 from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.errors import RecordError
@@ -84,8 +84,25 @@ class SessionWriter(Protocol):
 # --------------------------------------------------------------------------- records
 
 
+class _OnDisk:
+    """What every record shares: its JSON object is v, type, at, turn, then its own fields."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object on disk."""
+        record = cast("SessionRecord", self)
+        return {
+            "v": SCHEMA_VERSION,
+            "type": record.kind,
+            "at": record.at,
+            "turn": record.turn,
+            **record.fields(),
+        }
+
+
 @dataclass(frozen=True, slots=True)
-class MetaRecord:
+class MetaRecord(_OnDisk):
     """The session's facts (first line); a later one updates them (a rename, a resume)."""
 
     details: Mapping[str, Any]
@@ -101,10 +118,6 @@ class MetaRecord:
         """The record's own fields, as written after v, type, at and turn."""
         return dict(self.details)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object on disk."""
-        return _stamped(self)
-
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MetaRecord:
         """A stored meta object; raises RecordError naming a bad field."""
@@ -113,7 +126,7 @@ class MetaRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class UserRecord:
+class UserRecord(_OnDisk):
     """What the user typed; it opens turn `turn`."""
 
     turn: int
@@ -129,10 +142,6 @@ class UserRecord:
         """The record's own fields, as written after v, type, at and turn."""
         return {"content": self.content}
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object on disk."""
-        return _stamped(self)
-
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> UserRecord:
         """A stored user object; raises RecordError naming a bad field."""
@@ -140,7 +149,7 @@ class UserRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class RouteRecord:
+class RouteRecord(_OnDisk):
     """Which mode took the turn, and why."""
 
     turn: int
@@ -160,10 +169,6 @@ class RouteRecord:
         """The record's own fields, as written after v, type, at and turn."""
         route = self.route.to_dict() if self.route is not None else None
         return {"route": route, "setting": self.setting, "warnings": list(self.warnings)}
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object on disk."""
-        return _stamped(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RouteRecord:
@@ -185,7 +190,7 @@ class RouteRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class RequestRecord:
+class RequestRecord(_OnDisk):
     """What was sent to a model for one round of the turn."""
 
     turn: int
@@ -217,10 +222,6 @@ class RequestRecord:
             written["fallback"] = self.fallback
         return written
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object on disk."""
-        return _stamped(self)
-
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RequestRecord:
         """A stored request object; raises RecordError naming a bad field."""
@@ -238,7 +239,7 @@ class RequestRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class AssistantRecord:
+class AssistantRecord(_OnDisk):
     """A model's answer: a round that asked for tools, a checkpoint, or the turn's end."""
 
     turn: int
@@ -283,10 +284,6 @@ class AssistantRecord:
             written["retryable"] = self.retryable
         return written
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object on disk."""
-        return _stamped(self)
-
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AssistantRecord:
         """A stored assistant object; raises RecordError naming a bad field."""
@@ -314,7 +311,7 @@ class AssistantRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolResultRecord:
+class ToolResultRecord(_OnDisk):
     """What one tool call returned to the model, and how it went."""
 
     turn: int
@@ -341,10 +338,6 @@ class ToolResultRecord:
             "duration_ms": self.duration_ms,
         }
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object on disk."""
-        return _stamped(self)
-
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolResultRecord:
         """A stored tool_result object; raises RecordError naming a bad field."""
@@ -367,7 +360,7 @@ class ToolResultRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class UiEventRecord:
+class UiEventRecord(_OnDisk):
     """Something the user or the app did around the turns: clear, retry, cancel, correction.
 
     `event` names it; `details` are its own fields (a cancel: partial, turn_usage, cost,
@@ -389,10 +382,6 @@ class UiEventRecord:
     def fields(self) -> dict[str, Any]:
         """The record's own fields, as written after v, type, at and turn."""
         return {"event": self.event, **self.details}
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object on disk."""
-        return _stamped(self)
 
     def get(self, name: str, default: Any = None) -> Any:
         """One of the event's own fields."""
@@ -451,16 +440,6 @@ def write_record(writer: SessionWriter, record: SessionRecord) -> None:
 
 
 # --------------------------------------------------------------------------- reading
-
-
-def _stamped(record: SessionRecord) -> dict[str, Any]:
-    return {
-        "v": SCHEMA_VERSION,
-        "type": record.kind,
-        "at": record.at,
-        "turn": record.turn,
-        **record.fields(),
-    }
 
 
 def _turn(data: Mapping[str, Any], kind: str) -> int:
