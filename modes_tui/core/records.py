@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, cast, get_args
+from typing import Any, ClassVar, Literal, Protocol, cast, get_args
 
 from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.errors import RecordError
@@ -111,7 +111,7 @@ class MetaRecord(_OnDisk):
     """Always 0: meta belongs to no turn."""
     at: str = ""
     """When it was written (UTC ISO 8601; set by the writer)."""
-    kind: Literal["meta"] = field(default="meta", init=False)
+    kind: ClassVar[Literal["meta"]] = "meta"
     """The record type."""
 
     def fields(self) -> dict[str, Any]:
@@ -135,7 +135,7 @@ class UserRecord(_OnDisk):
     """The message as typed."""
     at: str = ""
     """When it was written (UTC ISO 8601; set by the writer)."""
-    kind: Literal["user"] = field(default="user", init=False)
+    kind: ClassVar[Literal["user"]] = "user"
     """The record type."""
 
     def fields(self) -> dict[str, Any]:
@@ -162,7 +162,7 @@ class RouteRecord(_OnDisk):
     """What the user was warned about while routing (a bad control file, ...)."""
     at: str = ""
     """When it was written (UTC ISO 8601; set by the writer)."""
-    kind: Literal["route"] = field(default="route", init=False)
+    kind: ClassVar[Literal["route"]] = "route"
     """The record type."""
 
     def fields(self) -> dict[str, Any]:
@@ -207,7 +207,7 @@ class RequestRecord(_OnDisk):
     """{from, kind, error} when a fallback model took over from a failed one."""
     at: str = ""
     """When it was written (UTC ISO 8601; set by the writer)."""
-    kind: Literal["request"] = field(default="request", init=False)
+    kind: ClassVar[Literal["request"]] = "request"
     """The record type."""
 
     def fields(self) -> dict[str, Any]:
@@ -266,7 +266,7 @@ class AssistantRecord(_OnDisk):
     """Retrying the failed turn may work."""
     at: str = ""
     """When it was written (UTC ISO 8601; set by the writer)."""
-    kind: Literal["assistant"] = field(default="assistant", init=False)
+    kind: ClassVar[Literal["assistant"]] = "assistant"
     """The record type."""
 
     def fields(self) -> dict[str, Any]:
@@ -326,7 +326,7 @@ class ToolResultRecord(_OnDisk):
     """How long the tool ran."""
     at: str = ""
     """When it was written (UTC ISO 8601; set by the writer)."""
-    kind: Literal["tool_result"] = field(default="tool_result", init=False)
+    kind: ClassVar[Literal["tool_result"]] = "tool_result"
     """The record type."""
 
     def fields(self) -> dict[str, Any]:
@@ -376,7 +376,7 @@ class UiEventRecord(_OnDisk):
     """The event's own fields, in the order written."""
     at: str = ""
     """When it was written (UTC ISO 8601; set by the writer)."""
-    kind: Literal["ui_event"] = field(default="ui_event", init=False)
+    kind: ClassVar[Literal["ui_event"]] = "ui_event"
     """The record type."""
 
     def fields(self) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from modes_tui.core.control import OFF
 from modes_tui.core.conversation import Conversation, Message
@@ -166,7 +166,7 @@ class _TurnBuilder:
             self.events.append(ModeChanged(self.previous_mode, mode))
 
     def add(self, record: SessionRecord, raw: Mapping[str, Any], line: int) -> None:
-        if not isinstance(record, UiEventRecord | MetaRecord):
+        if not isinstance(record, (UiEventRecord, MetaRecord)):
             self.substantive = True
         if isinstance(record, UserRecord):
             if self.user is None:
@@ -297,8 +297,7 @@ def replay(session: LoadedSession) -> Replay:
         return _replay(session)
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
+class _Entry(NamedTuple):
     """One stored record, typed (or why it could not be)."""
 
     raw: Mapping[str, Any]
