@@ -30,10 +30,12 @@ from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs
 from modes_tui.core.records import (
     SCHEMA_VERSION,
+    MetaRecord,
     RecordType,
     RouteRecord,
     UiEventRecord,
     UserRecord,
+    write_record,
 )
 from modes_tui.core.routing import Route
 from modes_tui.store.replay import Replay, replay
@@ -308,7 +310,7 @@ class CurrentSession:
         log = SessionLog.resume(resumption.session, fsync=self.fsync)
         self.close()
         self.log = log
-        log.record("ui_event", resumption.turn, event=how, **fields)
+        write_record(log, UiEventRecord(resumption.turn, how, fields))
 
     def load(self) -> LoadedSession:
         """The session as recorded so far; raises SessionError before the first record."""
@@ -335,13 +337,13 @@ class CurrentSession:
             raise
         self.close()
         self.log = log
-        log.record("ui_event", turn, event="forked", parent=parent.id, parent_turn=turn)
+        write_record(log, UiEventRecord(turn, "forked", {"parent": parent.id, "parent_turn": turn}))
         return forked
 
     def rename(self, title: str) -> str:
         """Give the session a title (creating its log if nothing was recorded yet)."""
         cleaned = check_title(title)
-        self.record("meta", 0, title=cleaned, title_source="user")
+        write_record(self, MetaRecord({"title": cleaned, "title_source": "user"}))
         assert self.log is not None
         write_renamed(self.log.path, self.log.id, cleaned)
         return cleaned

@@ -32,8 +32,10 @@ from modes_tui.core.records import (
     RECORD_TYPES,
     RESERVED_FIELDS,
     SCHEMA_VERSION,
+    MetaRecord,
     RecordType,
     SessionWriter,
+    write_record,
 )
 from modes_tui.store.redaction import redact_secrets
 from modes_tui.store.session_reader import TITLE_FROM_TURNS, LoadedSession
@@ -111,18 +113,17 @@ class SessionLog:
         log = cls(path, fsync=fsync)
         log._fd = fd
         created = utc_now()
-        log.record(
-            "meta",
-            0,
-            id=chosen,
-            created=created,
-            pack=pack,
-            cwd=os.getcwd() if cwd is None else cwd,
-            app_version=__version__ if app_version is None else app_version,
-            model=model,
-            title=extra.pop("title", None),
+        facts = {
+            "id": chosen,
+            "created": created,
+            "pack": pack,
+            "cwd": os.getcwd() if cwd is None else cwd,
+            "app_version": __version__ if app_version is None else app_version,
+            "model": model,
+            "title": extra.pop("title", None),
             **extra,
-        )
+        }
+        write_record(log, MetaRecord(facts))
         return log
 
     @classmethod
