@@ -28,7 +28,9 @@ from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.store.manage import rename_session
 from modes_tui.store.replay import replay
 from modes_tui.store.search import search_sessions
-from modes_tui.store.sessions import SessionLog, list_sessions, load_session
+from modes_tui.store.session_log import SessionLog
+from modes_tui.store.session_reader import load_session
+from modes_tui.store.sessions import list_sessions
 
 SYSTEM = {"role": "system", "content": "You are a helpful assistant. " * 20}
 ROUTE = {

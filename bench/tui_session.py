@@ -41,7 +41,7 @@ from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
 from modes_tui.core.routing import ClassifierInfo, Decision, Route, Router
 from modes_tui.core.wire import ModelRequest
-from modes_tui.store.sessions import SessionLog
+from modes_tui.store.session_log import SessionLog
 from modes_tui.tui.app import build_app
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.panel import PAGE, RoutePanel

@@ -629,7 +629,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     from modes_tui.store.export import session_markdown
     from modes_tui.store.replay import replay
-    from modes_tui.store.sessions import load_session
+    from modes_tui.store.session_reader import load_session
 
     session = load_session(args.id)
     if args.format == "json":
@@ -667,8 +667,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from modes_tui.core.profiles import available_packs
     from modes_tui.core.routing import Router
     from modes_tui.store.export import replay_json, reroute_text, session_markdown
-    from modes_tui.store.replay import replay, reroute
-    from modes_tui.store.sessions import load_session
+    from modes_tui.store.replay import replay
+    from modes_tui.store.reroute import reroute
+    from modes_tui.store.session_reader import load_session
 
     session = load_session(args.id)
     replayed = replay(session)

@@ -100,7 +100,7 @@ def cmd_models(args: argparse.Namespace, catalog: ModelCatalog, adapter: Any) ->
 
 def cost_rows(summaries: list[Any]) -> list[dict[str, Any]]:
     """Each session's cost totals (reads each log whole: only for `sessions --cost`)."""
-    from modes_tui.store.sessions import load_session
+    from modes_tui.store.session_reader import load_session
 
     rows = []
     for summary in summaries:

@@ -76,7 +76,7 @@ def session_action(args: argparse.Namespace, dirs: Dirs) -> int | None:
 def remove(args: argparse.Namespace, dirs: Dirs) -> int:
     """Delete one session, after a yes on a terminal (or --yes)."""
     from modes_tui.store.manage import delete_session, session_in_folder
-    from modes_tui.store.sessions import load_session
+    from modes_tui.store.session_reader import load_session
 
     path = session_in_folder(args.id, dirs)
     if not args.yes:
@@ -204,7 +204,7 @@ def current_session(
 ) -> CurrentSession:
     """The session writer of a chat: a new log at the first record, or a resumed one."""
     from modes_tui.store.resume import CurrentSession
-    from modes_tui.store.sessions import SessionLog
+    from modes_tui.store.session_log import SessionLog
 
     def create(**extra: Any) -> SessionLog:
         return SessionLog.create(

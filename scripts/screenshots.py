@@ -37,7 +37,7 @@ from modes_tui.core.profiles import load_pack  # noqa: E402
 from modes_tui.core.routing import Route, Router  # noqa: E402
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply  # noqa: E402
 from modes_tui.store.control import ControlFile  # noqa: E402
-from modes_tui.store.sessions import SessionLog  # noqa: E402
+from modes_tui.store.session_log import SessionLog  # noqa: E402
 from modes_tui.tui.app import ModesApp, build_app  # noqa: E402
 from modes_tui.tui.services import AppServices, Confirmer  # noqa: E402
 from modes_tui.tui.sessions import StoreSessions  # noqa: E402

@@ -8,7 +8,7 @@ from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.paths import Dirs
 from modes_tui.core.routing import ClassifierInfo, Decision, Route
 from modes_tui.core.wire import ModelRequest, ToolSpec
-from modes_tui.store.sessions import SessionLog
+from modes_tui.store.session_log import SessionLog
 
 READ_FILE = ToolSpec(
     "read_file",

@@ -20,7 +20,7 @@ from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.questions import Question
 from modes_tui.core.routing import Router
 from modes_tui.llm.litellm_model import LiteLLMChatModel
-from modes_tui.store.sessions import SessionLog
+from modes_tui.store.session_log import SessionLog
 from tests.fake_provider import FakeProvider, Reply
 
 CHEAP = ModelPrice(1e-6, 2e-6)

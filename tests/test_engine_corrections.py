@@ -27,7 +27,8 @@ from modes_tui.core.routing import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.export import session_markdown
 from modes_tui.store.replay import replay
-from modes_tui.store.sessions import SessionLog, load_session
+from modes_tui.store.session_log import SessionLog
+from modes_tui.store.session_reader import load_session
 from tests.test_engine import MODES, PROMPTS, Control, Recorder
 
 

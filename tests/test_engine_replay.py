@@ -20,7 +20,8 @@ from modes_tui.core.routing import Router
 from modes_tui.llm.litellm_import import import_litellm
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.store.replay import replay
-from modes_tui.store.sessions import SessionLog, load_session
+from modes_tui.store.session_log import SessionLog
+from modes_tui.store.session_reader import load_session
 from tests.fake_provider import FakeProvider, Reply
 
 MODES = {

@@ -29,7 +29,8 @@ from modes_tui.core.events import (
 )
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
-from modes_tui.store.sessions import SessionLog, load_session
+from modes_tui.store.session_log import SessionLog
+from modes_tui.store.session_reader import load_session
 from modes_tui.store.settings import load_settings
 from tests.llama_server import SERVED_NAME, LlamaServer, start_server
 

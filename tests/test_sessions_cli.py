@@ -14,7 +14,8 @@ import pytest
 
 from modes_tui.cli import main
 from modes_tui.core.paths import app_dirs
-from modes_tui.store.sessions import list_sessions, load_session
+from modes_tui.store.session_reader import load_session
+from modes_tui.store.sessions import list_sessions
 from tests.fake_encoder import HashingEncoder
 
 REPO = Path(__file__).resolve().parent.parent
@@ -161,7 +162,7 @@ def test_sessions_rename_and_rm(modes_home: Path) -> None:
 def test_sessions_rm_asks_at_a_terminal(
     answer: str, kept: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from modes_tui.store.sessions import SessionLog
+    from modes_tui.store.session_log import SessionLog
 
     log = SessionLog.create(app_dirs(), pack="default")
     log.record("user", 1, content="plan a trip to Lisbon")

@@ -206,8 +206,6 @@ async def test_watch_stays_quiet_when_the_setting_is_rewritten_unchanged(tmp_pat
 def test_a_write_removes_temp_files_a_killed_writer_left_behind(tmp_path: Path) -> None:
     import time
 
-    from modes_tui.store.control import atomic_write
-
     target = tmp_path / "state.json"
     stale = tmp_path / ".state.json.abc123.tmp"
     fresh = tmp_path / ".state.json.def456.tmp"
@@ -215,7 +213,7 @@ def test_a_write_removes_temp_files_a_killed_writer_left_behind(tmp_path: Path) 
     fresh.write_text("{")
     old = time.time() - 3600
     os.utime(stale, (old, old))
-    atomic_write(target, b'{"mode": "auto"}')
+    ControlFile(target).write("auto")
     assert not stale.exists()
     assert fresh.exists()  # another writer may be using it right now
-    assert target.read_text() == '{"mode": "auto"}'
+    assert json.loads(target.read_text()) == {"mode": "auto"}

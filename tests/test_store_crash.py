@@ -13,7 +13,7 @@ import pytest
 
 from modes_tui.core.events import TurnFailed
 from modes_tui.store.replay import replay
-from modes_tui.store.sessions import load_session
+from modes_tui.store.session_reader import load_session
 
 REPO = Path(__file__).resolve().parent.parent
 SESSION_ID = "20260101-000000-dead"
@@ -21,7 +21,7 @@ SESSION_ID = "20260101-000000-dead"
 WRITER = f"""
 import os, sys, time
 from modes_tui.core.paths import app_dirs
-from modes_tui.store.sessions import SessionLog
+from modes_tui.store.session_log import SessionLog
 
 log = SessionLog.create(app_dirs(), pack="default", model="m", session_id={SESSION_ID!r})
 log.record("user", 1, content="tell me a long story")

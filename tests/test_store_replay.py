@@ -25,8 +25,10 @@ from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.profiles import Profile, load_pack
 from modes_tui.core.routing import Decision, Router
 from modes_tui.core.routing_input import HistoryEntry
-from modes_tui.store.replay import conversation_of, replay, request_from_dict, reroute
-from modes_tui.store.sessions import SessionLog, load_session
+from modes_tui.store.replay import conversation_of, replay, request_from_dict
+from modes_tui.store.reroute import reroute
+from modes_tui.store.session_log import SessionLog
+from modes_tui.store.session_reader import load_session
 from tests.conftest import PackWriter
 from tests.store_records import READ_FILE, request, write_demo_session
 
@@ -207,8 +209,11 @@ def test_an_unreadable_record_is_reported_and_skipped(dirs: Dirs) -> None:
     replayed = replay(load_session("latest"))
     assert kinds(replayed.turns[0].events) == ["mode_changed", "text_delta", "turn_finished"]
     assert [p.line for p in replayed.problems] == [3, 4, 4]
-    assert "route record could not be replayed (KeyError: 'mode_name'); skipped" in str(
+    assert "route record could not be replayed (field 'route' lacks 'mode_name'); skipped" in str(
         replayed.problems[0]
+    )
+    assert "tool_result record could not be replayed (field 'call' lacks 'id')" in str(
+        replayed.problems[1]
     )
     assert "left out of the conversation" in replayed.problems[2].message
 

@@ -24,7 +24,9 @@ from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.manage import delete_session, rename_session
 from modes_tui.store.replay import conversation_of, replay
 from modes_tui.store.resume import CurrentSession, prepare_resume
-from modes_tui.store.sessions import SessionLog, list_sessions, load_session
+from modes_tui.store.session_log import SessionLog
+from modes_tui.store.session_reader import load_session
+from modes_tui.store.sessions import list_sessions
 
 MODES = {
     "chat": {"description": "Chat.", "keywords": ["hello"]},

@@ -9,7 +9,7 @@ from modes_tui.core.conversation import Message
 from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.store.search import search_sessions
-from modes_tui.store.sessions import SessionLog
+from modes_tui.store.session_log import SessionLog
 from tests.fake_encoder import HashingEncoder
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from modes_tui.core.paths import app_dirs
-from modes_tui.store.sessions import SessionLog, list_sessions, load_session
+from modes_tui.store.session_log import SessionLog
+from modes_tui.store.session_reader import load_session
+from modes_tui.store.sessions import list_sessions
 from modes_tui.store.titles import TITLE_CHARS, generate_title
 
 TRACEBACK = """Traceback (most recent call last):

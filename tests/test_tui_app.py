@@ -24,13 +24,14 @@ from modes_tui.core.events import (
     TurnFinished,
     Usage,
 )
+from modes_tui.store.replay import ReplayedTurn
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.chat import ChatLog, EarlierTurns, LiteTurn
 from modes_tui.tui.confirm import ConfirmToolScreen
 from modes_tui.tui.inspector import InspectorScreen
 from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.replay import ReplayScreen
-from modes_tui.tui.services import ReplayedSession, ReplayTurn, RerouteResult
+from modes_tui.tui.services import ReplayedSession, RerouteResult
 from modes_tui.tui.turn_view import AnswerSegment, SystemNote, ToolCallView, TurnNote, TurnView
 from modes_tui.tui.turns import Reroute
 from tests.tui_support import (
@@ -381,8 +382,9 @@ async def test_the_palette_forces_a_mode() -> None:
         await until(pilot, lambda: "forced shell" in header(app))
 
 
-def replayed(turns: int = 3) -> ReplayedSession:
+def replayed(turns: int = 3) -> tuple[ReplayedSession, dict[int, Reroute]]:
     items = []
+    reroutes = {}
     for index in range(turns):
         mode = ("chat", "code", "shell")[index % 3]
         text = f"question {index + 1}"
@@ -391,13 +393,14 @@ def replayed(turns: int = 3) -> ReplayedSession:
             events.insert(1, ModeChanged("chat", "code"))
             events.insert(3, ReasoningDelta("thinking it over"))
         reroute = Reroute(route("chat" if index == 1 else mode), differs=index == 1)
-        items.append(ReplayTurn(text, events, reroute))
-    return ReplayedSession("20260314-092653-abcd", "question 1", items)
+        items.append(ReplayedTurn(index + 1, text, mode, None, tuple(events)))
+        reroutes[index + 1] = reroute
+    return ReplayedSession("20260314-092653-abcd", "question 1", items), reroutes
 
 
 class FakeSessions:
-    def __init__(self, session: ReplayedSession) -> None:
-        self.session = session
+    def __init__(self, recorded: tuple[ReplayedSession, dict[int, Reroute]]) -> None:
+        self.session, self.reroutes = recorded
         self.opened: list[str] = []
 
     def list(self):
@@ -410,10 +413,7 @@ class FakeSessions:
         return self.session
 
     def reroute(self, session_id: str) -> RerouteResult:
-        return RerouteResult(
-            {t.number or i: t.reroute for i, t in enumerate(self.session.turns, 1) if t.reroute},
-            "2 of 3 agree",
-        )
+        return RerouteResult(dict(self.reroutes), "2 of 3 agree")
 
     def export(self, session_id: str) -> Path:
         raise NotImplementedError

@@ -24,7 +24,7 @@ from modes_tui.core.wire import ModelRequest
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.control import ControlFile
 from modes_tui.store.corrections import CorrectionStore
-from modes_tui.store.sessions import SessionLog
+from modes_tui.store.session_log import SessionLog
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.correct import CorrectScreen
 from modes_tui.tui.replay import ReplayScreen

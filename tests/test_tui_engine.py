@@ -20,7 +20,7 @@ from modes_tui.core.profiles import load_pack
 from modes_tui.core.routing import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.control import ControlFile
-from modes_tui.store.sessions import SessionLog
+from modes_tui.store.session_log import SessionLog
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.confirm import ConfirmToolScreen
 from modes_tui.tui.inspector import InspectorScreen

@@ -21,7 +21,8 @@ from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.session_cli import current_session
 from modes_tui.store.control import ControlFile
 from modes_tui.store.resume import CurrentSession, Resumption, prepare_resume
-from modes_tui.store.sessions import list_sessions, load_session
+from modes_tui.store.session_reader import load_session
+from modes_tui.store.sessions import list_sessions
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.chat import LiteTurn
 from modes_tui.tui.services import AppServices, Confirmer
@@ -313,7 +314,7 @@ async def test_a_turn_cut_off_by_a_crash_can_be_retried_after_resuming(
     make_rig: Callable[[], Rig],
 ) -> None:
     from modes_tui.core.conversation import Message
-    from modes_tui.store.sessions import SessionLog
+    from modes_tui.store.session_log import SessionLog
 
     dirs = app_dirs()
     crashed = SessionLog.create(dirs, pack="default", model="scripted/demo")

@@ -18,25 +18,26 @@ Invariants:
   request, even when the turn is cancelled half-way, so the next request is valid.
 - `cancel()` stops the running step (routing, the model stream, a guard's question, a tool)
   at once; nothing waits for the model to finish.
+
+This module holds the engine's public face and the mode setup; the turn loop is
+`core.turn_loop`, stopping it `core.cancelling`, the request `core.turn_request`, tool calls
+`core.tool_rounds`, the `auto_enter: confirm` policy `core.auto_enter`, and the records it
+writes `core.records`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
-import inspect
-import json
 import logging
 import threading
-import time
-from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from modes_tui.core.cancelling import TurnStopper
 from modes_tui.core.control import AUTO, OFF, ControlReading
-from modes_tui.core.conversation import Conversation, Message, ToolCall
+from modes_tui.core.conversation import Conversation
 from modes_tui.core.correcting import (
     CorrectionPlan,
     CorrectionRecorder,
@@ -44,34 +45,17 @@ from modes_tui.core.correcting import (
     TurnCorrections,
 )
 from modes_tui.core.corrections import Correction
-from modes_tui.core.errors import CorrectionRefused, ProviderError, UnknownMode
+from modes_tui.core.errors import CorrectionRefused, UnknownMode
 from modes_tui.core.events import (
-    ModeChanged,
-    ReasoningDelta,
-    RequestBuilt,
-    RouteDecided,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallRequested,
-    ToolOutcome,
-    TurnCancelled,
     TurnCorrected,
     TurnEvent,
-    TurnFailed,
-    TurnFinished,
-    Usage,
 )
 from modes_tui.core.guards import (
-    Answer,
-    Block,
-    Cancel,
     ConfirmationGuard,
     Limits,
-    PendingCall,
     default_guards,
 )
 from modes_tui.core.ledger import CostLedger
-from modes_tui.core.mode_note import mode_change_note
 from modes_tui.core.pack_fields import HistoryWindow
 from modes_tui.core.ports import (
     UNKNOWN_CAPABILITIES,
@@ -83,110 +67,27 @@ from modes_tui.core.ports import (
 )
 from modes_tui.core.profiles import Pack, Profile
 from modes_tui.core.prompts import template_locals
-from modes_tui.core.questions import Asker, Question
-from modes_tui.core.records import RecordType, SessionWriter
+from modes_tui.core.questions import Asker
+from modes_tui.core.records import (
+    SessionRecord,
+    SessionWriter,
+    UiEventRecord,
+    write_record,
+)
 from modes_tui.core.routing import Route, Router
 from modes_tui.core.toolbox import default_registry
-from modes_tui.core.tools import Tool, ToolError, ToolRegistry
+from modes_tui.core.tools import Tool, ToolRegistry
 from modes_tui.core.toolservers import ToolServers, server_tools
-from modes_tui.core.turn_costs import TurnCosts, fallback_note
-from modes_tui.core.wire import (
-    ModelEvent,
-    ModelRequest,
-    ReasoningChunk,
-    TextChunk,
-    ToolCallChunk,
-    ToolSpec,
-    UsageReport,
-)
+from modes_tui.core.turn_costs import TurnCosts
+from modes_tui.core.turn_loop import play
+from modes_tui.core.turn_state import TurnSetup
 
 __all__ = ["Confirmer", "Engine", "Limits"]
 
 log = logging.getLogger("modes_tui.engine")
 
 OFF_REASON = "Modes are off"
-TOOL_FAILED = "the tool failed unexpectedly; the details are in the app's log, not here"
-CANCELLED_BY_USER = "the user cancelled the turn before this call finished"
-CUT_SHORT = "[The user stopped this answer here.]"
 CHECKPOINT_SECONDS = 2.0
-BUDGET_HINT = (
-    "raise `budget:` in config.yaml (or MODES_TUI_BUDGET), or send it with a cheaper mode "
-    "(/mode NAME); your message is kept"
-)
-NOT_RETRYABLE = frozenset({"auth", "context_too_long", "not_found", "bad_request"})
-T = TypeVar("T")
-
-
-class _Cancelled(Exception):
-    """The user asked to stop this turn (raised inside the engine only)."""
-
-
-class _RoundLimit(Exception):
-    """The model was still calling tools when the turn ran out of model calls."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Setup:
-    """How this turn runs: the mode's configuration, resolved."""
-
-    mode: str | None
-    model: str
-    thinking: str
-    reasoning_effort: str | None
-    tools: Mapping[str, Tool]
-    specs: tuple[ToolSpec, ...]
-    system: str
-    window: HistoryWindow
-    temperature: float | None
-    max_tokens: int | None
-    notes: tuple[str, ...]
-    fallbacks: tuple[str, ...] = ()
-    """Models still to try, in order, if this one fails with a retryable error."""
-
-
-@dataclass
-class _TurnState:
-    """What the running turn has produced so far."""
-
-    user_index: int = -1
-    mode: str | None = None
-    setup: _Setup | None = None
-    text: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    round_message: int | None = None
-    """Index of this round's stored assistant message (it asked for tools)."""
-    unresolved: list[ToolCall] = field(default_factory=list)
-    """Calls of the stored message that have no result yet."""
-    guarded: list[ToolCall] = field(default_factory=list)
-    """Calls of this turn that reached the guards."""
-    usage: list[UsageReport] = field(default_factory=list)
-    round_usage: UsageReport | None = None
-    calls: list[tuple[str, int, int, float | None]] = field(default_factory=list)
-    """(model, prompt tokens, completion tokens, cost) of every call, for the ledger."""
-    next_checkpoint: float = float("inf")
-    """When (time.monotonic) to write the streaming answer to the session log next."""
-
-    def new_round(self) -> None:
-        self.text.clear()
-        self.reasoning.clear()
-        self.round_message = None
-        self.round_usage = None
-
-    def partial(self) -> str:
-        return "".join(self.text)
-
-    def unstored(self) -> str:
-        """This round's text, unless it is already stored with the round's tool calls."""
-        return "" if self.round_message is not None else self.partial()
-
-    def total_usage(self) -> dict[str, Any]:
-        costs = [u.cost for u in self.usage]
-        return {
-            "prompt_tokens": sum(u.prompt_tokens for u in self.usage),
-            "completion_tokens": sum(u.completion_tokens for u in self.usage),
-            "cost": sum(c for c in costs if c is not None) if costs and None not in costs else None,
-            "calls": len(self.usage),
-        }
 
 
 class Engine:
@@ -250,9 +151,7 @@ class Engine:
 
         self._mode: str | None = None
         self._running = False
-        self._cancel_requested = False
-        self._awaiting: asyncio.Task[Any] | None = None
-        self._cancel_delivered = False
+        self._stopper = TurnStopper()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
         self._capabilities: dict[str, ModelCapabilities] = {}
@@ -314,7 +213,11 @@ class Engine:
     def undo_correction(self) -> Correction:
         """Forget the latest correction made in this session (the answers stay)."""
         correction = self.corrections.undo()
-        self._record("ui_event", event="correction_undone", id=correction.id, of=correction.turn)
+        self._record(
+            UiEventRecord(
+                self.turn, "correction_undone", {"id": correction.id, "of": correction.turn}
+            )
+        )
         return correction
 
     async def _record_only(self, plan: CorrectionPlan) -> AsyncGenerator[TurnEvent, None]:
@@ -323,25 +226,25 @@ class Engine:
         yield event
 
     def _record_correction(self, event: TurnCorrected) -> None:
-        self._record(
-            "ui_event",
-            event="correction",
-            of=event.turn,
-            answered_mode=event.answered_mode,
-            corrected_mode=event.corrected_mode,
-            rerun=event.rerun,
-            correction=event.correction.to_dict() if event.correction is not None else None,
-            note=event.note,
-        )
+        correction = event.correction.to_dict() if event.correction is not None else None
+        details = {
+            "of": event.turn,
+            "answered_mode": event.answered_mode,
+            "corrected_mode": event.corrected_mode,
+            "rerun": event.rerun,
+            "correction": correction,
+            "note": event.note,
+        }
+        self._record(UiEventRecord(self.turn, "correction", details))
 
     def cancel(self) -> None:
         """Stop the running turn; it yields TurnCancelled(partial). Safe from any thread."""
         if not self._running:
             return
         if self._loop is not None and threading.get_ident() != self._thread:
-            self._loop.call_soon_threadsafe(self._cancel_now)
+            self._loop.call_soon_threadsafe(self._stopper.cancel_now)
         else:
-            self._cancel_now()
+            self._stopper.cancel_now()
 
     def clear(self) -> None:
         """Forget the conversation (`/clear`); routes and the turn count stay."""
@@ -349,7 +252,7 @@ class Engine:
             raise RuntimeError("cannot clear the conversation while a turn runs; cancel it first")
         self.conversation.clear()
         self.corrections.cleared()
-        self._record("ui_event", event="clear")
+        self._record(UiEventRecord(self.turn, "clear"))
 
     def restore(
         self,
@@ -376,7 +279,7 @@ class Engine:
 
     # ------------------------------------------------------------------ the turn
 
-    async def _play(
+    def _play(
         self,
         text: str | None,
         force: str | None,
@@ -384,320 +287,7 @@ class Engine:
         *,
         supersede: bool = False,
     ) -> AsyncGenerator[TurnEvent, None]:
-        if self._running:
-            raise RuntimeError("a turn is already running; cancel it or wait for it to end")
-        self._running = True
-        self._cancel_requested = False
-        self._cancel_delivered = False
-        self._loop = asyncio.get_running_loop()
-        self._thread = threading.get_ident()
-        state = _TurnState()
-        fresh = text is not None
-        try:
-            if text is None:
-                index = self._last_user_index()
-                if index is None:
-                    yield TurnFailed(
-                        "there is no turn to retry",
-                        kind="nothing_to_retry",
-                        hint="type a message first",
-                        retryable=False,
-                    )
-                    return
-                del self.conversation.messages[index + 1 :]
-                text = self.conversation.messages[index].content
-                if plan is None:
-                    self._record("ui_event", event="retry")
-                else:  # the superseded answer stays in the session log, before this record
-                    corrected = self.corrections.apply(plan)
-                    self._record_correction(corrected)
-                    yield corrected
-            else:
-                last = self._last_user_index() if supersede else None
-                if last is not None:
-                    del self.conversation.messages[last:]
-                    self._record("ui_event", event="supersede", superseded=self.turn)
-                self.turn += 1
-                self.conversation.append(Message("user", text))
-                self._record("user", content=text)
-            state.user_index = len(self.conversation) - 1
-
-            control, warnings = self._read_control()
-            kept = None if fresh else self.corrections.kept_mode(self.turn)
-            if plan is not None:  # the user decided: a forced route that says what it replaces
-                route = replace(self.router.force(plan.mode), reason=plan.reason)
-            elif kept is not None:  # retrying a corrected turn keeps the user's mode
-                route = replace(self.router.force(kept[0]), reason=kept[1])
-            else:
-                route = await self._step(self._route(force, control, warnings))
-                route = await self._step(self._confirm_entry(route))
-                self.corrections.routed(self.turn, text, route, state.user_index)
-            self.routes.append(route)
-            # `off` is a reserved name, never a mode: the turn runs with no mode at all
-            state.mode = None if route.mode_name == OFF else route.mode_name
-            self._record("route", route=route.to_dict(), setting=control.mode, warnings=warnings)
-            yield RouteDecided(route, control.mode, tuple(warnings))
-            self._checkpoint()
-
-            if state.mode != self._mode:
-                previous, self._mode = self._mode, state.mode
-                yield ModeChanged(previous, state.mode)
-                self._checkpoint()
-
-            if fresh:
-                resent = self.corrections.resend(self.turn, text, route, self.conversation.messages)
-                if resent is not None:
-                    self._record_correction(resent)
-                    yield resent
-
-            setup = await self._step(self._setup(state.mode))
-            state.setup = setup
-            await self._step(self.costs.set_baseline(self._models_in_use()))
-            for round_no in range(1, self.limits.model_rounds + 1):
-                state.new_round()
-                state.next_checkpoint = time.monotonic() + self.checkpoint_seconds
-                request = self._request(setup, state)
-                if round_no == 1:
-                    refusal = await self._step(
-                        self.costs.check_budget(setup.model, request, self.asker)
-                    )
-                    if refusal is not None:
-                        yield self._fail(state, refusal, "budget", BUDGET_HINT, retryable=False)
-                        return
-                self._record(
-                    "request",
-                    request=request.to_dict(),
-                    mode=setup.mode,
-                    round=round_no,
-                    notes=list(setup.notes),
-                )
-                yield RequestBuilt(request, setup.mode, round_no, setup.notes)
-                calls: list[ToolCallChunk] = []
-                # without fallbacks, no extra generator layer on every chunk
-                answer = (
-                    self._answer(request, state, round_no)
-                    if setup.fallbacks
-                    else self._stream(request)
-                )
-                async with contextlib.aclosing(answer) as stream:
-                    async for event in stream:
-                        if isinstance(event, RequestBuilt):  # a fallback model takes over
-                            setup = self._current(state)
-                            yield event
-                            continue
-                        if isinstance(event, TextChunk):
-                            state.text.append(event.text)
-                            if time.monotonic() >= state.next_checkpoint:
-                                self._checkpoint_answer(state)
-                            yield TextDelta(event.text)
-                        elif isinstance(event, ReasoningChunk):
-                            state.reasoning.append(event.text)
-                            if time.monotonic() >= state.next_checkpoint:
-                                self._checkpoint_answer(state)
-                            yield ReasoningDelta(event.text)
-                        elif isinstance(event, ToolCallChunk):
-                            calls.append(event)
-                        elif isinstance(event, UsageReport):
-                            state.usage.append(event)
-                            state.round_usage = event
-                            state.calls.append(
-                                (
-                                    setup.model,
-                                    event.prompt_tokens,
-                                    event.completion_tokens,
-                                    event.cost,
-                                )
-                            )
-                            yield Usage(
-                                setup.model,
-                                event.prompt_tokens,
-                                event.completion_tokens,
-                                event.cost,
-                            )
-                message = self._stamp(
-                    Message(
-                        "assistant",
-                        state.partial(),
-                        tool_calls=tuple(chunk.call for chunk in calls),
-                        reasoning="".join(state.reasoning),
-                    ),
-                    state,
-                )
-                self.conversation.append(message)
-                if not calls:
-                    self._record(
-                        "assistant",
-                        message=message.to_dict(),
-                        usage=_usage_dict(state.round_usage),
-                        turn_usage=state.total_usage(),
-                        cost=self._settle_cost(state),
-                    )
-                    yield TurnFinished(message)
-                    return
-                state.round_message = len(self.conversation) - 1
-                state.unresolved = [chunk.call for chunk in calls]
-                self._record(
-                    "assistant", message=message.to_dict(), usage=_usage_dict(state.round_usage)
-                )
-                last_round = round_no == self.limits.model_rounds
-                for chunk in calls:
-                    tool = setup.tools.get(chunk.call.name)
-                    asks = bool(tool and tool.needs_confirmation and not last_round)
-                    yield ToolCallRequested(chunk.call, needs_confirmation=asks)
-                    try:  # a cancel while the caller held ToolCallRequested lands in _step
-                        outcome, result, took = await self._step(
-                            self._resolve(chunk, tool, state, round_no, last_round)
-                        )
-                    except _Cancelled:
-                        result = _json({"cancelled": True, "reason": CANCELLED_BY_USER})
-                        self._add_result(state, chunk.call, "cancelled", result, 0.0)
-                        yield ToolCallFinished(chunk.call, "cancelled", result, 0.0)
-                        raise
-                    self._add_result(state, chunk.call, outcome, result, took)
-                    yield ToolCallFinished(chunk.call, outcome, result, took)
-                    self._checkpoint()
-                if last_round:
-                    raise _RoundLimit
-        except _Cancelled:
-            partial = state.unstored()
-            added = self._settle(state, cancelled=True)
-            if added is not None:
-                self._record("assistant", message=added.to_dict(), usage=None)
-            self._record(
-                "ui_event",
-                event="cancel",
-                partial=partial,
-                turn_usage=state.total_usage(),
-                cost=self._settle_cost(state),
-            )
-            yield TurnCancelled(partial)
-        except _RoundLimit:
-            yield self._fail(
-                state,
-                f"stopped after {self.limits.model_rounds} model calls in one turn: "
-                "the model kept asking for tools",
-                "round_limit",
-                "ask it to answer with what it found so far, or to take a different approach",
-                retryable=False,
-            )
-        except ProviderError as error:
-            where = f" ({error.model})" if error.model else ""
-            yield self._fail(
-                state,
-                f"{error.kind.replace('_', ' ')}{where}: {error.provider_message}",
-                error.kind,
-                error.hint,
-                retryable=error.kind not in NOT_RETRYABLE,
-            )
-        except (GeneratorExit, asyncio.CancelledError):
-            # the consumer went away or its task was cancelled: leave a consistent history
-            partial = state.unstored()
-            added = self._settle(state, cancelled=True)
-            if added is not None:
-                self._record("assistant", message=added.to_dict(), usage=None)
-            self._record(
-                "ui_event",
-                event="cancel",
-                partial=partial,
-                reason="abandoned",
-                cost=self._settle_cost(state),
-            )
-            raise
-        except Exception as error:
-            log.exception("turn %d failed unexpectedly", self.turn)
-            yield self._fail(
-                state,
-                f"{type(error).__name__}: {error}",
-                "internal",
-                "this is a bug in modes-tui; the details are in the log. Retry may work.",
-                retryable=True,
-            )
-        finally:
-            self._running = False
-            self._cancel_requested = False
-            self._cancel_delivered = False
-            self._awaiting = None
-
-    # ------------------------------------------------------------------ models, policy, cost
-
-    async def _answer(
-        self, request: ModelRequest, state: _TurnState, round_no: int
-    ) -> AsyncGenerator[ModelEvent | RequestBuilt, None]:
-        """The model's events; on a retryable failure before any output, the next fallback.
-
-        litellm's own `fallbacks=` is not used: it retries on any error (a wrong key too),
-        keeps no record of why it switched, and only covers the stream's opening; here the
-        switch is a RequestBuilt with a note, so the panel and the session say who answered
-        and why, and a failure after text arrived ends the turn with that text kept.
-        """
-        while True:
-            setup = self._current(state)
-            try:
-                async with contextlib.aclosing(self._stream(request)) as stream:
-                    async for event in stream:
-                        yield event
-                return
-            except ProviderError as error:
-                produced = state.text or state.reasoning
-                if produced or not setup.fallbacks or error.kind in NOT_RETRYABLE:
-                    raise
-                failed = setup.model
-                following = await self._step(
-                    self._setup(state.mode, model=setup.fallbacks[0], rest=setup.fallbacks[1:])
-                )
-                note = fallback_note(failed, error, following.model)
-                following = replace(following, notes=(*following.notes, note))
-                state.setup = following
-                request = self._request(following, state)
-                self._record(
-                    "request",
-                    request=request.to_dict(),
-                    mode=following.mode,
-                    round=round_no,
-                    notes=list(following.notes),
-                    fallback={"from": failed, "kind": error.kind, "error": error.provider_message},
-                )
-                yield RequestBuilt(request, following.mode, round_no, following.notes)
-
-    @staticmethod
-    def _current(state: _TurnState) -> _Setup:
-        assert state.setup is not None  # set before the first request
-        return state.setup
-
-    async def _confirm_entry(self, route: Route) -> Route:
-        """Ask before the router (not the user) moves the conversation into a confirm-first mode."""
-        profile = self.pack.get(route.mode_name)
-        if (
-            profile is None
-            or profile.auto_enter != "confirm"
-            or route.forced
-            or route.mode_name == self._mode
-        ):
-            return route
-        question = Question(
-            "enter_mode",
-            f"Enter {profile.name}?",
-            f"The router wants to answer in {profile.name} ({route.reason or 'no reason given'}). "
-            f"{profile.name} asks before it is entered. Answer there?",
-        )
-        allowed = False
-        if self.asker is not None:
-            try:
-                allowed = bool(await self.asker.ask(question))
-            except Exception:  # a broken dialog keeps the turn out of the mode
-                log.exception("asking to enter %s failed; treated as no", profile.name)
-        if allowed:
-            return route
-        fallback = self.pack.router.fallback
-        return replace(
-            route,
-            mode_name=fallback,
-            decided_by="fallback",
-            reason=f"Entering {profile.name} declined (auto_enter: confirm)"
-            if self.asker is not None
-            else f"Entering {profile.name} needs a yes, and nobody can answer here",
-            runner_up=profile.name,
-        )
+        return play(self, text, force, plan, supersede=supersede)
 
     def _models_in_use(self) -> set[str]:
         """Every model a mode of the pack answers with (the ledger's baseline candidates)."""
@@ -707,88 +297,6 @@ class Engine:
             self.default_model if profile.model == "default" else profile.model
             for profile in self.pack.profiles
         }
-
-    def _settle_cost(self, state: _TurnState) -> dict[str, Any] | None:
-        """The turn's cost into the ledger; what the session log keeps of it."""
-        entry = self.costs.ledger.add(self.turn, state.calls)
-        if entry is None:
-            return None
-        return {**entry.to_dict(), "baseline_model": self.costs.ledger.baseline_model}
-
-    # ------------------------------------------------------------------ steps
-
-    def _checkpoint(self) -> None:
-        if self._cancel_requested:
-            raise _Cancelled
-
-    def _cancel_now(self) -> None:
-        self._cancel_requested = True
-        # Only while the turn waits in one of its own awaits (`_step`) does the cancel go to
-        # the task running the turn; at a `yield` the caller's code is running, and the flag
-        # is enough: the turn checks it as soon as it resumes.
-        if self._awaiting is not None and not self._cancel_delivered:
-            self._cancel_delivered = True
-            self._awaiting.cancel()
-
-    def _take_back_cancel(self, task: asyncio.Task[Any] | None) -> bool:
-        """Undo a cancel() delivered to `task`; True when nobody else cancelled it too."""
-        if not self._cancel_delivered or task is None:
-            return False
-        self._cancel_delivered = False
-        return task.uncancel() == 0
-
-    async def _step(self, work: Awaitable[T]) -> T:
-        """Await `work` so that `cancel()` stops it at once, whatever it waits on.
-
-        No task is created: the turn's own task waits, and `cancel()` cancels that task only
-        while it is suspended right here, then takes the cancellation back (`uncancel`), so
-        a cancellation from the caller's side still propagates as usual.
-        """
-        if self._cancel_requested:
-            close = getattr(work, "close", None)
-            if close is not None:
-                close()  # never started: close it so it is not reported as never awaited
-            raise _Cancelled
-        task = asyncio.current_task()
-        self._awaiting = task
-        try:
-            result = await work
-        except asyncio.CancelledError:
-            if self._take_back_cancel(task):
-                raise _Cancelled from None
-            raise
-        finally:
-            self._awaiting = None
-        if self._take_back_cancel(task):  # the work swallowed the cancellation
-            raise _Cancelled
-        return result
-
-    async def _stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        """The model's events; `cancel()` stops the stream mid-chunk (`_step`, inlined)."""
-        stream = self.model.stream(request)
-        task = asyncio.current_task()
-        try:
-            while True:
-                if self._cancel_requested:
-                    raise _Cancelled
-                self._awaiting = task
-                try:
-                    event = await anext(stream)
-                except StopAsyncIteration:
-                    return
-                except asyncio.CancelledError:
-                    if self._take_back_cancel(task):
-                        raise _Cancelled from None
-                    raise
-                finally:
-                    self._awaiting = None
-                if self._cancel_delivered and self._take_back_cancel(task):
-                    raise _Cancelled
-                yield event
-        finally:
-            close = getattr(stream, "aclose", None)
-            if close is not None:
-                await close()
 
     async def _route(
         self, force: str | None, control: ControlReading, warnings: list[str]
@@ -833,7 +341,7 @@ class Engine:
 
     async def _setup(
         self, mode: str | None, *, model: str | None = None, rest: tuple[str, ...] | None = None
-    ) -> _Setup:
+    ) -> TurnSetup:
         """How `mode` runs; `model` and `rest` replace its model and fallbacks (a fallback)."""
         profile = self.pack.get(mode) if mode is not None else None
         if model is not None:
@@ -866,7 +374,7 @@ class Engine:
                 found = await server_tools(profile.mcp, self.servers)
                 notes.extend(found.problems)
                 tools = {item.name: item for item in (*selected, *found.tools)}
-        return _Setup(
+        return TurnSetup(
             mode=mode,
             model=model,
             thinking=effort or "off",
@@ -907,333 +415,12 @@ class Engine:
             self._prompts[key] = text
         return text
 
-    def _request(self, setup: _Setup, state: _TurnState) -> ModelRequest:
-        history = self.conversation.messages
-        earlier = _window(history[: state.user_index], setup.window)
-        # The mode-change note ends the system part: in the user's message a base model
-        # (the embedded one reads a plain transcript) copies it as its answer.
-        note = _mode_note(earlier, setup.mode)
-        system = f"{setup.system}\n\n{note}" if note else setup.system
-        wire: list[dict[str, Any]] = [{"role": "system", "content": system}]
-        for message in earlier:
-            wire.extend(_to_wire(message))
-        wire.append({"role": "user", "content": history[state.user_index].content})
-        for message in history[state.user_index + 1 :]:
-            wire.extend(_to_wire(message))
-        return ModelRequest(
-            model=setup.model,
-            messages=tuple(wire),
-            tools=setup.specs,
-            temperature=setup.temperature,
-            max_tokens=setup.max_tokens,
-            reasoning_effort=setup.reasoning_effort,
-        )
-
-    async def _resolve(
-        self,
-        chunk: ToolCallChunk,
-        tool: Tool | None,
-        state: _TurnState,
-        round_no: int,
-        last_round: bool,
-    ) -> tuple[ToolOutcome, str, float]:
-        """Run one call through the checks, the guards and the tool: (outcome, result, ms)."""
-        call = chunk.call
-        if last_round:
-            return (
-                "blocked",
-                _json(
-                    {
-                        "error": f"not run: this turn reached its limit of "
-                        f"{self.limits.model_rounds} model calls",
-                        "type": "round_limit",
-                    }
-                ),
-                0.0,
-            )
-        if chunk.invalid_arguments:
-            return (
-                "error",
-                _json(
-                    {
-                        "error": f"invalid arguments: {chunk.invalid_arguments}. "
-                        "Call it again with the arguments as one JSON object."
-                    }
-                ),
-                0.0,
-            )
-        if tool is None:
-            offered = ", ".join(state.setup.tools) if state.setup else ""
-            return (
-                "error",
-                _json(
-                    {
-                        "error": f"there is no tool called {call.name!r} in this turn; "
-                        f"tools you can call: {offered or 'none'}"
-                    }
-                ),
-                0.0,
-            )
-        problem = tool.check_arguments(call.arguments)
-        if problem:
-            return "error", _json({"error": f"invalid arguments for {call.name}: {problem}"}), 0.0
-
-        pending = PendingCall(
-            call=call,
-            tool=tool,
-            turn=self.turn,
-            round=round_no,
-            earlier=tuple(state.guarded),
-            messages=tuple(self.conversation.messages),
-        )
-        state.guarded.append(call)
-        for guard in self.guards:
-            try:
-                verdict = guard.check(pending)
-                if inspect.isawaitable(verdict):
-                    verdict = await verdict
-            except Exception:  # a broken guard refuses rather than letting the call through
-                log.exception("guard %s failed on %s", type(guard).__name__, call.name)
-                return (
-                    "blocked",
-                    _json({"error": "a safety check failed; the tool did not run"}),
-                    0.0,
-                )
-            if verdict is None:
-                continue
-            if isinstance(verdict, Cancel):
-                return "cancelled", _json({"cancelled": True, "reason": verdict.reason}), 0.0
-            if isinstance(verdict, Block):
-                return "blocked", _json({"error": verdict.message, "type": verdict.type}), 0.0
-            if isinstance(verdict, Answer):
-                return "answered", self._cap(_as_text(verdict.result)), 0.0
-            log.error("guard %s returned %r; the call is blocked", type(guard).__name__, verdict)
-            return "blocked", _json({"error": "a safety check failed; the tool did not run"}), 0.0
-
-        limit = tool.timeout or self.limits.tool_timeout
-        started = time.perf_counter()
-        outcome: ToolOutcome = "ok"
-        try:
-            value = await asyncio.wait_for(tool.invoke(call.arguments), limit)
-            text = _as_text(value)
-        except ToolError as error:
-            outcome, text = "error", _json({"error": error.message})
-        except TimeoutError:
-            outcome = "error"
-            text = _json({"error": f"the tool took longer than {limit:g} seconds and was stopped"})
-        except Exception:
-            log.exception("tool %s failed on %s", call.name, json.dumps(dict(call.arguments))[:500])
-            outcome, text = "error", _json({"error": TOOL_FAILED})
-        took = (time.perf_counter() - started) * 1000
-        return outcome, self._cap(text), took
-
-    def _cap(self, text: str) -> str:
-        cap = self.limits.tool_output_chars
-        if len(text) <= cap:
-            return text
-        return (
-            f"{text[:cap]}\n[… {len(text) - cap} characters cut: the output was longer than "
-            f"{cap} characters; ask for a smaller part]"
-        )
-
-    # ------------------------------------------------------------------ history
-
-    def _stamp(self, message: Message, state: _TurnState) -> Message:
-        setup = state.setup
-        return replace(
-            message,
-            mode=state.mode,
-            model=setup.model if setup else self.model_override or self.default_model,
-            thinking=setup.thinking if setup else "off",
-        )
-
-    def _add_result(
-        self, state: _TurnState, call: ToolCall, outcome: ToolOutcome, result: str, took: float
-    ) -> None:
-        self.conversation.append(Message("tool", result, tool_call_id=call.id, name=call.name))
-        if call in state.unresolved:
-            state.unresolved.remove(call)
-        self._record(
-            "tool_result",
-            call=call.to_dict(),
-            outcome=outcome,
-            result=result,
-            duration_ms=round(took, 3),
-        )
-
-    def _settle(self, state: _TurnState, *, cancelled: bool) -> Message | None:
-        """Close what the turn left open; return the assistant message added, if any."""
-        for call in list(state.unresolved):
-            result = _json({"cancelled": True, "reason": CANCELLED_BY_USER})
-            self._add_result(state, call, "cancelled", result, 0.0)
-        if state.user_index < 0:
-            return None
-        if state.round_message is not None:
-            if cancelled:
-                index = state.round_message
-                stored = self.conversation.messages[index]
-                self.conversation.messages[index] = replace(stored, cancelled=True)
-            return None
-        partial = state.partial()
-        if not cancelled and not partial:
-            return None
-        message = self._stamp(
-            Message("assistant", partial, reasoning="".join(state.reasoning), cancelled=cancelled),
-            state,
-        )
-        self.conversation.append(message)
-        return message
-
-    def _checkpoint_answer(self, state: _TurnState) -> None:
-        """Write the answer so far (`partial: true`), so a crash loses none of it."""
-        state.next_checkpoint = time.monotonic() + self.checkpoint_seconds
-        message = self._stamp(
-            Message("assistant", state.partial(), reasoning="".join(state.reasoning)), state
-        )
-        self._record("assistant", message=message.to_dict(), usage=None, partial=True)
-
-    def _fail(
-        self, state: _TurnState, error: str, kind: str, hint: str, *, retryable: bool
-    ) -> TurnFailed:
-        """Close the turn as failed: keep what arrived, record it, and say what to do."""
-        partial = state.unstored()
-        self._settle(state, cancelled=False)
-        reasoning = "" if state.round_message is not None else "".join(state.reasoning)
-        message = self._stamp(Message("assistant", partial, reasoning=reasoning), state)
-        self._record(
-            "assistant",
-            message=message.to_dict(),
-            usage=None,
-            turn_usage=state.total_usage(),
-            cost=self._settle_cost(state),
-            error=error,
-            kind=kind,
-            hint=hint,
-            retryable=retryable,
-        )
-        return TurnFailed(error, kind=kind, hint=hint, partial=partial, retryable=retryable)
-
-    def _last_user_index(self) -> int | None:
-        for index in range(len(self.conversation) - 1, -1, -1):
-            if self.conversation.messages[index].role == "user":
-                return index
-        return None
-
-    def _record(self, record_type: RecordType, **fields: Any) -> None:
+    def _record(self, record: SessionRecord) -> None:
         if self.session is None:
             return
         try:
-            self.session.record(record_type, self.turn, **fields)
+            write_record(self.session, record)
         except Exception as error:  # the turn goes on; the next RouteDecided warns
-            log.exception("could not write a %s record", record_type)
+            log.exception("could not write a %s record", record.kind)
             if self._record_failure is None:
                 self._record_failure = f"{type(error).__name__}: {error}"
-
-
-# ---------------------------------------------------------------------- helpers
-
-
-def _usage_dict(usage: UsageReport | None) -> dict[str, Any] | None:
-    if usage is None:
-        return None
-    return {
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "cost": usage.cost,
-    }
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _as_text(value: Any) -> str:
-    """What the model reads of a tool's return value: text as is, anything else as JSON."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return '{"ok": true}'
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _window(messages: list[Message], window: HistoryWindow) -> list[Message]:
-    """The earlier messages a profile's `history: {last: N}` lets the model see.
-
-    N counts what people said (user messages and assistant text), not tool traffic: a turn
-    with many tool calls must not push the previous exchange out of sight. The window then
-    starts at a user message, so it never begins mid-exchange and never holds a tool result
-    without its call.
-    """
-    if window.last is None:
-        return _from_first_user(messages)
-    if window.last == 0 or not messages:
-        return []
-    counted = 0
-    start = len(messages)
-    for index in range(len(messages) - 1, -1, -1):
-        start = index
-        message = messages[index]
-        if message.role == "user" or (message.role == "assistant" and message.content):
-            counted += 1
-            if counted >= window.last:
-                break
-    return _from_first_user(messages[start:])
-
-
-def _from_first_user(messages: list[Message]) -> list[Message]:
-    """Drop what precedes the first user message, so a window never starts mid-exchange."""
-    for index, message in enumerate(messages):
-        if message.role == "user":
-            return messages[index:]
-    return []
-
-
-def _sent(message: Message) -> bool:
-    return not (message.role == "assistant" and not message.content and not message.tool_calls)
-
-
-def _to_wire(message: Message) -> list[dict[str, Any]]:
-    """A stored message as the model is given it (reasoning is never sent back)."""
-    if message.role == "user":
-        return [{"role": "user", "content": message.content}]
-    if message.role == "tool":
-        return [
-            {
-                "role": "tool",
-                "tool_call_id": message.tool_call_id,
-                "name": message.name,
-                "content": message.content,
-            }
-        ]
-    if message.role != "assistant" or not _sent(message):
-        return []
-    content = message.content
-    if message.cancelled and content:
-        content = f"{content}\n\n{CUT_SHORT}"
-    if not message.tool_calls:
-        return [{"role": "assistant", "content": content}]
-    return [
-        {
-            "role": "assistant",
-            "content": content or None,
-            "tool_calls": [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {
-                        "name": call.name,
-                        "arguments": json.dumps(dict(call.arguments), ensure_ascii=False),
-                    },
-                }
-                for call in message.tool_calls
-            ],
-        }
-    ]
-
-
-def _mode_note(earlier: Sequence[Message], mode: str | None) -> str:
-    """The mode-change note, when the last reply the model sees came from another mode."""
-    for message in reversed(earlier):
-        if message.role == "assistant" and _sent(message):
-            return "" if message.mode == mode else mode_change_note(message.mode, mode)
-    return ""

@@ -9,6 +9,8 @@
     ├── ProviderError             a model call failed (kind, provider message, hint)
     ├── ToolError                 a tool refused or failed in a way the model should read
     ├── SessionError              a session file is missing or unreadable
+    │   └── RecordError           one record of a session does not have the fields its type needs
+    ├── FileWriteError            a file could not be replaced atomically (also an OSError)
     ├── CorrectionsError          the corrections store cannot be read or written
     └── CorrectionRefused         a turn cannot be corrected as asked (none yet, running, same mode)
 
@@ -157,6 +159,39 @@ class SessionError(ModesError):
     """A session could not be found or read."""
 
     title = "Session"
+
+
+class RecordError(SessionError, ValueError):
+    """A session record lacks a field its type needs, or holds the wrong kind of value."""
+
+    title = "Session record"
+
+    def __init__(self, kind: str, field: str, reason: str) -> None:
+        super().__init__(f"{kind} record: field {field!r} {reason}")
+        self.kind = kind
+        """The record type (user, route, ...)."""
+        self.field = field
+        """The field at fault."""
+        self.reason = reason
+        """What is wrong with it, e.g. "is missing"."""
+
+
+class FileWriteError(ModesError, OSError):
+    """A file could not be written; the old file (if any) is untouched.
+
+    Also an `OSError`, so callers that treat a cache write as optional keep doing so.
+    """
+
+    title = "Cannot write"
+
+    def __init__(self, message: str, *, path: str, cause: OSError) -> None:
+        super().__init__(message)
+        self.path = path
+        self.errno = cause.errno
+        self.strerror = cause.strerror
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class CorrectionsError(ModesError):

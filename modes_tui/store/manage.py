@@ -14,7 +14,10 @@ from pathlib import Path
 
 from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs, app_dirs
-from modes_tui.store.sessions import SessionLog, load_session, resolve_session, summary_path
+from modes_tui.core.records import MetaRecord, write_record
+from modes_tui.store.session_log import SessionLog
+from modes_tui.store.session_reader import load_session
+from modes_tui.store.sessions import resolve_session, summary_path
 from modes_tui.store.titles import check_title, renamed_path, write_renamed
 
 
@@ -23,7 +26,7 @@ def rename_session(ref: str, title: str, dirs: Dirs | None = None) -> tuple[str,
     cleaned = check_title(title)
     session = load_session(ref, dirs)
     with SessionLog.resume(session) as log:
-        log.record("meta", 0, title=cleaned, title_source="user")
+        write_record(log, MetaRecord({"title": cleaned, "title_source": "user"}))
     write_renamed(session.path, session.id, cleaned)
     return session.id, cleaned
 

@@ -24,24 +24,20 @@ Rules the live stream cannot teach a log reader:
   the live history did; a `retry` drops the failed answer the same way.
 - A record that cannot be turned into an event is reported (file and line) and skipped.
 
-`reroute(session, router)` runs today's router over the recorded user turns, each with
-the history it had at the time, and compares with what was recorded. The recorded mode
-is reported as recorded even when today's pack no longer has it (marked missing).
+`store.reroute` runs today's router over the same turns.
 """
 
 from __future__ import annotations
 
-import json
-import time
-from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, NamedTuple
 
-from modes_tui.core.control import AUTO, OFF
-from modes_tui.core.conversation import Conversation, Message, ToolCall
+from modes_tui.core.control import OFF
+from modes_tui.core.conversation import Conversation, Message
 from modes_tui.core.corrections import Correction
-from modes_tui.core.evaluation import percentile
+from modes_tui.core.errors import RecordError
 from modes_tui.core.events import (
     ModeChanged,
     ReasoningDelta,
@@ -57,9 +53,20 @@ from modes_tui.core.events import (
     TurnFinished,
     Usage,
 )
-from modes_tui.core.routing import Classifier, Route, Router
+from modes_tui.core.records import (
+    AssistantRecord,
+    MetaRecord,
+    RequestRecord,
+    RouteRecord,
+    SessionRecord,
+    ToolResultRecord,
+    UiEventRecord,
+    UserRecord,
+    parse_record,
+)
+from modes_tui.core.routing import Route
 from modes_tui.core.wire import ModelRequest, ToolSpec
-from modes_tui.store.sessions import LoadedSession, SessionProblem, gc_paused
+from modes_tui.store.session_reader import LoadedSession, SessionProblem, gc_paused
 
 INTERRUPTED = "interrupted"
 INTERRUPTED_TEXT = (
@@ -144,10 +151,7 @@ class _TurnBuilder:
         self.route: Route | None = None
         self.events: list[TurnEvent] = []
         self.ui_events: list[Mapping[str, Any]] = []
-        self.partial: Mapping[str, Any] | None = None
-        self.partial_line = 0
-        self.problem: tuple[int, str] | None = None
-        """A line and what was wrong with it, found while closing the turn."""
+        self.partial: AssistantRecord | None = None
         self.finished = False
         self.cancel_seen = False
         self.substantive = False
@@ -161,66 +165,52 @@ class _TurnBuilder:
         if mode != self.previous_mode:
             self.events.append(ModeChanged(self.previous_mode, mode))
 
-    def add(self, record: Mapping[str, Any], line: int) -> None:
-        kind = record.get("type")
-        if kind in ("user", "route", "request", "assistant", "tool_result"):
+    def add(self, record: SessionRecord, raw: Mapping[str, Any], line: int) -> None:
+        if not isinstance(record, (UiEventRecord, MetaRecord)):
             self.substantive = True
-        if kind == "user":
+        if isinstance(record, UserRecord):
             if self.user is None:
-                self.user = str(record.get("content") or "")
-        elif kind == "route":
-            setting = str(record.get("setting") or AUTO)
-            data = record.get("route")
-            route = Route.from_dict(data) if data else None
+                self.user = record.content
+        elif isinstance(record, RouteRecord):
+            route = record.route
             if route is not None:
                 self.route = route
-                self.events.append(
-                    RouteDecided(route, setting, tuple(map(str, record.get("warnings") or ())))
-                )
-            self.settle_mode(None if setting == OFF or route is None else route.mode_name)
-        elif kind == "request":
-            request = request_from_dict(record["request"])
-            mode = record.get("mode")
-            self.settle_mode(None if mode is None else str(mode))
+                self.events.append(RouteDecided(route, record.setting, record.warnings))
+            self.settle_mode(None if record.setting == OFF or route is None else route.mode_name)
+        elif isinstance(record, RequestRecord):
+            self.settle_mode(record.mode)
             self.events.append(
                 RequestBuilt(
-                    request,
-                    None if mode is None else str(mode),
-                    int(record.get("round") or 1),
-                    tuple(map(str, record.get("notes") or ())),
+                    request_from_dict(record.request), record.mode, record.round, record.notes
                 )
             )
-        elif kind == "assistant":
-            if record.get("partial"):
-                self.partial = record  # parsed only if no complete answer replaces it
-                self.partial_line = line
+        elif isinstance(record, AssistantRecord):
+            if record.partial:
+                self.partial = record  # shown only if no complete answer replaces it
                 return
-            message = Message.from_dict(record["message"])
             self.partial = None
-            self.settle_mode(message.mode)
-            self._answer(record, message)
-        elif kind == "tool_result":
+            self.settle_mode(record.message.mode)
+            self._answer(record)
+        elif isinstance(record, ToolResultRecord):
             self.events.append(
-                ToolCallFinished(
-                    ToolCall.from_dict(record["call"]),
-                    record.get("outcome") or "ok",
-                    _text(record.get("result")),
-                    float(record.get("duration_ms") or 0.0),
-                )
+                ToolCallFinished(record.call, record.outcome, record.result, record.duration_ms)
             )
-        elif kind == "ui_event":
-            self.ui_events.append(record)
-            if record.get("event") == "cancel":
+        elif isinstance(record, UiEventRecord):
+            self.ui_events.append(raw)
+            if record.event == "cancel":
                 self.cancel_seen = True
-            elif record.get("event") == "correction":
+            elif record.event == "correction":
                 self._corrected(record)
 
-    def _corrected(self, record: Mapping[str, Any]) -> None:
+    def _corrected(self, record: UiEventRecord) -> None:
         data = record.get("correction")
+        corrected_mode = record.get("corrected_mode")
+        if corrected_mode is None:
+            raise RecordError("ui_event", "corrected_mode", "is missing")
         event = TurnCorrected(
             int(record.get("of") or self.turn),
             _str_or_none(record.get("answered_mode")),
-            str(record["corrected_mode"]),
+            str(corrected_mode),
             bool(record.get("rerun")),
             Correction.from_dict(data) if isinstance(data, Mapping) else None,
             str(record.get("note") or ""),
@@ -233,18 +223,19 @@ class _TurnBuilder:
             self.finished = self.cancel_seen = False
             self.partial = None
 
-    def _answer(self, record: Mapping[str, Any], message: Message, *, final: bool = True) -> None:
+    def _answer(self, record: AssistantRecord, *, final: bool = True) -> None:
+        message = record.message
         if message.reasoning:
             self.events.append(ReasoningDelta(message.reasoning))
         if message.content:
             self.events.append(TextDelta(message.content))
         for call in message.tool_calls:
             self.events.append(ToolCallRequested(call))
-        usage = record.get("usage")
-        if isinstance(usage, Mapping):
+        usage = record.usage
+        if usage is not None:
             self.events.append(
                 Usage(
-                    str(usage.get("model") or message.model or record.get("model") or ""),
+                    str(usage.get("model") or message.model or ""),
                     int(usage.get("prompt_tokens") or 0),
                     int(usage.get("completion_tokens") or 0),
                     usage.get("cost"),
@@ -252,16 +243,15 @@ class _TurnBuilder:
             )
         if not final:
             return
-        error = record.get("error")
-        if error:
+        if record.error:
             self.finished = True
             self.events.append(
                 TurnFailed(
-                    str(error),
-                    str(record.get("kind") or "unknown"),
-                    str(record.get("hint") or ""),
+                    record.error,
+                    record.failure_kind,
+                    record.hint,
                     message.content,
-                    bool(record.get("retryable", True)),
+                    record.retryable,
                 )
             )
         elif message.cancelled:
@@ -276,18 +266,9 @@ class _TurnBuilder:
         if not self.finished:
             partial_text = ""
             if self.partial is not None:
-                try:
-                    message = Message.from_dict(self.partial["message"])
-                except (KeyError, TypeError, ValueError, AttributeError) as error:
-                    self.problem = (
-                        self.partial_line,
-                        f"assistant record could not be replayed ({type(error).__name__}: "
-                        f"{error}); skipped",
-                    )
-                else:
-                    self.settle_mode(message.mode)
-                    self._answer(self.partial, message, final=False)
-                    partial_text = message.content
+                self.settle_mode(self.partial.message.mode)
+                self._answer(self.partial, final=False)
+                partial_text = self.partial.message.content
             if self.cancel_seen:
                 self.events.append(TurnCancelled(partial_text))
             else:
@@ -310,15 +291,43 @@ def _str_or_none(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _text(value: Any) -> str:
-    """A tool result as the model read it: text as is, anything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
 def replay(session: LoadedSession) -> Replay:
     """The session as events per turn, plus the rebuilt conversation."""
     with gc_paused():
         return _replay(session)
+
+
+class _Entry(NamedTuple):
+    """One stored record, typed (or why it could not be)."""
+
+    raw: Mapping[str, Any]
+    """The record as stored."""
+    line: int
+    """Its line in the file."""
+    record: SessionRecord | None
+    """The typed record (None: a type this version does not know, or a broken one)."""
+    error: Exception | None = None
+    """Why it could not be typed."""
+
+    def problem(self, path: Path, doing: str, then: str = "") -> SessionProblem:
+        error = self.error
+        if isinstance(error, RecordError):
+            why = f"field {error.field!r} {error.reason}"
+        else:
+            why = f"{type(error).__name__}: {error}"
+        kind = self.raw.get("type")
+        return SessionProblem(path, self.line, f"{kind} record {doing} ({why}){then}")
+
+
+def _typed(session: LoadedSession) -> list[_Entry]:
+    """Every record of the session, typed once for the event and the history passes."""
+    entries = []
+    for raw, line in zip(session.records, session.lines, strict=True):
+        try:
+            entries.append(_Entry(raw, line, parse_record(raw)))
+        except (RecordError, KeyError, TypeError, ValueError, AttributeError) as error:
+            entries.append(_Entry(raw, line, None, error))
+    return entries
 
 
 def _replay(session: LoadedSession) -> Replay:
@@ -333,14 +342,14 @@ def _replay(session: LoadedSession) -> Replay:
             loose.extend(builder.ui_events)
             return
         turns.append(builder.close())
-        if builder.problem is not None:
-            problems.append(SessionProblem(session.path, *builder.problem))
 
-    for record, line in zip(session.records, session.lines, strict=True):
-        turn = record.get("turn")
+    entries = _typed(session)
+    for entry in entries:
+        raw = entry.raw
+        turn = raw.get("turn")
         if not isinstance(turn, int) or isinstance(turn, bool) or turn < 1:
-            if record.get("type") == "ui_event":
-                loose.append(record)
+            if raw.get("type") == "ui_event":
+                loose.append(raw)
             continue  # meta, and session-level ui events
         if builder is None or turn != builder.turn:
             if builder is not None:
@@ -348,20 +357,19 @@ def _replay(session: LoadedSession) -> Replay:
                 if builder.mode_known:  # a turn that never got a mode leaves it as it was
                     previous_mode = builder.mode
             builder = _TurnBuilder(turn, previous_mode)
+        if entry.error is not None:
+            problems.append(entry.problem(session.path, "could not be replayed", "; skipped"))
+            continue
+        if entry.record is None:
+            continue  # a type from a newer modes-tui: reported when loaded
         try:
-            builder.add(record, line)
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            problems.append(
-                SessionProblem(
-                    session.path,
-                    line,
-                    f"{record.get('type')} record could not be replayed "
-                    f"({type(error).__name__}: {error}); skipped",
-                )
-            )
+            builder.add(entry.record, raw, entry.line)
+        except (RecordError, KeyError, TypeError, ValueError, AttributeError) as error:
+            failed = _Entry(raw, entry.line, entry.record, error)
+            problems.append(failed.problem(session.path, "could not be replayed", "; skipped"))
     if builder is not None:
         close(builder)
-    conversation, more = _conversation(session)
+    conversation, more, _ = _walk(session, entries, with_history=False)
     problems.extend(more)
     problems.sort(key=lambda p: (p.line is None, p.line or 0))
     return Replay(session, tuple(turns), conversation, tuple(problems), tuple(loose))
@@ -369,96 +377,77 @@ def _replay(session: LoadedSession) -> Replay:
 
 def conversation_of(session: LoadedSession) -> Conversation:
     """The shared history as the session left it (to resume it)."""
-    return _conversation(session)[0]
+    return _walk(session, _typed(session), with_history=False)[0]
 
 
-def _conversation(session: LoadedSession) -> tuple[Conversation, list[SessionProblem]]:
-    conversation, problems, _ = _walk(session, with_history=False)
-    return conversation, problems
+def history_points(session: LoadedSession) -> list[tuple[int, str, list[Message]]]:
+    """Each user turn with the history the router saw then: (turn, text, messages)."""
+    return _walk(session, _typed(session))[2]
 
 
 def _walk(
-    session: LoadedSession, *, with_history: bool = True
+    session: LoadedSession, entries: list[_Entry], *, with_history: bool = True
 ) -> tuple[Conversation, list[SessionProblem], list[tuple[int, str, list[Message]]]]:
     """One pass: the final conversation, problems, and each user turn with its history."""
     conversation = Conversation()
     problems: list[SessionProblem] = []
     points: list[tuple[int, str, list[Message]]] = []
-    # A checkpoint that no complete answer has replaced (yet), and its line.
-    pending: tuple[Any, int] | None = None
+    # A checkpoint that no complete answer has replaced (yet).
+    pending: Message | None = None
     # Where each turn's user message sits, so a `supersede` (an edited last message) can
     # take that turn back out of the history.
     starts: dict[int, int] = {}
 
     def flush() -> None:
         nonlocal pending
-        if pending is None:
-            return
-        data, line = pending
-        pending = None
-        try:
+        if pending is not None:
             # Cut short by a crash: kept, and marked like an answer the user cut short.
-            conversation.append(Message.from_dict({**data, "cancelled": True}))
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            problems.append(
-                SessionProblem(
-                    session.path,
-                    line,
-                    f"assistant record left out of the conversation ({type(error).__name__}: "
-                    f"{error})",
-                )
-            )
+            conversation.append(replace(pending, cancelled=True))
+            pending = None
 
-    for record, line in zip(session.records, session.lines, strict=True):
-        kind = record.get("type")
-        try:
-            if kind == "user":
-                flush()
-                content = str(record.get("content") or "")
-                starts[int(record.get("turn") or 0)] = len(conversation)
-                conversation.append(Message("user", content))
-                if with_history:
-                    points.append((int(record.get("turn") or 0), content, list(conversation)))
-            elif kind == "assistant":
-                if record.get("partial"):
-                    pending = (record["message"], line)
-                    continue
-                message = Message.from_dict(record["message"])
-                pending = None
-                if message.content or message.tool_calls:
-                    conversation.append(message)
-            elif kind == "tool_result":
-                flush()
-                call = ToolCall.from_dict(record["call"])
-                conversation.append(
-                    Message(
-                        "tool", _text(record.get("result")), tool_call_id=call.id, name=call.name
-                    )
-                )
-            elif kind == "ui_event" and record.get("event") == "clear":
+    for entry in entries:
+        record = entry.record
+        if entry.error is not None:
+            if entry.raw.get("type") in ("user", "assistant", "tool_result", "ui_event"):
+                problems.append(entry.problem(session.path, "left out of the conversation"))
+            continue
+        if isinstance(record, UserRecord):
+            flush()
+            starts[record.turn] = len(conversation)
+            conversation.append(Message("user", record.content))
+            if with_history:
+                points.append((record.turn, record.content, list(conversation)))
+        elif isinstance(record, AssistantRecord):
+            if record.partial:
+                pending = record.message
+                continue
+            pending = None
+            if record.message.content or record.message.tool_calls:
+                conversation.append(record.message)
+        elif isinstance(record, ToolResultRecord):
+            flush()
+            call = record.call
+            conversation.append(
+                Message("tool", record.result, tool_call_id=call.id, name=call.name)
+            )
+        elif isinstance(record, UiEventRecord):
+            if record.event == "clear":
                 pending = None
                 starts.clear()
                 conversation.clear()
-            elif kind == "ui_event" and record.get("event") == "cancel":
+            elif record.event == "cancel":
                 flush()
                 _mark_tool_round_cancelled(conversation)
-            elif kind == "ui_event" and record.get("event") == "supersede":
+            elif record.event == "supersede":
                 pending = None
-                start = starts.pop(int(record.get("superseded") or 0), None)
+                superseded = record.get("superseded")
+                start = starts.pop(superseded if isinstance(superseded, int) else 0, None)
                 if start is not None and start <= len(conversation):
                     del conversation.messages[start:]
-            elif kind == "ui_event" and _reruns(record):
+            elif record.reruns:
                 # the live engine dropped what followed the user message before answering again
                 pending = None
                 _drop_after_last_user(conversation)
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            problems.append(
-                SessionProblem(
-                    session.path,
-                    line,
-                    f"{kind} record left out of the conversation ({type(error).__name__}: {error})",
-                )
-            )
     flush()
     return conversation, problems, points
 
@@ -476,184 +465,9 @@ def _mark_tool_round_cancelled(conversation: Conversation) -> None:
             return
 
 
-def _reruns(record: Mapping[str, Any]) -> bool:
-    event = record.get("event")
-    return event == "retry" or (event == "correction" and bool(record.get("rerun")))
-
-
 def _drop_after_last_user(conversation: Conversation) -> None:
     messages = conversation.messages
     for index in range(len(messages) - 1, -1, -1):
         if messages[index].role == "user":
             del messages[index + 1 :]
             return
-
-
-# --------------------------------------------------------------------------- reroute
-
-
-@dataclass(frozen=True, slots=True)
-class RerouteTurn:
-    """One user turn: what was recorded, and what today's router says."""
-
-    turn: int
-    """The turn number."""
-    text: str
-    """What the user typed."""
-    recorded_mode: str | None
-    """The recorded mode (None: no route recorded, e.g. the `off` setting)."""
-    recorded_by: str | None
-    """Who decided then: caller, classifier or fallback."""
-    recorded_confidence: float | None
-    """The recorded confidence."""
-    recorded_missing: bool
-    """The recorded mode is not in today's pack."""
-    new_mode: str
-    """Today's decision."""
-    new_by: str
-    """Who decided today."""
-    new_confidence: float | None
-    """Today's confidence."""
-    changed: bool
-    """Today's mode differs from the recorded one."""
-    duration_ms: float
-    """How long today's decision took (the classifier's time, else the whole call)."""
-    route: Route
-    """Today's full route."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for `--json`."""
-        return {
-            "turn": self.turn,
-            "text": self.text,
-            "recorded": {
-                "mode": self.recorded_mode,
-                "decided_by": self.recorded_by,
-                "confidence": self.recorded_confidence,
-                "missing": self.recorded_missing,
-            },
-            "new": {
-                "mode": self.new_mode,
-                "decided_by": self.new_by,
-                "confidence": self.new_confidence,
-            },
-            "changed": self.changed,
-            "duration_ms": round(self.duration_ms, 3),
-            "route": self.route.to_dict(),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class RerouteSummary:
-    """How today's router compares with the recorded decisions."""
-
-    turns: int
-    """User turns re-routed."""
-    agreed: int
-    """Turns where today's mode equals the recorded one."""
-    gained: Mapping[str, int] = field(default_factory=dict)
-    """Mode -> turns it takes today that it did not take then."""
-    lost: Mapping[str, int] = field(default_factory=dict)
-    """Mode -> turns it took then that go elsewhere today ("(none)" for no mode)."""
-    missing_modes: tuple[str, ...] = ()
-    """Recorded modes that today's pack does not have."""
-    latency_p50_ms: float | None = None
-    """Median decision time."""
-    latency_p95_ms: float | None = None
-    """95th percentile decision time."""
-
-    @property
-    def agreement(self) -> float | None:
-        """agreed / turns, or None without turns."""
-        return self.agreed / self.turns if self.turns else None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for `--json`."""
-        return {
-            "turns": self.turns,
-            "agreed": self.agreed,
-            "agreement": self.agreement,
-            "gained": dict(self.gained),
-            "lost": dict(self.lost),
-            "missing_modes": list(self.missing_modes),
-            "latency_p50_ms": self.latency_p50_ms,
-            "latency_p95_ms": self.latency_p95_ms,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class RerouteReport:
-    """Every re-routed turn and the summary."""
-
-    session_id: str
-    """The session re-routed."""
-    pack: str
-    """Today's pack."""
-    turns: tuple[RerouteTurn, ...]
-    """Per turn, in order."""
-    summary: RerouteSummary
-    """The totals."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for `--json`."""
-        return {
-            "session": self.session_id,
-            "pack": self.pack,
-            "turns": [turn.to_dict() for turn in self.turns],
-            "summary": self.summary.to_dict(),
-        }
-
-
-NO_MODE = "(none)"
-
-
-async def reroute(
-    session: LoadedSession | Replay, router: Router, *, classifier: Classifier | None = None
-) -> RerouteReport:
-    """Route every recorded user turn again, with the history it had, and compare."""
-    replayed = session if isinstance(session, Replay) else replay(session)
-    loaded = replayed.session
-    recorded = {turn.turn: turn for turn in replayed.turns}
-    known = set(router.pack.names)
-    _, _, points = _walk(loaded)
-
-    results: list[RerouteTurn] = []
-    for number, text, history in points:
-        then = recorded.get(number)
-        old_route = then.route if then is not None else None
-        old_mode = then.mode if then is not None else None
-        started = time.perf_counter()
-        route = await router.route(history, classifier=classifier)
-        wall = (time.perf_counter() - started) * 1000
-        results.append(
-            RerouteTurn(
-                turn=number,
-                text=text,
-                recorded_mode=old_mode,
-                recorded_by=old_route.decided_by if old_route is not None else None,
-                recorded_confidence=old_route.confidence if old_route is not None else None,
-                recorded_missing=old_mode is not None and old_mode not in known,
-                new_mode=route.mode_name,
-                new_by=route.decided_by,
-                new_confidence=route.confidence,
-                changed=route.mode_name != old_mode,
-                duration_ms=route.duration_ms if route.duration_ms is not None else wall,
-                route=route,
-            )
-        )
-
-    changed = [r for r in results if r.changed]
-    gained = Counter(r.new_mode for r in changed)
-    lost = Counter(r.recorded_mode or NO_MODE for r in changed)
-    durations = [r.duration_ms for r in results]
-    missing = sorted({r.recorded_mode for r in results if r.recorded_missing and r.recorded_mode})
-    summary = RerouteSummary(
-        turns=len(results),
-        agreed=len(results) - len(changed),
-        gained=dict(sorted(gained.items(), key=lambda item: (-item[1], item[0]))),
-        lost=dict(sorted(lost.items(), key=lambda item: (-item[1], item[0]))),
-        missing_modes=tuple(missing),
-        latency_p50_ms=percentile(durations, 50),
-        latency_p95_ms=percentile(durations, 95),
-    )
-    return RerouteReport(loaded.id, router.pack.name, tuple(results), summary)

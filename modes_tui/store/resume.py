@@ -18,7 +18,6 @@ replays and resumes on its own even if the parent is deleted.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,10 +28,24 @@ from modes_tui.core.conversation import Conversation
 from modes_tui.core.correcting import RoutedTurn
 from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs
-from modes_tui.core.records import SCHEMA_VERSION, RecordType
+from modes_tui.core.records import (
+    SCHEMA_VERSION,
+    MetaRecord,
+    RecordType,
+    RouteRecord,
+    UiEventRecord,
+    UserRecord,
+    write_record,
+)
 from modes_tui.core.routing import Route
 from modes_tui.store.replay import Replay, replay
-from modes_tui.store.sessions import LoadedSession, SessionLog, load_session, parse_session
+from modes_tui.store.session_log import SessionLog
+from modes_tui.store.session_reader import (
+    LoadedSession,
+    load_session,
+    parse_session,
+    typed_records,
+)
 from modes_tui.store.titles import check_title, write_renamed
 
 if TYPE_CHECKING:
@@ -153,10 +166,9 @@ def _resumption(session: LoadedSession) -> Resumption:
             "arrived is kept (ctrl+r in the app runs it again)"
         )
     routes = []  # every decision, a retried turn's first one too, as the engine keeps them
-    for record in session.records:
-        if record.get("type") == "route" and isinstance(record.get("route"), dict):
-            with contextlib.suppress(KeyError, TypeError, ValueError):
-                routes.append(Route.from_dict(record["route"]))
+    for record in typed_records(session):
+        if isinstance(record, RouteRecord) and record.route is not None:
+            routes.append(record.route)
     routed = routed_turns(session, replayed.conversation)
     return Resumption(session, replayed, turn, mode, tuple(routes), tuple(notes), routed)
 
@@ -173,26 +185,25 @@ def routed_turns(session: LoadedSession, conversation: Conversation) -> tuple[Ro
     awaiting: set[int] = set()  # the next route of these turns is the router's
     corrected: set[int] = set()
     since_clear: list[int] = []
-    for record in session.records:
-        turn, kind = record.get("turn"), record.get("type")
-        if not isinstance(turn, int) or isinstance(turn, bool) or turn < 1:
+    for record in typed_records(session):
+        turn = record.turn
+        if turn < 1:
             continue
-        if kind == "user":
-            texts[turn] = str(record.get("content") or "")
+        if isinstance(record, UserRecord):
+            texts[turn] = record.content
             awaiting.add(turn)
             since_clear.append(turn)
-        elif kind == "ui_event" and record.get("event") == "clear":
+        elif isinstance(record, UiEventRecord) and record.event == "clear":
             since_clear = []
-        elif kind == "ui_event" and record.get("event") == "retry" and turn not in corrected:
-            awaiting.add(turn)
-        elif kind == "ui_event" and record.get("event") == "correction" and record.get("rerun"):
-            of = record.get("of")
-            corrected.add(of if isinstance(of, int) else turn)
-        elif kind == "route" and isinstance(record.get("route"), dict):
-            try:
-                route = Route.from_dict(record["route"])
-            except (KeyError, TypeError, ValueError):
-                continue
+        elif isinstance(record, UiEventRecord) and record.event == "retry":
+            if turn not in corrected:
+                awaiting.add(turn)
+        elif isinstance(record, UiEventRecord) and record.event == "correction":
+            if record.get("rerun"):
+                of = record.get("of")
+                corrected.add(of if isinstance(of, int) else turn)
+        elif isinstance(record, RouteRecord) and record.route is not None:
+            route = record.route
             if turn in awaiting:
                 router_route[turn] = route
                 awaiting.discard(turn)
@@ -299,7 +310,7 @@ class CurrentSession:
         log = SessionLog.resume(resumption.session, fsync=self.fsync)
         self.close()
         self.log = log
-        log.record("ui_event", resumption.turn, event=how, **fields)
+        write_record(log, UiEventRecord(resumption.turn, how, fields))
 
     def load(self) -> LoadedSession:
         """The session as recorded so far; raises SessionError before the first record."""
@@ -326,13 +337,13 @@ class CurrentSession:
             raise
         self.close()
         self.log = log
-        log.record("ui_event", turn, event="forked", parent=parent.id, parent_turn=turn)
+        write_record(log, UiEventRecord(turn, "forked", {"parent": parent.id, "parent_turn": turn}))
         return forked
 
     def rename(self, title: str) -> str:
         """Give the session a title (creating its log if nothing was recorded yet)."""
         cleaned = check_title(title)
-        self.record("meta", 0, title=cleaned, title_source="user")
+        write_record(self, MetaRecord({"title": cleaned, "title_source": "user"}))
         assert self.log is not None
         write_renamed(self.log.path, self.log.id, cleaned)
         return cleaned

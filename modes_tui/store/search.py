@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs, app_dirs
-from modes_tui.store.sessions import LoadedSession, load_session, session_ids
+from modes_tui.store.session_reader import LoadedSession, load_session
+from modes_tui.store.sessions import session_ids
 
 if TYPE_CHECKING:
     from modes_tui.core.classifiers.embedding import EmbeddingCache

@@ -310,7 +310,7 @@ def save_setting(dirs: Dirs, key: str, value: str) -> Path:
             break
     else:
         lines.append(entry)
-    from modes_tui.store.control import atomic_write
+    from modes_tui.core.files import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, ("\n".join(lines) + "\n").encode("utf-8"))

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from modes_tui.core.errors import SessionError
+from modes_tui.core.files import atomic_write
 
 TITLE_CHARS = 50
 """Generated titles are at most this long (a cut one ends in …)."""
@@ -237,16 +238,10 @@ def renamed_path(log: Path) -> Path:
 def write_renamed(log: Path, session_id: str, title: str) -> None:
     """Write the sidecar atomically (a cache: failing to write it is not an error)."""
     path = renamed_path(log)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     payload = json.dumps({"id": session_id, "title": title}, ensure_ascii=False).encode()
     with contextlib.suppress(OSError):
         path.parent.mkdir(mode=0o700, exist_ok=True)
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, payload)
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
+        atomic_write(path, payload, fsync=False)
 
 
 def renamed_titles(sessions_folder: Path) -> dict[str, str]:

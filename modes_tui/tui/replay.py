@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -24,18 +24,20 @@ from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.render import format_time, plural
 from modes_tui.tui.services import (
     ReplayedSession,
-    ReplayTurn,
     RerouteResult,
     SessionSummary,
 )
 from modes_tui.tui.turns import TurnRecord
 
+if TYPE_CHECKING:
+    from modes_tui.store.replay import ReplayedTurn
 
-def records_from_turns(turns: Iterable[ReplayTurn]) -> list[TurnRecord]:
+
+def records_from_turns(turns: Iterable[ReplayedTurn]) -> list[TurnRecord]:
     """Feed each recorded turn's events into a record, as a live turn would be fed."""
     records = []
-    for position, turn in enumerate(turns, 1):
-        record = TurnRecord(turn.number or position, terminal_safe(turn.user_text))
+    for turn in turns:
+        record = TurnRecord(turn.turn, terminal_safe(turn.user or ""))
         screen = TerminalEvents()  # a session file is text from outside
         for event in turn.events:
             for shown in screen.take(event):
@@ -44,7 +46,6 @@ def records_from_turns(turns: Iterable[ReplayTurn]) -> list[TurnRecord]:
             record.apply(shown)
         if record.status in ("routing", "answering"):
             record.status = "finished"  # the log ended mid-turn; show what there is
-        record.reroute = turn.reroute
         records.append(record)
     return records
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from modes_tui.core.correcting import RoutedTurn
     from modes_tui.core.profiles import Pack
     from modes_tui.core.routing import Route
+    from modes_tui.store.replay import ReplayedTurn
     from modes_tui.store.resume import CurrentSession, Resumption
 
 
@@ -113,20 +114,6 @@ class SessionSummary:
     """The pack it ran with."""
 
 
-@dataclass(frozen=True, slots=True)
-class ReplayTurn:
-    """One recorded turn: what the user typed and the events the engine produced."""
-
-    user_text: str
-    """The user's message."""
-    events: Sequence[TurnEvent]
-    """The same events the live engine yielded for it."""
-    reroute: Reroute | None = None
-    """Today's decision for it, when re-routing ran."""
-    number: int | None = None
-    """The recorded turn number (default: its position)."""
-
-
 @dataclass
 class ReplayedSession:
     """A recorded session as a stream of turns."""
@@ -135,8 +122,8 @@ class ReplayedSession:
     """The session's id."""
     title: str
     """A short title."""
-    turns: list[ReplayTurn]
-    """Every turn, in order."""
+    turns: Sequence[ReplayedTurn]
+    """Every turn, in order, as the store replays it (the events the live engine yielded)."""
     summary: str = ""
     """The re-route summary (agreement, modes that gained or lost turns)."""
     warnings: list[str] = field(default_factory=list)

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from modes_tui.core.errors import ModesError
 from modes_tui.tui.replay import records_from_turns
-from modes_tui.tui.services import ReplayTurn
 
 if TYPE_CHECKING:
     from modes_tui.store.resume import CurrentSession, Resumption
@@ -76,8 +75,7 @@ async def rename(app: ModesApp, title: str) -> None:
 
 async def show(app: ModesApp, resumption: Resumption, headline: str) -> None:
     """Draw the session's turns in the chat and its decisions in the panel."""
-    turns = [ReplayTurn(t.user or "", t.events, number=t.turn) for t in resumption.replay.turns]
-    records = records_from_turns(turns)
+    records = records_from_turns(resumption.replay.turns)
     app.records = records
     await app.chat.clear()
     await app.chat.show_records(records)

@@ -13,11 +13,12 @@ from modes_tui.core.paths import Dirs
 from modes_tui.core.routing import Router
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.store.export import session_markdown
-from modes_tui.store.replay import RerouteReport, replay, reroute
-from modes_tui.store.sessions import list_sessions, load_session
+from modes_tui.store.replay import replay
+from modes_tui.store.reroute import RerouteReport, reroute
+from modes_tui.store.session_reader import load_session
+from modes_tui.store.sessions import list_sessions
 from modes_tui.tui.services import (
     ReplayedSession,
-    ReplayTurn,
     RerouteResult,
     SessionSummary,
 )
@@ -50,13 +51,10 @@ class StoreSessions:
     def load(self, session_id: str) -> ReplayedSession:
         session = load_session(session_id, self.dirs)
         replayed = replay(session)
-        turns = [
-            ReplayTurn(turn.user or "", turn.events, number=turn.turn) for turn in replayed.turns
-        ]
         return ReplayedSession(
             id=session.id,
             title=terminal_safe(session.title),
-            turns=turns,
+            turns=replayed.turns,
             warnings=[terminal_safe(str(problem)) for problem in replayed.problems],
         )
 

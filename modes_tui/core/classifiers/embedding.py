@@ -25,7 +25,6 @@ import concurrent.futures
 import hashlib
 import os
 import re
-import tempfile
 import threading
 import time
 from collections import OrderedDict
@@ -37,6 +36,7 @@ import numpy as np
 
 from modes_tui.core.classifiers.mode_index import ModeIndex, Scored, ScoringParams
 from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
+from modes_tui.core.files import atomic_file
 from modes_tui.core.learning import learned_examples
 from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import ClassifierInfo, Decision
@@ -120,10 +120,8 @@ class EmbeddingCache:
             matrix = np.stack([merged[k] for k in keys])
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
-                with os.fdopen(fd, "wb") as handle:
+                with atomic_file(path, fsync=False) as handle:
                     np.savez(handle, keys=keys, vectors=matrix)
-                os.replace(tmp, path)
             except OSError:
                 # A cache that cannot be written costs a re-encode next start, nothing more.
                 return

@@ -1,0 +1,116 @@
+"""Stopping a running turn at once, whatever it waits on (routing, a model, a guard, a tool).
+
+`cancel()` may come from another thread or while the caller holds an event; the turn checks
+at its next step. No task is created per step: the turn's own task is cancelled only while
+it waits inside `step` or `stream`, and that cancellation is taken back (`uncancel`), so a
+cancellation from the caller's side still propagates as usual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Awaitable
+from typing import Any, TypeVar
+
+from modes_tui.core.ports import ChatModel
+from modes_tui.core.turn_state import Cancelled
+from modes_tui.core.wire import ModelEvent, ModelRequest
+
+__all__ = ["TurnStopper"]
+
+T = TypeVar("T")
+
+
+class TurnStopper:
+    """Where a turn stops when the user cancels it; one per engine, reset per turn."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        """The user asked to stop the running turn."""
+        self.delivered = False
+        """The turn's task was cancelled for it (to be taken back)."""
+        self.awaiting: asyncio.Task[Any] | None = None
+        """The turn's task, while it waits inside `step` or `stream`."""
+
+    def reset(self) -> None:
+        """Forget any cancel: a turn starts or ends."""
+        self.requested = False
+        self.delivered = False
+        self.awaiting = None
+
+    def checkpoint(self) -> None:
+        """Stop here if a cancel was asked for while the caller held an event."""
+        if self.requested:
+            raise Cancelled
+
+    def cancel_now(self) -> None:
+        """Ask the turn to stop; runs on the turn's own loop."""
+        self.requested = True
+        # Only while the turn waits in one of its own awaits (`step`) does the cancel go to
+        # the task running the turn; at a `yield` the caller's code is running, and the flag
+        # is enough: the turn checks it as soon as it resumes.
+        if self.awaiting is not None and not self.delivered:
+            self.delivered = True
+            self.awaiting.cancel()
+
+    def _take_back(self, task: asyncio.Task[Any] | None) -> bool:
+        """Undo a cancel() delivered to `task`; True when nobody else cancelled it too."""
+        if not self.delivered or task is None:
+            return False
+        self.delivered = False
+        return task.uncancel() == 0
+
+    async def step(self, work: Awaitable[T]) -> T:
+        """Await `work` so that `cancel()` stops it at once, whatever it waits on.
+
+        No task is created: the turn's own task waits, and `cancel()` cancels that task only
+        while it is suspended right here, then takes the cancellation back (`uncancel`), so
+        a cancellation from the caller's side still propagates as usual.
+        """
+        if self.requested:
+            close = getattr(work, "close", None)
+            if close is not None:
+                close()  # never started: close it so it is not reported as never awaited
+            raise Cancelled
+        task = asyncio.current_task()
+        self.awaiting = task
+        try:
+            result = await work
+        except asyncio.CancelledError:
+            if self._take_back(task):
+                raise Cancelled from None
+            raise
+        finally:
+            self.awaiting = None
+        if self._take_back(task):  # the work swallowed the cancellation
+            raise Cancelled
+        return result
+
+    async def stream(
+        self, model: ChatModel, request: ModelRequest
+    ) -> AsyncGenerator[ModelEvent, None]:
+        """The model's events; `cancel()` stops the stream mid-chunk (`step`, inlined)."""
+        stream = model.stream(request)
+        task = asyncio.current_task()
+        try:
+            while True:
+                if self.requested:
+                    raise Cancelled
+                self.awaiting = task
+                try:
+                    event = await anext(stream)
+                except StopAsyncIteration:
+                    return
+                except asyncio.CancelledError:
+                    if self._take_back(task):
+                        raise Cancelled from None
+                    raise
+                finally:
+                    self.awaiting = None
+                if self.delivered and self._take_back(task):
+                    raise Cancelled
+                yield event
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()

@@ -1,0 +1,101 @@
+"""What one turn is made of while it runs: its resolved setup and what it produced so far.
+
+The engine's turn loop (`core.turn_loop`) creates one `TurnState` per turn; the helpers that
+build requests, run tool calls and close the turn read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from modes_tui.core.conversation import ToolCall
+from modes_tui.core.profiles import HistoryWindow
+from modes_tui.core.tools import Tool
+from modes_tui.core.wire import ToolSpec, UsageReport
+
+__all__ = ["Cancelled", "RoundLimit", "TurnSetup", "TurnState", "usage_dict"]
+
+
+class Cancelled(Exception):
+    """The user asked to stop this turn (raised inside the engine only)."""
+
+
+class RoundLimit(Exception):
+    """The model was still calling tools when the turn ran out of model calls."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSetup:
+    """How this turn runs: the mode's configuration, resolved."""
+
+    mode: str | None
+    model: str
+    thinking: str
+    reasoning_effort: str | None
+    tools: Mapping[str, Tool]
+    specs: tuple[ToolSpec, ...]
+    system: str
+    window: HistoryWindow
+    temperature: float | None
+    max_tokens: int | None
+    notes: tuple[str, ...]
+    fallbacks: tuple[str, ...] = ()
+    """Models still to try, in order, if this one fails with a retryable error."""
+
+
+@dataclass
+class TurnState:
+    """What the running turn has produced so far."""
+
+    user_index: int = -1
+    mode: str | None = None
+    setup: TurnSetup | None = None
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    round_message: int | None = None
+    """Index of this round's stored assistant message (it asked for tools)."""
+    unresolved: list[ToolCall] = field(default_factory=list)
+    """Calls of the stored message that have no result yet."""
+    guarded: list[ToolCall] = field(default_factory=list)
+    """Calls of this turn that reached the guards."""
+    usage: list[UsageReport] = field(default_factory=list)
+    round_usage: UsageReport | None = None
+    calls: list[tuple[str, int, int, float | None]] = field(default_factory=list)
+    """(model, prompt tokens, completion tokens, cost) of every call, for the ledger."""
+    next_checkpoint: float = float("inf")
+    """When (time.monotonic) to write the streaming answer to the session log next."""
+
+    def new_round(self) -> None:
+        self.text.clear()
+        self.reasoning.clear()
+        self.round_message = None
+        self.round_usage = None
+
+    def partial(self) -> str:
+        return "".join(self.text)
+
+    def unstored(self) -> str:
+        """This round's text, unless it is already stored with the round's tool calls."""
+        return "" if self.round_message is not None else self.partial()
+
+    def total_usage(self) -> dict[str, Any]:
+        costs = [u.cost for u in self.usage]
+        return {
+            "prompt_tokens": sum(u.prompt_tokens for u in self.usage),
+            "completion_tokens": sum(u.completion_tokens for u in self.usage),
+            "cost": sum(c for c in costs if c is not None) if costs and None not in costs else None,
+            "calls": len(self.usage),
+        }
+
+
+def usage_dict(usage: UsageReport | None) -> dict[str, Any] | None:
+    """One model call's usage as the session log keeps it."""
+    if usage is None:
+        return None
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "cost": usage.cost,
+    }
