@@ -48,6 +48,7 @@ from modes_tui.core.terminal_text import (
     terminal_safe,
 )
 from modes_tui.plain_sessions import SESSION_COMMANDS, run_session_command
+from modes_tui.route_format import repl_line
 
 if TYPE_CHECKING:
     from modes_tui.core.correcting import RoutedTurn
@@ -113,23 +114,6 @@ class ReplContext:
     """The pack in use (a resumed session from another pack is pointed out)."""
 
 
-def route_line(route: Route) -> str:
-    """`[code · classifier · 0.82 · 12 ms]` with forced and sticky marks."""
-    parts = [route.mode_name, f"by {route.decided_by}"]
-    if route.confidence is not None:
-        parts.append(f"confidence {route.confidence:.2f}")
-    if route.duration_ms is not None:
-        parts.append(f"{route.duration_ms:.0f} ms")
-    if route.forced:
-        parts.append("forced")
-    if route.sticky:
-        parts.append("sticky")
-    line = "[" + " · ".join(parts) + "]"
-    if route.decided_by == "fallback" and route.reason:
-        line += f" {route.reason}"
-    return line
-
-
 class Printer:
     """Turns events into text on a stream (or JSON lines)."""
 
@@ -172,7 +156,7 @@ class Printer:
         if isinstance(event, RouteDecided):
             for warning in event.warnings:
                 self.write(f"! {warning}\n")
-            self.write(route_line(event.route) + "\n")
+            self.write(repl_line(event.route) + "\n")
         elif isinstance(event, ModeChanged) and event.previous is not None:
             pass  # the route line already names the new mode
         elif isinstance(event, RequestBuilt):

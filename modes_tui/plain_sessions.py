@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from modes_tui.core.errors import ModesError
 from modes_tui.core.events import TextDelta, TurnEvent
+from modes_tui.route_format import repl_line
 
 if TYPE_CHECKING:
     from modes_tui.plain import Printer, ReplContext
@@ -50,9 +51,7 @@ def show_resumed(
     for turn in turns[-SHOWN_TURNS:]:
         printer.write(f"› {turn.user or ''}\n")
         if turn.route is not None:
-            from modes_tui.plain import route_line
-
-            printer.write(route_line(turn.route) + "\n")
+            printer.write(repl_line(turn.route) + "\n")
         answer = _answer(turn.events)
         if answer:
             cut = answer if len(answer) <= ANSWER_CHARS else answer[: ANSWER_CHARS - 1] + "…"

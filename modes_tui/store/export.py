@@ -26,27 +26,9 @@ from modes_tui.core.events import (
     TurnFailed,
     Usage,
 )
-from modes_tui.core.routing import Route
+from modes_tui.route_format import markdown_line
 from modes_tui.store.replay import NO_MODE, Replay, ReplayedTurn, RerouteReport
 from modes_tui.store.sessions import SessionSummary
-
-
-def route_line(route: Route, setting: str = "auto") -> str:
-    """One line: mode, who decided, confidence, time, marks and reason."""
-    parts = [f"{route.mode_name} by {route.decided_by}"]
-    if route.confidence is not None:
-        parts.append(f"confidence {route.confidence:.2f}")
-    if route.duration_ms is not None:
-        parts.append(f"{route.duration_ms:.1f} ms")
-    marks = [mark for mark, on in (("forced", route.forced), ("sticky", route.sticky)) if on]
-    if setting not in ("auto", route.mode_name):
-        marks.append(f"setting {setting}")
-    text = ", ".join(parts)
-    if marks:
-        text += f" [{', '.join(marks)}]"
-    if route.reason:
-        text += f": {route.reason}"
-    return text
 
 
 def fence(text: str, language: str = "") -> str:
@@ -91,7 +73,7 @@ def _turn_markdown(turn: ReplayedTurn) -> list[str]:
     out = [f"## Turn {turn.turn}", ""]
     for event in turn.events:
         if isinstance(event, RouteDecided):
-            out += [f"> route: {route_line(event.route, event.setting)}", ""]
+            out += [f"> route: {markdown_line(event.route, event.setting)}", ""]
             out += [f"> warning: {warning}" for warning in event.warnings]
             if event.warnings:
                 out.append("")

@@ -39,6 +39,7 @@ from modes_tui.core.events import (
     TurnFinished,
 )
 from modes_tui.core.terminal_text import safe_events, terminal_safe
+from modes_tui.core.transcript import TurnTranscript
 from modes_tui.tui.chat import ChatLog, RetryRequested
 from modes_tui.tui.commands import (
     COMMANDS,
@@ -59,7 +60,6 @@ from modes_tui.tui.render import plural, tool_outcome
 from modes_tui.tui.services import AppServices, ReplayedSession, TurnEngine
 from modes_tui.tui.startup import StartupProblem
 from modes_tui.tui.status import ModeHeader, StatusLine, model_label, setting_label
-from modes_tui.tui.turns import TurnRecord
 
 if TYPE_CHECKING:
     from textual.command import Provider
@@ -124,7 +124,7 @@ class ModesApp(App[None]):
         """Time zone for times on screen (None: local); tests fix it."""
         self.mode_keys: list[ModeKey] = []
         self.engine: TurnEngine | None = None
-        self.records: list[TurnRecord] = []
+        self.records: list[TurnTranscript] = []
         self.reading = ControlReading(AUTO)
         self._turn_running_flag = False
         self._engine_error: str | None = None
@@ -132,7 +132,7 @@ class ModesApp(App[None]):
         self._engine_settled: asyncio.Event | None = None
         self._widgets: dict[str, Widget] = {}
         self._session_ids: list[str] = []
-        self._editing: TurnRecord | None = None
+        self._editing: TurnTranscript | None = None
         """The turn whose message is back in the prompt to be edited and resent."""
         self._panel_wanted: bool | None = None
         """The user's choice for the route panel (None: by the terminal's width)."""
@@ -321,7 +321,7 @@ class ModesApp(App[None]):
         """Route and answer one message, showing every event."""
         self._turn_running = True
         number = (self.records[-1].number if self.records else 0) + 1
-        record = TurnRecord(number, terminal_safe(text))  # a paste may hold escapes
+        record = TurnTranscript(number, terminal_safe(text))  # a paste may hold escapes
         self.records.append(record)
         view = await self.chat.start_turn(record)
         try:
@@ -334,7 +334,7 @@ class ModesApp(App[None]):
             self._turn_running = False
 
     @work(exclusive=True, exit_on_error=False, group="turn", name="retry")
-    async def retry_turn(self, record: TurnRecord) -> None:
+    async def retry_turn(self, record: TurnTranscript) -> None:
         """Run the last turn again."""
         if self.engine is None:
             return
@@ -357,7 +357,7 @@ class ModesApp(App[None]):
             raise ModesError("sessions are not available in this build")
         return sessions.load(session_id)
 
-    async def _wait_for_engine(self, record: TurnRecord, view: TurnView) -> TurnEngine | None:
+    async def _wait_for_engine(self, record: TurnTranscript, view: TurnView) -> TurnEngine | None:
         settled = self._engine_settled
         if settled is not None and not settled.is_set():
             what = model_label(self.services.model) if self.started else "modes-tui"
@@ -371,7 +371,7 @@ class ModesApp(App[None]):
         return self.engine
 
     async def _play(
-        self, record: TurnRecord, view: TurnView | None, events: AsyncIterator[TurnEvent]
+        self, record: TurnTranscript, view: TurnView | None, events: AsyncIterator[TurnEvent]
     ) -> None:
         async for event in safe_events(events):  # model text must not drive the terminal
             record.apply(event)
@@ -379,7 +379,7 @@ class ModesApp(App[None]):
                 await view.apply(event)
             self._reflect(record, event)
 
-    def _reflect(self, record: TurnRecord, event: TurnEvent) -> None:
+    def _reflect(self, record: TurnTranscript, event: TurnEvent) -> None:
         """Panel, header and status line for one event."""
         if isinstance(event, RouteDecided):
             self.panel.decided(record)
@@ -798,7 +798,7 @@ class ModesApp(App[None]):
             self.run_turn(text)
 
     @work(exclusive=True, exit_on_error=False, group="turn", name="resend")
-    async def resend_turn(self, old: TurnRecord, text: str) -> None:
+    async def resend_turn(self, old: TurnTranscript, text: str) -> None:
         """Run an edited last message in place of its turn."""
         engine = self.engine
         if engine is None:
@@ -806,7 +806,7 @@ class ModesApp(App[None]):
             return
         self._turn_running = True
         try:
-            record = TurnRecord(len(self.records) + 1, text)
+            record = TurnTranscript(len(self.records) + 1, text)
             old.superseded_by = record.number
             self.records.append(record)
             view = self.chat.view(old.number)
@@ -931,7 +931,7 @@ class ModesApp(App[None]):
 
         self.push_screen(CorrectScreen(record, self.mode_names()), callback=chosen)
 
-    def _can_correct(self, record: TurnRecord | None) -> bool:
+    def _can_correct(self, record: TurnTranscript | None) -> bool:
         if record is None:
             self.status.error("No turn to correct yet: send a message first.")
         elif self._turn_running:
@@ -942,7 +942,7 @@ class ModesApp(App[None]):
             return True
         return False
 
-    def correct(self, record: TurnRecord | None, mode: str) -> None:
+    def correct(self, record: TurnTranscript | None, mode: str) -> None:
         """Say `record`'s turn belonged to `mode` (the last turn is answered again in it)."""
         if not self._can_correct(record):
             return
@@ -957,7 +957,7 @@ class ModesApp(App[None]):
         self.correct_turn(record, events)
 
     @work(exclusive=True, exit_on_error=False, group="turn", name="correct")
-    async def correct_turn(self, record: TurnRecord, events: AsyncIterator[TurnEvent]) -> None:
+    async def correct_turn(self, record: TurnTranscript, events: AsyncIterator[TurnEvent]) -> None:
         """Show a correction: the folded first answer, then the re-run."""
         try:
             await self._play(record, self.chat.view(record.number), events)
@@ -1075,7 +1075,7 @@ class ModesApp(App[None]):
         )
 
 
-def write_markdown(records: list[TurnRecord], path: Path) -> Path:
+def write_markdown(records: list[TurnTranscript], path: Path) -> Path:
     """The conversation as Markdown (used when no session store is wired in)."""
     parts = ["# modes-tui conversation", ""]
     for record in records:

@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from modes_tui.core.terminal_text import TerminalEvents, terminal_safe
+from modes_tui.core.transcript import TurnTranscript
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.inspector import InspectorScreen
 from modes_tui.tui.panel import RoutePanel
@@ -28,14 +29,13 @@ from modes_tui.tui.services import (
     RerouteResult,
     SessionSummary,
 )
-from modes_tui.tui.turns import TurnRecord
 
 
-def records_from_turns(turns: Iterable[ReplayTurn]) -> list[TurnRecord]:
+def records_from_turns(turns: Iterable[ReplayTurn]) -> list[TurnTranscript]:
     """Feed each recorded turn's events into a record, as a live turn would be fed."""
     records = []
     for position, turn in enumerate(turns, 1):
-        record = TurnRecord(turn.number or position, terminal_safe(turn.user_text))
+        record = TurnTranscript(turn.number or position, terminal_safe(turn.user_text))
         screen = TerminalEvents()  # a session file is text from outside
         for event in turn.events:
             for shown in screen.take(event):

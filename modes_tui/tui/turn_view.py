@@ -35,15 +35,14 @@ from modes_tui.core.events import (
     TurnFinished,
     Usage,
 )
+from modes_tui.core.transcript import Superseded, TurnTranscript
+from modes_tui.route_format import duration, strip_line
 from modes_tui.tui.chat import RetryRequested
 from modes_tui.tui.render import (
     correction_line,
-    format_ms,
     reroute_line,
-    route_headline,
     tool_summary,
 )
-from modes_tui.tui.turns import Superseded, TurnRecord
 
 NO_RETRY = {
     "auth": "the same key would be refused again; set the provider's API key variable "
@@ -156,7 +155,9 @@ class TurnView(Vertical):
     TurnView .-cancelled { color: $warning; }
     """
 
-    def __init__(self, record: TurnRecord, *, live: bool = True, tz: tzinfo | None = None) -> None:
+    def __init__(
+        self, record: TurnTranscript, *, live: bool = True, tz: tzinfo | None = None
+    ) -> None:
         super().__init__(id=f"turn-{record.number}")
         self.record = record
         self.live = live
@@ -195,7 +196,7 @@ class TurnView(Vertical):
         record = self.record
         if record.route is None:
             return Text("→ routing…", style="italic")
-        line = route_headline(record.route, record.mode)
+        line = strip_line(record.route, record.mode)
         previous = record.mode_change.previous if record.mode_change is not None else None
         if record.mode_change is not None and record.number > 1 and not record.superseded:
             line.append(f"  (was {previous or 'no mode'})", style="dim")
@@ -338,7 +339,7 @@ class TurnView(Vertical):
         if record.tools:
             spent = sum(t.duration_ms for t in record.tools)
             calls = f"{len(record.tools)} tool call{'s' if len(record.tools) != 1 else ''}"
-            parts.append(f"{calls} {format_ms(spent)}" if spent else calls)
+            parts.append(f"{calls} {duration(spent)}" if spent else calls)
         return Text(" · ".join(parts))
 
     def show_route(self) -> None:
@@ -378,7 +379,7 @@ class TurnView(Vertical):
 def _fold(old: Superseded) -> Collapsible:
     parts: list[Widget] = []
     if old.route is not None:
-        parts.append(Static(route_headline(old.route, old.mode)))
+        parts.append(Static(strip_line(old.route, old.mode)))
     parts.append(AnswerSegment(old.answer or "_(no answer)_"))
     return Collapsible(*parts, title=old.title, collapsed=True, classes="superseded")
 
