@@ -16,11 +16,6 @@ if TYPE_CHECKING:
     from modes_tui.plain import Printer, ReplContext
     from modes_tui.store.resume import Resumption
 
-SESSION_COMMANDS = {
-    "/resume": "continue a saved session: /resume ID | latest",
-    "/fork": "start a new session from turn N of this one: /fork N",
-    "/rename": "give this session a title: /rename TITLE",
-}
 SHOWN_TURNS = 5
 """How many of a resumed session's last turns the REPL prints."""
 ANSWER_CHARS = 300

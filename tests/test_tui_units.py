@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from modes_tui.commands import CommandError, complete, mode_settings, parse_command
 from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.events import (
     RequestBuilt,
@@ -17,7 +18,6 @@ from modes_tui.core.profiles import Profile
 from modes_tui.core.transcript import TurnTranscript
 from modes_tui.llm.base import ModelRequest
 from modes_tui.route_format import duration
-from modes_tui.tui.commands import CommandError, complete, mode_settings, parse_command
 from modes_tui.tui.keys import mode_keys, next_setting
 from modes_tui.tui.render import format_time
 
@@ -140,7 +140,7 @@ def test_formats() -> None:
 
 
 def test_short_keymap_names_mean_mode_bindings() -> None:
-    from modes_tui.tui.app import normal_keymap
+    from modes_tui.tui.app_base import normal_keymap
 
     keymap = {"auto": "f12", "code": "ctrl+k", "cycle": "ctrl+n", "panel.toggle": "f11"}
     assert normal_keymap(keymap, ["chat", "code"]) == {
