@@ -124,6 +124,11 @@ class TurnTranscript:
     """Where the turn is."""
     superseded_by: int | None = None
     """The turn that replaced this one when the user edited and resent its message."""
+    events: list[TurnEvent] = field(default_factory=list)
+    """Every event folded, in order, retries and re-runs included (the Markdown export
+    keeps that order)."""
+    interrupted: bool = False
+    """Replay: the log ends before the turn finished."""
 
     @property
     def answer(self) -> str:
@@ -220,6 +225,7 @@ class TurnTranscript:
 
     def apply(self, event: TurnEvent) -> None:
         """Remember what `event` says."""
+        self.events.append(event)
         match event.type:
             case "route_decided":
                 self.route, self.setting = event.route, event.setting

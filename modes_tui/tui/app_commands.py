@@ -11,7 +11,6 @@ from textual import on, work
 
 from modes_tui.commands import UNDO, Command, commands_for
 from modes_tui.core.errors import ModesError
-from modes_tui.core.transcript import TurnTranscript
 from modes_tui.tui.app_turns import TurnsApp
 from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.render import plural
@@ -149,7 +148,10 @@ class CommandsApp(TurnsApp):
             if sessions is not None and session_id is not None:
                 path = sessions.export(session_id)
             else:
-                path = write_markdown(self.records, Path.cwd() / "modes-tui-conversation.md")
+                from modes_tui.store.export import conversation_markdown
+
+                path = Path.cwd() / "modes-tui-conversation.md"
+                path.write_text(conversation_markdown(self.records), encoding="utf-8")
         except (ModesError, OSError) as error:
             self.status.error(f"Export failed: {error}")
             return
@@ -218,14 +220,3 @@ class CommandsApp(TurnsApp):
                 *rows,
             ]
         )
-
-
-def write_markdown(records: list[TurnTranscript], path: Path) -> Path:
-    """The conversation as Markdown (used when no session store is wired in)."""
-    parts = ["# modes-tui conversation", ""]
-    for record in records:
-        parts += [f"## Turn {record.number}", "", f"**You:** {record.user_text}", ""]
-        mode = record.mode or "no mode"
-        parts += [f"**{mode}:**", "", record.answer or "_(no answer)_", ""]
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path

@@ -7,22 +7,15 @@ The engine's events are folded into the turn's `TurnTranscript` and drawn by its
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from textual import on, work
 
 from modes_tui.core.errors import ModesError
 from modes_tui.core.events import (
-    RequestBuilt,
-    RouteDecided,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallRequested,
-    TurnCancelled,
     TurnCorrected,
     TurnEvent,
     TurnFailed,
-    TurnFinished,
 )
 from modes_tui.core.terminal_text import safe_events, terminal_safe
 from modes_tui.core.transcript import TurnTranscript
@@ -96,44 +89,49 @@ class TurnsApp(AppBase):
 
     def _reflect(self, record: TurnTranscript, event: TurnEvent) -> None:
         """Panel, header and status line for one event."""
-        if isinstance(event, RouteDecided):
-            self.panel.decided(record)
-            self.header.show(active_mode=record.mode or "no mode")
-            profile = self.services.pack.get(record.mode) if record.mode else None
-            if profile is not None and profile.mcp:  # a server's first start takes seconds
-                servers = ", ".join(profile.mcp)
-                self.status.busy(f"Routed to {record.mode}; getting tools from MCP {servers}…")
-            else:
-                self.status.busy(f"Routed to {record.mode or 'no mode'}; asking the model…")
-        elif isinstance(event, RequestBuilt):
-            self.panel.refresh_record(record)
-            self.status.busy(f"Waiting for {model_label(event.request.model)}…")
-        elif isinstance(event, TextDelta):
-            if self.status.activity and not self.status.activity.startswith("Answering"):
-                self.status.busy(f"Answering in {record.mode or 'no mode'}…")
-        elif isinstance(event, ToolCallRequested):
-            what = "Asking before running" if event.needs_confirmation else "Running"
-            self.status.busy(f"{what} {event.call.name}…")
-        elif isinstance(event, ToolCallFinished):
-            activity = record.tool(event.call.id)
-            outcome = tool_outcome(activity) if activity is not None else event.outcome
-            self.status.busy(f"{event.call.name}: {outcome}; asking the model…")
-        elif isinstance(event, TurnFinished):
-            self.panel.refresh_record(record)
-            self.status.idle()
-            self._show_cost()
-        elif isinstance(event, TurnCancelled):
-            self.panel.refresh_record(record)
-            self.status.idle("Cancelled; the partial answer is kept.")
-            self._show_cost()
-        elif isinstance(event, TurnCorrected):
-            self.panel.refresh_record(record)
-            self._corrected(event)
-        elif isinstance(event, TurnFailed):
-            self.panel.refresh_record(record)
-            self._show_cost()
-            retry = " · ctrl+r or the Retry button tries again" if event.retryable else ""
-            self.status.error(f"The turn failed: {event.error}{retry}")
+        match event.type:
+            case "route_decided":
+                self.panel.decided(record)
+                self.header.show(active_mode=record.mode or "no mode")
+                profile = self.services.pack.get(record.mode) if record.mode else None
+                if profile is not None and profile.mcp:  # a server's first start takes seconds
+                    servers = ", ".join(profile.mcp)
+                    self.status.busy(f"Routed to {record.mode}; getting tools from MCP {servers}…")
+                else:
+                    self.status.busy(f"Routed to {record.mode or 'no mode'}; asking the model…")
+            case "request_built":
+                self.panel.refresh_record(record)
+                self.status.busy(f"Waiting for {model_label(event.request.model)}…")
+            case "text_delta":
+                if self.status.activity and not self.status.activity.startswith("Answering"):
+                    self.status.busy(f"Answering in {record.mode or 'no mode'}…")
+            case "tool_call_requested":
+                what = "Asking before running" if event.needs_confirmation else "Running"
+                self.status.busy(f"{what} {event.call.name}…")
+            case "tool_call_finished":
+                activity = record.tool(event.call.id)
+                outcome = tool_outcome(activity) if activity is not None else event.outcome
+                self.status.busy(f"{event.call.name}: {outcome}; asking the model…")
+            case "turn_finished":
+                self.panel.refresh_record(record)
+                self.status.idle()
+                self._show_cost()
+            case "turn_cancelled":
+                self.panel.refresh_record(record)
+                self.status.idle("Cancelled; the partial answer is kept.")
+                self._show_cost()
+            case "turn_corrected":
+                self.panel.refresh_record(record)
+                self._corrected(event)
+            case "turn_failed":
+                self.panel.refresh_record(record)
+                self._show_cost()
+                retry = " · ctrl+r or the Retry button tries again" if event.retryable else ""
+                self.status.error(f"The turn failed: {event.error}{retry}")
+            case "mode_changed" | "reasoning_delta" | "usage":
+                pass  # the turn's view shows them; nothing changes in the panel or status
+            case _:
+                assert_never(event)
 
     def _startup_failure(self) -> TurnFailed:
         """Why a message cannot run: the setup or the model failed, with the fix."""
