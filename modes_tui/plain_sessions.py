@@ -5,11 +5,10 @@ Separate from `plain.py` (the prompt and the event printer); no prompt_toolkit h
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from modes_tui.core.errors import ModesError
-from modes_tui.core.events import TextDelta, TurnEvent
+from modes_tui.core.transcript import fold_turn
 from modes_tui.route_format import repl_line
 
 if TYPE_CHECKING:
@@ -47,16 +46,12 @@ def show_resumed(
         printer.write(f"› {turn.user or ''}\n")
         if turn.route is not None:
             printer.write(repl_line(turn.route) + "\n")
-        answer = _answer(turn.events)
+        answer = fold_turn(turn.turn, turn.user or "", turn.events).answer
         if answer:
             cut = answer if len(answer) <= ANSWER_CHARS else answer[: ANSWER_CHARS - 1] + "…"
             printer.write(cut + "\n")
     for note in notes:
         printer.write(f"! {note}\n")
-
-
-def _answer(events: Iterable[TurnEvent]) -> str:
-    return "".join(event.text for event in events if isinstance(event, TextDelta))
 
 
 def run_session_command(name: str, argument: str, context: ReplContext, printer: Printer) -> None:

@@ -104,3 +104,32 @@ async def test_the_repl_why_reads_the_folded_last_turn() -> None:
     assert context.last_turn.answer == "Hello back." and context.last_turn.status == "finished"
     shown = out.getvalue()
     assert '"route": {' in shown and '"model": "scripted/echo"' in shown
+
+
+def test_the_apps_export_without_a_log_renders_streamed_chunks_as_whole_paragraphs() -> None:
+    from modes_tui.store.export import conversation_markdown
+
+    turn = fold(
+        [
+            RouteDecided(Route("code", "classifier", "keywords: crash", duration_ms=1.5)),
+            request("code"),
+            ReasoningDelta("Look "),
+            ReasoningDelta("first."),
+            TextDelta("Let me "),
+            TextDelta("read it."),
+            ToolCallRequested(CALL),
+            ToolCallFinished(CALL, "error", "not json", 2.0),
+            Usage("scripted/echo", 10, 5, None),
+            TurnFailed("Request timed out", kind="timeout", hint="try again"),
+        ]
+    )
+    markdown = conversation_markdown([turn])
+    assert markdown.startswith("# modes-tui conversation\n\n- turns: 1\n\n## Turn 1\n")
+    assert "> route: code by classifier, 1.5 ms: keywords: crash\n" in markdown
+    assert "**You**\n\nwhy does main.py crash\n\n**Assistant** (code · scripted/echo)\n" in markdown
+    assert "<details><summary>reasoning</summary>\n\nLook first.\n\n</details>" in markdown
+    assert "\n\nLet me read it.\n\nTool call `read_file`:" in markdown
+    assert "Result of `read_file`: error (2.0 ms)\n\n```\nnot json\n```" in markdown
+    assert "*(failed: Request timed out (try again))*" in markdown
+    assert markdown.endswith("*usage: 10 prompt + 5 completion tokens*\n")
+    assert "\n\n\n" not in markdown

@@ -10,6 +10,7 @@ remembers what the engine said and decides nothing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -287,3 +288,11 @@ class TurnTranscript:
             "answer": self.answer,
             "tools": [(t.call.name, t.outcome) for t in self.tools],
         }
+
+
+def fold_turn(number: int, user_text: str, events: Iterable[TurnEvent]) -> TurnTranscript:
+    """A whole turn's events folded into its transcript (replays, exports, recaps)."""
+    transcript = TurnTranscript(number, user_text)
+    for event in events:
+        transcript.apply(event)
+    return transcript

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, assert_never
 
 from modes_tui.core.events import ReasoningDelta, TextDelta, TurnEvent
-from modes_tui.core.transcript import TurnTranscript
+from modes_tui.core.transcript import TurnTranscript, fold_turn
 from modes_tui.route_format import markdown_line
 from modes_tui.store.replay import NO_MODE, Replay, ReplayedTurn, RerouteReport
 from modes_tui.store.sessions import SessionSummary
@@ -70,9 +70,7 @@ def conversation_markdown(turns: Sequence[TurnTranscript]) -> str:
 
 def fold(turn: ReplayedTurn) -> TurnTranscript:
     """A recorded turn folded the way the app folds a live one."""
-    transcript = TurnTranscript(turn.turn, turn.user or "")
-    for event in turn.events:
-        transcript.apply(event)
+    transcript = fold_turn(turn.turn, turn.user or "", turn.events)
     transcript.interrupted = turn.interrupted
     return transcript
 
