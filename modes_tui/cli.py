@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from modes_tui.core.ports import ChatModel, Confirmer, ControlSource
     from modes_tui.core.profiles import Pack
     from modes_tui.core.records import SessionWriter
-    from modes_tui.core.routing import Route
     from modes_tui.mcp.servers import McpServers
     from modes_tui.store.resume import CurrentSession
     from modes_tui.store.settings import Settings
@@ -300,32 +299,11 @@ def cmd_tools(args: argparse.Namespace) -> int:
     return EXIT_FAILURE if any(entry.problems for entry in listing) else EXIT_OK
 
 
-def format_route(route: Route) -> str:
-    """One human line (plus detail lines) for a route."""
-    confidence = "n/a" if route.confidence is None else f"{route.confidence:.2f}"
-    marks = []
-    if route.forced:
-        marks.append("forced")
-    if route.sticky:
-        marks.append("sticky")
-    mark = f" [{', '.join(marks)}]" if marks else ""
-    duration = "" if route.duration_ms is None else f" in {route.duration_ms:.1f} ms"
-    lines = [f"{route.mode_name}  (by {route.decided_by}, confidence {confidence}{duration}){mark}"]
-    if route.reason:
-        lines.append(f"  reason: {route.reason}")
-    if route.decision is not None and route.decision.probabilities:
-        ranked = route.decision.ranked()
-        lines.append("  " + "  ".join(f"{name} {p:.2f}" for name, p in ranked))
-    if route.classifier is not None:
-        model = f" ({route.classifier.model})" if route.classifier.model else ""
-        lines.append(f"  classifier: {route.classifier.with_}{model}")
-    return "\n".join(lines)
-
-
 def cmd_route(args: argparse.Namespace) -> int:
     """Dry run: which mode would take this message. No answer is generated."""
     from modes_tui.core.conversation import Message
     from modes_tui.core.routing import Router
+    from modes_tui.route_format import verb_text
 
     pack = open_pack(args)
     text = " ".join(args.text)
@@ -340,7 +318,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(route.to_dict())
     else:
-        _print(format_route(route))  # the reason may be a routing model's words
+        _print(verb_text(route))  # the reason may be a routing model's words
     if route.error is not None:
         # the fallback printed above is what the app would do; a script must still see
         # that the classifier it asked for did not decide

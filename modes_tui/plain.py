@@ -16,27 +16,17 @@ import json
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol, assert_never
 
+from modes_tui.commands import commands_for, find_command
 from modes_tui.core.conversation import Conversation, ToolCall
 from modes_tui.core.corrections import Correction
 from modes_tui.core.errors import ModesError
 from modes_tui.core.events import (
-    ModeChanged,
-    ReasoningDelta,
-    RequestBuilt,
-    RouteDecided,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallRequested,
-    TurnCancelled,
     TurnCorrected,
     TurnEvent,
-    TurnFailed,
-    TurnFinished,
-    Usage,
 )
 from modes_tui.core.ledger import money
 from modes_tui.core.questions import Question
@@ -47,22 +37,13 @@ from modes_tui.core.terminal_text import (
     json_terminal_safe,
     terminal_safe,
 )
-from modes_tui.plain_sessions import SESSION_COMMANDS, run_session_command
+from modes_tui.core.transcript import TurnTranscript
+from modes_tui.plain_sessions import run_session_command
+from modes_tui.route_format import repl_line
 
 if TYPE_CHECKING:
     from modes_tui.core.correcting import RoutedTurn
     from modes_tui.store.resume import CurrentSession
-
-COMMANDS = {
-    "/mode": "force a mode: /mode NAME | auto | off",
-    "/modes": "list the modes of the pack",
-    "/clear": "forget the conversation",
-    "/why": "show the last turn's route and request",
-    "/wrong": "wrong mode: /wrong MODE answers the last turn again in MODE; /wrong undo",
-    "/help": "list the commands",
-    **SESSION_COMMANDS,
-    "/quit": "leave (Ctrl+D works too)",
-}
 
 
 class TurnRunner(Protocol):
@@ -103,31 +84,14 @@ class ReplContext:
     """Writes the control file; returns a confirmation line. Raises ModesError."""
     history_file: Path | None = None
     """Where input history persists (the state dir)."""
-    last_request: dict[str, Any] = field(default_factory=dict)
-    """The last RequestBuilt, for /why."""
-    last_route: Route | None = None
-    """The last route, for /why."""
+    last_turn: TurnTranscript | None = None
+    """The latest turn, folded from its events: its route and requests for /why."""
+    turns_sent: int = 0
+    """Messages sent in this REPL (numbers the folded turns)."""
     session: CurrentSession | None = None
     """The session being recorded, for /resume, /fork and /rename."""
     pack_name: str = ""
     """The pack in use (a resumed session from another pack is pointed out)."""
-
-
-def route_line(route: Route) -> str:
-    """`[code · classifier · 0.82 · 12 ms]` with forced and sticky marks."""
-    parts = [route.mode_name, f"by {route.decided_by}"]
-    if route.confidence is not None:
-        parts.append(f"confidence {route.confidence:.2f}")
-    if route.duration_ms is not None:
-        parts.append(f"{route.duration_ms:.0f} ms")
-    if route.forced:
-        parts.append("forced")
-    if route.sticky:
-        parts.append("sticky")
-    line = "[" + " · ".join(parts) + "]"
-    if route.decided_by == "fallback" and route.reason:
-        line += f" {route.reason}"
-    return line
 
 
 class Printer:
@@ -159,56 +123,56 @@ class Printer:
             self._in_text = False
 
     def event(self, event: TurnEvent, context: ReplContext) -> None:
-        if isinstance(event, TurnFailed):
+        if context.last_turn is not None:
+            context.last_turn.apply(event)  # the fold `/why` reads
+        if event.type == "turn_failed":
             self.failures += 1
-        if isinstance(event, RequestBuilt):
-            context.last_request = event.request.to_dict()
-        if isinstance(event, RouteDecided):
-            context.last_route = event.route
         if self.json_lines:
             line = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
             self._emit(json_terminal_safe(line) + "\n")  # the same value, inert on a terminal
             return
-        if isinstance(event, RouteDecided):
-            for warning in event.warnings:
-                self.write(f"! {warning}\n")
-            self.write(route_line(event.route) + "\n")
-        elif isinstance(event, ModeChanged) and event.previous is not None:
-            pass  # the route line already names the new mode
-        elif isinstance(event, RequestBuilt):
-            for note in event.notes:
-                self.write(f"({note})\n")
-        elif isinstance(event, ReasoningDelta):
-            pass  # reasoning stays folded in the plain REPL; /why shows the request
-        elif isinstance(event, TextDelta):
-            self._in_text = True
-            self._emit(self._text.feed(event.text))
-        elif isinstance(event, ToolCallRequested):
-            self._end_text()
-            args = json.dumps(dict(event.call.arguments), ensure_ascii=False)
-            self.write(f"→ {event.call.name}({args})\n")
-        elif isinstance(event, ToolCallFinished):
-            summary = event.result if len(event.result) <= 200 else event.result[:200] + "…"
-            self.write(f"← {event.call.name}: {event.outcome}: {summary}\n")
-        elif isinstance(event, Usage):
-            pass
-        elif isinstance(event, TurnFinished):
-            self._end_text()
-            ledger = getattr(getattr(context.engine, "costs", None), "ledger", None)
-            if ledger is not None and ledger.turns and ledger.turns[-1].cost:
-                self.write(f"(cost {money(ledger.turns[-1].cost)} · session {ledger.header()})\n")
-        elif isinstance(event, TurnCancelled):
-            self._end_text()
-            self.write("(cancelled; the partial answer is kept)\n")
-        elif isinstance(event, TurnCorrected):
-            self._end_text()
-            self.write(correction_text(event) + "\n")
-        elif isinstance(event, TurnFailed):
-            self._end_text()
-            self.err.write(terminal_safe(f"error: {event.error}\n"))
-            if event.hint:
-                self.err.write(terminal_safe(f"hint: {event.hint}\n"))
-            self.err.flush()
+        match event.type:
+            case "route_decided":
+                for warning in event.warnings:
+                    self.write(f"! {warning}\n")
+                self.write(repl_line(event.route) + "\n")
+            case "mode_changed" | "usage":
+                pass  # the route line already names the new mode; cost comes at the end
+            case "reasoning_delta":
+                pass  # reasoning stays folded in the plain REPL; /why shows the request
+            case "request_built":
+                for note in event.notes:
+                    self.write(f"({note})\n")
+            case "text_delta":
+                self._in_text = True
+                self._emit(self._text.feed(event.text))
+            case "tool_call_requested":
+                self._end_text()
+                args = json.dumps(dict(event.call.arguments), ensure_ascii=False)
+                self.write(f"→ {event.call.name}({args})\n")
+            case "tool_call_finished":
+                summary = event.result if len(event.result) <= 200 else event.result[:200] + "…"
+                self.write(f"← {event.call.name}: {event.outcome}: {summary}\n")
+            case "turn_finished":
+                self._end_text()
+                ledger = getattr(getattr(context.engine, "costs", None), "ledger", None)
+                if ledger is not None and ledger.turns and ledger.turns[-1].cost:
+                    cost = money(ledger.turns[-1].cost)
+                    self.write(f"(cost {cost} · session {ledger.header()})\n")
+            case "turn_cancelled":
+                self._end_text()
+                self.write("(cancelled; the partial answer is kept)\n")
+            case "turn_corrected":
+                self._end_text()
+                self.write(correction_text(event) + "\n")
+            case "turn_failed":
+                self._end_text()
+                self.err.write(terminal_safe(f"error: {event.error}\n"))
+                if event.hint:
+                    self.err.write(terminal_safe(f"hint: {event.hint}\n"))
+                self.err.flush()
+            case _:
+                assert_never(event)
 
 
 def correction_text(event: TurnCorrected) -> str:
@@ -248,13 +212,15 @@ async def wrong(argument: str, context: ReplContext, printer: Printer) -> None:
 
 async def run_command(line: str, context: ReplContext, printer: Printer) -> bool:
     """Handle a slash command; return False when the REPL should stop."""
-    name, _, argument = line.strip().partition(" ")
+    typed, _, argument = line.strip().partition(" ")
     argument = argument.strip()
-    if name in {"/quit", "/exit"}:
+    found = find_command(typed, "repl")
+    name = found.name if found is not None else typed
+    if name == "/quit":
         return False
     if name == "/help":
-        for command, text in COMMANDS.items():
-            printer.write(f"{command:<8} {text}\n")
+        for spec in commands_for("repl"):
+            printer.write(f"{spec.usage:<20} {spec.help_for('repl')}\n")
     elif name == "/modes":
         printer.write(context.describe_modes() + "\n")
     elif name == "/mode":
@@ -270,15 +236,17 @@ async def run_command(line: str, context: ReplContext, printer: Printer) -> bool
     elif name == "/clear":
         context.engine.clear()
         printer.write("(conversation cleared)\n")
-    elif name in SESSION_COMMANDS:
+    elif name in ("/resume", "/fork", "/rename"):
         run_session_command(name, argument, context, printer)
     elif name == "/why":
-        if context.last_route is None:
+        turn = context.last_turn
+        if turn is None or turn.route is None:
             printer.write("no turn yet\n")
         else:
+            request = turn.requests[-1].request.to_dict() if turn.requests else {}
             printer.write(
                 json.dumps(
-                    {"route": context.last_route.to_dict(), "request": context.last_request},
+                    {"route": turn.route.to_dict(), "request": request},
                     indent=2,
                     ensure_ascii=False,
                 )
@@ -291,6 +259,8 @@ async def run_command(line: str, context: ReplContext, printer: Printer) -> bool
 
 async def run_turn(text: str, context: ReplContext, printer: Printer) -> None:
     """One turn, with Ctrl+C (SIGINT) cancelling it instead of killing the process."""
+    context.turns_sent += 1
+    context.last_turn = TurnTranscript(context.turns_sent, text)
     await play(context.engine.run_turn(text), context, printer)
 
 
@@ -395,9 +365,11 @@ def slash_completer(context: ReplContext) -> Any:
                         if name.startswith(word):
                             yield Completion(name, start_position=-len(word))
                     return
-            for command, meta in COMMANDS.items():
-                if command.startswith(text):
-                    yield Completion(command, start_position=-len(text), display_meta=meta)
+            for spec in commands_for("repl"):
+                if spec.name.startswith(text):
+                    yield Completion(
+                        spec.name, start_position=-len(text), display_meta=spec.help_for("repl")
+                    )
 
     return SlashCompleter()
 

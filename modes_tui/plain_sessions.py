@@ -5,21 +5,16 @@ Separate from `plain.py` (the prompt and the event printer); no prompt_toolkit h
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from modes_tui.core.errors import ModesError
-from modes_tui.core.events import TextDelta, TurnEvent
+from modes_tui.core.transcript import fold_turn
+from modes_tui.route_format import repl_line
 
 if TYPE_CHECKING:
     from modes_tui.plain import Printer, ReplContext
     from modes_tui.store.resume import Resumption
 
-SESSION_COMMANDS = {
-    "/resume": "continue a saved session: /resume ID | latest",
-    "/fork": "start a new session from turn N of this one: /fork N",
-    "/rename": "give this session a title: /rename TITLE",
-}
 SHOWN_TURNS = 5
 """How many of a resumed session's last turns the REPL prints."""
 ANSWER_CHARS = 300
@@ -50,19 +45,13 @@ def show_resumed(
     for turn in turns[-SHOWN_TURNS:]:
         printer.write(f"› {turn.user or ''}\n")
         if turn.route is not None:
-            from modes_tui.plain import route_line
-
-            printer.write(route_line(turn.route) + "\n")
-        answer = _answer(turn.events)
+            printer.write(repl_line(turn.route) + "\n")
+        answer = fold_turn(turn.turn, turn.user or "", turn.events).answer
         if answer:
             cut = answer if len(answer) <= ANSWER_CHARS else answer[: ANSWER_CHARS - 1] + "…"
             printer.write(cut + "\n")
     for note in notes:
         printer.write(f"! {note}\n")
-
-
-def _answer(events: Iterable[TurnEvent]) -> str:
-    return "".join(event.text for event in events if isinstance(event, TextDelta))
 
 
 def run_session_command(name: str, argument: str, context: ReplContext, printer: Printer) -> None:

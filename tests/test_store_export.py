@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from modes_tui.core.routing import Decision, Route
-from modes_tui.store.export import fence, route_line, table
+from modes_tui.route_format import markdown_line
+from modes_tui.store.export import fence, table
 
 HEAVY = ["textual", "prompt_toolkit", "litellm", "llama_cpp", "torch", "sentence_transformers"]
 STORE_MODULES = [
@@ -43,13 +44,13 @@ def test_route_line_marks_sticky_forced_and_a_differing_setting() -> None:
     sticky = Route(
         "code", "classifier", "Sticky: kept code", Decision("chat", 0.55, "r"), 2.25, sticky=True
     )
-    assert route_line(sticky) == (
+    assert markdown_line(sticky) == (
         "code by classifier, confidence 0.55, 2.2 ms [sticky]: Sticky: kept code"
     )
     forced = Route("chat", "caller", "Mode requested by caller")
-    assert route_line(forced, "chat") == "chat by caller [forced]: Mode requested by caller"
+    assert markdown_line(forced, "chat") == "chat by caller [forced]: Mode requested by caller"
     fallback = Route("chat", "fallback", None)
-    assert route_line(fallback, "code") == "chat by fallback [setting code]"
+    assert markdown_line(fallback, "code") == "chat by fallback [setting code]"
 
 
 def test_fence_outgrows_backticks_inside() -> None:

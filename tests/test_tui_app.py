@@ -24,6 +24,7 @@ from modes_tui.core.events import (
     TurnFinished,
     Usage,
 )
+from modes_tui.core.transcript import Reroute
 from modes_tui.store.replay import ReplayedTurn
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.chat import ChatLog, EarlierTurns, LiteTurn
@@ -33,7 +34,6 @@ from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.replay import ReplayScreen
 from modes_tui.tui.services import ReplayedSession, RerouteResult
 from modes_tui.tui.turn_view import AnswerSegment, SystemNote, ToolCallView, TurnNote, TurnView
-from modes_tui.tui.turns import Reroute
 from tests.tui_support import (
     MemoryControl,
     ScriptEngine,

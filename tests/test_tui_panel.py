@@ -7,8 +7,8 @@ from datetime import UTC
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
+from modes_tui.core.transcript import TurnTranscript
 from modes_tui.tui.panel import RoutePanel
-from modes_tui.tui.turns import TurnRecord
 from tests.tui_support import route
 
 MODES = ("chat", "code", "shell")
@@ -25,10 +25,10 @@ class PanelApp(App[None]):
         return self.query_one(RoutePanel)
 
 
-def records(count: int) -> list[TurnRecord]:
+def records(count: int) -> list[TurnTranscript]:
     made = []
     for number in range(1, count + 1):
-        record = TurnRecord(number, f"question {number}")
+        record = TurnTranscript(number, f"question {number}")
         record.route = route(MODES[number % 3])
         made.append(record)
     return made
@@ -110,7 +110,7 @@ async def test_a_new_decision_adds_its_card_on_top_and_keeps_the_others() -> Non
         panel.set_records(made)
         await settle(pilot)
         older = list(panel.options.options)
-        newest = TurnRecord(4, "question 4")
+        newest = TurnTranscript(4, "question 4")
         panel.decided(newest)  # routing: no decision yet
         await settle(pilot)
         assert shown_lines(panel)[0].startswith("#4 routing…")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from modes_tui.commands import CommandError, complete, mode_settings, parse_command
 from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.events import (
     RequestBuilt,
@@ -14,11 +15,11 @@ from modes_tui.core.events import (
     TurnFinished,
 )
 from modes_tui.core.profiles import Profile
+from modes_tui.core.transcript import TurnTranscript
 from modes_tui.core.wire import ModelRequest
-from modes_tui.tui.commands import CommandError, complete, mode_settings, parse_command
+from modes_tui.route_format import duration
 from modes_tui.tui.keys import mode_keys, next_setting
-from modes_tui.tui.render import format_ms, format_time
-from modes_tui.tui.turns import TurnRecord
+from modes_tui.tui.render import format_time
 
 MODES = ["chat", "code", "reason"]
 SETTINGS = mode_settings(MODES)
@@ -104,7 +105,7 @@ def test_completion(typed: str, suggested: str | None) -> None:
 
 
 def test_a_record_keeps_rounds_and_tool_calls_in_order() -> None:
-    record = TurnRecord(1, "list files")
+    record = TurnTranscript(1, "list files")
     request = ModelRequest("m", ({"role": "user", "content": "list files"},))
     call = ToolCall("c1", "list_files", {"path": "."})
     for event in [
@@ -124,7 +125,7 @@ def test_a_record_keeps_rounds_and_tool_calls_in_order() -> None:
 
 
 def test_a_cancelled_record_keeps_its_partial_answer() -> None:
-    record = TurnRecord(1, "long story")
+    record = TurnTranscript(1, "long story")
     record.apply(TextDelta("Once upon"))
     record.apply(TurnCancelled("Once upon"))
     assert record.status == "cancelled" and record.answer == "Once upon"
@@ -135,11 +136,11 @@ def test_formats() -> None:
 
     assert format_time("2026-03-14T09:26:53.000+00:00", UTC) == "09:26:53"
     assert format_time("not a time") == ""
-    assert [format_ms(v) for v in (0.42, 120.4, 2300)] == ["0.4 ms", "120 ms", "2.3 s"]
+    assert [duration(v) for v in (0.42, 120.4, 2300)] == ["0.4 ms", "120 ms", "2.3 s"]
 
 
 def test_short_keymap_names_mean_mode_bindings() -> None:
-    from modes_tui.tui.app import normal_keymap
+    from modes_tui.tui.app_base import normal_keymap
 
     keymap = {"auto": "f12", "code": "ctrl+k", "cycle": "ctrl+n", "panel.toggle": "f11"}
     assert normal_keymap(keymap, ["chat", "code"]) == {

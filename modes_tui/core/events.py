@@ -42,7 +42,7 @@ def _plain(value: Any) -> Any:
 class RouteDecided(_Event):
     """The router (or the caller) decided which mode takes the turn."""
 
-    type: ClassVar[str] = "route_decided"
+    type: ClassVar[Literal["route_decided"]] = "route_decided"
     route: Route
     """The decision, with who decided, confidence, probabilities and reason."""
     setting: str = "auto"
@@ -55,7 +55,7 @@ class RouteDecided(_Event):
 class ModeChanged(_Event):
     """The mode differs from the previous turn's."""
 
-    type: ClassVar[str] = "mode_changed"
+    type: ClassVar[Literal["mode_changed"]] = "mode_changed"
     previous: str | None
     """The mode of the previous turn (None: no mode / first turn)."""
     current: str | None
@@ -66,7 +66,7 @@ class ModeChanged(_Event):
 class RequestBuilt(_Event):
     """The exact request about to be sent to the model."""
 
-    type: ClassVar[str] = "request_built"
+    type: ClassVar[Literal["request_built"]] = "request_built"
     request: ModelRequest
     """Model, messages (base prompt, mode instructions, history window), tools, parameters."""
     mode: str | None
@@ -81,7 +81,7 @@ class RequestBuilt(_Event):
 class ReasoningDelta(_Event):
     """More of the model's reasoning."""
 
-    type: ClassVar[str] = "reasoning_delta"
+    type: ClassVar[Literal["reasoning_delta"]] = "reasoning_delta"
     text: str
     """The new reasoning text."""
 
@@ -90,7 +90,7 @@ class ReasoningDelta(_Event):
 class TextDelta(_Event):
     """More of the answer."""
 
-    type: ClassVar[str] = "text_delta"
+    type: ClassVar[Literal["text_delta"]] = "text_delta"
     text: str
     """The new answer text."""
 
@@ -99,7 +99,7 @@ class TextDelta(_Event):
 class ToolCallRequested(_Event):
     """The model asked for a tool call (it has not run yet)."""
 
-    type: ClassVar[str] = "tool_call_requested"
+    type: ClassVar[Literal["tool_call_requested"]] = "tool_call_requested"
     call: ToolCall
     """The call."""
     needs_confirmation: bool = False
@@ -110,7 +110,7 @@ class ToolCallRequested(_Event):
 class ToolCallFinished(_Event):
     """A tool call was resolved: run, refused, cancelled, or answered by a guard."""
 
-    type: ClassVar[str] = "tool_call_finished"
+    type: ClassVar[Literal["tool_call_finished"]] = "tool_call_finished"
     call: ToolCall
     """The call."""
     outcome: ToolOutcome
@@ -125,7 +125,7 @@ class ToolCallFinished(_Event):
 class Usage(_Event):
     """Token counts and cost of one model call."""
 
-    type: ClassVar[str] = "usage"
+    type: ClassVar[Literal["usage"]] = "usage"
     model: str
     """The model that was called."""
     prompt_tokens: int
@@ -140,7 +140,7 @@ class Usage(_Event):
 class TurnFinished(_Event):
     """The answer is complete and recorded."""
 
-    type: ClassVar[str] = "turn_finished"
+    type: ClassVar[Literal["turn_finished"]] = "turn_finished"
     message: Message
     """The final assistant message, stamped with mode, model and thinking."""
 
@@ -149,7 +149,7 @@ class TurnFinished(_Event):
 class TurnFailed(_Event):
     """The turn could not finish; nothing the user typed is lost."""
 
-    type: ClassVar[str] = "turn_failed"
+    type: ClassVar[Literal["turn_failed"]] = "turn_failed"
     error: str
     """What went wrong, in the provider's own words where possible."""
     kind: str = "unknown"
@@ -166,7 +166,7 @@ class TurnFailed(_Event):
 class TurnCancelled(_Event):
     """The user cancelled; the partial answer is kept and marked cancelled."""
 
-    type: ClassVar[str] = "turn_cancelled"
+    type: ClassVar[Literal["turn_cancelled"]] = "turn_cancelled"
     partial: str
     """Answer text received before the cancel."""
 
@@ -181,7 +181,7 @@ class TurnCorrected(_Event):
     (an earlier turn, or a forced resend of the same message, which keeps both answers).
     """
 
-    type: ClassVar[str] = "turn_corrected"
+    type: ClassVar[Literal["turn_corrected"]] = "turn_corrected"
     turn: int
     """The user turn that was corrected (1-based)."""
     answered_mode: str | None
@@ -210,3 +210,19 @@ TurnEvent = (
     | TurnCancelled
     | TurnCorrected
 )
+
+EventType = Literal[
+    "route_decided",
+    "mode_changed",
+    "request_built",
+    "reasoning_delta",
+    "text_delta",
+    "tool_call_requested",
+    "tool_call_finished",
+    "usage",
+    "turn_finished",
+    "turn_failed",
+    "turn_cancelled",
+    "turn_corrected",
+]
+"""The literal `type` of every event: translators `match` on it and end with `assert_never`."""

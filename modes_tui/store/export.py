@@ -10,44 +10,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, assert_never
 
-from modes_tui.core.events import (
-    ReasoningDelta,
-    RequestBuilt,
-    RouteDecided,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallRequested,
-    TurnCancelled,
-    TurnCorrected,
-    TurnFailed,
-    Usage,
-)
-from modes_tui.core.routing import Route
+from modes_tui.core.events import ReasoningDelta, TextDelta, TurnEvent
+from modes_tui.core.transcript import TurnTranscript, fold_turn
+from modes_tui.route_format import markdown_line
 from modes_tui.store.replay import Replay, ReplayedTurn
 from modes_tui.store.reroute import NO_MODE, RerouteReport
 from modes_tui.store.sessions import SessionSummary
-
-
-def route_line(route: Route, setting: str = "auto") -> str:
-    """One line: mode, who decided, confidence, time, marks and reason."""
-    parts = [f"{route.mode_name} by {route.decided_by}"]
-    if route.confidence is not None:
-        parts.append(f"confidence {route.confidence:.2f}")
-    if route.duration_ms is not None:
-        parts.append(f"{route.duration_ms:.1f} ms")
-    marks = [mark for mark, on in (("forced", route.forced), ("sticky", route.sticky)) if on]
-    if setting not in ("auto", route.mode_name):
-        marks.append(f"setting {setting}")
-    text = ", ".join(parts)
-    if marks:
-        text += f" [{', '.join(marks)}]"
-    if route.reason:
-        text += f": {route.reason}"
-    return text
 
 
 def fence(text: str, language: str = "") -> str:
@@ -84,82 +56,123 @@ def session_markdown(replayed: Replay) -> str:
     for turn in replayed.turns:
         if out[-1] != "":
             out.append("")
-        out += _turn_markdown(turn)
+        out += turn_markdown(fold(turn), mode=turn.mode, user_recorded=turn.user is not None)
     return "\n".join(out).rstrip() + "\n"
 
 
-def _turn_markdown(turn: ReplayedTurn) -> list[str]:
-    out = [f"## Turn {turn.turn}", ""]
+def conversation_markdown(turns: Sequence[TurnTranscript]) -> str:
+    """Turns seen in the app, as the same Markdown (when no session log is kept to export)."""
+    out = ["# modes-tui conversation", "", f"- turns: {len(turns)}"]
+    for turn in turns:
+        out.append("")
+        out += turn_markdown(turn, mode=turn.mode)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def fold(turn: ReplayedTurn) -> TurnTranscript:
+    """A recorded turn folded the way the app folds a live one."""
+    transcript = fold_turn(turn.turn, turn.user or "", turn.events)
+    transcript.interrupted = turn.interrupted
+    return transcript
+
+
+def _coalesced(events: Iterable[TurnEvent]) -> Iterator[TurnEvent]:
+    """Runs of streamed text (or reasoning) deltas as one event: one paragraph, not one per chunk."""
+    pending: TextDelta | ReasoningDelta | None = None
+    for event in events:
+        if pending is not None and type(event) is type(pending):
+            assert isinstance(event, TextDelta | ReasoningDelta)
+            pending = type(pending)(pending.text + event.text)
+            continue
+        if pending is not None:
+            yield pending
+            pending = None
+        if isinstance(event, TextDelta | ReasoningDelta):
+            pending = event
+        else:
+            yield event
+    if pending is not None:
+        yield pending
+
+
+def turn_markdown(
+    turn: TurnTranscript, *, mode: str | None = None, user_recorded: bool = True
+) -> list[str]:
+    """One turn: its route lines, what the user said, and everything the turn answered, in
+    the order it happened (`turn.events`, the stream the transcript folded)."""
+    out = [f"## Turn {turn.number}", ""]
     for event in turn.events:
-        if isinstance(event, RouteDecided):
-            out += [f"> route: {route_line(event.route, event.setting)}", ""]
+        if event.type == "route_decided":
+            out += [f"> route: {markdown_line(event.route, event.setting)}", ""]
             out += [f"> warning: {warning}" for warning in event.warnings]
             if event.warnings:
                 out.append("")
     if turn.route is None:
-        mode = turn.mode or "no mode (off)"
-        out += [f"> route: none recorded; mode {mode}", ""]
-    out += ["**You**", "", turn.user if turn.user is not None else "*(not recorded)*", ""]
+        out += [f"> route: none recorded; mode {mode or 'no mode (off)'}", ""]
+    out += ["**You**", "", turn.user_text if user_recorded else "*(not recorded)*", ""]
     speaker_done = False
     prompt_tokens = completion_tokens = 0
     cost: float | None = None
-    for event in turn.events:
-        if isinstance(event, RequestBuilt) and not speaker_done:
-            thinking = (
-                f" · thinking {event.request.reasoning_effort}"
-                if event.request.reasoning_effort
-                else ""
-            )
-            out += [
-                f"**Assistant** ({event.mode or 'no mode'} · {event.request.model}{thinking})",
-                "",
-            ]
-            out += [f"*note: {note}*" for note in event.notes]
-            if event.notes:
-                out.append("")
-            speaker_done = True
-        elif isinstance(event, ReasoningDelta):
-            out += ["<details><summary>reasoning</summary>", "", event.text, "", "</details>", ""]
-        elif isinstance(event, TextDelta):
-            if not speaker_done:
-                out += [f"**Assistant** ({turn.mode or 'no mode'})", ""]
+    for event in _coalesced(turn.events):
+        match event.type:
+            case "request_built":
+                if speaker_done:
+                    continue
+                effort = event.request.reasoning_effort
+                thinking = f" · thinking {effort}" if effort else ""
+                speaker = f"{event.mode or 'no mode'} · {event.request.model}{thinking}"
+                out += [f"**Assistant** ({speaker})", ""]
+                out += [f"*note: {note}*" for note in event.notes]
+                if event.notes:
+                    out.append("")
                 speaker_done = True
-            out += [event.text, ""]
-        elif isinstance(event, ToolCallRequested):
-            arguments = json.dumps(dict(event.call.arguments), ensure_ascii=False)
-            out += [f"Tool call `{event.call.name}`:", "", fence(arguments, "json"), ""]
-        elif isinstance(event, ToolCallFinished):
-            result, language = _pretty_result(event.result)
-            out += [
-                f"Result of `{event.call.name}`: {event.outcome} ({event.duration_ms:.1f} ms)",
-                "",
-                fence(result, language),
-                "",
-            ]
-        elif isinstance(event, Usage):
-            prompt_tokens += event.prompt_tokens
-            completion_tokens += event.completion_tokens
-            if event.cost is not None:
-                cost = (cost or 0.0) + event.cost
-        elif isinstance(event, TurnCancelled):
-            out += ["*(cancelled by the user)*", ""]
-        elif isinstance(event, TurnCorrected):
-            was = event.answered_mode or "no mode"
-            if event.rerun:  # the answer above is superseded; the re-run follows
-                out += [f"*(answered in {was}, corrected to {event.corrected_mode})*", ""]
-                speaker_done = False
-            else:
+            case "reasoning_delta":
+                out += ["<details><summary>reasoning</summary>", "", event.text, "", "</details>"]
+                out.append("")
+            case "text_delta":
+                if not speaker_done:
+                    out += [f"**Assistant** ({mode or 'no mode'})", ""]
+                    speaker_done = True
+                out += [event.text, ""]
+            case "tool_call_requested":
+                arguments = json.dumps(dict(event.call.arguments), ensure_ascii=False)
+                out += [f"Tool call `{event.call.name}`:", "", fence(arguments, "json"), ""]
+            case "tool_call_finished":
+                result, language = _pretty_result(event.result)
                 out += [
-                    f"*(counts as a correction of turn {event.turn}: {was} → "
-                    f"{event.corrected_mode})*",
+                    f"Result of `{event.call.name}`: {event.outcome} ({event.duration_ms:.1f} ms)",
+                    "",
+                    fence(result, language),
                     "",
                 ]
-        elif isinstance(event, TurnFailed):
-            if turn.interrupted:
-                out += ["*(interrupted: the log ends here)*", ""]
-            else:
-                hint = f" ({event.hint})" if event.hint else ""
-                out += [f"*(failed: {event.error}{hint})*", ""]
+            case "usage":
+                prompt_tokens += event.prompt_tokens
+                completion_tokens += event.completion_tokens
+                if event.cost is not None:
+                    cost = (cost or 0.0) + event.cost
+            case "turn_cancelled":
+                out += ["*(cancelled by the user)*", ""]
+            case "turn_corrected":
+                was = event.answered_mode or "no mode"
+                if event.rerun:  # the answer above is superseded; the re-run follows
+                    out += [f"*(answered in {was}, corrected to {event.corrected_mode})*", ""]
+                    speaker_done = False
+                else:
+                    out += [
+                        f"*(counts as a correction of turn {event.turn}: {was} → "
+                        f"{event.corrected_mode})*",
+                        "",
+                    ]
+            case "turn_failed":
+                if turn.interrupted:
+                    out += ["*(interrupted: the log ends here)*", ""]
+                else:
+                    hint = f" ({event.hint})" if event.hint else ""
+                    out += [f"*(failed: {event.error}{hint})*", ""]
+            case "route_decided" | "mode_changed" | "turn_finished":
+                pass  # route lines head the turn; the mode is on the speaker line
+            case _:
+                assert_never(event)
     if prompt_tokens or completion_tokens:
         price = "" if cost is None else f", ${cost:.4f}"
         out += [

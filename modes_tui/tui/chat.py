@@ -21,8 +21,8 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from modes_tui.core.transcript import TurnTranscript
 from modes_tui.tui.render import turn_plain_text
-from modes_tui.tui.turns import TurnRecord
 
 if TYPE_CHECKING:
     from modes_tui.tui.turn_view import SystemNote, TurnView
@@ -85,7 +85,7 @@ class LiteTurn(HeightsByWidth):
             """The cheap view to replace."""
             super().__init__()
 
-    def __init__(self, record: TurnRecord) -> None:
+    def __init__(self, record: TurnTranscript) -> None:
         super().__init__(turn_plain_text(record), id=f"lite-{record.number}")
         self.record = record
 
@@ -145,7 +145,7 @@ class ChatLog(VerticalScroll):
         super().__init__(id=id)
         self._tz = tz
         self._load_timer: Timer | None = None
-        self._earlier: list[TurnRecord] = []
+        self._earlier: list[TurnTranscript] = []
         """Turns above the first mounted one, oldest first."""
         self._marker: EarlierTurns | None = None
 
@@ -167,7 +167,7 @@ class ChatLog(VerticalScroll):
         """Turns not drawn yet, above the first one shown."""
         return len(self._earlier)
 
-    async def start_turn(self, record: TurnRecord) -> TurnView:
+    async def start_turn(self, record: TurnTranscript) -> TurnView:
         """A new live turn at the bottom."""
         from modes_tui.tui.turn_view import TurnView
 
@@ -177,7 +177,7 @@ class ChatLog(VerticalScroll):
         self.anchor()
         return view
 
-    async def show_records(self, records: Iterable[TurnRecord], *, live: bool = False) -> None:
+    async def show_records(self, records: Iterable[TurnTranscript], *, live: bool = False) -> None:
         """Draw finished turns from the bottom up (see the class docstring)."""
         from modes_tui.tui.turn_view import TurnView
 

@@ -19,8 +19,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from modes_tui.tui.render import bar
-from modes_tui.tui.turns import TurnRecord
+from modes_tui.core.transcript import TurnTranscript
+from modes_tui.route_format import bar
 
 PICK_KEYS = "123456789"
 
@@ -64,7 +64,7 @@ class CorrectScreen(ModalScreen[str | None]):
         ],
     ]
 
-    def __init__(self, record: TurnRecord, modes: Sequence[str]) -> None:
+    def __init__(self, record: TurnTranscript, modes: Sequence[str]) -> None:
         super().__init__()
         self.record = record
         routed = record.routed_route

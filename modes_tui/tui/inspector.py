@@ -18,9 +18,10 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Footer, Markdown, Static
 
 from modes_tui.core.events import RequestBuilt
-from modes_tui.tui.render import format_ms, route_card, tool_summary
+from modes_tui.core.transcript import TurnTranscript
+from modes_tui.route_format import duration
+from modes_tui.tui.render import route_card, tool_summary
 from modes_tui.tui.status import model_label
-from modes_tui.tui.turns import TurnRecord
 
 
 def estimate_tokens(text: str) -> int:
@@ -131,7 +132,7 @@ class InspectorScreen(Screen[None]):
         Binding("c", "copy_request", "Copy request JSON", id="inspector.copy"),
     ]
 
-    def __init__(self, record: TurnRecord, *, tz: tzinfo | None = None) -> None:
+    def __init__(self, record: TurnTranscript, *, tz: tzinfo | None = None) -> None:
         super().__init__()
         self.record = record
         self._tz = tz
@@ -224,7 +225,7 @@ class InspectorScreen(Screen[None]):
             )
         )
         if record.route is not None and record.route.duration_ms is not None:
-            lines.append(Text(f"routing took {format_ms(record.route.duration_ms)}", style="dim"))
+            lines.append(Text(f"routing took {duration(record.route.duration_ms)}", style="dim"))
         return Group(*lines)
 
     def action_copy_request(self) -> None:

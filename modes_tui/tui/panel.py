@@ -24,8 +24,8 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from modes_tui.core.routing import Route
+from modes_tui.core.transcript import TurnTranscript
 from modes_tui.tui.render import route_card
-from modes_tui.tui.turns import TurnRecord
 
 PAGE = 200
 """Decisions listed at a time: a 1,000-turn session opens fast, older ones come on demand."""
@@ -36,7 +36,7 @@ MORE = "more"
 class PanelEntry:
     """One decision: the turn it belongs to and the route as decided then."""
 
-    record: TurnRecord
+    record: TurnTranscript
     """The turn."""
     route: Route | None
     """The decision (None while routing)."""
@@ -100,7 +100,7 @@ class RoutePanel(Vertical):
     class InspectRequested(Message):
         """The user picked a decision to inspect."""
 
-        def __init__(self, record: TurnRecord) -> None:
+        def __init__(self, record: TurnTranscript) -> None:
             self.record = record
             """The turn to inspect."""
             super().__init__()
@@ -189,12 +189,12 @@ class RoutePanel(Vertical):
         """How many decisions are listed (the newest ones)."""
         return min(len(self.entries), self.limit)
 
-    def set_records(self, records: Iterable[TurnRecord]) -> None:
+    def set_records(self, records: Iterable[TurnTranscript]) -> None:
         """Show the decisions of finished turns (a replayed session)."""
         self.entries = [PanelEntry(r, r.route, r.attempt) for r in records]
         self._rebuild()
 
-    def decided(self, record: TurnRecord) -> None:
+    def decided(self, record: TurnTranscript) -> None:
         """A new decision for `record` (a new turn, or a retry)."""
         last = self.entries[-1] if self.entries else None
         if last is not None and last.record is record and last.route is None:
@@ -203,7 +203,7 @@ class RoutePanel(Vertical):
             self.entries.append(PanelEntry(record, record.route, record.attempt))
         self._rebuild()
 
-    def refresh_record(self, record: TurnRecord) -> None:
+    def refresh_record(self, record: TurnTranscript) -> None:
         """Redraw the decisions of `record` (its model or notes became known)."""
         for index, entry in enumerate(self.entries):
             position = len(self.entries) - 1 - index
@@ -214,7 +214,7 @@ class RoutePanel(Vertical):
                         position, self._option(index, entry).prompt
                     )
 
-    def highlighted_record(self) -> TurnRecord | None:
+    def highlighted_record(self) -> TurnTranscript | None:
         """The turn of the highlighted decision, when the list has the focus."""
         found = self.query("#decisions")  # no list yet: nothing to point at
         if not found:

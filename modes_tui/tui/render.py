@@ -16,15 +16,12 @@ from rich.text import Text
 
 from modes_tui.core.events import TurnCorrected
 from modes_tui.core.routing import Route
-from modes_tui.core.terminal_text import terminal_safe
-from modes_tui.tui.turns import Reroute, ToolActivity, TurnRecord
+from modes_tui.core.transcript import Reroute, ToolActivity, TurnTranscript
+from modes_tui.route_format import duration, error_lines, marks, panel_lines, strip_line
 
-BAR_WIDTH = 14
-RAW_OUTPUT_LIMIT = 400
 RESULT_PREVIEW_LIMIT = 400
 RESULT_PREVIEW_LINES = 4
 
-DECIDED_BY_STYLE = {"caller": "bold magenta", "classifier": "green", "fallback": "yellow"}
 OUTCOME_STYLE = {
     "ok": "green",
     "answered": "cyan",
@@ -68,102 +65,11 @@ def format_time(at: str, tz: tzinfo | None = None) -> str:
     return moment.astimezone(tz).strftime("%H:%M:%S")
 
 
-def format_ms(value: float | None) -> str:
-    """A duration for people: `0.4 ms`, `120 ms`, `2.3 s`."""
-    if value is None:
-        return ""
-    if value < 10:
-        return f"{value:.1f} ms"
-    if value < 1000:
-        return f"{value:.0f} ms"
-    return f"{value / 1000:.1f} s"
-
-
-def bar(fraction: float, width: int = BAR_WIDTH) -> Text:
-    """A horizontal bar for a probability."""
-    filled = round(max(0.0, min(1.0, fraction)) * width)
-    text = Text("█" * filled, style="cyan")
-    text.append("░" * (width - filled), style="grey35")
-    return text
-
-
-def marks(route: Route) -> list[str]:
-    """Short marks: forced, sticky, fallback, error."""
-    found = []
-    if route.forced:
-        found.append("forced")
-    if route.sticky:
-        found.append("sticky")
-    if route.decided_by == "fallback":
-        found.append("fallback")
-    if route.error is not None:
-        found.append("error")
-    return found
-
-
-def route_headline(route: Route, mode: str | None = None) -> Text:
-    """`code · classifier 0.82 · 3.1 ms`: the one-line summary under a user message."""
-    text = Text()
-    shown = mode if mode is not None else route.mode_name
-    text.append("→ ", style="dim")
-    text.append(shown or "no mode", style="bold")
-    text.append(" · ", style="dim")
-    text.append(f"by {route.decided_by}", style=DECIDED_BY_STYLE.get(route.decided_by, ""))
-    if route.confidence is not None:
-        text.append(f" {route.confidence:.2f}")
-    if route.duration_ms is not None:
-        text.append(f" · {format_ms(route.duration_ms)}", style="dim")
-    for mark in marks(route):
-        if mark != "fallback":
-            text.append(f" [{mark}]", style="magenta" if mark == "forced" else "yellow")
-    if route.reason:
-        text.append(f" · {route.reason}", style="dim italic")
-    return text
-
-
-def probability_lines(route: Route) -> list[Text]:
-    """A bar per mode probability, highest first; modes at zero share one line."""
-    if route.decision is None:
-        return []
-    ranked = route.decision.ranked()
-    if not ranked:
-        return []
-    shown = [(name, p) for name, p in ranked if p > 0]
-    zero = [name for name, p in ranked if p <= 0]
-    width = max(len(name) for name, _ in shown) if shown else 0
-    lines = []
-    for name, probability in shown:
-        line = Text(f"  {name:<{width}} ", style="bold" if name == route.mode_name else "")
-        line.append_text(bar(probability))
-        line.append(f" {probability:.2f}")
-        lines.append(line)
-    if zero:
-        lines.append(Text(f"  0.00: {', '.join(zero)}", style="dim"))
-    return lines
-
-
-def error_lines(route: Route) -> list[Text]:
-    """The routing error, with the raw model output for parse errors."""
-    if route.error is None:
-        return []
-    error = route.error
-    name = getattr(error, "type_name", None) or type(error).__name__
-    lines = [Text(terminal_safe(f"  ⚠ {name}: {error}"), style="red")]
-    stage = getattr(error, "stage", None) or getattr(error, "extra", {}).get("stage")
-    raw = getattr(error, "raw_output", None) or getattr(error, "extra", {}).get("raw_output")
-    if stage:
-        lines.append(Text(f"    stage: {stage}", style="red"))
-    if raw:
-        shown = raw if len(raw) <= RAW_OUTPUT_LIMIT else raw[:RAW_OUTPUT_LIMIT] + "…"
-        lines.append(Text(terminal_safe(f"    raw: {shown}"), style="dim red"))
-    return lines
-
-
 CARD_RULE_WIDTH = 46
 
 
 def route_card(
-    record: TurnRecord,
+    record: TurnTranscript,
     route: Route | None = None,
     *,
     attempt: int = 1,
@@ -193,23 +99,7 @@ def route_card(
         head.append(" " * gap if gap > 0 else " ")
         head.append(when, style="dim")
     lines: list[Text] = [head]
-    detail = Text("  by ", style="dim")
-    detail.append(route.decided_by, style=DECIDED_BY_STYLE.get(route.decided_by, ""))
-    if route.confidence is not None:
-        detail.append(f" · confidence {route.confidence:.2f}")
-    if route.duration_ms is not None:
-        detail.append(f" · {format_ms(route.duration_ms)}", style="dim")
-    lines.append(detail)
-    lines.extend(probability_lines(route))
-    if route.runner_up:
-        lines.append(Text(f"  runner-up: {route.runner_up}", style="dim"))
-    if route.reason:
-        lines.append(Text(f"  reason: {route.reason}", style="italic"))
-    if route.classifier is not None:
-        via = f"  via {route.classifier.with_}"
-        if route.classifier.model:
-            via += f" ({route.classifier.model})"
-        lines.append(Text(via, style="dim"))
+    lines.extend(panel_lines(route))
     if record.model:
         lines.append(Text(f"  answered by {record.model}", style="dim"))
     for note in (*record.warnings, *record.notes):
@@ -246,7 +136,7 @@ def correction_line(
     return text
 
 
-def _correction_marks(record: TurnRecord, route: Route) -> list[Text]:
+def _correction_marks(record: TurnTranscript, route: Route) -> list[Text]:
     """On a decision the user corrected: to what. On the decision a correction came with
     (a re-run, a forced resend, a correction of an earlier turn): what it recorded."""
     lines = [
@@ -260,7 +150,7 @@ def _correction_marks(record: TurnRecord, route: Route) -> list[Text]:
     return lines
 
 
-def _undone(record: TurnRecord, event: TurnCorrected) -> bool:
+def _undone(record: TurnTranscript, event: TurnCorrected) -> bool:
     return event.correction is not None and event.correction.id in record.undone
 
 
@@ -295,7 +185,7 @@ def tool_summary(activity: ToolActivity) -> RenderableType:
     style = "red" if outcome.startswith("failed") else OUTCOME_STYLE.get(outcome, "")
     head.append(f"  {outcome}", style=style)
     if activity.duration_ms:
-        head.append(f" · {format_ms(activity.duration_ms)}", style="dim")
+        head.append(f" · {duration(activity.duration_ms)}", style="dim")
     return Group(head, Text(preview(activity.result), style="dim"))
 
 
@@ -316,14 +206,14 @@ def format_arguments(arguments: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
 
 
-def turn_plain_text(record: TurnRecord) -> Text:
+def turn_plain_text(record: TurnTranscript) -> Text:
     """A finished turn as one cheap block of text (older turns before they load)."""
     text = Text()
     text.append("you  ", style="bold")
     text.append(record.user_text)
     text.append("\n")
     if record.route is not None:
-        text.append_text(route_headline(record.route, record.mode))
+        text.append_text(strip_line(record.route, record.mode))
         text.append("\n")
     if record.reroute is not None:
         text.append_text(reroute_line(record.reroute, record.route, indent=""))

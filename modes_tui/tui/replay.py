@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from modes_tui.core.terminal_text import TerminalEvents, terminal_safe
+from modes_tui.core.transcript import TurnTranscript, fold_turn
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.inspector import InspectorScreen
 from modes_tui.tui.panel import RoutePanel
@@ -27,23 +28,18 @@ from modes_tui.tui.services import (
     RerouteResult,
     SessionSummary,
 )
-from modes_tui.tui.turns import TurnRecord
 
 if TYPE_CHECKING:
     from modes_tui.store.replay import ReplayedTurn
 
 
-def records_from_turns(turns: Iterable[ReplayedTurn]) -> list[TurnRecord]:
+def records_from_turns(turns: Iterable[ReplayedTurn]) -> list[TurnTranscript]:
     """Feed each recorded turn's events into a record, as a live turn would be fed."""
     records = []
     for turn in turns:
-        record = TurnRecord(turn.turn, terminal_safe(turn.user or ""))
         screen = TerminalEvents()  # a session file is text from outside
-        for event in turn.events:
-            for shown in screen.take(event):
-                record.apply(shown)
-        for shown in screen.finish():
-            record.apply(shown)
+        shown = [*(e for event in turn.events for e in screen.take(event)), *screen.finish()]
+        record = fold_turn(turn.turn, terminal_safe(turn.user or ""), shown)
         if record.status in ("routing", "answering"):
             record.status = "finished"  # the log ended mid-turn; show what there is
         records.append(record)

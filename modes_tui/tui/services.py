@@ -16,8 +16,8 @@ from modes_tui.core.control import ControlReading
 from modes_tui.core.conversation import Conversation, ToolCall
 from modes_tui.core.corrections import Correction
 from modes_tui.core.events import TurnEvent
+from modes_tui.core.transcript import Reroute
 from modes_tui.tui.startup import LoadProgress
-from modes_tui.tui.turns import Reroute
 
 if TYPE_CHECKING:
     from modes_tui.core.correcting import RoutedTurn

@@ -15,11 +15,11 @@ from modes_tui.tui.replay import records_from_turns
 
 if TYPE_CHECKING:
     from modes_tui.store.resume import CurrentSession, Resumption
-    from modes_tui.tui.app import ModesApp
+    from modes_tui.tui.app_base import AppBase
     from modes_tui.tui.services import TurnEngine
 
 
-def _ready(app: ModesApp, what: str) -> tuple[CurrentSession, TurnEngine]:
+def _ready(app: AppBase, what: str) -> tuple[CurrentSession, TurnEngine]:
     """The session and the engine, or ModesError saying why `what` cannot happen now."""
     current = app.services.current
     if current is None:
@@ -31,7 +31,7 @@ def _ready(app: ModesApp, what: str) -> tuple[CurrentSession, TurnEngine]:
     return current, app.engine
 
 
-async def resume(app: ModesApp, ref: str) -> None:
+async def resume(app: AppBase, ref: str) -> None:
     """Continue the saved session `ref` here (read in a thread; switched on the loop)."""
     try:
         current, _ = _ready(app, f"/resume {ref}")
@@ -46,7 +46,7 @@ async def resume(app: ModesApp, ref: str) -> None:
     await show(app, resumption, f"Resumed session `{resumption.id}`")
 
 
-async def fork(app: ModesApp, turn: int | None) -> None:
+async def fork(app: AppBase, turn: int | None) -> None:
     """Start a new session from turn `turn` of this one (None: the last turn)."""
     try:
         current, engine = _ready(app, "/fork")
@@ -59,7 +59,7 @@ async def fork(app: ModesApp, turn: int | None) -> None:
     await show(app, forked, f"Forked session `{parent}` at turn {forked.turn} into `{forked.id}`")
 
 
-async def rename(app: ModesApp, title: str) -> None:
+async def rename(app: AppBase, title: str) -> None:
     """Give the session being recorded a title."""
     current = app.services.current
     if current is None:
@@ -73,7 +73,7 @@ async def rename(app: ModesApp, title: str) -> None:
     app.status.idle(f"Session {current.id} is now titled “{title}”")
 
 
-async def show(app: ModesApp, resumption: Resumption, headline: str) -> None:
+async def show(app: AppBase, resumption: Resumption, headline: str) -> None:
     """Draw the session's turns in the chat and its decisions in the panel."""
     records = records_from_turns(resumption.replay.turns)
     app.records = records

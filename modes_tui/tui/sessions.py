@@ -12,6 +12,7 @@ from pathlib import Path
 from modes_tui.core.paths import Dirs
 from modes_tui.core.routing import Router
 from modes_tui.core.terminal_text import terminal_safe
+from modes_tui.core.transcript import Reroute
 from modes_tui.store.export import session_markdown
 from modes_tui.store.replay import replay
 from modes_tui.store.reroute import RerouteReport, reroute
@@ -22,7 +23,6 @@ from modes_tui.tui.services import (
     RerouteResult,
     SessionSummary,
 )
-from modes_tui.tui.turns import Reroute
 
 
 class StoreSessions:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import tzinfo
+from typing import assert_never
 
 from rich.text import Text
 from textual import on
@@ -20,30 +21,11 @@ from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Markdown, Static
 from textual.widgets._markdown import MarkdownStream
 
-from modes_tui.core.events import (
-    ModeChanged,
-    ReasoningDelta,
-    RequestBuilt,
-    RouteDecided,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallRequested,
-    TurnCancelled,
-    TurnCorrected,
-    TurnEvent,
-    TurnFailed,
-    TurnFinished,
-    Usage,
-)
-from modes_tui.tui.render import (
-    correction_line,
-    format_ms,
-    reroute_line,
-    route_headline,
-    tool_summary,
-)
+from modes_tui.core.events import TurnEvent
+from modes_tui.core.transcript import Superseded, TurnTranscript
+from modes_tui.route_format import duration, strip_line
+from modes_tui.tui.render import correction_line, reroute_line, tool_summary
 from modes_tui.tui.turn_messages import RetryRequested
-from modes_tui.tui.turns import Superseded, TurnRecord
 
 NO_RETRY = {
     "auth": "the same key would be refused again; set the provider's API key variable "
@@ -156,7 +138,9 @@ class TurnView(Vertical):
     TurnView .-cancelled { color: $warning; }
     """
 
-    def __init__(self, record: TurnRecord, *, live: bool = True, tz: tzinfo | None = None) -> None:
+    def __init__(
+        self, record: TurnTranscript, *, live: bool = True, tz: tzinfo | None = None
+    ) -> None:
         super().__init__(id=f"turn-{record.number}")
         self.record = record
         self.live = live
@@ -195,7 +179,7 @@ class TurnView(Vertical):
         record = self.record
         if record.route is None:
             return Text("→ routing…", style="italic")
-        line = route_headline(record.route, record.mode)
+        line = strip_line(record.route, record.mode)
         previous = record.mode_change.previous if record.mode_change is not None else None
         if record.mode_change is not None and record.number > 1 and not record.superseded:
             line.append(f"  (was {previous or 'no mode'})", style="dim")
@@ -222,46 +206,51 @@ class TurnView(Vertical):
 
     async def apply(self, event: TurnEvent) -> None:
         """Show what `event` changes. The record has already absorbed it."""
-        if isinstance(event, RouteDecided | ModeChanged):
-            self.query_one(".route", Static).update(self._route_text())
-        elif isinstance(event, TurnCorrected):
-            if event.rerun:
-                await self._fold_answer()
-            else:
+        match event.type:
+            case "route_decided" | "mode_changed":
                 self.query_one(".route", Static).update(self._route_text())
-        elif isinstance(event, RequestBuilt):
-            if event.round > 1:
+            case "turn_corrected":
+                if event.rerun:
+                    await self._fold_answer()
+                else:
+                    self.query_one(".route", Static).update(self._route_text())
+            case "request_built":
+                if event.round > 1:
+                    await self._close_segment()
+            case "text_delta":
+                await self._write(event.text)
+            case "reasoning_delta":
+                if self._reasoning is None:
+                    await self.mount(self._reasoning_view())
+                if self._reasoning_timer is None:
+                    self._reasoning_timer = self.set_timer(
+                        REASONING_REFRESH_S, self._flush_reasoning
+                    )
+            case "tool_call_requested":
                 await self._close_segment()
-        elif isinstance(event, TextDelta):
-            await self._write(event.text)
-        elif isinstance(event, ReasoningDelta):
-            if self._reasoning is None:
-                await self.mount(self._reasoning_view())
-            if self._reasoning_timer is None:
-                self._reasoning_timer = self.set_timer(REASONING_REFRESH_S, self._flush_reasoning)
-        elif isinstance(event, ToolCallRequested):
-            await self._close_segment()
-            activity = self.record.tool(event.call.id)
-            if activity is not None:
-                view = ToolCallView(tool_summary(activity))
-                self._tools[event.call.id] = view
-                await self._mount_in_order(view)
-        elif isinstance(event, ToolCallFinished):
-            activity = self.record.tool(event.call.id)
-            if activity is not None:
-                shown = self._tools.get(event.call.id)
-                if shown is None:
-                    shown = ToolCallView(tool_summary(activity))
-                    self._tools[event.call.id] = shown
-                    await self._mount_in_order(shown)
-                shown.update(tool_summary(activity))
-        elif isinstance(event, Usage):
-            pass  # shown with the ending
-        elif isinstance(event, TurnFinished | TurnFailed | TurnCancelled):
-            await self._close_segment(final=True)
-            self._flush_reasoning()
-            await self.query_children(".ending").remove()
-            await self.mount_all(list(self._ending()))
+                activity = self.record.tool(event.call.id)
+                if activity is not None:
+                    view = ToolCallView(tool_summary(activity))
+                    self._tools[event.call.id] = view
+                    await self._mount_in_order(view)
+            case "tool_call_finished":
+                activity = self.record.tool(event.call.id)
+                if activity is not None:
+                    shown = self._tools.get(event.call.id)
+                    if shown is None:
+                        shown = ToolCallView(tool_summary(activity))
+                        self._tools[event.call.id] = shown
+                        await self._mount_in_order(shown)
+                    shown.update(tool_summary(activity))
+            case "usage":
+                pass  # shown with the ending
+            case "turn_finished" | "turn_failed" | "turn_cancelled":
+                await self._close_segment(final=True)
+                self._flush_reasoning()
+                await self.query_children(".ending").remove()
+                await self.mount_all(list(self._ending()))
+            case _:
+                assert_never(event)
 
     async def _write(self, text: str) -> None:
         """Stream answer text into the current widget (opened on the first text)."""
@@ -338,7 +327,7 @@ class TurnView(Vertical):
         if record.tools:
             spent = sum(t.duration_ms for t in record.tools)
             calls = f"{len(record.tools)} tool call{'s' if len(record.tools) != 1 else ''}"
-            parts.append(f"{calls} {format_ms(spent)}" if spent else calls)
+            parts.append(f"{calls} {duration(spent)}" if spent else calls)
         return Text(" · ".join(parts))
 
     def show_route(self) -> None:
@@ -378,7 +367,7 @@ class TurnView(Vertical):
 def _fold(old: Superseded) -> Collapsible:
     parts: list[Widget] = []
     if old.route is not None:
-        parts.append(Static(route_headline(old.route, old.mode)))
+        parts.append(Static(strip_line(old.route, old.mode)))
     parts.append(AnswerSegment(old.answer or "_(no answer)_"))
     return Collapsible(*parts, title=old.title, collapsed=True, classes="superseded")
 

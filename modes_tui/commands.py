@@ -1,20 +1,29 @@
-"""Slash commands typed in the prompt: parsing, checking, and completion as you type.
+"""Slash commands: the one table the app and the REPL share, parsing, and completion.
 
-Pure functions, no textual: the app decides what a command does. A line that starts with
-`/` is a command; `//text` sends `/text` as a message.
+Each command is listed once, with its usage, its help line and where it is available
+(the app, the REPL or both); the app's `/help`, the REPL's `/help`, both completers and
+the app's parser read this table. Pure functions, no textual or prompt_toolkit: each
+front end decides what a command does. A line that starts with `/` is a command; `//text`
+sends `/text` as a message.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from modes_tui.core.control import AUTO, OFF
+
+Surface = Literal["app", "repl"]
+"""Where a command can be typed: the Textual app or the plain REPL."""
+BOTH: frozenset[Surface] = frozenset(("app", "repl"))
+APP: frozenset[Surface] = frozenset(("app",))
 
 
 @dataclass(frozen=True, slots=True)
 class CommandSpec:
-    """One command and its help line."""
+    """One command: how it is called, what it does, and where."""
 
     name: str
     """With the slash, e.g. `/mode`."""
@@ -22,29 +31,63 @@ class CommandSpec:
     """How to call it."""
     help: str
     """What it does."""
+    where: frozenset[Surface] = BOTH
+    """The front ends that offer it."""
+    aliases: tuple[str, ...] = ()
+    """Other names it answers to (not listed, not completed)."""
+    repl_help: str = ""
+    """The REPL's help line where the command does something else there ("" = `help`)."""
+
+    def help_for(self, surface: Surface) -> str:
+        """The help line on `surface`."""
+        return self.repl_help if surface == "repl" and self.repl_help else self.help
 
 
 COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("/mode", "/mode NAME|auto|off", "force a mode, let the router pick, or use none"),
     CommandSpec("/modes", "/modes", "list the modes of the pack and their keys"),
     CommandSpec("/clear", "/clear", "start the conversation afresh"),
-    CommandSpec("/sessions", "/sessions", "pick a recorded session to replay"),
-    CommandSpec("/replay", "/replay ID", "replay a recorded session, with re-routing"),
+    CommandSpec("/sessions", "/sessions", "pick a recorded session to replay", APP),
+    CommandSpec("/replay", "/replay ID", "replay a recorded session, with re-routing", APP),
     CommandSpec("/resume", "/resume [ID|latest]", "continue a saved session here"),
     CommandSpec("/fork", "/fork [N]", "start a new session from turn N of this one"),
     CommandSpec("/rename", "/rename TITLE", "give this session a title"),
-    CommandSpec("/export", "/export", "write this conversation to a Markdown file"),
-    CommandSpec("/why", "/why", "open the inspector for the last turn"),
-    CommandSpec("/copy", "/copy", "copy the last answer to the clipboard"),
+    CommandSpec("/export", "/export", "write this conversation to a Markdown file", APP),
+    CommandSpec(
+        "/why",
+        "/why",
+        "open the inspector for the last turn",
+        repl_help="print the last turn's route and request as JSON",
+    ),
+    CommandSpec("/copy", "/copy", "copy the last answer to the clipboard", APP),
     CommandSpec(
         "/wrong",
         "/wrong [MODE|undo]",
         "wrong mode: answer the last turn again in MODE (a picker without); undo forgets it",
+        repl_help="wrong mode: answer the last turn again in MODE; undo forgets it",
     ),
     CommandSpec("/help", "/help", "keys and commands"),
-    CommandSpec("/quit", "/quit", "leave modes-tui"),
+    CommandSpec(
+        "/quit", "/quit", "leave modes-tui", aliases=("/exit",), repl_help="leave (Ctrl+D too)"
+    ),
 )
-COMMAND_NAMES = tuple(spec.name for spec in COMMANDS)
+
+
+def commands_for(surface: Surface) -> tuple[CommandSpec, ...]:
+    """The commands a front end offers, in table order."""
+    return tuple(spec for spec in COMMANDS if surface in spec.where)
+
+
+def find_command(name: str, surface: Surface) -> CommandSpec | None:
+    """The command called `name` (or one of its aliases) on `surface`, if there is one."""
+    for spec in commands_for(surface):
+        if name == spec.name or name in spec.aliases:
+            return spec
+    return None
+
+
+COMMAND_NAMES = tuple(spec.name for spec in commands_for("app"))
+"""The app's commands (parsing and completion in the prompt)."""
 
 
 class CommandError(ValueError):
@@ -75,10 +118,12 @@ def parse_command(text: str, settings: Sequence[str]) -> Command:
     """Parse and check a command line; `settings` are the values `/mode` accepts."""
     head, _, rest = text.strip().partition(" ")
     name, argument = head.lower(), rest.strip()
-    if name not in COMMAND_NAMES:
+    spec = find_command(name, "app")
+    if spec is None:
         close = [c for c in COMMAND_NAMES if c.startswith(name[:3])] if len(name) > 1 else []
         hint = f"; did you mean {' or '.join(close)}?" if close else ""
         raise CommandError(f"unknown command {head}{hint} (/help lists them)")
+    name = spec.name
     if name == "/mode":
         if not argument:
             raise CommandError(f"/mode needs a value: {' | '.join(settings)}")

@@ -1,29 +1,26 @@
-"""What the screen knows about one turn, accumulated from the engine's events.
+"""One fold over a turn's events: what the turn said, in one record.
 
-The chat, the route panel and the inspector all read a `TurnRecord`; live turns and
-replayed ones fill it from the same `TurnEvent` stream. No textual here, and no
-decisions: it only remembers what the engine said.
+`TurnTranscript.apply` is the only place that interprets the engine's event stream as a
+turn: the route, the requests, the answer text per model round, reasoning, tool calls and
+their results, usage and cost, the ending (finished, failed, cancelled) and corrections.
+The TUI (chat, route panel, inspector), the REPL's `/why` and the Markdown export read it;
+live turns and replayed ones fill it from the same `TurnEvent` stream. Headless: it only
+remembers what the engine said and decides nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.events import (
     ModeChanged,
-    ReasoningDelta,
     RequestBuilt,
-    RouteDecided,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallRequested,
-    TurnCancelled,
     TurnCorrected,
     TurnEvent,
     TurnFailed,
-    TurnFinished,
     Usage,
 )
 from modes_tui.core.routing import Route
@@ -83,7 +80,7 @@ class Superseded:
 
 
 @dataclass
-class TurnRecord:
+class TurnTranscript:
     """Everything shown about one user turn."""
 
     number: int
@@ -128,6 +125,11 @@ class TurnRecord:
     """Where the turn is."""
     superseded_by: int | None = None
     """The turn that replaced this one when the user edited and resent its message."""
+    events: list[TurnEvent] = field(default_factory=list)
+    """Every event folded, in order, retries and re-runs included (the Markdown export
+    keeps that order)."""
+    interrupted: bool = False
+    """Replay: the log ends before the turn finished."""
 
     @property
     def answer(self) -> str:
@@ -224,53 +226,58 @@ class TurnRecord:
 
     def apply(self, event: TurnEvent) -> None:
         """Remember what `event` says."""
-        if isinstance(event, RouteDecided):
-            self.route, self.setting, self.warnings = event.route, event.setting, event.warnings
-        elif isinstance(event, ModeChanged):
-            self.mode_change = event
-        elif isinstance(event, RequestBuilt):
-            self.requests.append(event)
-            if event.round > 1 and self.segments[-1]:
-                self.segments.append("")
-            self.status = "answering"
-        elif isinstance(event, ReasoningDelta):
-            self.reasoning += event.text
-        elif isinstance(event, TextDelta):
-            self.segments[-1] += event.text
-        elif isinstance(event, ToolCallRequested):
-            self.tools.append(
-                ToolActivity(event.call, event.needs_confirmation, segment=self._tool_segment())
-            )
-        elif isinstance(event, ToolCallFinished):
-            activity = self.tool(event.call.id)
-            if activity is None:
-                activity = ToolActivity(event.call, segment=self._tool_segment())
-                self.tools.append(activity)
-            activity.outcome = event.outcome
-            activity.result = event.result
-            activity.duration_ms = event.duration_ms
-        elif isinstance(event, Usage):
-            self.usages.append(event)
-        elif isinstance(event, TurnFinished):
-            self.message = event.message
-            self.status = "finished"
-            if event.message.cancelled:
+        self.events.append(event)
+        match event.type:
+            case "route_decided":
+                self.route, self.setting = event.route, event.setting
+                self.warnings = event.warnings
+            case "mode_changed":
+                self.mode_change = event
+            case "request_built":
+                self.requests.append(event)
+                if event.round > 1 and self.segments[-1]:
+                    self.segments.append("")
+                self.status = "answering"
+            case "reasoning_delta":
+                self.reasoning += event.text
+            case "text_delta":
+                self.segments[-1] += event.text
+            case "tool_call_requested":
+                self.tools.append(
+                    ToolActivity(event.call, event.needs_confirmation, segment=self._tool_segment())
+                )
+            case "tool_call_finished":
+                activity = self.tool(event.call.id)
+                if activity is None:
+                    activity = ToolActivity(event.call, segment=self._tool_segment())
+                    self.tools.append(activity)
+                activity.outcome = event.outcome
+                activity.result = event.result
+                activity.duration_ms = event.duration_ms
+            case "usage":
+                self.usages.append(event)
+            case "turn_finished":
+                self.message = event.message
+                self.status = "finished"
+                if event.message.cancelled:
+                    self.cancelled = True
+                    self.status = "cancelled"
+            case "turn_failed":
+                self.failure = event
+                self.status = "failed"
+                if event.partial and not self.answer:
+                    self.segments[-1] = event.partial
+            case "turn_corrected":
+                self.corrections.append(event)
+                if event.rerun:
+                    self._supersede(event.corrected_mode)
+            case "turn_cancelled":
                 self.cancelled = True
                 self.status = "cancelled"
-        elif isinstance(event, TurnFailed):
-            self.failure = event
-            self.status = "failed"
-            if event.partial and not self.answer:
-                self.segments[-1] = event.partial
-        elif isinstance(event, TurnCorrected):
-            self.corrections.append(event)
-            if event.rerun:
-                self._supersede(event.corrected_mode)
-        elif isinstance(event, TurnCancelled):
-            self.cancelled = True
-            self.status = "cancelled"
-            if event.partial and not self.answer:
-                self.segments[-1] = event.partial
+                if event.partial and not self.answer:
+                    self.segments[-1] = event.partial
+            case _:
+                assert_never(event)
 
     def summary(self) -> dict[str, Any]:
         """A short plain description (tests, debugging)."""
@@ -281,3 +288,11 @@ class TurnRecord:
             "answer": self.answer,
             "tools": [(t.call.name, t.outcome) for t in self.tools],
         }
+
+
+def fold_turn(number: int, user_text: str, events: Iterable[TurnEvent]) -> TurnTranscript:
+    """A whole turn's events folded into its transcript (replays, exports, recaps)."""
+    transcript = TurnTranscript(number, user_text)
+    for event in events:
+        transcript.apply(event)
+    return transcript

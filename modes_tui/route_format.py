@@ -1,0 +1,210 @@
+"""How a routing decision reads, one formatter per place it is shown.
+
+| output kind | function | used by |
+|---|---|---|
+| one-line strip under a user message | `strip_line` | the TUI chat |
+| panel lines (detail, bars, reason, classifier) | `panel_lines`, `error_lines` | route panel, inspector |
+| REPL line | `repl_line` | `modes-tui chat --plain`, its `/why` and `/resume` |
+| Markdown line | `markdown_line` | `modes-tui export`, `/export` |
+| text for the `route` verb | `verb_text` | `modes-tui route TEXT` |
+| JSON | `Route.to_dict()` | `--json` everywhere |
+
+They share one vocabulary (`marks`, `duration`), so the same decision says "forced" or
+"sticky" and times itself the same way everywhere. The screen formatters return Rich
+`Text`; rich is imported inside them, so the REPL and the CLI verbs never load it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from modes_tui.core.routing import Route
+from modes_tui.core.terminal_text import terminal_safe
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+BAR_WIDTH = 14
+"""Cells of a probability bar."""
+RAW_OUTPUT_LIMIT = 400
+"""Characters of a classifier's raw output shown under a parse error."""
+DECIDED_BY_STYLE = {"caller": "bold magenta", "classifier": "green", "fallback": "yellow"}
+"""Colour of who decided."""
+
+
+def marks(route: Route) -> list[str]:
+    """Short marks: forced, sticky, fallback, error."""
+    found = []
+    if route.forced:
+        found.append("forced")
+    if route.sticky:
+        found.append("sticky")
+    if route.decided_by == "fallback":
+        found.append("fallback")
+    if route.error is not None:
+        found.append("error")
+    return found
+
+
+def duration(value: float | None) -> str:
+    """A duration for people: `0.4 ms`, `120 ms`, `2.3 s`."""
+    if value is None:
+        return ""
+    if value < 10:
+        return f"{value:.1f} ms"
+    if value < 1000:
+        return f"{value:.0f} ms"
+    return f"{value / 1000:.1f} s"
+
+
+# ------------------------------------------------------------------ screen (Rich)
+
+
+def bar(fraction: float, width: int = BAR_WIDTH) -> Text:
+    """A horizontal bar for a probability."""
+    from rich.text import Text
+
+    filled = round(max(0.0, min(1.0, fraction)) * width)
+    text = Text("█" * filled, style="cyan")
+    text.append("░" * (width - filled), style="grey35")
+    return text
+
+
+def strip_line(route: Route, mode: str | None = None) -> Text:
+    """`→ code · by classifier 0.82 · 3.1 ms`: the one-line strip under a user message."""
+    from rich.text import Text
+
+    text = Text()
+    shown = mode if mode is not None else route.mode_name
+    text.append("→ ", style="dim")
+    text.append(shown or "no mode", style="bold")
+    text.append(" · ", style="dim")
+    text.append(f"by {route.decided_by}", style=DECIDED_BY_STYLE.get(route.decided_by, ""))
+    if route.confidence is not None:
+        text.append(f" {route.confidence:.2f}")
+    if route.duration_ms is not None:
+        text.append(f" · {duration(route.duration_ms)}", style="dim")
+    for mark in marks(route):
+        if mark != "fallback":
+            text.append(f" [{mark}]", style="magenta" if mark == "forced" else "yellow")
+    if route.reason:
+        text.append(f" · {route.reason}", style="dim italic")
+    return text
+
+
+def probability_lines(route: Route) -> list[Text]:
+    """A bar per mode probability, highest first; modes at zero share one line."""
+    from rich.text import Text
+
+    if route.decision is None:
+        return []
+    ranked = route.decision.ranked()
+    if not ranked:
+        return []
+    shown = [(name, p) for name, p in ranked if p > 0]
+    zero = [name for name, p in ranked if p <= 0]
+    width = max(len(name) for name, _ in shown) if shown else 0
+    lines = []
+    for name, probability in shown:
+        line = Text(f"  {name:<{width}} ", style="bold" if name == route.mode_name else "")
+        line.append_text(bar(probability))
+        line.append(f" {probability:.2f}")
+        lines.append(line)
+    if zero:
+        lines.append(Text(f"  0.00: {', '.join(zero)}", style="dim"))
+    return lines
+
+
+def panel_lines(route: Route) -> list[Text]:
+    """The panel's body of a decision: who decided, how sure, the bars, why, and with what."""
+    from rich.text import Text
+
+    detail = Text("  by ", style="dim")
+    detail.append(route.decided_by, style=DECIDED_BY_STYLE.get(route.decided_by, ""))
+    if route.confidence is not None:
+        detail.append(f" · confidence {route.confidence:.2f}")
+    if route.duration_ms is not None:
+        detail.append(f" · {duration(route.duration_ms)}", style="dim")
+    lines = [detail, *probability_lines(route)]
+    if route.runner_up:
+        lines.append(Text(f"  runner-up: {route.runner_up}", style="dim"))
+    if route.reason:
+        lines.append(Text(f"  reason: {route.reason}", style="italic"))
+    if route.classifier is not None:
+        via = f"  via {route.classifier.with_}"
+        if route.classifier.model:
+            via += f" ({route.classifier.model})"
+        lines.append(Text(via, style="dim"))
+    return lines
+
+
+def error_lines(route: Route) -> list[Text]:
+    """The routing error, with the raw model output for parse errors."""
+    from rich.text import Text
+
+    if route.error is None:
+        return []
+    error = route.error
+    name = getattr(error, "type_name", None) or type(error).__name__
+    lines = [Text(terminal_safe(f"  ⚠ {name}: {error}"), style="red")]
+    stage = getattr(error, "stage", None) or getattr(error, "extra", {}).get("stage")
+    raw = getattr(error, "raw_output", None) or getattr(error, "extra", {}).get("raw_output")
+    if stage:
+        lines.append(Text(f"    stage: {stage}", style="red"))
+    if raw:
+        shown = raw if len(raw) <= RAW_OUTPUT_LIMIT else raw[:RAW_OUTPUT_LIMIT] + "…"
+        lines.append(Text(terminal_safe(f"    raw: {shown}"), style="dim red"))
+    return lines
+
+
+# ------------------------------------------------------------------ plain text
+
+
+def repl_line(route: Route) -> str:
+    """`[code · by classifier · confidence 0.82 · 12 ms]` with forced and sticky marks."""
+    parts = [route.mode_name, f"by {route.decided_by}"]
+    if route.confidence is not None:
+        parts.append(f"confidence {route.confidence:.2f}")
+    if route.duration_ms is not None:
+        parts.append(f"{route.duration_ms:.0f} ms")
+    parts += [mark for mark in marks(route) if mark in ("forced", "sticky")]
+    line = "[" + " · ".join(parts) + "]"
+    if route.decided_by == "fallback" and route.reason:
+        line += f" {route.reason}"
+    return line
+
+
+def markdown_line(route: Route, setting: str = "auto") -> str:
+    """One line: mode, who decided, confidence, time, marks and reason."""
+    parts = [f"{route.mode_name} by {route.decided_by}"]
+    if route.confidence is not None:
+        parts.append(f"confidence {route.confidence:.2f}")
+    if route.duration_ms is not None:
+        parts.append(f"{route.duration_ms:.1f} ms")
+    found = [mark for mark in marks(route) if mark in ("forced", "sticky")]
+    if setting not in ("auto", route.mode_name):
+        found.append(f"setting {setting}")
+    text = ", ".join(parts)
+    if found:
+        text += f" [{', '.join(found)}]"
+    if route.reason:
+        text += f": {route.reason}"
+    return text
+
+
+def verb_text(route: Route) -> str:
+    """One human line (plus detail lines) for `modes-tui route`."""
+    confidence = "n/a" if route.confidence is None else f"{route.confidence:.2f}"
+    found = [mark for mark in marks(route) if mark in ("forced", "sticky")]
+    mark = f" [{', '.join(found)}]" if found else ""
+    took = "" if route.duration_ms is None else f" in {route.duration_ms:.1f} ms"
+    lines = [f"{route.mode_name}  (by {route.decided_by}, confidence {confidence}{took}){mark}"]
+    if route.reason:
+        lines.append(f"  reason: {route.reason}")
+    if route.decision is not None and route.decision.probabilities:
+        ranked = route.decision.ranked()
+        lines.append("  " + "  ".join(f"{name} {p:.2f}" for name, p in ranked))
+    if route.classifier is not None:
+        model = f" ({route.classifier.model})" if route.classifier.model else ""
+        lines.append(f"  classifier: {route.classifier.with_}{model}")
+    return "\n".join(lines)

@@ -1,0 +1,222 @@
+"""Slash commands and the screens they open: modes, sessions, replay, export, help.
+
+`run_command` is the one place a parsed command (`modes_tui.commands.Command`) is carried out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on, work
+
+from modes_tui.commands import UNDO, Command, commands_for
+from modes_tui.core.errors import ModesError
+from modes_tui.tui.app_turns import TurnsApp
+from modes_tui.tui.panel import RoutePanel
+from modes_tui.tui.render import plural
+from modes_tui.tui.services import ReplayedSession
+from modes_tui.tui.status import setting_label
+
+
+class CommandsApp(TurnsApp):
+    """Slash commands, the inspector, copying, export and the help and mode texts."""
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="replay", name="load session")
+    def load_replay(self, session_id: str) -> ReplayedSession:
+        """Load a recorded session (and re-route it) off the event loop."""
+        sessions = self.services.sessions
+        if sessions is None:
+            raise ModesError("sessions are not available in this build")
+        return sessions.load(session_id)
+
+    def action_why(self) -> None:
+        """The inspector for the last turn."""
+        if not self.records:
+            self.status.error("No turn yet: send a message first.")
+            return
+        from modes_tui.tui.inspector import InspectorScreen
+
+        self.push_screen(InspectorScreen(self.records[-1], tz=self.tz))
+
+    def action_copy_answer(self) -> None:
+        """Copy the last answer to the clipboard (OSC 52, through the terminal)."""
+        answered = [r for r in self.records if r.answer and r.superseded_by is None]
+        if not answered:
+            self.status.error("No answer to copy yet.")
+            return
+        answer = answered[-1].answer
+        self.copy_to_clipboard(answer)
+        # OSC 52 has no reply: the terminal may have ignored it, so say what to do then.
+        self.status.idle(
+            f"Copied the answer of turn {answered[-1].number} ({plural(len(answer), 'character')})"
+            " through the terminal; if your clipboard stays empty, /export writes it to a file."
+        )
+
+    def _command(self, name: str) -> None:
+        self.run_worker(self.run_command(Command(name)), group="command", exit_on_error=False)
+
+    async def action_help(self) -> None:
+        """Keys and commands."""
+        await self.chat.add_note(self.help_text())
+
+    async def run_command(self, command: Command) -> None:
+        """Do what a slash command says."""
+        name = command.name
+        if not self.started and name not in ("/help", "/clear", "/quit"):
+            self.status.error("modes-tui is still starting; try again in a moment.")
+            return
+        if name == "/mode":
+            self.set_setting(command.argument)
+        elif name == "/modes":
+            await self.chat.add_note(self.modes_text())
+        elif name == "/clear":
+            if self._turn_running:
+                self.status.error("A turn is running: Esc cancels it first.")
+                return
+            if self.engine is not None:
+                self.engine.clear()
+            await self.chat.clear()
+            self.status.idle("Conversation cleared; the route panel keeps the session's decisions.")
+        elif name == "/sessions":
+            self.open_sessions()
+        elif name == "/replay":
+            self.status.busy(f"Loading session {command.argument}…")
+            self.load_replay(command.argument)
+        elif name in ("/resume", "/fork", "/rename"):
+            self.session_command(command)
+        elif name == "/export":
+            await self.export()
+        elif name == "/why":
+            self.action_why()
+        elif name == "/wrong":
+            if command.argument == UNDO:
+                self.undo_correction()
+            elif command.argument:
+                self.correct(self.records[-1] if self.records else None, command.argument)
+            else:
+                self.action_correct()
+        elif name == "/help":
+            await self.action_help()
+        elif name == "/copy":
+            self.action_copy_answer()
+        elif name == "/quit":
+            self.exit()
+
+    def session_command(self, command: Command) -> None:
+        """`/resume`, `/fork`, `/rename` (see `tui.session_actions`), one at a time."""
+        from modes_tui.tui import session_actions
+
+        argument = command.argument
+        if command.name == "/resume":
+            work = session_actions.resume(self, argument)
+        elif command.name == "/fork":
+            work = session_actions.fork(self, int(argument) if argument else None)
+        else:
+            work = session_actions.rename(self, argument)
+        self.run_worker(
+            work, name=command.name, group="session", exclusive=True, exit_on_error=False
+        )
+
+    def open_sessions(self) -> None:
+        """The session picker; picking one replays it."""
+        sessions = self.services.sessions
+        if sessions is None:
+            self.status.error("Sessions are not available in this build.")
+            return
+        listed = sessions.list()
+        self._session_ids = [s.id for s in listed]
+
+        from modes_tui.tui.replay import PickedSession, SessionsScreen
+
+        def picked(choice: PickedSession | None) -> None:
+            if choice is not None and choice.resume:
+                self.session_command(Command("/resume", choice.id))
+            elif choice is not None:
+                self.status.busy(f"Loading session {choice.id}…")
+                self.load_replay(choice.id)
+
+        self.push_screen(SessionsScreen(listed, tz=self.tz), callback=picked)
+
+    async def export(self) -> None:
+        """Write the conversation to a Markdown file and say where."""
+        if not self.records:
+            self.status.error("Nothing to export yet: send a message first.")
+            return
+        sessions = self.services.sessions
+        session_id = self.services.session_id()
+        try:
+            if sessions is not None and session_id is not None:
+                path = sessions.export(session_id)
+            else:
+                from modes_tui.store.export import conversation_markdown
+
+                path = Path.cwd() / "modes-tui-conversation.md"
+                path.write_text(conversation_markdown(self.records), encoding="utf-8")
+        except (ModesError, OSError) as error:
+            self.status.error(f"Export failed: {error}")
+            return
+        await self.chat.add_note(f"Exported the conversation to `{path}`.")
+        self.status.idle(f"Exported to {path}")
+
+    @on(RoutePanel.InspectRequested)
+    def _inspect(self, event: RoutePanel.InspectRequested) -> None:
+        from modes_tui.tui.inspector import InspectorScreen
+
+        event.stop()
+        self.push_screen(InspectorScreen(event.record, tz=self.tz))
+
+    def help_text(self) -> str:
+        """Keys and commands, as Markdown."""
+        keys = [f"| `{mk.key}` | force **{mk.mode}** |" for mk in self.mode_keys if mk.key]
+        lines = [
+            "**Keys**",
+            "",
+            "| key | does |",
+            "|---|---|",
+            *keys,
+            "| `shift+tab` | cycle: auto → each mode → auto |",
+            "| `ctrl+g` / `ctrl+o` | auto / modes off |",
+            "| `ctrl+b` | show or hide the route panel |",
+            "| `ctrl+t` | inspector for the last turn (`/why`) |",
+            "| `esc` | cancel the running answer |",
+            "| `ctrl+r` | retry a failed turn |",
+            "| `ctrl+e` | wrong mode? pick the mode that should have answered (`/wrong`) |",
+            "| `enter` | send (while a turn runs, the message waits its turn) |",
+            "| `shift+enter` / `ctrl+j` / `alt+enter` | new line |",
+            "| `up` | in an empty prompt: edit the last message (resend replaces the turn) |",
+            "| `ctrl+l` | copy the last answer (`/copy`) |",
+            '| `ctrl+p` | command palette ("Force mode: …") |',
+            "| `tab` | take the completion shown in the prompt |",
+            "| `ctrl+q` | quit (`/quit`) |",
+            "",
+            "**Commands**",
+            "",
+            *[f"- `{spec.usage}`: {spec.help}" for spec in commands_for("app")],
+            "",
+            "Keys can be rebound with `keymap:` in config.yaml (ids such as `mode.code`, "
+            "`mode.cycle`, `mode.auto`, `panel.toggle`).",
+        ]
+        return "\n".join(lines)
+
+    def modes_text(self) -> str:
+        """The modes of the pack, as Markdown."""
+        keys = {mk.mode: mk.key for mk in self.mode_keys}
+        fallback = self.services.pack.router.fallback
+        rows = ["| mode | key | thinking | tools | about |", "|---|---|---|---|---|"]
+        for profile in self.services.pack.profiles:
+            about = profile.description.strip().split(". ")[0].rstrip(".")
+            name = profile.name + (" (fallback)" if profile.name == fallback else "")
+            if not profile.is_available():
+                name += " (unavailable)"
+            rows.append(
+                f"| {name} | {keys.get(profile.name) or ''} | {profile.thinking} | "
+                f"{', '.join(profile.tools) or '-'} | {about} |"
+            )
+        setting = setting_label(self.reading.mode)
+        return "\n".join(
+            [
+                f"**Modes of pack `{self.services.pack.name}`** · setting: {setting}",
+                "",
+                *rows,
+            ]
+        )

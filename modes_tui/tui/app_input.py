@@ -1,0 +1,94 @@
+"""The prompt: sending, queueing while a turn runs, recalling and editing messages."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.widgets import TextArea
+
+from modes_tui.commands import CommandError, is_command, message_text, parse_command
+from modes_tui.tui.app_commands import CommandsApp
+from modes_tui.tui.pending import PendingMessages
+from modes_tui.tui.prompt import PromptInput
+from modes_tui.tui.render import plural
+
+
+class InputApp(CommandsApp):
+    """What the prompt does with Enter, up and esc."""
+
+    @on(PromptInput.Submitted, "#prompt")
+    async def _submitted(self, event: PromptInput.Submitted) -> None:
+        text = event.value
+        if not text.strip():
+            return
+        if is_command(text):
+            try:
+                command = parse_command(text, self.settings())
+            except CommandError as error:
+                self.status.error(str(error))  # the text stays in the prompt to fix
+                return
+            self.prompt.remember(text)
+            self.prompt.value = ""
+            self._clear_error()
+            await self.run_command(command)
+            return
+        self.prompt.remember(text)
+        self.prompt.value = ""
+        editing, self._editing = self._editing, None
+        if editing is not None and not self._turn_running and not len(self.pending):
+            self.resend_turn(editing, message_text(text))
+        elif self._turn_running or len(self.pending):
+            await self.pending.add(message_text(text))
+            waiting = len(self.pending)
+            self.notify_waiting(waiting)
+        else:
+            self._clear_error()
+            self.run_turn(message_text(text))
+
+    def _clear_error(self) -> None:
+        """An error stays on screen until the user sends something else (typing does not
+        clear it: a mistyped command keeps its hint in view while it is fixed)."""
+        if self.status.has_class("-error"):
+            self.status.idle()
+
+    def notify_waiting(self, waiting: int) -> None:
+        """Say that sent messages wait for the running turn (the rows show them)."""
+        self.status.busy(
+            f"{plural(waiting, 'message')} waiting · they run in order when this turn ends"
+        )
+
+    @on(TextArea.Changed, "#prompt")
+    def _typing(self) -> None:
+        if self._editing is not None and not self.prompt.value:
+            self._stop_editing()
+            self.status.idle()
+
+    def _recall(self) -> bool:
+        """Up in an empty prompt: take back the newest waiting message, else edit the last
+        message (resending it replaces that turn). False lets up walk the history."""
+        if len(self.pending):
+            self.call_later(self._take_back_waiting)
+            return True
+        last = self.records[-1] if self.records else None
+        if last is None or self._turn_running or last.superseded_by is not None:
+            return False
+        if self.chat.view(last.number) is None:
+            return False  # cleared away (/clear): there is no turn on screen to replace
+        self._editing = last
+        self.prompt.recall(last.user_text)
+        self.status.idle(f"Editing turn {last.number} · Enter replaces it · esc keeps it")
+        return True
+
+    async def _take_back_waiting(self) -> None:
+        text = await self.pending.take_last()
+        if text is not None:
+            self.prompt.value = text
+            self.status.idle("Took a waiting message back: Enter queues it again.")
+
+    @on(PendingMessages.EditRequested)
+    def _edit_waiting(self, event: PendingMessages.EditRequested) -> None:
+        event.stop()
+        draft = self.prompt.value
+        # Nothing typed is lost: a draft already in the prompt stays, after the message.
+        self.prompt.value = event.text + (f"\n{draft}" if draft.strip() else "")
+        self.prompt.focus()
+        self.status.idle("The waiting message is back in the prompt: Enter queues it again.")

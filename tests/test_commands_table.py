@@ -1,0 +1,71 @@
+"""One slash-command table for the app and the REPL: what each lists, accepts and completes."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from prompt_toolkit.document import Document
+
+from modes_tui.commands import (
+    COMMAND_NAMES,
+    COMMANDS,
+    CommandError,
+    commands_for,
+    find_command,
+    mode_settings,
+    parse_command,
+)
+from modes_tui.llm.fake import ScriptedModel
+from modes_tui.plain import Printer, run_command, slash_completer
+from tests.test_plain import context_for, engine_with
+
+APP_ONLY = {"/sessions", "/replay", "/export", "/copy"}
+
+
+def test_every_command_is_listed_once_and_offered_somewhere() -> None:
+    names = [spec.name for spec in COMMANDS]
+    assert len(names) == len(set(names))
+    assert all(spec.where and spec.usage.startswith(spec.name) for spec in COMMANDS)
+    assert set(COMMAND_NAMES) == set(names)
+    assert {s.name for s in commands_for("repl")} == set(names) - APP_ONLY
+
+
+async def test_the_repl_help_lists_its_commands_from_the_table() -> None:
+    out = io.StringIO()
+    assert await run_command("/help", context_for(engine_with(ScriptedModel())), Printer(out))
+    shown = out.getvalue()
+    for spec in commands_for("repl"):
+        assert f"{spec.usage:<20} {spec.help_for('repl')}" in shown
+    assert "print the last turn's route and request as JSON" in shown  # the REPL's own words
+    assert not any(name in shown for name in APP_ONLY)
+
+
+@pytest.mark.parametrize("line", ["/export", "/sessions", "/copy"])
+async def test_the_repl_refuses_app_only_commands_by_name(line: str) -> None:
+    out = io.StringIO()
+    assert await run_command(line, context_for(engine_with(ScriptedModel())), Printer(out))
+    assert out.getvalue() == f"unknown command {line}; /help lists the commands\n"
+
+
+@pytest.mark.parametrize("line", ["/quit", "/exit"])
+async def test_quit_and_its_alias_leave_the_repl(line: str) -> None:
+    out = io.StringIO()
+    assert not await run_command(line, context_for(engine_with(ScriptedModel())), Printer(out))
+
+
+def test_the_app_parser_takes_the_alias_as_the_command_it_names() -> None:
+    settings = mode_settings(["chat", "code"])
+    assert parse_command("/exit", settings).name == "/quit"
+    with pytest.raises(CommandError, match="takes no argument"):
+        parse_command("/exit now", settings)
+    assert find_command("/export", "repl") is None and find_command("/export", "app")
+
+
+def test_repl_completion_offers_the_table_with_repl_help() -> None:
+    completer = slash_completer(context_for(engine_with(ScriptedModel())))
+    found = {c.text: c.display_meta_text for c in completer.get_completions(Document("/w"), None)}
+    assert found == {
+        "/why": "print the last turn's route and request as JSON",
+        "/wrong": ("wrong mode: answer the last turn again in MODE; undo forgets it"),
+    }
