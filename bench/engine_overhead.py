@@ -31,12 +31,12 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "True")
 
-from modes_tui.cli import build_engine  # noqa: E402
 from modes_tui.core.control import ControlReading  # noqa: E402
 from modes_tui.core.conversation import Message  # noqa: E402
 from modes_tui.core.events import RequestBuilt, TurnFinished  # noqa: E402
 from modes_tui.core.profiles import load_pack  # noqa: E402
 from modes_tui.llm.litellm_model import import_litellm  # noqa: E402
+from modes_tui.runtime import build_engine  # noqa: E402
 from tests.fake_provider import FakeProvider, Reply, install  # noqa: E402
 
 TEXT = "hello, what is a good name for a cat?"

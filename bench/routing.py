@@ -603,7 +603,7 @@ COLD = """
 import json, os, sys, time
 started = time.perf_counter()
 sys.path.insert(0, {root!r})
-from modes_tui.cli import classifier_services
+from modes_tui.runtime import classifier_services
 from modes_tui.core.classifiers import build_classifier
 from modes_tui.core.conversation import Message
 from modes_tui.core.profiles import load_pack

@@ -30,12 +30,12 @@ os.environ["MODES_TUI_HOME"] = tempfile.mkdtemp(prefix="modes-shots-")
 
 from textual.pilot import Pilot  # noqa: E402
 
-from modes_tui.cli import build_engine  # noqa: E402
 from modes_tui.core.classifiers.keyword import KeywordClassifier  # noqa: E402
 from modes_tui.core.paths import app_dirs  # noqa: E402
 from modes_tui.core.profiles import load_pack  # noqa: E402
 from modes_tui.core.routing import Route, Router  # noqa: E402
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply  # noqa: E402
+from modes_tui.runtime import build_engine  # noqa: E402
 from modes_tui.store.control import ControlFile  # noqa: E402
 from modes_tui.store.sessions import SessionLog  # noqa: E402
 from modes_tui.tui.app import ModesApp, build_app  # noqa: E402
