@@ -28,6 +28,8 @@ from modes_tui.runtime.parts import (
 from modes_tui.runtime.sessions import current_session, pack_for, resume_for
 
 if TYPE_CHECKING:
+    import argparse
+
     from modes_tui.core.classifiers import ClassifierServices
     from modes_tui.core.corrections import CorrectionSource
     from modes_tui.core.engine import Engine
@@ -60,7 +62,7 @@ class RunOptions:
     """`--resume ID`: the saved session to carry on."""
 
     @classmethod
-    def from_args(cls, args: Any) -> RunOptions:
+    def from_args(cls, args: argparse.Namespace) -> RunOptions:
         """The options of a parsed command line (a verb may lack some of them)."""
         return cls(
             pack=getattr(args, "pack", None),
@@ -92,7 +94,8 @@ class Runtime:
     servers: McpServers | None = None
     """The configured MCP servers (started on first use); the runner closes them."""
     model: ChatModel | None = None
-    """A stand-in for the litellm adapter (a scripted model); None: the real one."""
+    """A stand-in for the litellm adapter (a scripted model); None: `--model scripted/...`
+    picks one, any other model is served by the litellm adapter."""
     resumed: Resumption | None = None
     """The saved session this run carries on (`--resume`)."""
     pack_note: str | None = None
@@ -115,7 +118,8 @@ class Runtime:
         from modes_tui.core.paths import app_dirs
 
         dirs = dirs or app_dirs()
-        settings = settings or load_settings_for(options, dirs)
+        if settings is None:
+            settings = load_settings_for(options, dirs)
         if pack is None:
             pack = load_pack(settings.pack, options.profiles, settings)
         return cls(dirs, settings, pack, options)
@@ -138,7 +142,8 @@ class Runtime:
         from modes_tui.store.runtime import sweep
 
         dirs = dirs or app_dirs()
-        settings = settings or load_settings_for(options, dirs)
+        if settings is None:
+            settings = load_settings_for(options, dirs)
         resumed = resume_for(options.resume, dirs)
         pack_name, pack_note = pack_for(options, settings, resumed)
         if pack_note and note is not None:
@@ -197,6 +202,10 @@ class Runtime:
 
     # ------------------------------------------------------------------ factories
 
+    def stand_in(self) -> ChatModel | None:
+        """The model that replaces the litellm adapter in this run, if any."""
+        return self.model if self.model is not None else scripted_model(self.options.model)
+
     def engine(self, confirm: Confirmer | None = None, *, limits: Limits | None = None) -> Engine:
         """The engine, carrying on the resumed session's conversation when there is one."""
         engine = build_engine(
@@ -212,7 +221,7 @@ class Runtime:
             offline=self.offline,
             local_model_path=self.settings.local_model_path,
             limits=limits,
-            model=self.model,
+            model=self.stand_in(),
             corrections=self.corrections,
             models=self.catalog,
             budget=self.settings.budget,
@@ -268,7 +277,7 @@ class Runtime:
         from modes_tui.tui.startup import LoadProgress
 
         progress = LoadProgress()
-        scripted = self.model is not None
+        scripted = self.stand_in() is not None
         offline = self.offline
 
         def engine(confirm: Confirmer) -> Engine:
