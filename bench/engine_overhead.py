@@ -31,12 +31,14 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "True")
 
-from modes_tui.cli import build_engine  # noqa: E402
 from modes_tui.core.control import ControlReading  # noqa: E402
 from modes_tui.core.conversation import Message  # noqa: E402
 from modes_tui.core.events import RequestBuilt, TurnFinished  # noqa: E402
+from modes_tui.core.paths import app_dirs  # noqa: E402
 from modes_tui.core.profiles import load_pack  # noqa: E402
 from modes_tui.llm.litellm_import import import_litellm  # noqa: E402
+from modes_tui.runtime import RunOptions, Runtime  # noqa: E402
+from modes_tui.store.settings import Settings  # noqa: E402
 from tests.fake_provider import FakeProvider, Reply, install  # noqa: E402
 
 TEXT = "hello, what is a good name for a cat?"
@@ -68,14 +70,16 @@ async def main(turns: int, chunks: int, warmup: int) -> None:
     install(provider)
     pack = load_pack("default")
     workdir = Path(tempfile.mkdtemp(prefix="modes-bench-"))
-    engine = build_engine(
-        pack=pack,
-        model_id="fake/plain",
-        classifier="keyword",
-        session=JsonSession(),
-        control=Auto(),
+    runtime = Runtime(
+        app_dirs(),
+        Settings(default_model="fake/plain"),
+        pack,
+        RunOptions(classifier="keyword"),
         cwd=workdir,
+        control=Auto(),  # type: ignore[arg-type]  # the engine only reads the setting
+        session=JsonSession(),
     )
+    engine = runtime.engine()
 
     async def engine_turn() -> list[Any]:
         engine.clear()  # the same request every turn: system prompt + one user message

@@ -603,15 +603,16 @@ COLD = """
 import json, os, sys, time
 started = time.perf_counter()
 sys.path.insert(0, {root!r})
-from modes_tui.cli import classifier_services
-from modes_tui.core.classifiers import build_classifier
+from modes_tui.runtime import RunOptions, Runtime
 from modes_tui.core.conversation import Message
 from modes_tui.core.profiles import load_pack
 from modes_tui.core.routing import Router
+from modes_tui.store.settings import Settings
 import asyncio
 pack = load_pack("default")
 imported = time.perf_counter()
-classifier = build_classifier(pack, "embedding", classifier_services())
+runtime = Runtime.load(RunOptions(classifier="embedding"), settings=Settings(), pack=pack)
+classifier = runtime.classifier()
 route = asyncio.run(Router(pack, classifier).route([Message("user", "why does my build fail")]))
 done = time.perf_counter()
 print(json.dumps({{"imports": imported - started, "to_first_route": done - imported,

@@ -33,20 +33,22 @@ os.environ["MODES_TUI_HOME"] = tempfile.mkdtemp(prefix="modes-bench-")
 
 from textual import events
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
 from modes_tui.core.control import AUTO, ControlReading
 from modes_tui.core.conversation import Conversation, Message
 from modes_tui.core.events import TurnEvent
+from modes_tui.core.models import EMBEDDED_MODEL
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import ClassifierInfo, Decision, Route, Router
+from modes_tui.core.routing import ClassifierInfo, Decision, Route
 from modes_tui.core.wire import ModelRequest
+from modes_tui.runtime import RunOptions, Runtime
 from modes_tui.store.session_log import SessionLog
+from modes_tui.store.settings import Settings
 from modes_tui.tui.app import build_app
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.panel import PAGE, RoutePanel
 from modes_tui.tui.replay import ReplayScreen
-from modes_tui.tui.services import AppServices, Confirmer
+from modes_tui.tui.services import Confirmer
 from modes_tui.tui.sessions import StoreSessions
 
 MODES = ("chat", "code", "shell", "write", "reason")
@@ -70,7 +72,7 @@ def answer(mode: str, turn: int) -> str:
 
 def write_session(turns: int) -> str:
     """A session log like the engine writes; returns its id."""
-    log = SessionLog.create(app_dirs(), pack="default", model="local/gemma-3-270m")
+    log = SessionLog.create(app_dirs(), pack="default", model=EMBEDDED_MODEL)
     history: list[dict[str, str]] = []
     system = {"role": "system", "content": "You are modes-tui. " * 20}
     for turn in range(1, turns + 1):
@@ -89,10 +91,10 @@ def write_session(turns: int) -> str:
         )
         log.record("route", turn, route=route.to_dict(), setting=AUTO, warnings=[])
         messages = (system, *history[-6:], {"role": "user", "content": text})
-        request = ModelRequest("local/gemma-3-270m", messages, temperature=0.2)
+        request = ModelRequest(EMBEDDED_MODEL, messages, temperature=0.2)
         log.record("request", turn, request=request.to_dict(), mode=mode, round=1, notes=[])
         reply = answer(mode, turn)
-        message = Message("assistant", reply, mode=mode, model="local/gemma-3-270m")
+        message = Message("assistant", reply, mode=mode, model=EMBEDDED_MODEL)
         usage = {"prompt_tokens": 300, "completion_tokens": 80, "cost": None}
         log.record("assistant", turn, message=message.to_dict(), usage=usage)
         history += [{"role": "user", "content": text}, {"role": "assistant", "content": reply}]
@@ -148,19 +150,19 @@ class Result:
 
 
 async def measure(session_id: str, turns: int) -> Result:
-    pack = load_pack("default")
-    catalog = StoreSessions(app_dirs(), lambda: Router(pack, KeywordClassifier()))
+    runtime = Runtime(
+        app_dirs(),
+        Settings(),  # the embedded model, as a first run has it
+        load_pack("default"),
+        RunOptions(classifier="keyword"),
+        control=StaticControl(),
+    )
 
     def build(confirmer: Confirmer) -> IdleEngine:
         return IdleEngine()
 
-    services = AppServices(
-        pack=pack,
-        model="local/gemma-3-270m",
-        control=StaticControl(),
-        build_engine=build,
-        sessions=catalog,
-        tune_gc=True,
+    services = runtime.app_services(
+        build, sessions=StoreSessions(runtime.dirs, runtime.router), tune_gc=True
     )
     app = build_app(services)
     async with app.run_test(size=(140, 45)) as pilot:
@@ -242,8 +244,8 @@ async def measure_bare(session_id: str, count: int = 20) -> tuple[list[float], l
     from modes_tui.tui.render import route_card
     from modes_tui.tui.replay import records_from_turns
 
-    pack = load_pack("default")
-    catalog = StoreSessions(app_dirs(), lambda: Router(pack, KeywordClassifier()))
+    runtime = Runtime.load(RunOptions(classifier="keyword"), settings=Settings())
+    catalog = StoreSessions(runtime.dirs, runtime.router)
     records = records_from_turns(catalog.load(session_id).turns)
     cards = [Option(route_card(r)) for r in reversed(records[-PAGE:])]
 

@@ -34,11 +34,14 @@ from modes_tui.core.events import (
     TurnEvent,
     TurnFinished,
 )
+from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
 from modes_tui.core.routing import Route
 from modes_tui.core.wire import ModelRequest
+from modes_tui.runtime import Runtime
+from modes_tui.store.settings import Settings
 from modes_tui.tui.app import ModesApp, build_app
-from modes_tui.tui.services import AppServices, Confirmer
+from modes_tui.tui.services import Confirmer
 from modes_tui.tui.turn_view import AnswerSegment
 
 CHUNKS_PER_SECOND = 100
@@ -189,13 +192,13 @@ async def one_run(text: str, chunk: int) -> Run:
     def build(confirmer: Confirmer) -> PacedEngine:
         return engine
 
-    services = AppServices(
-        pack=load_pack("default"),
-        model="bench/paced",
+    runtime = Runtime(
+        app_dirs(),
+        Settings(default_model="bench/paced"),
+        load_pack("default"),
         control=StaticControl(),
-        build_engine=build,
-        tune_gc=True,  # as `modes-tui` runs it
     )
+    services = runtime.app_services(build, tune_gc=True)  # tune_gc as `modes-tui` runs it
     app: ModesApp = build_app(services)
     async with app.run_test(size=(120, 40)) as pilot:
         while app.engine is None:

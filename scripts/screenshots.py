@@ -30,16 +30,16 @@ os.environ["MODES_TUI_HOME"] = tempfile.mkdtemp(prefix="modes-shots-")
 
 from textual.pilot import Pilot  # noqa: E402
 
-from modes_tui.cli import build_engine  # noqa: E402
-from modes_tui.core.classifiers.keyword import KeywordClassifier  # noqa: E402
 from modes_tui.core.paths import app_dirs  # noqa: E402
 from modes_tui.core.profiles import load_pack  # noqa: E402
 from modes_tui.core.routing import Route, Router  # noqa: E402
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply  # noqa: E402
+from modes_tui.runtime import RunOptions, Runtime  # noqa: E402
 from modes_tui.store.control import ControlFile  # noqa: E402
 from modes_tui.store.session_log import SessionLog  # noqa: E402
+from modes_tui.store.settings import Settings  # noqa: E402
 from modes_tui.tui.app import ModesApp, build_app  # noqa: E402
-from modes_tui.tui.services import AppServices, Confirmer  # noqa: E402
+from modes_tui.tui.services import Confirmer  # noqa: E402
 from modes_tui.tui.sessions import StoreSessions  # noqa: E402
 
 SIZE = (140, 44)
@@ -167,33 +167,28 @@ class PinnedClockRouter:
 def make_app(workdir: Path) -> tuple[ModesApp, SessionLog]:
     pack = load_pack("default")
     dirs = app_dirs()
-    control = ControlFile(dirs.control_file, modes=lambda: pack.names)
-    model = ScriptedModel().script(*replies())
     log = SessionLog.create(dirs, pack=pack.name, model=MODEL, session_id="20260314-092653-demo")
+    runtime = Runtime(
+        dirs,
+        Settings(default_model=MODEL),
+        pack,
+        RunOptions(classifier="keyword"),  # keywords route the same way on every run
+        cwd=workdir,
+        control=ControlFile(dirs.control_file, modes=lambda: pack.names),
+        session=log,
+        model=ScriptedModel().script(*replies()),
+    )
 
     def engine(confirm: Confirmer) -> Any:
-        built = build_engine(
-            pack=pack,
-            model_id=MODEL,
-            classifier="keyword",
-            session=log,
-            control=control,
-            confirm=confirm,
-            dirs=dirs,
-            cwd=workdir,
-            offline=True,
-            model=model,
-        )
+        built = runtime.engine(confirm)
         built.router = PinnedClockRouter(built.router)  # type: ignore[assignment]
         return built
 
-    services = AppServices(
-        pack=pack,
-        model=MODEL,
-        control=control,
-        build_engine=engine,
-        sessions=StoreSessions(dirs, lambda: PinnedClockRouter(Router(pack, KeywordClassifier()))),  # type: ignore[arg-type, return-value]
-        session_id=lambda: log.id,
+    def router() -> Any:
+        return PinnedClockRouter(runtime.router())
+
+    services = runtime.app_services(
+        engine, sessions=StoreSessions(dirs, router), session_id=lambda: log.id
     )
     return build_app(services, tz=UTC), log
 

@@ -466,8 +466,8 @@ def test_the_matrix_covers_every_category_the_issue_names() -> None:
 
 async def provider_turn(base_url: str, model: str, *, timeout: float = 30.0) -> tuple[Any, ...]:
     """One engine turn against the fake server; returns (events, engine, session records)."""
-    from modes_tui.cli import build_engine, load_pack
     from modes_tui.llm.litellm_model import LiteLLMChatModel
+    from modes_tui.runtime import build_engine, load_pack
 
     records: list[dict[str, Any]] = []
 

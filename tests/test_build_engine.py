@@ -1,4 +1,4 @@
-"""`cli.build_engine`: the one factory the TUI and the REPL call."""
+"""`runtime.build_engine`: the one engine factory (`Runtime.engine` calls it)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from modes_tui.cli import DEFAULT_MODEL, build_engine
 from modes_tui.core.events import TurnFinished
+from modes_tui.core.models import EMBEDDED_MODEL
 from modes_tui.core.profiles import load_pack
 from modes_tui.core.tools import BUILTIN_TOOL_NAMES
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.llm.litellm_model import LiteLLMChatModel
+from modes_tui.runtime import build_engine
 from tests.fake_provider import FakeProvider, Reply
 
 
@@ -48,7 +49,7 @@ async def test_a_built_engine_answers_through_litellm(
 
 def test_the_default_model_is_the_embedded_one_and_offline(tmp_path: Path) -> None:
     engine = build_engine(pack=load_pack("default"), classifier="keyword", cwd=tmp_path)
-    assert engine.default_model == DEFAULT_MODEL == "local/gemma-3-270m"
+    assert engine.default_model == EMBEDDED_MODEL == "local/gemma-3-270m"
     assert isinstance(engine.model, LiteLLMChatModel) and engine.model.offline
     remote = build_engine(
         pack=load_pack("default"), classifier="keyword", model_override="openai/gpt-4.1-mini"
@@ -69,7 +70,7 @@ async def test_a_scripted_model_can_replace_litellm(tmp_path: Path) -> None:
 def test_building_the_engine_loads_no_model_library(tmp_path: Path) -> None:
     heavy = ["textual", "prompt_toolkit", "litellm", "llama_cpp", "torch", "sentence_transformers"]
     code = (
-        "import json, sys; from modes_tui.cli import build_engine; "
+        "import json, sys; from modes_tui.runtime import build_engine; "
         "from modes_tui.core.profiles import load_pack; "
         "build_engine(pack=load_pack('default'), classifier='keyword'); "
         f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))"

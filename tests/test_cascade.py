@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from modes_tui.cli import classifier_services
 from modes_tui.core.classifiers import build_classifier
 from modes_tui.core.classifiers.cascade import CascadeClassifier
 from modes_tui.core.conversation import Message
@@ -16,6 +15,7 @@ from modes_tui.core.errors import DeclarationError
 from modes_tui.core.profiles import Pack, Profile, load_pack
 from modes_tui.core.routing import ClassifierInfo, Decision, Route, Router
 from modes_tui.core.routing_input import HistoryEntry
+from modes_tui.runtime import classifier_services
 from tests.conftest import PackWriter
 from tests.fake_provider import FakeProvider, Reply
 

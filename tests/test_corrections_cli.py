@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from modes_tui.cli import build_engine, main
+from modes_tui.cli import main
 from modes_tui.core.corrections import Correction, MemoryCorrections
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
 from modes_tui.llm.fake import ScriptedModel, echo_responder
 from modes_tui.plain import Printer, run_lines
+from modes_tui.runtime import build_engine
 from modes_tui.store.corrections import CorrectionStore
 from tests.conftest import PackWriter
 from tests.test_plain import context_for, run_cli
@@ -78,8 +79,8 @@ def test_removal_takes_effect_on_the_next_route(write_pack: PackWriter, capsys: 
         router={"classifier": "chat", "fallback": "chat"},
         modes={"chat": {"description": "Chat."}, "code": {"description": "Code."}},
     )
-    from modes_tui.cli import classifier_services
     from modes_tui.core.classifiers import build_classifier
+    from modes_tui.runtime import classifier_services
 
     pack = load_pack(profiles_dir=folder)
     source = store(pack.name)

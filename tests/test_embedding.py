@@ -270,9 +270,9 @@ def test_the_floor_is_measured_on_the_pack_itself() -> None:
 def test_an_unknown_local_encoder_is_refused_when_the_classifier_is_built(
     write_pack: PackWriter,
 ) -> None:
-    from modes_tui.cli import classifier_services
     from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.errors import DeclarationError
+    from modes_tui.runtime import classifier_services
 
     folder = write_pack(
         router={"classifier": "embedding", "fallback": "chat", "encoder": "local/bge-small"},

@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from modes_tui.cli import classifier_services
 from modes_tui.core.calibration import loo_scores
 from modes_tui.core.classifiers import build_classifier
 from modes_tui.core.classifiers.embedding import EmbeddingClassifier
@@ -22,6 +21,7 @@ from modes_tui.core.profiles import Pack, Profile, load_pack
 from modes_tui.core.routing import Router
 from modes_tui.core.routing_input import HistoryEntry
 from modes_tui.core.routing_prompt import build_routing_prompt
+from modes_tui.runtime import classifier_services
 from modes_tui.store.corrections import CorrectionStore
 from tests.conftest import PackWriter
 from tests.fake_encoder import HashingEncoder
@@ -308,8 +308,8 @@ def test_history_of_a_correction_round_trips(tmp_path: Path) -> None:
 def test_build_engine_wires_the_pack_store_by_default_and_a_given_source_otherwise(
     tmp_path: Path, modes_home: Path
 ) -> None:
-    from modes_tui.cli import build_engine
     from modes_tui.core.classifiers.embedding import EmbeddingClassifier
+    from modes_tui.runtime import build_engine
 
     pack = load_pack("default")
     engine = build_engine(pack=pack, classifier="embedding", cwd=tmp_path)

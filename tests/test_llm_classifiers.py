@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from modes_tui.cli import classifier_services
 from modes_tui.core.classifiers import build_classifier
 from modes_tui.core.classifiers.chat import ChatClassifier, parse_selection, selection_schema
 from modes_tui.core.classifiers.judge import JudgeClassifier, distribution
@@ -25,6 +24,7 @@ from modes_tui.core.routing_input import HistoryEntry
 from modes_tui.core.routing_prompt import build_routing_prompt
 from modes_tui.core.wire import Completion, ModelEvent, ModelRequest
 from modes_tui.llm.litellm_model import LiteLLMChatModel
+from modes_tui.runtime import classifier_services
 from tests.conftest import PackWriter
 from tests.fake_provider import FakeProvider, Reply
 
@@ -397,11 +397,11 @@ def test_model_default_means_the_configured_default_then_the_embedded_model() ->
 
 
 def test_the_judge_refuses_the_embedded_model_at_load() -> None:
-    from modes_tui.cli import classifier_services
     from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.errors import DeclarationError
     from modes_tui.core.profiles import load_pack
     from modes_tui.llm.litellm_model import LiteLLMChatModel
+    from modes_tui.runtime import classifier_services
 
     assert LiteLLMChatModel().supports_logprobs("local/gemma-3-270m") is False
     with pytest.raises(DeclarationError, match="logprobs"):

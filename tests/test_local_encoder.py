@@ -7,12 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from modes_tui.cli import classifier_services, main
+from modes_tui.cli import main
 from modes_tui.core.classifiers import build_classifier
 from modes_tui.core.conversation import Message
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
 from modes_tui.core.routing import Router
+from modes_tui.runtime import classifier_services
 
 pytestmark = pytest.mark.local
 

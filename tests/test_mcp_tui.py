@@ -12,12 +12,12 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from modes_tui.cli import build_engine
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.mcp.config import McpServer
 from modes_tui.mcp.servers import McpServers
+from modes_tui.runtime import build_engine
 from modes_tui.store.control import ControlFile
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.confirm import ConfirmToolScreen

@@ -127,7 +127,7 @@ async def test_the_embedded_model_never_answers_with_the_note_from_any_folder(
     workdirs: list[Path],
 ) -> None:
     pytest.importorskip("llama_cpp")
-    from modes_tui.cli import build_engine, load_pack
+    from modes_tui.runtime import build_engine, load_pack
 
     pack = load_pack("default")
     for folder in workdirs:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from modes_tui.cli import build_engine, main
+from modes_tui.cli import main
 from modes_tui.core.errors import ProviderError, SettingsError
 from modes_tui.core.models import (
     EMBEDDED_MODEL,
@@ -23,6 +23,7 @@ from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
 from modes_tui.core.wire import ModelRequest
 from modes_tui.llm.litellm_model import LiteLLMChatModel
+from modes_tui.runtime import build_engine
 from modes_tui.store.settings import load_settings
 from tests.fake_provider import FakeProvider, Reply
 
@@ -171,12 +172,12 @@ def test_one_resolver_for_default(name: str, default: str, expected: str) -> Non
 
 
 def test_every_former_spelling_of_the_embedded_model_is_the_resolvers() -> None:
-    from modes_tui import cli
     from modes_tui.llm import router_backends
+    from modes_tui.runtime import parts
     from modes_tui.store.settings import Settings
     from modes_tui.tui import status
 
-    assert cli.DEFAULT_MODEL is EMBEDDED_MODEL
+    assert parts.EMBEDDED_MODEL is EMBEDDED_MODEL  # what the engine defaults to
     assert router_backends.EMBEDDED_MODEL is EMBEDDED_MODEL
     assert status.DEMO_MODEL is EMBEDDED_MODEL
     assert Settings().default_model is EMBEDDED_MODEL
@@ -350,10 +351,10 @@ def test_the_readme_models_example_is_valid_and_covers_the_usual_servers() -> No
 
 
 async def test_the_routers_model_may_be_an_alias(write_pack: Any, fake_llm: FakeProvider) -> None:
-    from modes_tui.cli import classifier_services
     from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.conversation import Message
     from modes_tui.core.routing import Router
+    from modes_tui.runtime import classifier_services
 
     folder = write_pack(
         router={"classifier": "chat", "model": "router", "fallback": "chat"},

@@ -17,7 +17,6 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from modes_tui.cli import build_engine
 from modes_tui.core.engine import Engine
 from modes_tui.core.profiles import load_pack
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
@@ -29,6 +28,7 @@ from modes_tui.plain import (
     run_turn,
     slash_completer,
 )
+from modes_tui.runtime import build_engine
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 import yaml
 
-from modes_tui.cli import build_engine
 from modes_tui.core.engine import Engine
 from modes_tui.core.events import (
     RequestBuilt,
@@ -29,6 +28,7 @@ from modes_tui.core.events import (
 )
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
+from modes_tui.runtime import build_engine
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import load_session
 from modes_tui.store.settings import load_settings

@@ -194,7 +194,7 @@ def test_sessions_search_ranks_and_says_why(
     assert none.returncode == 1 and none.stdout == "no session matches 'pizza' by text\n"
 
     monkeypatch.setattr(
-        "modes_tui.session_cli._encoder", lambda args, dirs: (HashingEncoder(), "fake", None)
+        "modes_tui.cli.sessions._encoder", lambda args, dirs: (HashingEncoder(), "fake", None)
     )
     assert main(["sessions", "--search", "undo git commit", "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from modes_tui.cli import build_engine
 from modes_tui.core.classifiers.keyword import KeywordClassifier
 from modes_tui.core.errors import ProviderError
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
 from modes_tui.core.routing import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
+from modes_tui.runtime import build_engine
 from modes_tui.store.control import ControlFile
 from modes_tui.store.session_log import SessionLog
 from modes_tui.tui.app import ModesApp, build_app

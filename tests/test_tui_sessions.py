@@ -12,13 +12,12 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from modes_tui.cli import build_engine
 from modes_tui.core.classifiers.keyword import KeywordClassifier
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.profiles import load_pack
 from modes_tui.core.routing import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
-from modes_tui.session_cli import current_session
+from modes_tui.runtime import build_engine, current_session
 from modes_tui.store.control import ControlFile
 from modes_tui.store.resume import CurrentSession, Resumption, prepare_resume
 from modes_tui.store.session_reader import load_session
@@ -274,7 +273,8 @@ def test_commands_are_listed_and_complete(tmp_path: Path) -> None:
 async def test_the_command_line_resume_wires_the_app(
     make_rig: Callable[[], Rig], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from modes_tui.cli import build_parser, tui_services
+    from modes_tui.cli.chat import tui_services
+    from modes_tui.cli.parser import build_parser
 
     first = await two_turns(make_rig)
     args = build_parser().parse_args(

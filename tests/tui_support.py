@@ -30,9 +30,12 @@ from modes_tui.core.events import (
     TurnFinished,
     Usage,
 )
+from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import ClassifierInfo, Decision, Route
 from modes_tui.core.wire import ModelRequest, ToolSpec
+from modes_tui.runtime import Runtime
+from modes_tui.store.settings import Settings
 from modes_tui.tui.services import AppServices, Confirmer
 
 FIXED_AT = "2026-03-14T09:26:53.000+00:00"
@@ -250,14 +253,13 @@ def services(
         engine.confirmer = confirmer
         return engine
 
-    return AppServices(
-        pack=pack,
-        model=model,
+    runtime = Runtime(
+        app_dirs(),
+        Settings(default_model=model),
+        pack,
         control=MemoryControl([p.name for p in pack.available()]),
-        build_engine=build,
-        keymap=keymap or {},
-        **extra,
     )
+    return runtime.app_services(build, keymap=keymap or {}, **extra)
 
 
 def tool_call(name: str = "run_command", **arguments: Any) -> ToolCall:

@@ -1,6 +1,6 @@
 """Factories for the routing backends that need a model or an encoder.
 
-`cli.classifier_services()` hands these to `build_classifier`. Each factory imports what
+`runtime.classifier_services()` hands these to `build_classifier`. Each factory imports what
 it needs when it runs, so wiring them costs nothing: numpy loads when an embedding
 classifier is built, litellm at the first chat or judge call (or the judge's capability
 check), torch never (see `encoders.py`).

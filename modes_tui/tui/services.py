@@ -165,7 +165,7 @@ EngineFactory = Callable[[Confirmer], TurnEngine]
 
 @dataclass
 class AppServices:
-    """Everything the app is given; `cli.run_tui` and the tests build one."""
+    """Everything the app is given; `Runtime.tui_services` and the tests build one."""
 
     pack: Pack
     """The pack of modes."""

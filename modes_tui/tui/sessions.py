@@ -1,6 +1,6 @@
 """Recorded sessions for the app: the store's logs, replay and re-route, as the screens need them.
 
-No textual here; `cli.run_tui` builds a `StoreSessions` and hands it to the app.
+No textual here; `Runtime.tui_services` builds a `StoreSessions` and hands it to the app.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ BackendFactory = Callable[[Pack, "ClassifierServices"], Classifier]
 
 @dataclass
 class ClassifierServices:
-    """What non-keyword backends need, supplied by the wiring layer (cli.py)."""
+    """What non-keyword backends need, supplied by the wiring layer (modes_tui.runtime)."""
 
     factories: dict[str, BackendFactory]
     """Backend name -> factory, for backends that live outside the core."""

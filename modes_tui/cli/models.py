@@ -1,7 +1,7 @@
 """`modes-tui models` and `modes-tui sessions --cost`: the configured models, and what sessions cost.
 
-Kept out of cli.py, which stays the wiring; both verbs import litellm only to ask its model
-map for capabilities and prices (with the bundled price list, never the network).
+Both verbs import litellm only to ask its model map for capabilities and prices (with the
+bundled price list, never the network).
 """
 
 from __future__ import annotations
@@ -10,8 +10,20 @@ import argparse
 import json
 from typing import Any
 
-from modes_tui.core.ledger import money, session_costs
+from modes_tui.cli.common import settings_for
+from modes_tui.core.errors import ModesError
 from modes_tui.core.models import DEFAULT, ModelCatalog, ModelConfig
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    """List the configured model aliases with their litellm ids, capabilities and prices."""
+    from modes_tui.llm.litellm_model import LiteLLMChatModel
+
+    catalog = settings_for(args).catalog()
+    if (why := catalog.unknown(catalog.default_model)) is not None:
+        raise ModesError(f"default_model: {why}")
+    # offline: capability and price questions only read litellm's bundled model map
+    return show_models(args, catalog, LiteLLMChatModel(offline=True, models=catalog))
 
 
 def model_rows(catalog: ModelCatalog, adapter: Any) -> list[dict[str, Any]]:
@@ -49,7 +61,7 @@ def per_million(value: float | None) -> str:
     return f"{value * 1_000_000:.2f}"
 
 
-def cmd_models(args: argparse.Namespace, catalog: ModelCatalog, adapter: Any) -> int:
+def show_models(args: argparse.Namespace, catalog: ModelCatalog, adapter: Any) -> int:
     """List the configured aliases (and the default model) with capabilities and price."""
     from modes_tui.store.export import table
 
@@ -100,6 +112,7 @@ def cmd_models(args: argparse.Namespace, catalog: ModelCatalog, adapter: Any) ->
 
 def cost_rows(summaries: list[Any]) -> list[dict[str, Any]]:
     """Each session's cost totals (reads each log whole: only for `sessions --cost`)."""
+    from modes_tui.core.ledger import session_costs
     from modes_tui.store.session_reader import load_session
 
     rows = []
@@ -115,6 +128,7 @@ def cost_rows(summaries: list[Any]) -> list[dict[str, Any]]:
 
 def sessions_cost_table(rows: list[dict[str, Any]]) -> str:
     """ID, created, turns, cost, saved vs always X; a total line."""
+    from modes_tui.core.ledger import money
     from modes_tui.store.export import table
 
     body = []

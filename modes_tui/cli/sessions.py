@@ -1,7 +1,6 @@
-"""The command line's session verbs and options: `sessions rename|rm|--search`, `--resume`.
+"""`modes-tui sessions [--search TEXT] [--cost] [rename ID TITLE | rm ID]`, and `--resume`.
 
-Kept apart from `cli.py` (which wires the apps) so the session commands read as one
-piece. Errors are `ModesError`s; `cli.main` prints them.
+Errors are `ModesError`s; `cli.main` prints them.
 """
 
 from __future__ import annotations
@@ -9,17 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from modes_tui.cli.common import EXIT_FAILURE, EXIT_OK, say, say_json, settings_for
 from modes_tui.core.errors import ModesError
 
 if TYPE_CHECKING:
     from modes_tui.core.paths import Dirs
-    from modes_tui.store.resume import CurrentSession, Resumption
-    from modes_tui.store.settings import Settings
-
-EXIT_OK, EXIT_FAILURE = 0, 1
 ENCODING_NOTICE = 50
 """Say so on stderr when a search has to encode at least this many new messages."""
 
@@ -55,6 +50,37 @@ def add_resume_option(parser: argparse.ArgumentParser, *, default: Any = None) -
         metavar="ID",
         help="continue a saved session: its id, a unique prefix, or latest (the default)",
     )
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    """List recorded sessions, newest first; or rename, remove, search, cost them."""
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.store.export import sessions_table
+    from modes_tui.store.sessions import list_sessions
+
+    dirs = app_dirs()
+    handled = session_action(args, dirs)
+    if handled is not None:
+        return handled
+    summaries = list_sessions(dirs)
+    if getattr(args, "cost", False):
+        from modes_tui.cli.models import cost_rows, sessions_cost_table
+
+        rows = cost_rows(summaries)
+        if args.json:
+            print(json.dumps(rows, indent=2, ensure_ascii=False))
+        elif not rows:
+            print(f"no sessions yet in {dirs.sessions}")
+        else:
+            print(sessions_cost_table(rows))
+        return EXIT_OK
+    if args.json:
+        say_json([s.to_dict() for s in summaries])
+    elif not summaries:
+        print(f"no sessions yet in {dirs.sessions}")
+    else:
+        say(sessions_table(summaries))
+    return EXIT_OK
 
 
 def session_action(args: argparse.Namespace, dirs: Dirs) -> int | None:
@@ -137,11 +163,11 @@ def _encoding(count: int) -> None:
 
 def _encoder(args: argparse.Namespace, dirs: Dirs) -> tuple[Any, str, Any]:
     """The pack's router encoder and its vector cache; text only (with a warning) without."""
-    from modes_tui.cli import _settings, load_pack
     from modes_tui.core.classifiers.embedding import EmbeddingCache
     from modes_tui.llm.encoders import load_encoder
+    from modes_tui.runtime import load_pack
 
-    settings = _settings(args)
+    settings = settings_for(args)
     try:
         spec = load_pack(settings.pack, getattr(args, "profiles", None)).router.encoder
         encoder = load_encoder(spec)
@@ -152,79 +178,3 @@ def _encoder(args: argparse.Namespace, dirs: Dirs) -> tuple[Any, str, Any]:
         )
         return None, "", None
     return encoder, spec, EmbeddingCache(dirs.cache / "session-search")
-
-
-# --------------------------------------------------------------------------- resume
-
-
-def resume_for(args: argparse.Namespace, dirs: Dirs) -> Resumption | None:
-    """The session `--resume` names, read back and checked (None without --resume)."""
-    ref = getattr(args, "resume", None)
-    if ref is None:
-        return None
-    from modes_tui.store.resume import prepare_resume
-
-    return prepare_resume(ref, dirs)
-
-
-def pack_for(
-    args: argparse.Namespace, settings: Settings, resumed: Resumption | None
-) -> tuple[str, str | None]:
-    """The pack to run, and what to tell the user about it: an explicit --pack wins; a
-    resumed session's own pack comes next (when it is installed); then the settings'."""
-    from modes_tui.core.profiles import available_packs
-
-    explicit = getattr(args, "pack", None) or getattr(args, "profiles", None)
-    if resumed is None or resumed.pack is None or explicit or resumed.pack == settings.pack:
-        note = resumed.pack_note(settings.pack) if resumed is not None and explicit else None
-        return settings.pack, note
-    if resumed.pack in available_packs():
-        return resumed.pack, (
-            f"session {resumed.id} was recorded with pack {resumed.pack!r}; using it "
-            "(--pack chooses another)"
-        )
-    return settings.pack, (
-        f"session {resumed.id} was recorded with pack {resumed.pack!r}, which is not "
-        f"installed; continuing with {settings.pack!r}"
-    )
-
-
-def check_resume(args: argparse.Namespace) -> None:
-    """Fail at once, before the app starts, when `--resume` names no session (file names
-    only; the session is read after the first frame)."""
-    ref = getattr(args, "resume", None)
-    if ref is not None:
-        from modes_tui.store.sessions import resolve_session
-
-        resolve_session(ref)
-
-
-def current_session(
-    dirs: Dirs, *, pack: str, model: str, fsync: bool, version: str
-) -> CurrentSession:
-    """The session writer of a chat: a new log at the first record, or a resumed one."""
-    from modes_tui.store.resume import CurrentSession
-    from modes_tui.store.session_log import SessionLog
-
-    def create(**extra: Any) -> SessionLog:
-        return SessionLog.create(
-            dirs,
-            pack=pack,
-            model=model,
-            cwd=str(Path.cwd()),
-            app_version=version,
-            fsync=fsync,
-            **extra,
-        )
-
-    return CurrentSession(create, dirs=dirs, fsync=fsync)
-
-
-__all__ = [
-    "add_resume_option",
-    "add_session_verbs",
-    "current_session",
-    "pack_for",
-    "resume_for",
-    "session_action",
-]

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from modes_tui.cli.common import settings_for
 from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import terminal_safe
 
@@ -23,6 +24,15 @@ if TYPE_CHECKING:  # the CLI builds its parser on every start: the store loads o
     from modes_tui.store.corrections import CorrectionStore
 
 ACTIONS = ("list", "remove", "clear", "export")
+
+
+def cmd_corrections(args: argparse.Namespace) -> int:
+    """The corrections of a pack (the settings' one, or --pack): list, remove ID, clear, export."""
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.store.corrections import CorrectionStore
+
+    pack = settings_for(args).pack
+    return run(args, CorrectionStore.for_pack(app_dirs().data, pack), pack)
 
 
 def add_parser(verbs: Any) -> argparse.ArgumentParser:

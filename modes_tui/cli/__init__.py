@@ -1,0 +1,52 @@
+"""The command line: `main` parses (`parser.py`) and hands each verb to its own module.
+
+    common.py       exit codes, settings and runtime of a command line, terminal-safe printing
+    parser.py       every verb and option
+    chat.py         `chat` and no verb: the terminal UI, or --plain the REPL and pipes
+    profiles.py tools.py route.py eval.py mode.py corrections.py sessions.py models.py
+    export.py replay.py     one verb each
+
+Everything a verb runs (pack, control file, sessions, engine, router) comes from a
+`modes_tui.runtime.Runtime`. Exit codes: 0 ok, 1 failure (the message says what to do),
+2 usage error. Errors go to stderr as one readable message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from modes_tui.cli.common import EXIT_FAILURE, terminal_safe
+from modes_tui.core.errors import ModesError
+from modes_tui.core.paths import HOME_ENV
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code."""
+    from modes_tui.cli.chat import cmd_tui
+    from modes_tui.cli.parser import build_parser
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    if args.home:
+        os.environ[HOME_ENV] = args.home
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        handler = cmd_tui  # `modes-tui` alone opens the terminal UI
+    try:
+        return int(handler(args))
+    except ModesError as error:
+        print(terminal_safe(f"modes-tui: {error}"), file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        print("modes-tui: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader (e.g. `head`) went away: stop quietly, as other CLI tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILURE

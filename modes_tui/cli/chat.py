@@ -1,0 +1,145 @@
+"""`modes-tui chat` (and `modes-tui` alone): the terminal UI, or `--plain` the REPL and pipes."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING
+
+from modes_tui.cli.common import EXIT_OK, setting_meaning, settings_for
+
+if TYPE_CHECKING:
+    from modes_tui.core.ports import Confirmer
+    from modes_tui.mcp.servers import McpServers
+    from modes_tui.store.resume import CurrentSession
+    from modes_tui.tui.services import AppServices
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    """Chat: the TUI, or with --plain the prompt-toolkit REPL (and pipes)."""
+    if not args.plain:
+        return cmd_tui(args)
+    from modes_tui.plain import (
+        PipeConfirmer,
+        Printer,
+        PromptConfirmer,
+        ReplContext,
+        piped_lines,
+        run_interactive,
+        run_lines,
+    )
+    from modes_tui.plain_sessions import show_resumed
+    from modes_tui.runtime import RunOptions, Runtime
+    from modes_tui.store.runtime import runtime_state
+
+    runtime = Runtime.for_chat(
+        RunOptions.from_args(args),
+        settings=settings_for(args),
+        note=lambda text: print(f"modes-tui: {text}", file=sys.stderr),
+    )
+    pack, control, session = runtime.pack, runtime.control, runtime.current
+    assert control is not None and session is not None  # a chat's runtime has both
+    interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
+    confirm: Confirmer = PromptConfirmer() if interactive else PipeConfirmer()
+    try:
+        engine = runtime.engine(confirm)
+
+        from modes_tui.llm.litellm_import import preload
+
+        # warm litellm while the user types, so the first answer does not wait for its import
+        preload(offline=runtime.model is None and runtime.offline)
+
+        def set_mode(value: str) -> str:
+            control.write(value)  # raises UnknownMode for a name the pack lacks
+            return f"mode setting: {value} ({setting_meaning(value)})"
+
+        def describe_modes() -> str:
+            return "\n".join(f"{p.name:<10} {p.description[:90]}" for p in pack.profiles)
+
+        context = ReplContext(
+            engine=engine,
+            mode_names=lambda: pack.names,
+            describe_modes=describe_modes,
+            set_mode=set_mode,
+            history_file=runtime_state(runtime.dirs).input_history,
+            session=session,
+            pack_name=pack.name,
+        )
+        printer = Printer(sys.stdout, json_lines=args.json, err=None if interactive else sys.stderr)
+        if runtime.resumed is not None:
+            show_resumed(runtime.resumed, context, printer, about_pack=runtime.pack_note is None)
+        lines = None if interactive else piped_lines(sys.stdin.buffer, sys.stderr)
+        work = (
+            run_interactive(context, printer)
+            if lines is None
+            else run_lines(lines, context, printer)
+        )
+        return asyncio.run(_closing(work, runtime.servers))
+    finally:
+        session.close()
+
+
+async def _closing(work: Awaitable[int], servers: McpServers | None) -> int:
+    """Run `work`, then stop the MCP servers it started, on the same event loop."""
+    try:
+        return await work
+    finally:
+        if servers is not None:
+            await servers.close()
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    """The Textual app. Only textual loads before the first frame: the settings, the pack
+    and the stores are prepared in a worker right after it, and the engine (with litellm
+    and the model) in another one after that."""
+    from modes_tui.tui.app import build_app
+    from modes_tui.tui.startup import keep_imports_out_of_gc
+
+    check_resume(args)  # a wrong id fails here, at the terminal, not inside the app
+    keep_imports_out_of_gc()
+    sessions: list[CurrentSession] = []
+    servers: list[McpServers] = []
+    app = build_app(prepare=lambda: tui_services(args, sessions, servers))
+
+    async def run() -> None:
+        try:
+            await app.run_async()
+        finally:  # on the app's loop, where the servers' tasks live
+            for started in servers:
+                await started.close()
+
+    try:
+        asyncio.run(run())
+    finally:
+        for session in sessions:
+            session.close()
+    return EXIT_OK
+
+
+def tui_services(
+    args: argparse.Namespace,
+    sessions: list[CurrentSession],
+    servers: list[McpServers] | None = None,
+) -> AppServices:
+    """Everything the terminal UI needs, from the settings and the options; the session
+    writer and the MCP servers it opens are added to `sessions` and `servers` to close."""
+    from modes_tui.runtime import RunOptions, Runtime
+
+    runtime = Runtime.for_chat(RunOptions.from_args(args))
+    if runtime.servers is not None and servers is not None:
+        servers.append(runtime.servers)
+    if runtime.current is not None:
+        sessions.append(runtime.current)
+    return runtime.tui_services()
+
+
+def check_resume(args: argparse.Namespace) -> None:
+    """Fail at once, before the app starts, when `--resume` names no session (file names
+    only; the session is read after the first frame)."""
+    ref = getattr(args, "resume", None)
+    if ref is not None:
+        from modes_tui.store.sessions import resolve_session
+
+        resolve_session(ref)

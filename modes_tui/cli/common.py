@@ -1,0 +1,106 @@
+"""What the verbs share: exit codes, the settings and runtime of a command line, and
+printing words from outside (models, sessions, pipes) so a terminal obeys none of them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from modes_tui.core.profiles import Pack
+    from modes_tui.runtime import Runtime
+    from modes_tui.store.settings import Settings
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+WARNINGS_SHOWN = 20
+"""A binary or badly broken file has a problem on every line: the first ones say enough."""
+
+
+def settings_for(args: argparse.Namespace) -> Settings:
+    """Settings with this command's options on top; warnings go to stderr (once)."""
+    cached = getattr(args, "_settings", None)
+    if cached is not None:
+        return cached
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.runtime import RunOptions, load_settings_for
+
+    settings = load_settings_for(RunOptions.from_args(args), app_dirs())
+    for warning in settings.warnings:
+        print(f"modes-tui: warning: {warning}", file=sys.stderr)
+    args._settings = settings
+    return settings
+
+
+def runtime_for(args: argparse.Namespace, pack: Pack | None = None) -> Runtime:
+    """The runtime of a verb: the settings and the pack (--profiles, else --pack, else the
+    settings'), or `pack` when the verb chose one itself."""
+    from modes_tui.runtime import RunOptions, Runtime
+
+    return Runtime.load(RunOptions.from_args(args), settings=settings_for(args), pack=pack)
+
+
+def terminal_safe(text: str) -> str:
+    from modes_tui.core.terminal_text import terminal_safe as safe
+
+    return safe(text)
+
+
+def say(text: str, end: str = "\n") -> None:
+    """Print text that holds words from outside (models, sessions) with nothing a terminal
+    would obey (see core.terminal_text)."""
+    print(terminal_safe(text), end=end)
+
+
+def say_json(value: Any) -> None:
+    """Pretty JSON; the same value for a parser, inert on a terminal."""
+    from modes_tui.core.terminal_text import json_terminal_safe
+
+    print(json_terminal_safe(json.dumps(value, indent=2, ensure_ascii=False, default=str)))
+
+
+def warn_problems(problems: Sequence[object]) -> None:
+    """The first problems of a file on stderr, and how many more there are."""
+    for problem in problems[:WARNINGS_SHOWN]:
+        print(terminal_safe(f"modes-tui: warning: {problem}"), file=sys.stderr)
+    if len(problems) > WARNINGS_SHOWN:
+        more = len(problems) - WARNINGS_SHOWN
+        print(f"modes-tui: warning: … and {more} more problem(s) like these", file=sys.stderr)
+
+
+def read_stdin() -> str:
+    """All of stdin as text; bytes that are not UTF-8 or NULs are named on stderr."""
+    from modes_tui.core.terminal_text import decode_typed
+
+    text, notes = decode_typed(sys.stdin.buffer.read(), "stdin")
+    for note in notes:
+        print(f"modes-tui: warning: {note}", file=sys.stderr)
+    return text
+
+
+def progress_printer() -> Callable[[int, int], None]:
+    """Progress on stderr: a bar redrawn in place on a terminal, a line per quarter elsewhere."""
+    tty = sys.stderr.isatty()
+
+    def show(done: int, total: int) -> None:
+        if tty:
+            filled = int(30 * done / total)
+            end = "\n" if done == total else ""
+            bar = "#" * filled + "." * (30 - filled)
+            print(f"\rrouting [{bar}] {done}/{total}", end=end, file=sys.stderr, flush=True)
+        elif done == total or done % max(1, total // 4) == 0:
+            print(f"routing {done}/{total}", file=sys.stderr, flush=True)
+
+    return show
+
+
+def setting_meaning(mode: str) -> str:
+    """What a mode setting (auto, off, or a mode's name) does to the next turns."""
+    if mode == "auto":
+        return "the router picks the mode of every turn"
+    if mode == "off":
+        return "no mode: the base prompt and the default model only"
+    return f"every turn goes to {mode}; `modes-tui mode auto` hands it back to the router"

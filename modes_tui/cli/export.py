@@ -1,0 +1,48 @@
+"""`modes-tui export ID [--format markdown|json] [-o FILE]`: a session as a transcript or records."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from modes_tui.cli.common import EXIT_OK, terminal_safe, warn_problems
+from modes_tui.core.errors import ModesError
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a session as a Markdown transcript or as its JSON records."""
+    from pathlib import Path
+
+    from modes_tui.store.export import session_markdown
+    from modes_tui.store.replay import replay
+    from modes_tui.store.session_reader import load_session
+
+    session = load_session(args.id)
+    if args.format == "json":
+        warn_problems(session.problems)
+        data = {
+            "id": session.id,
+            "path": str(session.path),
+            "meta": dict(session.meta),
+            "records": list(session.records),
+            "problems": [str(problem) for problem in session.problems],
+        }
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    else:
+        replayed = replay(session)
+        warn_problems(replayed.problems)
+        text = session_markdown(replayed)
+    if args.output is None:
+        # a terminal gets the transcript inert; a pipe or a file gets it exactly
+        sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
+        return EXIT_OK
+    target = Path(args.output).expanduser()
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise ModesError(
+            f"cannot write {target}: {error.strerror or error}; pick another file with -o"
+        ) from error
+    print(f"exported session {session.id} to {target}")
+    return EXIT_OK

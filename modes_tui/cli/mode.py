@@ -1,0 +1,101 @@
+"""`modes-tui mode [NAME|auto|off]`: the mode setting and the routing rule in force, or set it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from modes_tui.cli.common import EXIT_FAILURE, EXIT_OK, setting_meaning, settings_for
+from modes_tui.core.errors import DeclarationError, UnknownMode
+
+if TYPE_CHECKING:
+    from modes_tui.core.profiles import Pack
+
+
+def cmd_mode(args: argparse.Namespace) -> int:
+    """Show the control setting and the routing rule in force, or set the setting."""
+    from modes_tui.core.control import AUTO, OFF
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.runtime import load_pack
+    from modes_tui.store.control import ControlFile
+
+    dirs = app_dirs()
+    settings = settings_for(args)
+    pack: Pack | None = None
+    pack_error: DeclarationError | None = None
+    try:
+        pack = load_pack(settings.pack, getattr(args, "profiles", None))
+    except DeclarationError as error:
+        pack_error = error
+    names = pack.names if pack is not None else ()
+    control = ControlFile(dirs.control_file, modes=(lambda: names) if pack is not None else None)
+
+    if args.value is not None:
+        if pack is None and args.value not in (AUTO, OFF):
+            print(f"modes-tui: {pack_error}", file=sys.stderr)
+            print(
+                "modes-tui: cannot check the mode name against a broken pack; fix the pack, "
+                "or use `modes-tui mode auto` or `modes-tui mode off`",
+                file=sys.stderr,
+            )
+            return EXIT_FAILURE
+        try:
+            control.write(args.value)
+        except UnknownMode as error:
+            print(
+                f"modes-tui: unknown mode {error.name!r} in pack "
+                f"{pack.name if pack else settings.pack}; "
+                f"choose one of: {', '.join(error.available)}",
+                file=sys.stderr,
+            )
+            return EXIT_FAILURE
+        print(f"mode: {args.value} (written to {control.path})")
+        print(f"  {setting_meaning(args.value)}")
+        return EXIT_OK
+
+    reading = control.read()
+    exists = control.path.exists()
+    classifier = settings.router_classifier or (pack.router.classifier if pack else None)
+    if args.json:
+        data: dict[str, Any] = {
+            "mode": reading.mode,
+            "source": "control file" if exists else "default",
+            "path": str(control.path),
+            "warning": reading.warning,
+            "pack": pack.name if pack is not None else settings.pack,
+            "router": None,
+        }
+        if pack is not None:
+            data["router"] = {
+                "classifier": classifier,
+                "fallback": pack.router.fallback,
+                "below_confidence": pack.router.below_confidence,
+                "sticky": pack.router.sticky,
+            }
+            data["modes"] = list(pack.names)
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    where = f"from {control.path}" if exists else f"default: no control file at {control.path}"
+    print(f"mode: {reading.mode} ({where})")
+    print(f"  {setting_meaning(reading.mode)}")
+    if reading.warning:
+        print(f"warning: {reading.warning}")
+    if pack is None:
+        print(f"pack: {settings.pack} cannot be loaded:\n{pack_error}")
+        return EXIT_OK
+    router = pack.router
+    source = ""
+    if settings.router_classifier and settings.router_classifier != router.classifier:
+        source = (
+            f" (set by {settings.origin('router_classifier')}; the pack says {router.classifier})"
+        )
+    threshold = "off" if router.below_confidence is None else f"{router.below_confidence}"
+    print(f"pack: {pack.name} ({pack.path})")
+    print(
+        f"routing: classifier {classifier}{source}, fallback {router.fallback}, "
+        f"below_confidence {threshold}, sticky {router.sticky}"
+    )
+    print(f"modes: {', '.join(pack.names)}")
+    return EXIT_OK

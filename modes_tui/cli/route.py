@@ -1,0 +1,48 @@
+"""`modes-tui route TEXT`: which mode would take a message (a dry run, no answer)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from modes_tui.cli.common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    read_stdin,
+    runtime_for,
+    say,
+    say_json,
+    terminal_safe,
+)
+from modes_tui.core.errors import ModesError
+
+
+def cmd_route(args: argparse.Namespace) -> int:
+    """Dry run: which mode would take this message. No answer is generated."""
+    from modes_tui.core.conversation import Message
+    from modes_tui.route_format import verb_text
+
+    runtime = runtime_for(args)
+    text = " ".join(args.text)
+    if text == "-":
+        text = read_stdin()
+    if not text.strip():
+        raise ModesError(
+            'nothing to route: give a message, e.g. modes-tui route "why does my build fail"'
+        )
+    route = asyncio.run(runtime.router().route([Message("user", text)]))
+    if args.json:
+        say_json(route.to_dict())
+    else:
+        say(verb_text(route))  # the reason may be a routing model's words
+    if route.error is not None:
+        # the fallback printed above is what the app would do; a script must still see
+        # that the classifier it asked for did not decide
+        used = route.classifier.with_ if route.classifier is not None else "routing"
+        print(
+            terminal_safe(f"modes-tui: the {used} classifier failed: {route.reason}"),
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+    return EXIT_OK

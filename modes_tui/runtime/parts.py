@@ -1,0 +1,188 @@
+"""The parts a `Runtime` is wired from, each a factory that loads its libraries on use:
+the pack, the MCP servers, a stand-in model, the classifier backends and the engine."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from modes_tui.core.models import EMBEDDED_MODEL, ModelCatalog
+
+if TYPE_CHECKING:
+    from modes_tui.core.classifiers import ClassifierServices
+    from modes_tui.core.corrections import CorrectionSource
+    from modes_tui.core.engine import Engine
+    from modes_tui.core.guards import Limits
+    from modes_tui.core.paths import Dirs
+    from modes_tui.core.ports import ChatModel, Confirmer, ControlSource
+    from modes_tui.core.profiles import Pack
+    from modes_tui.core.records import SessionWriter
+    from modes_tui.mcp.servers import McpServers
+    from modes_tui.store.settings import Settings
+
+
+def load_pack(
+    name: str | None = None,
+    folder: str | os.PathLike[str] | None = None,
+    settings: Settings | None = None,
+) -> Pack:
+    """`core.profiles.load_pack`, imported on first use: YAML and Jinja2 stay off the path
+    to the terminal UI's first frame (it loads the pack in a worker). With `settings`, a
+    profile's `mcp:` must name configured MCP servers."""
+    from modes_tui.core.profiles import load_pack as load
+
+    servers = frozenset(settings.mcp_servers) if settings is not None else None
+    return load(name, folder, known_servers=servers)
+
+
+def mcp_servers(settings: Settings, dirs: Dirs | None = None) -> McpServers | None:
+    """The configured MCP servers (none is started here), or None when there are none."""
+    if not settings.mcp_servers:
+        return None
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.mcp.servers import McpServers
+
+    return McpServers(settings.mcp_servers, log_dir=(dirs or app_dirs()).state / "mcp")
+
+
+def scripted_model(model_id: str | None) -> ChatModel | None:
+    """A scripted model for `--model scripted/...` (offline demos and tests), else None."""
+    from modes_tui.llm.fake import SCRIPTED_PREFIX, ScriptedModel, echo_responder, slow_responder
+
+    if model_id and model_id.startswith(SCRIPTED_PREFIX):
+        slow = model_id == f"{SCRIPTED_PREFIX}slow"
+        return ScriptedModel(responder=slow_responder if slow else echo_responder)
+    return None
+
+
+def offline_for(pack: Pack, catalog: ModelCatalog, override: str | None) -> bool:
+    """Whether no model in use needs the network: the override (or the default model),
+    else every profile's model and fallback models."""
+    from modes_tui.llm.litellm_model import is_remote
+
+    used = {override or catalog.default_model}
+    if override is None:
+        used |= {p.model for p in pack.profiles if p.model != "default"}
+        used |= {name for p in pack.profiles for name in p.fallback_models}
+    return not any(is_remote(catalog.resolve(name).model) for name in used)
+
+
+def classifier_services(
+    default_model: str = "default", models: ModelCatalog | None = None
+) -> ClassifierServices:
+    """Factories for the backends that need a model or an encoder (each imports its
+    libraries only when it builds a classifier). `default_model` is what `model: default`
+    in router.yaml stands for (settings' default_model; else the embedded model); `models`
+    are the configured aliases a router model may name."""
+    from modes_tui.core.classifiers import ClassifierServices
+    from modes_tui.llm.router_backends import backend_factories
+
+    def chat_model() -> ChatModel:
+        from modes_tui.llm.litellm_model import LiteLLMChatModel
+
+        return LiteLLMChatModel(models=models)
+
+    return ClassifierServices(factories=backend_factories(chat_model), default_model=default_model)
+
+
+def build_engine(
+    *,
+    pack: Pack,
+    model_id: str | None = None,
+    model_override: str | None = None,
+    classifier: str | None = None,
+    session: SessionWriter | None = None,
+    control: ControlSource | None = None,
+    confirm: Confirmer | None = None,
+    dirs: Dirs | None = None,
+    cwd: Path | None = None,
+    offline: bool | None = None,
+    local_model_path: Path | None = None,
+    limits: Limits | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    model: ChatModel | None = None,
+    corrections: CorrectionSource | None = None,
+    models: ModelCatalog | None = None,
+    budget: float | None = None,
+    servers: McpServers | None = None,
+) -> Engine:
+    """An engine from concrete parts (`Runtime.engine` passes its own). Loads no model library.
+
+    `model_id` is the default model (the setting; profiles' `model: default` resolve to it;
+    the embedded model when None). `model_override` is `--model`: it replaces the model of
+    every mode. `classifier` overrides the pack's router backend. `offline` None means
+    offline exactly when no model in use needs the network. `model` replaces the litellm
+    adapter (a `ScriptedModel` for demos and screenshots). `corrections` is what the router
+    learns from (default: the pack's store, `<data>/corrections/<pack>.jsonl`). `models` are
+    the configured aliases (any model name above may be one); a name that is neither an alias
+    nor a litellm id is a SettingsError naming where it was written. `budget` is USD per
+    session. `servers` are the MCP servers modes may list; the caller closes them.
+    """
+    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.correcting import CorrectionRecorder
+    from modes_tui.core.engine import Engine
+    from modes_tui.core.guards import Limits
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.core.routing import Router
+    from modes_tui.core.toolbox import default_registry
+    from modes_tui.llm.litellm_model import LiteLLMChatModel
+
+    dirs = dirs or app_dirs()
+    cwd = cwd or Path.cwd()
+    default_model = model_id or EMBEDDED_MODEL
+    catalog = ModelCatalog(dict(models.entries) if models else {}, default_model)
+    if model is None:
+        check_model_names(pack, catalog, model_override)
+    if offline is None:
+        offline = offline_for(pack, catalog, model_override)
+    if model is None:
+        model = LiteLLMChatModel(
+            offline=offline,
+            local_model_path=local_model_path,
+            data_dir=dirs.data,
+            models=catalog,
+        )
+    services = classifier_services(default_model, catalog)
+    if corrections is None:
+        from modes_tui.store.corrections import CorrectionStore
+
+        corrections = CorrectionStore.for_pack(dirs.data, pack.name)
+    services.corrections = corrections
+    router = Router(pack, build_classifier(pack, classifier, services), inputs=inputs)
+    return Engine(
+        pack=pack,
+        router=router,
+        model=model,
+        default_model=default_model,
+        control=control,
+        session=session,
+        tools=default_registry(cwd, pack=pack),
+        confirm=confirm,
+        cwd=cwd,
+        model_override=model_override,
+        limits=limits or Limits(),
+        inputs=inputs,
+        # the same store the router reads: a correction counts on the very next route
+        corrections=corrections if isinstance(corrections, CorrectionRecorder) else None,
+        budget=budget,
+        servers=servers,
+    )
+
+
+def check_model_names(pack: Pack, catalog: ModelCatalog, override: str | None) -> None:
+    """Every model name in use is `default`, an alias or a litellm id; else a SettingsError."""
+    from modes_tui.core.errors import SettingsError
+
+    if override is not None and (why := catalog.unknown(override)):
+        raise SettingsError(f"--model: {why}")
+    if (why := catalog.unknown(catalog.default_model)) is not None:
+        raise SettingsError(f"default_model: {why}")
+    for profile in pack.profiles:
+        names = [("model", profile.model)]
+        names += [(f"fallback_models[{i}]", n) for i, n in enumerate(profile.fallback_models)]
+        for key, name in names:
+            why = catalog.unknown(name)
+            if why is not None:
+                raise SettingsError(f"{profile.source or profile.name}: {key}: {why}")
