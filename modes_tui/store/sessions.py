@@ -27,10 +27,9 @@ from typing import Any
 
 from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs, app_dirs
+from modes_tui.store.session_files import SUFFIX, SUMMARIES
 from modes_tui.store.titles import renamed_titles
 
-SUFFIX = ".jsonl"
-SUMMARIES = ".summaries"
 LATEST = "latest"
 HEAD_LIMIT = 256 * 1024
 """The longest first line the session list reads; a `meta` record is far shorter."""

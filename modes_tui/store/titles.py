@@ -25,6 +25,7 @@ from pathlib import Path
 
 from modes_tui.core.errors import SessionError
 from modes_tui.core.files import atomic_write
+from modes_tui.store.session_files import SUFFIX, SUMMARIES
 
 TITLE_CHARS = 50
 """Generated titles are at most this long (a cut one ends in …)."""
@@ -230,8 +231,6 @@ def check_title(title: str) -> str:
 
 def renamed_path(log: Path) -> Path:
     """The sidecar that holds the user's title for the log at `log`."""
-    from modes_tui.store.sessions import SUFFIX, SUMMARIES
-
     return log.parent / SUMMARIES / (log.name.removesuffix(SUFFIX) + RENAMED_SUFFIX)
 
 
@@ -246,8 +245,6 @@ def write_renamed(log: Path, session_id: str, title: str) -> None:
 
 def renamed_titles(sessions_folder: Path) -> dict[str, str]:
     """Session id -> the user's title, for every renamed session (one scandir, then reads)."""
-    from modes_tui.store.sessions import SUMMARIES
-
     found: dict[str, str] = {}
     try:
         with os.scandir(sessions_folder / SUMMARIES) as entries:
