@@ -64,13 +64,13 @@ from modes_tui.core.ports import (
     ControlSource,
     Guard,
     ModelCapabilities,
+    SessionWriter,
 )
 from modes_tui.core.profiles import Pack, Profile
 from modes_tui.core.prompts import template_locals
 from modes_tui.core.questions import Asker
 from modes_tui.core.records import (
     SessionRecord,
-    SessionWriter,
     UiEventRecord,
     write_record,
 )

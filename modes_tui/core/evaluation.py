@@ -27,8 +27,9 @@ from typing import Any
 
 from modes_tui.core.calibration import ReliabilityBin, expected_calibration_error, reliability
 from modes_tui.core.eval_cases import EvalCase
+from modes_tui.core.ports import Classifier
 from modes_tui.core.profiles import Pack
-from modes_tui.core.routing import Classifier, Route, Router
+from modes_tui.core.routing import Route, Router
 
 FALLBACK = "fallback"
 """The confusion-matrix column of routes that fell back."""

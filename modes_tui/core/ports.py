@@ -14,20 +14,17 @@ fakes. What crosses the model seam (requests, model events) is in `modes_tui.cor
     Confirmer       tui.confirm.DialogConfirmer, plain.PromptConfirmer / PipeConfirmer
     Guard           core.guards (repeated calls, tool budget, confirmation), user guards
 
-`Classifier` and `SessionWriter` are defined next to the values they speak in
-(`core.routing`, `core.records`) and named here so a consumer imports every port from one
-place.
+Every port is defined here, so a consumer imports them from one place; the values they speak
+in (`Decision`, `HistoryEntry`, `RecordType`, ...) stay with their own modules.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, Union, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, Union, runtime_checkable
 
 from modes_tui.core.models import ModelPrice
-from modes_tui.core.records import SessionWriter
-from modes_tui.core.routing import Classifier
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,6 +33,10 @@ if TYPE_CHECKING:
     from modes_tui.core.control import ControlReading
     from modes_tui.core.conversation import ToolCall
     from modes_tui.core.guards import PendingCall, Verdict
+    from modes_tui.core.profiles import Profile
+    from modes_tui.core.records import RecordType
+    from modes_tui.core.routing import Decision
+    from modes_tui.core.routing_input import HistoryEntry
     from modes_tui.core.tools import Tool
     from modes_tui.core.wire import Completion, ModelEvent, ModelRequest
 
@@ -128,4 +129,28 @@ class Confirmer(Protocol):
 
     async def confirm(self, call: ToolCall, tool: Tool) -> bool:
         """True to run the call; False declines it (the model reads the reason)."""
+        ...
+
+
+@runtime_checkable
+class Classifier(Protocol):
+    """Anything that can pick a mode. `classify` may be sync or async."""
+
+    def classify(
+        self,
+        message: str,
+        history: Sequence[HistoryEntry],
+        modes: Sequence[Profile],
+        instructions: str,
+        inputs: Mapping[str, Any],
+    ) -> Decision | Awaitable[Decision]:
+        """Pick a mode for `message`."""
+        ...
+
+
+class SessionWriter(Protocol):
+    """Where the engine writes what happened, one record at a time."""
+
+    def record(self, type: RecordType, turn: int, **fields: Any) -> None:
+        """Append one record; it is on disk (flushed) when this returns."""
         ...

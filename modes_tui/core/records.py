@@ -33,12 +33,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol, cast, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast, get_args
 
 from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.errors import RecordError
 from modes_tui.core.events import ToolOutcome
 from modes_tui.core.routing import Route
+
+if TYPE_CHECKING:
+    from modes_tui.core.ports import SessionWriter
 
 SCHEMA_VERSION = 1
 
@@ -64,21 +67,12 @@ __all__ = [
     "RequestRecord",
     "RouteRecord",
     "SessionRecord",
-    "SessionWriter",
     "ToolResultRecord",
     "UiEventRecord",
     "UserRecord",
     "parse_record",
     "write_record",
 ]
-
-
-class SessionWriter(Protocol):
-    """Where the engine writes what happened, one record at a time."""
-
-    def record(self, type: RecordType, turn: int, **fields: Any) -> None:
-        """Append one record; it is on disk (flushed) when this returns."""
-        ...
 
 
 # --------------------------------------------------------------------------- records

@@ -24,10 +24,10 @@ from __future__ import annotations
 import inspect
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal
 
 from modes_tui.core.conversation import Message
 from modes_tui.core.errors import ContractError, RoutingDecisionError, UnknownMode
@@ -40,6 +40,7 @@ from modes_tui.core.routing_input import (
 )
 
 if TYPE_CHECKING:  # profiles pulls in YAML and Jinja2, which the app's first frame can do without
+    from modes_tui.core.ports import Classifier
     from modes_tui.core.profiles import Pack, Profile
 
 DecidedBy = Literal["caller", "classifier", "fallback"]
@@ -215,22 +216,6 @@ class Route:
             stages=tuple(Decision.from_dict(s) for s in data.get("stages") or ()),
             at=str(data.get("at") or ""),
         )
-
-
-@runtime_checkable
-class Classifier(Protocol):
-    """Anything that can pick a mode. `classify` may be sync or async."""
-
-    def classify(
-        self,
-        message: str,
-        history: Sequence[HistoryEntry],
-        modes: Sequence[Profile],
-        instructions: str,
-        inputs: Mapping[str, Any],
-    ) -> Decision | Awaitable[Decision]:
-        """Pick a mode for `message`."""
-        ...
 
 
 def trace_of(classifier: object) -> ClassifierInfo:

@@ -14,7 +14,7 @@ from typing import Any
 
 from modes_tui.core.conversation import Message
 from modes_tui.core.mode_note import mode_change_note
-from modes_tui.core.profiles import HistoryWindow
+from modes_tui.core.pack_fields import HistoryWindow
 from modes_tui.core.turn_state import TurnSetup
 from modes_tui.core.wire import ModelRequest
 

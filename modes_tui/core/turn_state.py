@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modes_tui.core.conversation import ToolCall
-from modes_tui.core.profiles import HistoryWindow
+from modes_tui.core.pack_fields import HistoryWindow
 from modes_tui.core.tools import Tool
 from modes_tui.core.wire import ToolSpec, UsageReport
 

@@ -19,9 +19,8 @@ __all__ = ["EMBEDDED_MODEL", "backend_factories", "default_chat_model", "resolve
 if TYPE_CHECKING:
     from modes_tui.core.classifiers import BackendFactory, ClassifierServices
     from modes_tui.core.corrections import CorrectionSource
-    from modes_tui.core.ports import ChatModel
+    from modes_tui.core.ports import ChatModel, Classifier
     from modes_tui.core.profiles import Pack
-    from modes_tui.core.routing import Classifier
 
 ChatModelFactory = Callable[[], "ChatModel"]
 

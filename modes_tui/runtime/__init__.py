@@ -36,10 +36,9 @@ if TYPE_CHECKING:
     from modes_tui.core.guards import Limits
     from modes_tui.core.models import ModelCatalog
     from modes_tui.core.paths import Dirs
-    from modes_tui.core.ports import ChatModel, Confirmer
+    from modes_tui.core.ports import ChatModel, Classifier, Confirmer, SessionWriter
     from modes_tui.core.profiles import Pack
-    from modes_tui.core.records import SessionWriter
-    from modes_tui.core.routing import Classifier, Router
+    from modes_tui.core.routing import Router
     from modes_tui.mcp.servers import McpServers
     from modes_tui.store.resume import CurrentSession, Resumption
     from modes_tui.store.settings import Settings

@@ -16,9 +16,8 @@ if TYPE_CHECKING:
     from modes_tui.core.engine import Engine
     from modes_tui.core.guards import Limits
     from modes_tui.core.paths import Dirs
-    from modes_tui.core.ports import ChatModel, Confirmer, ControlSource
+    from modes_tui.core.ports import ChatModel, Confirmer, ControlSource, SessionWriter
     from modes_tui.core.profiles import Pack
-    from modes_tui.core.records import SessionWriter
     from modes_tui.mcp.servers import McpServers
     from modes_tui.store.settings import Settings
 

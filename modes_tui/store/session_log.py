@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 from modes_tui.core.errors import SessionError
 from modes_tui.core.files import atomic_write
 from modes_tui.core.paths import Dirs, app_dirs
+from modes_tui.core.ports import SessionWriter
 from modes_tui.core.records import (
     RECORD_TYPES,
     RESERVED_FIELDS,
     SCHEMA_VERSION,
     MetaRecord,
     RecordType,
-    SessionWriter,
     write_record,
 )
 from modes_tui.core.redaction import redact_secrets

@@ -13,8 +13,8 @@ from typing import Any
 
 from modes_tui.core.corrections import CorrectionSource
 from modes_tui.core.errors import DeclarationError, Problem
+from modes_tui.core.ports import Classifier
 from modes_tui.core.profiles import Pack
-from modes_tui.core.routing import Classifier
 
 BackendFactory = Callable[[Pack, "ClassifierServices"], Classifier]
 

@@ -13,9 +13,9 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from modes_tui.core.ports import Classifier
 from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import (
-    Classifier,
     ClassifierInfo,
     Decision,
     trace_of,
