@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, assert_never
 
 from modes_tui.commands import commands_for, find_command
-from modes_tui.core.conversation import Conversation, ToolCall
+from modes_tui.core.conversation import ToolCall
 from modes_tui.core.corrections import Correction
 from modes_tui.core.errors import ModesError
 from modes_tui.core.events import (
@@ -29,8 +29,8 @@ from modes_tui.core.events import (
     TurnEvent,
 )
 from modes_tui.core.ledger import money
+from modes_tui.core.ports import Restorable
 from modes_tui.core.questions import Question
-from modes_tui.core.routing import Route
 from modes_tui.core.terminal_text import (
     TerminalStream,
     decode_typed,
@@ -42,11 +42,10 @@ from modes_tui.plain_sessions import run_session_command
 from modes_tui.route_format import repl_line
 
 if TYPE_CHECKING:
-    from modes_tui.core.correcting import RoutedTurn
     from modes_tui.store.resume import CurrentSession
 
 
-class TurnRunner(Protocol):
+class TurnRunner(Restorable, Protocol):
     """What the REPL needs from the engine."""
 
     def run_turn(self, text: str, *, force: str | None = None) -> AsyncIterator[TurnEvent]: ...
@@ -58,16 +57,6 @@ class TurnRunner(Protocol):
     def cancel(self) -> None: ...
 
     def clear(self) -> None: ...
-
-    def restore(
-        self,
-        conversation: Conversation,
-        *,
-        turn: int,
-        mode: str | None,
-        routes: Sequence[Route] = (),
-        routed: Sequence[RoutedTurn] = (),
-    ) -> None: ...
 
 
 @dataclass

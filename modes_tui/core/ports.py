@@ -31,11 +31,12 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from modes_tui.core.control import ControlReading
-    from modes_tui.core.conversation import ToolCall
+    from modes_tui.core.conversation import Conversation, ToolCall
+    from modes_tui.core.correcting import RoutedTurn
     from modes_tui.core.guards import PendingCall, Verdict
     from modes_tui.core.profiles import Profile
     from modes_tui.core.records import RecordType
-    from modes_tui.core.routing import Decision
+    from modes_tui.core.routing import Decision, Route
     from modes_tui.core.routing_input import HistoryEntry
     from modes_tui.core.tools import Tool
     from modes_tui.core.wire import Completion, ModelEvent, ModelRequest
@@ -49,6 +50,7 @@ __all__ = [
     "Encoder",
     "Guard",
     "ModelCapabilities",
+    "Restorable",
     "SessionWriter",
 ]
 
@@ -153,4 +155,21 @@ class SessionWriter(Protocol):
 
     def record(self, type: RecordType, turn: int, **fields: Any) -> None:
         """Append one record; it is on disk (flushed) when this returns."""
+        ...
+
+
+class Restorable(Protocol):
+    """An engine that can carry on a saved session (resume, fork): what the REPL, the app and
+    the session store need from `core.engine.Engine.restore`."""
+
+    def restore(
+        self,
+        conversation: Conversation,
+        *,
+        turn: int,
+        mode: str | None,
+        routes: Sequence[Route] = (),
+        routed: Sequence[RoutedTurn] = (),
+    ) -> None:
+        """Take the history, the last turn number, the current mode and the decisions."""
         ...

@@ -19,15 +19,16 @@ replays and resumes on its own even if the parent is deleted.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.control import OFF
 from modes_tui.core.conversation import Conversation
 from modes_tui.core.correcting import RoutedTurn
 from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs
+from modes_tui.core.ports import Restorable
 from modes_tui.core.records import (
     SCHEMA_VERSION,
     MetaRecord,
@@ -52,22 +53,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 FORK_TITLE_CHARS = 60
-
-
-class Restorable(Protocol):
-    """An engine that can carry on a saved session (`core.engine.Engine.restore`)."""
-
-    def restore(
-        self,
-        conversation: Conversation,
-        *,
-        turn: int,
-        mode: str | None,
-        routes: Sequence[Route] = (),
-        routed: Sequence[RoutedTurn] = (),
-    ) -> None:
-        """Take the history, the last turn number, the current mode and the decisions."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,13 +16,12 @@ from modes_tui.core.control import ControlReading
 from modes_tui.core.conversation import Conversation, ToolCall
 from modes_tui.core.corrections import Correction
 from modes_tui.core.events import TurnEvent
+from modes_tui.core.ports import Restorable
 from modes_tui.core.transcript import Reroute
 from modes_tui.tui.startup import LoadProgress
 
 if TYPE_CHECKING:
-    from modes_tui.core.correcting import RoutedTurn
     from modes_tui.core.profiles import Pack
-    from modes_tui.core.routing import Route
     from modes_tui.store.replay import ReplayedTurn
     from modes_tui.store.resume import CurrentSession, Resumption
 
@@ -35,7 +34,7 @@ class Confirmer(Protocol):
         ...
 
 
-class TurnEngine(Protocol):
+class TurnEngine(Restorable, Protocol):
     """The engine as the app uses it (`modes_tui.core.engine.Engine`)."""
 
     conversation: Conversation
@@ -67,18 +66,6 @@ class TurnEngine(Protocol):
 
     def clear(self) -> None:
         """Forget the conversation."""
-        ...
-
-    def restore(
-        self,
-        conversation: Conversation,
-        *,
-        turn: int,
-        mode: str | None,
-        routes: Sequence[Route] = (),
-        routed: Sequence[RoutedTurn] = (),
-    ) -> None:
-        """Carry on a saved session: its history, last turn number, mode and decisions."""
         ...
 
 
