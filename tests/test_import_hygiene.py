@@ -84,10 +84,11 @@ def test_core_module_loads_no_ui_or_model_library(module: str) -> None:
     assert loaded_after_import(module) == []
 
 
-def test_routing_a_message_from_the_cli_loads_no_model_library(tmp_path) -> None:
+def heavy_loaded_after(statements: str, home: Path, **env: str) -> tuple[str, list[str]]:
+    """Run `statements` in a fresh interpreter with its own home; its output and the heavy
+    libraries it loaded."""
     code = (
-        "import json, sys; from modes_tui.cli import main; "
-        "rc = main(['route', '--classifier', 'keyword', 'my build fails with a segfault']); "
+        f"import json, sys; {statements}; "
         f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     )
     out = subprocess.run(
@@ -96,25 +97,38 @@ def test_routing_a_message_from_the_cli_loads_no_model_library(tmp_path) -> None
         text=True,
         check=True,
         cwd=REPO,
-        env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        env={"MODES_TUI_HOME": str(home), "PATH": "/usr/bin:/bin", **env},
     )
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+    return out.stdout, json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_routing_a_message_from_the_cli_loads_no_model_library(tmp_path: Path) -> None:
+    _, loaded = heavy_loaded_after(
+        "from modes_tui.cli import main; "
+        "main(['route', '--classifier', 'keyword', 'my build fails with a segfault'])",
+        tmp_path,
+    )
+    assert loaded == []
+
+
+def test_building_a_chat_runtime_and_its_engine_loads_no_ui_or_model_library(
+    tmp_path: Path,
+) -> None:
+    _, loaded = heavy_loaded_after(
+        "from modes_tui.runtime import RunOptions, Runtime; "
+        "r = Runtime.for_chat(RunOptions(classifier='keyword')); r.engine(); r.current.close()",
+        tmp_path,
+    )
+    assert loaded == []
 
 
 @pytest.mark.local
 def test_routing_with_the_local_encoder_loads_neither_torch_nor_litellm(tmp_path) -> None:
-    code = (
-        "import json, sys; from modes_tui.cli import main; "
-        "rc = main(['route', '--classifier', 'embedding', 'my build fails with a segfault']); "
-        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    output, loaded = heavy_loaded_after(
+        "from modes_tui.cli import main; "
+        "main(['route', '--classifier', 'embedding', 'my build fails with a segfault'])",
+        tmp_path,
+        HF_HUB_OFFLINE="1",
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-        env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
-    )
-    assert out.stdout.startswith("code  (by classifier")
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+    assert output.startswith("code  (by classifier")
+    assert loaded == []

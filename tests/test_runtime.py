@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import ast
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -125,26 +122,6 @@ def test_the_app_services_come_from_the_settings() -> None:
     finally:
         assert runtime.current is not None
         runtime.current.close()
-
-
-def test_building_a_chat_runtime_and_its_engine_loads_no_ui_or_model_library(
-    tmp_path: Path,
-) -> None:
-    heavy = ["textual", "prompt_toolkit", "litellm", "llama_cpp", "torch", "mcp"]
-    code = (
-        "import json, sys; from modes_tui.runtime import RunOptions, Runtime; "
-        "r = Runtime.for_chat(RunOptions(classifier='keyword')); r.engine(); r.current.close(); "
-        f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-        env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-    )
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
 
 def _spelled_out(path: Path) -> list[int]:
