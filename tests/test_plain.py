@@ -7,8 +7,6 @@ import io
 import json
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,7 @@ from modes_tui.plain import (
     slash_completer,
 )
 from modes_tui.runtime import build_engine
+from tests.cli_support import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -52,19 +51,6 @@ def context_for(engine: Engine, history: Path | None = None) -> ReplContext:
         describe_modes=lambda: "\n".join(names),
         set_mode=set_mode,
         history_file=history,
-    )
-
-
-def run_cli(stdin: str, *args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MODES_TUI_HOME": str(home), "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, "-m", "modes_tui", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=120,
     )
 
 

@@ -4,8 +4,6 @@ runs them: subprocesses with pipes, exit codes and messages."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,23 +14,11 @@ from modes_tui.cli import main
 from modes_tui.core.paths import app_dirs
 from modes_tui.store.session_reader import load_session
 from modes_tui.store.sessions import list_sessions
+from tests.cli_support import run_cli
 from tests.fake_encoder import HashingEncoder
 
 REPO = Path(__file__).resolve().parent.parent
 CHAT = ("--model", "scripted/echo", "chat", "--plain", "--classifier", "keyword")
-
-
-def run_cli(stdin: str, *args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MODES_TUI_HOME": str(home), "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, "-m", "modes_tui", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=120,
-    )
 
 
 def events(stdout: str) -> list[dict[str, Any]]:

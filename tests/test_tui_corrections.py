@@ -4,7 +4,6 @@ log: what the user sees, what is recorded, and what the router learns."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC
@@ -33,7 +32,7 @@ from modes_tui.tui.sessions import StoreSessions
 from modes_tui.tui.turn_view import AnswerSegment, TurnView
 from tests.conftest import PackWriter
 from tests.fake_encoder import HashingEncoder
-from tests.tui_support import all_text, plain
+from tests.tui_support import all_text, plain, until
 
 SIZE = (120, 40)
 MODES: dict[str, dict[str, Any]] = {
@@ -113,15 +112,6 @@ def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
     )
     yield Rig(services, pack, model, control, store, log)
     log.close()
-
-
-async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the screen to change")
-        await pilot.pause(0.02)
 
 
 def idle(app: ModesApp) -> Callable[[], bool]:

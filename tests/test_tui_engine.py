@@ -3,8 +3,7 @@ control file and the session log are the store's. What the user sees, end to end
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
@@ -28,7 +27,7 @@ from modes_tui.tui.replay import ReplayScreen
 from modes_tui.tui.services import AppServices, Confirmer
 from modes_tui.tui.sessions import StoreSessions
 from modes_tui.tui.turn_view import AnswerSegment, ToolCallView, TurnNote
-from tests.tui_support import all_text, plain
+from tests.tui_support import all_text, plain, started, until
 
 SIZE = (120, 40)
 
@@ -77,22 +76,6 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
     )
     yield Rig(services, model, control, log)
     log.close()
-
-
-async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the screen to change")
-        await pilot.pause(0.02)
-
-
-async def started(pilot: Pilot[None]) -> ModesApp:
-    app = pilot.app
-    assert isinstance(app, ModesApp)
-    await until(pilot, lambda: app.engine is not None)
-    return app
 
 
 async def say(pilot: Pilot[None], text: str, *, wait: bool = True) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from modes_tui.tui.chat import LiteTurn
 from modes_tui.tui.services import AppServices, Confirmer
 from modes_tui.tui.sessions import StoreSessions
 from modes_tui.tui.turn_view import SystemNote, TurnView
-from tests.tui_support import all_text, plain
+from tests.tui_support import all_text, plain, started, until
 
 SIZE = (120, 40)
 
@@ -90,22 +89,6 @@ def make_rig() -> Iterator[Callable[[], Rig]]:
     yield make
     for rig in made:
         rig.current.close()
-
-
-async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the screen to change")
-        await pilot.pause(0.02)
-
-
-async def started(pilot: Pilot[None]) -> ModesApp:
-    app = pilot.app
-    assert isinstance(app, ModesApp)
-    await until(pilot, lambda: app.engine is not None)
-    return app
 
 
 async def say(pilot: Pilot[None], text: str) -> None:

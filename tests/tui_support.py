@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from textual.pilot import Pilot
 
 from modes_tui.core.control import AUTO, OFF, ControlReading
 from modes_tui.core.conversation import Conversation, Message, ToolCall
@@ -36,6 +37,7 @@ from modes_tui.core.routing import ClassifierInfo, Decision, Route
 from modes_tui.core.wire import ModelRequest, ToolSpec
 from modes_tui.runtime import Runtime
 from modes_tui.store.settings import Settings
+from modes_tui.tui.app import ModesApp
 from modes_tui.tui.services import AppServices, Confirmer
 
 FIXED_AT = "2026-03-14T09:26:53.000+00:00"
@@ -357,3 +359,21 @@ DEMO_MESSAGES = [
     "why does my python parser loop forever? bug in src/parse.py",
     "probability of at least two sixes in five dice rolls",
 ]
+
+
+async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Let the app run until `check()` holds; fail with a clear message after `timeout` s."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        if loop.time() > deadline:
+            raise AssertionError("timed out waiting for the screen to change")
+        await pilot.pause(0.02)
+
+
+async def started(pilot: Pilot[None]) -> ModesApp:
+    """The app under the pilot, once its engine is built."""
+    app = pilot.app
+    assert isinstance(app, ModesApp)
+    await until(pilot, lambda: app.engine is not None)
+    return app

@@ -1,0 +1,24 @@
+"""Running `python -m modes_tui` as a user would: a subprocess with pipes and its own home."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run_cli(stdin: str, *args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    """`modes-tui ARGS` with `stdin` piped in and `home` as MODES_TUI_HOME; never hangs."""
+    env = {**os.environ, "MODES_TUI_HOME": str(home), "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "modes_tui", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
