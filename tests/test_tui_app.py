@@ -45,19 +45,10 @@ from tests.tui_support import (
     route,
     services,
     tool_call,
+    until,
 )
 
 SIZE = (120, 40)
-
-
-async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Wait (bounded) until `check()` holds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the screen to change")
-        await pilot.pause(0.02)
 
 
 async def send(pilot: Pilot[None], text: str) -> None:
