@@ -373,13 +373,15 @@ async def test_the_palette_forces_a_mode() -> None:
         await until(pilot, lambda: "forced shell" in header(app))
 
 
-def replayed(turns: int = 3) -> tuple[ReplayedSession, dict[int, Reroute]]:
+def replayed(
+    turns: int = 3, answer: str = "Answer **{n}** in {mode}."
+) -> tuple[ReplayedSession, dict[int, Reroute]]:
     items = []
     reroutes = {}
     for index in range(turns):
         mode = ("chat", "code", "shell")[index % 3]
         text = f"question {index + 1}"
-        events = answer_events(f"Answer **{index + 1}** in {mode}.", mode, text)
+        events = answer_events(answer.format(n=index + 1, mode=mode), mode, text)
         if index == 1:
             events.insert(1, ModeChanged("chat", "code"))
             events.insert(3, ReasoningDelta("thinking it over"))
@@ -456,6 +458,54 @@ async def test_a_long_session_draws_from_the_bottom_and_loads_as_you_scroll_up()
         log.scroll_home(animate=False)
         await until(pilot, lambda: bool(log.query("#turn-1")))
         assert not log.query(EarlierTurns)
+
+
+LONG_ANSWER = "Answer **{n}** in {mode}.\n\n" + "".join(
+    f"- step {step}: check the obvious cause first\n" for step in range(30)
+)
+
+
+@pytest.mark.parametrize(("answer", "full"), [("Answer **{n}** in {mode}.", 10), (LONG_ANSWER, 2)])
+async def test_a_long_session_opens_with_full_turns_on_screen_and_no_more(
+    answer: str, full: int
+) -> None:
+    """What the screen shows is drawn in full (never the plain stand-in); turns above it
+    stay cheap until scrolled to, so long answers leave fewer turns in full."""
+    sessions = FakeSessions(replayed(30, answer))
+    async with build_app(services(sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "/replay 20260314-092653-abcd")
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        log = app.screen.query_one("#replay-chat", ChatLog)
+        await until(pilot, lambda: log.earlier_count == 10)
+        await pilot.pause(0.3)
+        views = log.query_children(TurnView)
+        assert [v.record.number for v in views] == list(range(31 - full, 31))
+        seen = log.scroll_offset.y, log.scroll_offset.y + log.size.height
+        for lite in log.query_children(LiteTurn):
+            assert lite.virtual_region.bottom <= seen[0], f"turn {lite.record.number} on screen"
+
+
+async def test_a_long_live_chat_keeps_only_the_newest_turns_in_full() -> None:
+    """Turns far above the screen go plain as the conversation grows; scrolling up draws
+    them in full again, with the same answer."""
+    engine = ScriptEngine()
+    for n in range(1, 9):
+        engine.script(answer_events(LONG_ANSWER.format(n=n, mode="chat"), "chat", f"q{n}"))
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        for n in range(1, 9):
+            await send(pilot, f"q{n}")
+            await until(pilot, lambda n=n: len(app.records) == n and not app._turn_running)
+        await pilot.pause(0.2)
+        full = [v.record.number for v in app.chat.query_children(TurnView)]
+        plain_turns = [lite.record.number for lite in app.chat.query_children(LiteTurn)]
+        assert full == [4, 5, 6, 7, 8]  # the newest four finished ones, and the last
+        assert plain_turns == [1, 2, 3]
+        app.chat.scroll_home(animate=False)
+        await until(pilot, lambda: bool(app.chat.query("#turn-1")))
+        first = app.chat.query_one("#turn-1", TurnView)
+        assert "step 29: check the obvious cause first" in first.query_one(AnswerSegment).source
 
 
 async def test_the_panel_lists_a_page_of_decisions_and_more_on_demand() -> None:

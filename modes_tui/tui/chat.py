@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 FULL_TURNS = 20
 """How many of the newest turns are mounted when a conversation is drawn."""
 OPEN_IN_FULL = 4
-"""How many of those are drawn in full at once (the rest load as they scroll into view)."""
+"""At most how many of those are drawn in full at once: the newest ones that fill the
+screen (the rest load as they scroll into view)."""
 LOAD_BATCH = 20
 """How many older turns are mounted at a time as the user scrolls up."""
 LOAD_MARGIN = 10
@@ -172,6 +173,7 @@ class ChatLog(VerticalScroll):
         from modes_tui.tui.turn_view import TurnView
 
         await self._trim()
+        await self._unload_above()
         view = TurnView(record, live=True, tz=self._tz)
         await self.mount(view)
         self.anchor()
@@ -184,12 +186,28 @@ class ChatLog(VerticalScroll):
         records = list(records)
         recent = records[-FULL_TURNS:]
         self._earlier = records[: len(records) - len(recent)]
-        opened = recent[-OPEN_IN_FULL:]
+        opened = recent[-self._turns_to_fill(recent) :]
         widgets: list[Widget] = [LiteTurn(r) for r in recent[: len(recent) - len(opened)]]
         widgets += [TurnView(r, live=live, tz=self._tz) for r in opened]
         await self.mount_all(widgets)
         await self._show_marker()
         self.anchor()
+
+    def _turns_to_fill(self, records: list[TurnTranscript]) -> int:
+        """How many of the newest turns fill the screen, by their plain text's lines
+        (1 to OPEN_IN_FULL). Each full turn is dozens of widgets that every relayout
+        (a resize, the panel shown or hidden) arranges again, so only those seen are drawn
+        in full; the others load as they scroll into view."""
+        width = max(20, (self.size.width or self.app.size.width) - 6)
+        height = self.size.height or self.app.size.height
+        lines = 0
+        for count, record in enumerate(reversed(records[-OPEN_IN_FULL:]), start=1):
+            lines += sum(
+                1 + len(line) // width for line in turn_plain_text(record).plain.split("\n")
+            )
+            if lines >= height:
+                return count
+        return min(len(records), OPEN_IN_FULL) or 1
 
     async def _show_marker(self) -> None:
         if self._earlier:
@@ -232,6 +250,23 @@ class ChatLog(VerticalScroll):
         self._earlier.extend(t.record for t in gone)
         await self.remove_children(gone)
         await self._show_marker()
+
+    async def _unload_above(self) -> None:
+        """While the user follows the conversation at the bottom, finished turns far above
+        the screen go back to their plain stand-ins (they load in full again when scrolled
+        to), so a long live session relays out as fast as a fresh one. The newest
+        `OPEN_IN_FULL` stay in full whatever their size."""
+        from modes_tui.tui.turn_view import TurnView
+
+        if self.is_anchor_released:
+            return
+        top = self.scroll_y - LOAD_MARGIN
+        views = list(self.query_children(TurnView))[:-OPEN_IN_FULL]
+        gone = [view for view in views if view.virtual_region.bottom < top]
+        for view in gone:
+            await self.mount(LiteTurn(view.record), before=view)
+        if gone:
+            await self.remove_children(gone)
 
     @property
     def is_anchor_released(self) -> bool:
