@@ -3,7 +3,8 @@
 Each start is a fresh process in a pseudo-terminal (140x45), so interpreter start-up,
 imports and the first frame all count. The clock starts just before the process is
 spawned and stops when the app's first frame has been drawn (the first refresh after
-mount). The app then exits at once. Also reported: whether litellm, llama_cpp or torch
+mount; for modes-tui, before the work it starts after that frame, such as reading the
+pack and settings in a thread). The app then exits at once. Also reported: whether litellm, llama_cpp or torch
 were already imported at that moment (they must not be), and the CPU time the process had
 used by then: on a machine other work keeps busy, wall times swing with the load while
 CPU times barely move, so the CPU ratio tells whether a change helped.
@@ -62,8 +63,10 @@ else:
     original = tui_app.ModesApp.on_mount
 
     def on_mount(self):
-        original(self)
+        # Registered first, so it runs right after the first frame, before the work the
+        # app itself schedules for after its first frame (as the bare app has none).
         self.call_after_refresh(report, "modes-tui")
+        original(self)
 
     tui_app.ModesApp.on_mount = on_mount
     from modes_tui.cli import main

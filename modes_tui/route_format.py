@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from modes_tui.core.routing import Route
 from modes_tui.core.terminal_text import terminal_safe
 
 if TYPE_CHECKING:
     from rich.text import Text
+
+    from modes_tui.core.routing import Route
 
 BAR_WIDTH = 14
 """Cells of a probability bar."""

@@ -30,10 +30,10 @@ from modes_tui.core.events import (
     TurnFinished,
 )
 from modes_tui.core.routing import Route
+from modes_tui.core.safe_events import safe_event
 from modes_tui.core.terminal_text import (
     dumps_terminal_safe,
     json_terminal_safe,
-    safe_event,
     terminal_safe,
 )
 

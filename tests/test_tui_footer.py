@@ -76,3 +76,18 @@ async def test_the_footer_follows_keys_that_come_and_go_with_the_focus() -> None
         app.query_one("#two").focus()
         await settle(pilot)
         assert descriptions(app) == ["Routes", "Help"]
+
+
+async def test_announcements_queued_at_start_mount_the_keys_once() -> None:
+    """Several "bindings may have changed" announcements before the first recompose has
+    run (as at start) still mount the row of keys only once."""
+    async with FooterApp().run_test(size=(100, 10)) as pilot:
+        app = pilot.app
+        await settle(pilot)
+        footer = app.query_one(KeysFooter)
+        first = keys(app)
+        for _ in range(3):
+            footer.call_after_refresh(footer.recompose)  # what Textual's footer queues
+        await settle(pilot)
+        assert descriptions(app) == ["Routes", "Help"]
+        assert all(a is b for a, b in zip(keys(app), first, strict=True))

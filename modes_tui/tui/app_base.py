@@ -11,7 +11,7 @@ import asyncio
 import gc
 from collections.abc import Callable, Mapping, Sequence
 from datetime import tzinfo
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from textual.app import App
 from textual.binding import Binding, BindingsMap
@@ -20,7 +20,6 @@ from textual.widget import Widget
 from modes_tui.commands import mode_settings
 from modes_tui.core.control import AUTO, ControlReading
 from modes_tui.core.errors import ModesError
-from modes_tui.core.transcript import TurnTranscript
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.keys import MODE_BINDING_PREFIX, ModeKey, mode_keys
 from modes_tui.tui.panel import RoutePanel
@@ -29,6 +28,9 @@ from modes_tui.tui.prompt import PromptInput
 from modes_tui.tui.services import AppServices, TurnEngine
 from modes_tui.tui.startup import StartupProblem
 from modes_tui.tui.status import ModeHeader, StatusLine, setting_label
+
+if TYPE_CHECKING:
+    from modes_tui.core.transcript import TurnTranscript
 
 W = TypeVar("W", bound=Widget)
 

@@ -12,13 +12,7 @@ from typing import TYPE_CHECKING, assert_never
 from textual import on, work
 
 from modes_tui.core.errors import ModesError
-from modes_tui.core.events import (
-    TurnCorrected,
-    TurnEvent,
-    TurnFailed,
-)
-from modes_tui.core.terminal_text import safe_events, terminal_safe
-from modes_tui.core.transcript import TurnTranscript
+from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.app_base import AppBase
 from modes_tui.tui.render import tool_outcome
 from modes_tui.tui.services import TurnEngine
@@ -26,7 +20,12 @@ from modes_tui.tui.status import model_label
 from modes_tui.tui.turn_messages import RetryRequested
 
 if TYPE_CHECKING:
+    from modes_tui.core.events import TurnCorrected, TurnEvent, TurnFailed
+    from modes_tui.core.transcript import TurnTranscript
     from modes_tui.tui.turn_view import TurnView
+
+# The event and transcript types load with the first turn, not on the way to the first
+# frame (`modes_tui.core.events` alone is a dozen dataclasses).
 
 
 class TurnsApp(AppBase):
@@ -35,6 +34,8 @@ class TurnsApp(AppBase):
     @work(exclusive=True, exit_on_error=False, group="turn", name="turn")
     async def run_turn(self, text: str) -> None:
         """Route and answer one message, showing every event."""
+        from modes_tui.core.transcript import TurnTranscript
+
         self._turn_running = True
         number = (self.records[-1].number if self.records else 0) + 1
         record = TurnTranscript(number, terminal_safe(text))  # a paste may hold escapes
@@ -81,6 +82,8 @@ class TurnsApp(AppBase):
     async def _play(
         self, record: TurnTranscript, view: TurnView | None, events: AsyncIterator[TurnEvent]
     ) -> None:
+        from modes_tui.core.safe_events import safe_events
+
         async for event in safe_events(events):  # model text must not drive the terminal
             record.apply(event)
             if view is not None:
@@ -135,6 +138,8 @@ class TurnsApp(AppBase):
 
     def _startup_failure(self) -> TurnFailed:
         """Why a message cannot run: the setup or the model failed, with the fix."""
+        from modes_tui.core.events import TurnFailed
+
         problem = self._startup_problem
         if problem is not None:
             return TurnFailed(
@@ -151,6 +156,8 @@ class TurnsApp(AppBase):
         )
 
     def _turn_failed_unexpectedly(self, message: str) -> None:
+        from modes_tui.core.events import TurnFailed
+
         if not self.records:
             self.status.error(message)
             return
@@ -199,6 +206,8 @@ class TurnsApp(AppBase):
     @work(exclusive=True, exit_on_error=False, group="turn", name="resend")
     async def resend_turn(self, old: TurnTranscript, text: str) -> None:
         """Run an edited last message in place of its turn."""
+        from modes_tui.core.transcript import TurnTranscript
+
         engine = self.engine
         if engine is None:
             self.status.error("The model is not ready yet; your edit is in the prompt history.")

@@ -21,10 +21,10 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from modes_tui.core.transcript import TurnTranscript
 from modes_tui.tui.render import turn_plain_text
 
 if TYPE_CHECKING:
+    from modes_tui.core.transcript import TurnTranscript
     from modes_tui.tui.turn_view import SystemNote, TurnView
 
 FULL_TURNS = 20

@@ -66,6 +66,18 @@ class KeysFooter(Footer):
             return  # the same keys: nothing to mount again
         super().bindings_changed(screen)
 
+    async def recompose(self) -> None:
+        # Textual queues a recompose per announcement; at start three are queued before the
+        # first is done, so the check in `bindings_changed` alone lets them all through.
+        if (
+            self._composed is not None
+            and self.is_attached
+            and shown_keys(self.screen) == self._composed
+            and self._fitting(self.size.width) == self._shown
+        ):
+            return
+        await super().recompose()
+
     def compose(self) -> ComposeResult:
         if self._bindings_ready:
             self._composed = shown_keys(self.screen)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import tzinfo
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on
@@ -23,9 +24,11 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from modes_tui.core.routing import Route
-from modes_tui.core.transcript import TurnTranscript
 from modes_tui.tui.render import route_card
+
+if TYPE_CHECKING:
+    from modes_tui.core.routing import Route
+    from modes_tui.core.transcript import TurnTranscript
 
 PAGE = 200
 """Decisions listed at a time: a 1,000-turn session opens fast, older ones come on demand."""

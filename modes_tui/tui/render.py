@@ -9,15 +9,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from modes_tui.core.events import TurnCorrected
-from modes_tui.core.routing import Route
-from modes_tui.core.transcript import Reroute, ToolActivity, TurnTranscript
 from modes_tui.route_format import duration, error_lines, marks, panel_lines, strip_line
+
+if TYPE_CHECKING:
+    from modes_tui.core.events import TurnCorrected
+    from modes_tui.core.routing import Route
+    from modes_tui.core.transcript import Reroute, ToolActivity, TurnTranscript
 
 RESULT_PREVIEW_LIMIT = 400
 RESULT_PREVIEW_LINES = 4

@@ -12,16 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from modes_tui.core.control import ControlReading
-from modes_tui.core.conversation import Conversation, ToolCall
-from modes_tui.core.corrections import Correction
-from modes_tui.core.events import TurnEvent
 from modes_tui.core.ports import Restorable
-from modes_tui.core.transcript import Reroute
 from modes_tui.tui.startup import LoadProgress
 
 if TYPE_CHECKING:
+    from modes_tui.core.control import ControlReading
+    from modes_tui.core.conversation import Conversation, ToolCall
+    from modes_tui.core.corrections import Correction
+    from modes_tui.core.events import TurnEvent
     from modes_tui.core.profiles import Pack
+    from modes_tui.core.transcript import Reroute
     from modes_tui.store.replay import ReplayedTurn
     from modes_tui.store.resume import CurrentSession, Resumption
 
