@@ -288,6 +288,18 @@ def test_the_default_pack_routes_our_eval_file_at_085_or_better(
     assert report["accuracy"] >= 0.85, report["confusion"]
 
 
+@pytest.mark.local
+def test_the_support_pack_routes_its_eval_file_and_falls_back_off_topic(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    eval_file = Path(__file__).resolve().parent.parent / "bench" / "evals" / "support.jsonl"
+    assert main(["eval", str(eval_file), "--pack", "support", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["cases"] == 56 and report["classifier_errors"] == 0
+    assert report["accuracy"] >= 0.85, report["confusion"]
+    assert report["fallback"]["recall"] >= 0.75, report["confusion"]
+
+
 # --------------------------------------------------------------------------- calibration
 
 
