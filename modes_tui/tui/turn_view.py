@@ -24,6 +24,7 @@ from textual.widgets._markdown import MarkdownStream
 from modes_tui.core.events import TurnEvent
 from modes_tui.core.transcript import Superseded, TurnTranscript
 from modes_tui.route_format import duration, strip_line
+from modes_tui.tui.markdown_lists import BLOCKS as LIST_BLOCKS
 from modes_tui.tui.render import correction_line, reroute_line, tool_summary
 from modes_tui.tui.turn_messages import RetryRequested
 
@@ -54,7 +55,9 @@ class ToolCallView(Static):
 
 
 class AnswerSegment(Markdown):
-    """Answer text of one model round."""
+    """Answer text of one model round (lists drawn one widget per item: `markdown_lists`)."""
+
+    BLOCKS = LIST_BLOCKS
 
     DEFAULT_CSS = """
     AnswerSegment {
