@@ -486,6 +486,56 @@ async def test_a_long_session_opens_with_full_turns_on_screen_and_no_more(
             assert lite.virtual_region.bottom <= seen[0], f"turn {lite.record.number} on screen"
 
 
+LINKS_ANSWER = "Answer {n} in {mode}: " + " ".join(
+    f"[doc{i}](https://example.com/{'x' * 150}/{i})" for i in range(30)
+)
+"""Short on screen, long as plain text (the addresses): the plain stand-ins overestimate."""
+
+
+def plain_on_screen(log: ChatLog) -> list[int]:
+    top, bottom = log.scroll_y, log.scroll_y + log.size.height
+    return [
+        lite.record.number
+        for lite in log.query_children(LiteTurn)
+        if lite.virtual_region.bottom > top and lite.virtual_region.y < bottom
+    ]
+
+
+async def test_turns_that_come_into_view_as_others_load_are_drawn_in_full_too() -> None:
+    sessions = FakeSessions(replayed(3, LINKS_ANSWER))
+    async with build_app(services(sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "/replay 20260314-092653-abcd")
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        log = app.screen.query_one("#replay-chat", ChatLog)
+        await until(pilot, lambda: bool(log.query("#turn-3")))
+        await until(pilot, lambda: not plain_on_screen(log))
+        await pilot.pause(0.3)
+        assert not plain_on_screen(log)
+
+
+async def test_scrolling_up_a_live_chat_keeps_the_text_on_screen_still_as_turns_load() -> None:
+    engine = ScriptEngine()
+    answer = LINKS_ANSWER + "".join(f"\n\nparagraph {j}" for j in range(20))
+    for n in range(1, 7):
+        engine.script(answer_events(answer.format(n=n, mode="chat"), "chat", f"q{n}"))
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        for n in range(1, 7):
+            await send(pilot, f"q{n}")
+            await until(pilot, lambda n=n: len(app.records) == n and not app._turn_running)
+        log = app.chat
+        lite = log.query_children(LiteTurn).last()  # far above: plain again
+        after = log.query_one(f"#turn-{lite.record.number + 1}", TurnView)
+        # Scroll up until the plain turn's last lines are at the top of the screen.
+        log.scroll_to(y=lite.virtual_region.bottom - 3, animate=False, immediate=True)
+        reading = after.virtual_region.y - log.scroll_y  # where the next turn starts on screen
+        await until(pilot, lambda: not plain_on_screen(log))
+        await pilot.pause(0.3)
+        assert log.query_one(f"#turn-{lite.record.number}", TurnView)  # drawn in full now
+        assert after.virtual_region.y - log.scroll_y == reading  # and nothing moved
+
+
 async def test_a_long_live_chat_keeps_only_the_newest_turns_in_full() -> None:
     """Turns far above the screen go plain as the conversation grows; scrolling up draws
     them in full again, with the same answer."""

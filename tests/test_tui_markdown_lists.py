@@ -68,6 +68,31 @@ async def test_lists_draw_the_same_cells_as_textuals(size: tuple[int, int], them
     assert await screenshot(OneWidgetItems, size, theme) == await screenshot(Markdown, size, theme)
 
 
+async def test_without_color_the_bullets_lose_theirs_as_textuals_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    ours = await screenshot(OneWidgetItems, (60, 40), "textual-dark")
+    assert ours == await screenshot(Markdown, (60, 40), "textual-dark")
+
+
+async def test_copying_a_list_keeps_its_bullets_and_numbers() -> None:
+    texts = []
+    for markdown in (OneWidgetItems, Markdown):
+        app = Page(markdown, "textual-dark")
+        async with app.run_test(size=(90, 40)) as pilot:
+            await pilot.pause(0.1)
+            app.query_one(markdown).text_select_all()
+            await pilot.pause()
+            texts.append(app.screen.get_selected_text() or "")
+    ours, textuals = texts
+    assert "• check the obvious cause" in ours.replace("  ", " ")
+    assert "9. nine" in ours
+    assert [line.split() for line in ours.splitlines() if line.strip()] == [
+        line.split() for line in textuals.splitlines() if line.strip()
+    ]
+
+
 async def test_single_paragraph_items_are_one_widget_and_others_keep_textuals_layout() -> None:
     app = Page(OneWidgetItems, "textual-dark")
     async with app.run_test(size=(60, 40)) as pilot:

@@ -313,16 +313,38 @@ class ChatLog(VerticalScroll):
         self._load_timer = self.set_timer(0.05, self._load_visible)
 
     async def _load_visible(self) -> None:
-        """Near the top, mount older turns; cheap turns in (or near) view load in full."""
+        """Near the top, mount older turns; cheap turns in (or near) view load in full.
+
+        A turn drawn in full is taller or shorter than its plain stand-in, so after a load
+        the screen is checked again once laid out (what moved into view loads too), and when
+        a turn that starts above the top line loads, the view moves by what it grew, so
+        what the user is reading stays where it is.
+        """
         self._load_timer = None
         if self._earlier and self.scroll_y <= LOAD_MARGIN:
             await self.load_earlier()
-        top = self.scroll_y - LOAD_MARGIN
-        bottom = self.scroll_y + self.size.height + LOAD_MARGIN
+        seen = self.scroll_y
+        following = not self.is_anchor_released
+        top = seen - LOAD_MARGIN
+        bottom = seen + self.size.height + LOAD_MARGIN
+        loaded = False
+        above: list[tuple[TurnView, int]] = []
         for lite in list(self.query_children(LiteTurn)):
-            region = lite.virtual_region
+            region = lite.virtual_region_with_margin
             if region.bottom >= top and region.y <= bottom:
-                await self.load(lite)
+                view = await self.load(lite)
+                loaded = True
+                if region.y < seen and not following:
+                    above.append((view, region.height))
+        if above:
+
+            def keep_place() -> None:
+                grown = sum(v.virtual_region_with_margin.height - h for v, h in above)
+                self.scroll_to(y=seen + grown, animate=False, immediate=True)
+
+            self.call_after_refresh(keep_place)
+        if loaded:
+            self._scrolled()
 
     async def load(self, lite: LiteTurn) -> TurnView:
         """Draw one cheap turn in full, in place."""

@@ -15,9 +15,11 @@ from collections.abc import Iterator
 from contextlib import suppress
 
 from rich.segment import Segment
+from rich.style import Style
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.geometry import Region
+from textual.geometry import Offset, Region
+from textual.selection import Selection
 from textual.strip import Strip
 from textual.widgets._markdown import (
     Markdown,
@@ -56,16 +58,26 @@ class ListItemParagraph(MarkdownParagraph):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         strips = super().render_lines(crop)
-        if crop.y == 0 and strips and crop.x < len(self.symbol):
-            first = strips[0]
-            segments = list(first)
-            base = segments[0].style if segments else None
-            style = self.get_component_rich_style("list-item--bullet", partial=True)
-            bullet = Strip([Segment(self.symbol, (base + style) if base else style)])
-            # The region's x is where the crop starts; the bullet sits in its first cells.
-            cells = len(self.symbol) - crop.x
-            strips[0] = Strip.join([bullet.crop(crop.x), first.crop(cells)])
+        width = len(self.symbol)
+        if crop.y == 0 and strips and crop.x < width:
+            _, background = self.background_colors
+            style = Style(bgcolor=background.rich_color) + self.get_component_rich_style(
+                "list-item--bullet", partial=True
+            )
+            bullet = Strip([Segment(self.symbol, style)]).crop(crop.x, min(crop.right, width))
+            # The rest of the line has been through the app's line filters (no color, dim
+            # when the app is in the background); the bullet goes through them too.
+            for line_filter in self.get_line_filters():
+                bullet = bullet.apply_filter(line_filter, background)
+            strips[0] = Strip.join([bullet, strips[0].crop(width - crop.x)])
         return strips
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        found = super().get_selection(selection)
+        if found is None or selection.start not in (None, Offset(0, 0)):
+            return found
+        text, ending = found
+        return f"{self.symbol}{text}", ending
 
 
 def _items(blocks: list[MarkdownBlock], symbols: Iterator[str]) -> ComposeResult:
