@@ -514,16 +514,27 @@ async def test_turns_that_come_into_view_as_others_load_are_drawn_in_full_too() 
         assert not plain_on_screen(log)
 
 
-async def test_scrolling_up_a_live_chat_keeps_the_text_on_screen_still_as_turns_load() -> None:
+def answering(answer: str, turns: int) -> ScriptEngine:
+    """An engine answering `turns` messages q1, q2, ... with `answer` (formatted per turn)."""
     engine = ScriptEngine()
-    answer = LINKS_ANSWER + "".join(f"\n\nparagraph {j}" for j in range(20))
-    for n in range(1, 7):
+    for n in range(1, turns + 1):
         engine.script(answer_events(answer.format(n=n, mode="chat"), "chat", f"q{n}"))
+    return engine
+
+
+async def chat_through(pilot: Pilot[None], turns: int) -> ModesApp:
+    """Send q1 .. q`turns`, each after the previous answer has ended."""
+    app = await ready(pilot)
+    for n in range(1, turns + 1):
+        await send(pilot, f"q{n}")
+        await until(pilot, lambda n=n: len(app.records) == n and not app._turn_running)
+    return app
+
+
+async def test_scrolling_up_a_live_chat_keeps_the_text_on_screen_still_as_turns_load() -> None:
+    engine = answering(LINKS_ANSWER + "".join(f"\n\nparagraph {j}" for j in range(20)), 6)
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
-        app = await ready(pilot)
-        for n in range(1, 7):
-            await send(pilot, f"q{n}")
-            await until(pilot, lambda n=n: len(app.records) == n and not app._turn_running)
+        app = await chat_through(pilot, 6)
         log = app.chat
         lite = log.query_children(LiteTurn).last()  # far above: plain again
         after = log.query_one(f"#turn-{lite.record.number + 1}", TurnView)
@@ -539,14 +550,9 @@ async def test_scrolling_up_a_live_chat_keeps_the_text_on_screen_still_as_turns_
 async def test_a_long_live_chat_keeps_only_the_newest_turns_in_full() -> None:
     """Turns far above the screen go plain as the conversation grows; scrolling up draws
     them in full again, with the same answer."""
-    engine = ScriptEngine()
-    for n in range(1, 9):
-        engine.script(answer_events(LONG_ANSWER.format(n=n, mode="chat"), "chat", f"q{n}"))
+    engine = answering(LONG_ANSWER, 8)
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
-        app = await ready(pilot)
-        for n in range(1, 9):
-            await send(pilot, f"q{n}")
-            await until(pilot, lambda n=n: len(app.records) == n and not app._turn_running)
+        app = await chat_through(pilot, 8)
         await pilot.pause(0.2)
         full = [v.record.number for v in app.chat.query_children(TurnView)]
         plain_turns = [lite.record.number for lite in app.chat.query_children(LiteTurn)]
