@@ -179,7 +179,7 @@ def test_every_former_spelling_of_the_embedded_model_is_the_resolvers() -> None:
 
     assert parts.EMBEDDED_MODEL is EMBEDDED_MODEL  # what the engine defaults to
     assert router_backends.EMBEDDED_MODEL is EMBEDDED_MODEL
-    assert status.DEMO_MODEL is EMBEDDED_MODEL
+    assert status.is_demo_model(EMBEDDED_MODEL)  # the header calls it the demo model
     assert Settings().default_model is EMBEDDED_MODEL
     assert router_backends.resolve_model is resolve_model
 

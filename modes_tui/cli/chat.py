@@ -94,11 +94,13 @@ def cmd_tui(args: argparse.Namespace) -> int:
     """The Textual app. Only textual loads before the first frame: the settings, the pack
     and the stores are prepared in a worker right after it, and the engine (with litellm
     and the model) in another one after that."""
+    from modes_tui.tui.gc_tuning import freeze_what_is_loaded, hold_collections
+
+    hold_collections()  # before Textual and our widgets are imported
     from modes_tui.tui.app import build_app
-    from modes_tui.tui.startup import keep_imports_out_of_gc
 
     check_resume(args)  # a wrong id fails here, at the terminal, not inside the app
-    keep_imports_out_of_gc()
+    freeze_what_is_loaded()
     sessions: list[CurrentSession] = []
     servers: list[McpServers] = []
     app = build_app(prepare=lambda: tui_services(args, sessions, servers))

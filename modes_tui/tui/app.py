@@ -22,20 +22,20 @@ from textual.worker import Worker, WorkerState
 
 from modes_tui.core.control import OFF
 from modes_tui.core.errors import ModesError
-from modes_tui.tui.app_base import tune_gc
 from modes_tui.tui.app_input import InputApp
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.footer import KeysFooter
+from modes_tui.tui.gc_tuning import freeze_what_is_loaded
 from modes_tui.tui.keys import next_setting
 from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.pending import PendingMessages
 from modes_tui.tui.prompt import CommandSuggester, PromptInput
-from modes_tui.tui.services import AppServices, ReplayedSession, TurnEngine
-from modes_tui.tui.startup import StartupProblem
-from modes_tui.tui.status import ModeHeader, StatusLine, model_label
+from modes_tui.tui.status import NOT_KNOWN, ModeHeader, StatusLine, model_label
 
 if TYPE_CHECKING:
     from textual.command import Provider
+
+    from modes_tui.tui.services import AppServices, TurnEngine
 
 
 def mode_commands() -> type[Provider]:
@@ -80,8 +80,8 @@ class ModesApp(InputApp):
     def compose(self) -> ComposeResult:
         services = self._services
         yield ModeHeader(
-            model=services.model if services else "…",
-            pack=services.pack.name if services else "…",
+            model=services.model if services else NOT_KNOWN,
+            pack=services.pack.name if services else NOT_KNOWN,
             id="header",
         )
         with Horizontal(id="main"):
@@ -162,6 +162,11 @@ class ModesApp(InputApp):
         worker = event.worker
         if not self.is_running:
             return  # shutting down: workers end because the screens are going away
+        # The services and the start-up problem load with the first worker, after the
+        # first frame; nothing before it needs them.
+        from modes_tui.tui.services import AppServices, ReplayedSession
+        from modes_tui.tui.startup import StartupProblem
+
         if event.state == WorkerState.SUCCESS and worker.group == "prepare":
             if isinstance(worker.result, AppServices):
                 self._configure(worker.result)
@@ -171,7 +176,7 @@ class ModesApp(InputApp):
             self.status.progress = None
             self._settle_engine()
             if self.services.tune_gc:
-                tune_gc()
+                freeze_what_is_loaded()
             if not self._turn_running:
                 self.status.idle()
         elif worker.group == "turn" and event.state in (

@@ -2,13 +2,12 @@
 
 `ModesApp` is assembled from layers, each a small module (base → turns → commands →
 input → app); this one holds the services, the turn records, the control setting and the
-widget lookups, plus the keymap and garbage-collector helpers the app uses at start.
+widget lookups, plus the keymap helpers the app uses at start.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
 from collections.abc import Callable, Mapping, Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING, TypeVar
@@ -25,12 +24,12 @@ from modes_tui.tui.keys import MODE_BINDING_PREFIX, ModeKey, mode_keys
 from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.pending import PendingMessages
 from modes_tui.tui.prompt import PromptInput
-from modes_tui.tui.services import AppServices, TurnEngine
-from modes_tui.tui.startup import StartupProblem
 from modes_tui.tui.status import ModeHeader, StatusLine, setting_label
 
 if TYPE_CHECKING:
     from modes_tui.core.transcript import TurnTranscript
+    from modes_tui.tui.services import AppServices, TurnEngine
+    from modes_tui.tui.startup import StartupProblem
 
 W = TypeVar("W", bound=Widget)
 
@@ -218,15 +217,3 @@ def normal_keymap(keymap: Mapping[str, str], modes: Sequence[str]) -> dict[str, 
         (f"{MODE_BINDING_PREFIX}{name}" if name in short else name): keys
         for name, keys in keymap.items()
     }
-
-
-def tune_gc() -> None:
-    """Keep the garbage collector from stalling the screen while answers stream.
-
-    Everything loaded so far (textual, litellm, the model, the pack) lives as long as the
-    app, so it is frozen out of full collections; young collections run less often, since
-    streaming makes many short-lived objects and each full pass over a large heap stalls
-    the event loop for 50-150 ms.
-    """
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 100)

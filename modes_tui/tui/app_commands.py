@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 
@@ -14,8 +15,10 @@ from modes_tui.core.errors import ModesError
 from modes_tui.tui.app_turns import TurnsApp
 from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.render import plural
-from modes_tui.tui.services import ReplayedSession
 from modes_tui.tui.status import setting_label
+
+if TYPE_CHECKING:
+    from modes_tui.tui.services import ReplayedSession
 
 
 class CommandsApp(TurnsApp):

@@ -15,13 +15,13 @@ from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.app_base import AppBase
 from modes_tui.tui.render import tool_outcome
-from modes_tui.tui.services import TurnEngine
 from modes_tui.tui.status import model_label
 from modes_tui.tui.turn_messages import RetryRequested
 
 if TYPE_CHECKING:
     from modes_tui.core.events import TurnCorrected, TurnEvent, TurnFailed
     from modes_tui.core.transcript import TurnTranscript
+    from modes_tui.tui.services import TurnEngine
     from modes_tui.tui.turn_view import TurnView
 
 # The event and transcript types load with the first turn, not on the way to the first

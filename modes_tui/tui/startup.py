@@ -1,8 +1,6 @@
 """Starting up: how far the slow work is (`LoadProgress`, for the status line's bar), and
 why modes-tui could not start, said whole and with the file to fix (`StartupProblem`).
 
-It also keeps the garbage collector off the first frame (`keep_imports_out_of_gc`).
-
 A broken pack or a bad setting stops the app before any model is involved, so the note in
 the chat and every message sent afterwards name the pack file or the setting, never "the
 model settings".
@@ -10,7 +8,6 @@ model settings".
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -99,21 +96,3 @@ class LoadProgress:
         """The latest phase, or None before any."""
         with self._lock:
             return self._phase
-
-
-GC_THRESHOLDS = (50_000, 20, 100)
-"""Collect the young generation every 50,000 allocations instead of 700: starting up and
-streaming make many short-lived objects, and each pass stalls the event loop."""
-
-
-def keep_imports_out_of_gc() -> None:
-    """Take everything imported so far out of garbage collection, before the first frame.
-
-    Textual and our widgets live as long as the app, yet with the default thresholds a full
-    collection over them runs while the first frame is laid out (40-130 ms measured on a
-    busy 2-core machine; a bare Textual app imports less and escapes it). Frozen, they are
-    never scanned again; the engine freezes what it loads later (litellm, the model) the
-    same way.
-    """
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)

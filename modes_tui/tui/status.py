@@ -3,25 +3,39 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.timer import Timer
 from textual.widgets import Static
 
 from modes_tui.core.control import AUTO, OFF, ControlReading
-from modes_tui.core.models import EMBEDDED_MODEL
-from modes_tui.tui.startup import LoadProgress
+
+if TYPE_CHECKING:
+    from modes_tui.tui.startup import LoadProgress
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PROGRESS_CELLS = 12
 """Width of the start-up progress bar."""
-DEMO_MODEL = EMBEDDED_MODEL
 DEMO_LABEL = "offline demo model"
+NOT_KNOWN = "…"
+"""What the header shows for the model and the pack until the settings are read."""
+
+
+def is_demo_model(model: str) -> bool:
+    """Whether `model` is the embedded offline model."""
+    # Imported here: the model catalog is not needed before the settings are read, and
+    # the first frame shows `NOT_KNOWN` for the model.
+    from modes_tui.core.models import EMBEDDED_MODEL
+
+    return model == EMBEDDED_MODEL
 
 
 def model_label(model: str) -> str:
     """The model's name, with the embedded default called what it is."""
-    return f"{model} ({DEMO_LABEL})" if model == DEMO_MODEL else model
+    if model == NOT_KNOWN:
+        return model
+    return f"{model} ({DEMO_LABEL})" if is_demo_model(model) else model
 
 
 def setting_label(setting: str) -> str:
@@ -114,7 +128,7 @@ class ModeHeader(Static):
             text.append(" modes-tui ", style="bold reverse")
             text.append(" │ ", style="dim")
         model = model_label(self.model)
-        if short and self.model == DEMO_MODEL:
+        if short and self.model != NOT_KNOWN and is_demo_model(self.model):
             model = f"{self.model} (demo)"
         style = "bold magenta" if setting not in (AUTO, OFF) else "bold"
         parts = [
