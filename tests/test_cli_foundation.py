@@ -159,3 +159,36 @@ def test_route_follows_the_settings_pack_and_classifier(
     assert out["mode_name"] == "returns" and out["classifier"]["with"] == "keyword"
     assert main(["profiles"]) == 0
     assert capsys.readouterr().out.startswith("pack support")
+
+
+def test_the_app_alone_parses_as_the_whole_command_line_does() -> None:
+    """`modes-tui` with no arguments skips building the verbs' parsers; the options it
+    hands the app are the ones the full parser gives."""
+    from modes_tui.cli.parser import build_parser
+
+    whole = vars(build_parser().parse_args([]))
+    alone = vars(build_parser(with_verbs=False).parse_args([]))
+    assert alone == whole
+    assert "handler" not in alone  # so `main` opens the terminal UI
+
+
+def test_a_verb_loads_its_own_module_and_no_other(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from modes_tui.cli import main; main(['mode', '--json']); "
+        "print(sorted(m for m in sys.modules if m.startswith('modes_tui.cli.')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    loaded = out.stdout.strip().splitlines()[-1]
+    assert "modes_tui.cli.mode" in loaded
+    for other in ("eval", "replay", "sessions", "corrections", "models", "tools", "export"):
+        assert f"modes_tui.cli.{other}'" not in loaded

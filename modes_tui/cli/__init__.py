@@ -27,7 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from modes_tui.cli.chat import cmd_tui
     from modes_tui.cli.parser import build_parser
 
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(with_verbs=bool(argv))  # `modes-tui` alone: the app, no verb
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:

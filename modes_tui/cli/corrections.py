@@ -23,8 +23,6 @@ if TYPE_CHECKING:  # the CLI builds its parser on every start: the store loads o
     from modes_tui.core.corrections import Correction
     from modes_tui.store.corrections import CorrectionStore
 
-ACTIONS = ("list", "remove", "clear", "export")
-
 
 def cmd_corrections(args: argparse.Namespace) -> int:
     """The corrections of a pack (the settings' one, or --pack): list, remove ID, clear, export."""
@@ -33,29 +31,6 @@ def cmd_corrections(args: argparse.Namespace) -> int:
 
     pack = settings_for(args).pack
     return run(args, CorrectionStore.for_pack(app_dirs().data, pack), pack)
-
-
-def add_parser(verbs: Any) -> argparse.ArgumentParser:
-    """Register the verb on the CLI's sub-parsers."""
-    parser: argparse.ArgumentParser = verbs.add_parser(
-        "corrections",
-        help="list, remove, clear or export the corrections the router learns from",
-        description="The corrections of a pack: turns you told the router belonged elsewhere "
-        "(ctrl+e, /wrong, or forcing a mode and sending the same text again).",
-    )
-    parser.add_argument(
-        "action",
-        nargs="?",
-        default="list",
-        choices=ACTIONS,
-        help="list (default), remove ID, clear, or export as YAML examples per mode",
-    )
-    parser.add_argument("id", nargs="?", metavar="ID", help="with remove: the correction's id")
-    parser.add_argument(
-        "--pack", metavar="NAME", default=argparse.SUPPRESS, help="the pack (default: settings)"
-    )
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    return parser
 
 
 def run(args: argparse.Namespace, store: CorrectionStore, pack: str) -> int:

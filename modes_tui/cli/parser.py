@@ -1,27 +1,40 @@
-"""The command line's parser: every verb and option, each verb handled by its own module."""
+"""The command line's parser: every verb and option, each verb handled by its own module.
+
+A verb's module is imported only when that verb runs, and `modes-tui` alone (the terminal
+UI) parses with the top-level options only: neither the verbs' modules nor their parsers
+are built on the way to the app's first frame.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+from typing import Any
 
 from modes_tui import __version__
-from modes_tui.cli.chat import cmd_chat
-from modes_tui.cli.corrections import add_parser as add_corrections
-from modes_tui.cli.corrections import cmd_corrections
-from modes_tui.cli.eval import cmd_eval
-from modes_tui.cli.export import cmd_export
-from modes_tui.cli.mode import cmd_mode
-from modes_tui.cli.models import cmd_models
-from modes_tui.cli.profiles import cmd_profiles
-from modes_tui.cli.replay import cmd_replay
-from modes_tui.cli.route import cmd_route
-from modes_tui.cli.sessions import add_resume_option, add_session_verbs, cmd_sessions
-from modes_tui.cli.tools import cmd_tools
 from modes_tui.core.paths import HOME_ENV
 
+CORRECTIONS_ACTIONS = ("list", "remove", "clear", "export")
 
-def build_parser() -> argparse.ArgumentParser:
-    """Every verb and option."""
+
+class Handler:
+    """A verb's handler, `modes_tui.cli.<module>.<function>`, imported when called."""
+
+    def __init__(self, module: str, function: str) -> None:
+        self.module = f"modes_tui.cli.{module}"
+        self.function = function
+
+    def __call__(self, args: argparse.Namespace) -> int:
+        run = getattr(importlib.import_module(self.module), self.function)
+        return int(run(args))
+
+    def __repr__(self) -> str:
+        return f"{self.module}.{self.function}"
+
+
+def build_parser(*, with_verbs: bool = True) -> argparse.ArgumentParser:
+    """Every option, and every verb unless `with_verbs` is False (for `modes-tui` alone:
+    the same top-level options and defaults, without building the verbs' parsers)."""
     parser = argparse.ArgumentParser(
         prog="modes-tui",
         description="A terminal chat assistant that routes every turn to a mode.",
@@ -40,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
         "scripted/echo answers offline without a model",
     )
     add_resume_option(parser)
+    if not with_verbs:
+        parser.set_defaults(verb=None)  # what the verbs' sub-parsers leave when none is given
+        return parser
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
 
     def pack_options(sub: argparse.ArgumentParser) -> None:
@@ -54,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help="validate; exit 1 and list every problem"
     )
     profiles.add_argument("--json", action="store_true", help="print the pack as JSON")
-    profiles.set_defaults(handler=cmd_profiles)
+    profiles.set_defaults(handler=Handler("profiles", "cmd_profiles"))
 
     tools = verbs.add_parser(
         "tools", help="list the tools each mode gets (built-in, pack:<pack> or mcp:<server>)"
@@ -62,14 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
     pack_options(tools)
     tools.add_argument("--mode", metavar="NAME", help="only this mode")
     tools.add_argument("--json", action="store_true", help="print the listing as JSON")
-    tools.set_defaults(handler=cmd_tools)
+    tools.set_defaults(handler=Handler("tools", "cmd_tools"))
 
     route = verbs.add_parser("route", help="show which mode would take a message (no answer)")
     route.add_argument("text", nargs="+", help="the message; - reads it from stdin")
     pack_options(route)
     route.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
     route.add_argument("--json", action="store_true", help="print Route.to_dict() as JSON")
-    route.set_defaults(handler=cmd_route)
+    route.set_defaults(handler=Handler("route", "cmd_route"))
 
     evaluate = verbs.add_parser(
         "eval", help="route an eval file (JSONL) and report accuracy, per-mode scores, latency"
@@ -94,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--block", type=int, default=25, metavar="N", help="lines per row of the learning curve"
     )
-    evaluate.set_defaults(handler=cmd_eval)
+    evaluate.set_defaults(handler=Handler("eval", "cmd_eval"))
 
     mode = verbs.add_parser(
         "mode", help="show the mode setting and routing rule, or set it: NAME, auto or off"
@@ -104,9 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pack_options(mode)
     mode.add_argument("--json", action="store_true", help="print the setting as JSON")
-    mode.set_defaults(handler=cmd_mode)
+    mode.set_defaults(handler=Handler("mode", "cmd_mode"))
 
-    add_corrections(verbs).set_defaults(handler=cmd_corrections)
+    add_corrections(verbs).set_defaults(handler=Handler("corrections", "cmd_corrections"))
 
     sessions = verbs.add_parser(
         "sessions", help="list, search, rename or delete recorded sessions (newest first)"
@@ -118,13 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="what each session cost and saved against always using the priciest mode's model",
     )
     add_session_verbs(sessions)
-    sessions.set_defaults(handler=cmd_sessions)
+    sessions.set_defaults(handler=Handler("sessions", "cmd_sessions"))
 
     models = verbs.add_parser(
         "models", help="list configured model aliases: litellm id, capabilities, price"
     )
     models.add_argument("--json", action="store_true", help="print the list as JSON")
-    models.set_defaults(handler=cmd_models)
+    models.set_defaults(handler=Handler("models", "cmd_models"))
 
     session_id = "a session id, a unique id prefix, latest, or a path to a .jsonl file"
     export = verbs.add_parser("export", help="write a session as Markdown or JSON")
@@ -133,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--format", choices=("markdown", "json"), default="markdown", help="default: markdown"
     )
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
-    export.set_defaults(handler=cmd_export)
+    export.set_defaults(handler=Handler("export", "cmd_export"))
 
     replay = verbs.add_parser(
         "replay", help="show a recorded session; --reroute compares today's router with it"
@@ -145,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     pack_options(replay)
     replay.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
     replay.add_argument("--json", action="store_true", help="print events or the report as JSON")
-    replay.set_defaults(handler=cmd_replay)
+    replay.set_defaults(handler=Handler("replay", "cmd_replay"))
 
     chat = verbs.add_parser("chat", help="chat: the terminal UI, or --plain for a simple REPL")
     chat.add_argument(
@@ -162,5 +178,61 @@ def build_parser() -> argparse.ArgumentParser:
         "--model", metavar="ID", default=argparse.SUPPRESS, help="override every mode's model"
     )
     add_resume_option(chat, default=argparse.SUPPRESS)
-    chat.set_defaults(handler=cmd_chat)
+    chat.set_defaults(handler=Handler("chat", "cmd_chat"))
+    return parser
+
+
+def add_resume_option(parser: argparse.ArgumentParser, *, default: Any = None) -> None:
+    """`--resume [ID|latest]`: carry on a saved session (no ID: the latest)."""
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="latest",
+        default=default,
+        metavar="ID",
+        help="continue a saved session: its id, a unique prefix, or latest (the default)",
+    )
+
+
+def add_session_verbs(sessions: argparse.ArgumentParser) -> None:
+    """`sessions rename ID TITLE`, `sessions rm ID [--yes]`, `sessions --search TEXT`."""
+    sessions.add_argument(
+        "--search",
+        metavar="TEXT",
+        help="find sessions by the words as typed and by meaning (the router's encoder)",
+    )
+    sessions.add_argument(
+        "--text-only",
+        action="store_true",
+        help="with --search: match the words as typed only (no encoder is loaded)",
+    )
+    actions = sessions.add_subparsers(dest="action", metavar="ACTION")
+    rename = actions.add_parser("rename", help="give a session a title")
+    rename.add_argument("id", metavar="ID", help="a session id, a unique prefix, or latest")
+    rename.add_argument("title", nargs="+", metavar="TITLE", help="the new title")
+    remove = actions.add_parser("rm", help="delete a session (asks first on a terminal)")
+    remove.add_argument("id", metavar="ID", help="a session id, a unique prefix, or latest")
+    remove.add_argument("-y", "--yes", action="store_true", help="delete without asking")
+
+
+def add_corrections(verbs: Any) -> argparse.ArgumentParser:
+    """`corrections [list|remove ID|clear|export] [--pack NAME] [--json]`."""
+    parser: argparse.ArgumentParser = verbs.add_parser(
+        "corrections",
+        help="list, remove, clear or export the corrections the router learns from",
+        description="The corrections of a pack: turns you told the router belonged elsewhere "
+        "(ctrl+e, /wrong, or forcing a mode and sending the same text again).",
+    )
+    parser.add_argument(
+        "action",
+        nargs="?",
+        default="list",
+        choices=CORRECTIONS_ACTIONS,
+        help="list (default), remove ID, clear, or export as YAML examples per mode",
+    )
+    parser.add_argument("id", nargs="?", metavar="ID", help="with remove: the correction's id")
+    parser.add_argument(
+        "--pack", metavar="NAME", default=argparse.SUPPRESS, help="the pack (default: settings)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser

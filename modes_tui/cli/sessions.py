@@ -19,39 +19,6 @@ ENCODING_NOTICE = 50
 """Say so on stderr when a search has to encode at least this many new messages."""
 
 
-def add_session_verbs(sessions: argparse.ArgumentParser) -> None:
-    """`sessions rename ID TITLE`, `sessions rm ID [--yes]`, `sessions --search TEXT`."""
-    sessions.add_argument(
-        "--search",
-        metavar="TEXT",
-        help="find sessions by the words as typed and by meaning (the router's encoder)",
-    )
-    sessions.add_argument(
-        "--text-only",
-        action="store_true",
-        help="with --search: match the words as typed only (no encoder is loaded)",
-    )
-    actions = sessions.add_subparsers(dest="action", metavar="ACTION")
-    rename = actions.add_parser("rename", help="give a session a title")
-    rename.add_argument("id", metavar="ID", help="a session id, a unique prefix, or latest")
-    rename.add_argument("title", nargs="+", metavar="TITLE", help="the new title")
-    remove = actions.add_parser("rm", help="delete a session (asks first on a terminal)")
-    remove.add_argument("id", metavar="ID", help="a session id, a unique prefix, or latest")
-    remove.add_argument("-y", "--yes", action="store_true", help="delete without asking")
-
-
-def add_resume_option(parser: argparse.ArgumentParser, *, default: Any = None) -> None:
-    """`--resume [ID|latest]`: carry on a saved session (no ID: the latest)."""
-    parser.add_argument(
-        "--resume",
-        nargs="?",
-        const="latest",
-        default=default,
-        metavar="ID",
-        help="continue a saved session: its id, a unique prefix, or latest (the default)",
-    )
-
-
 def cmd_sessions(args: argparse.Namespace) -> int:
     """List recorded sessions, newest first; or rename, remove, search, cost them."""
     from modes_tui.core.paths import app_dirs
