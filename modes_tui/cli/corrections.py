@@ -19,7 +19,7 @@ from modes_tui.cli.common import settings_for
 from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import terminal_safe
 
-if TYPE_CHECKING:  # the CLI builds its parser on every start: the store loads only when used
+if TYPE_CHECKING:  # the store loads only for the actions that use it
     from modes_tui.core.corrections import Correction
     from modes_tui.store.corrections import CorrectionStore
 

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from modes_tui.cli.common import settings_for
 from modes_tui.core.errors import ModesError
-
-if TYPE_CHECKING:  # the verbs' modules load with every command, `modes-tui` alone too
-    from modes_tui.core.models import ModelCatalog, ModelConfig
+from modes_tui.core.models import DEFAULT, ModelCatalog, ModelConfig
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -30,8 +28,6 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def model_rows(catalog: ModelCatalog, adapter: Any) -> list[dict[str, Any]]:
     """One row per alias, then the default model when it is not an alias."""
-    from modes_tui.core.models import DEFAULT
-
     configs: list[tuple[str, ModelConfig]] = [(alias, c) for alias, c in catalog.entries.items()]
     if catalog.default_model not in catalog.entries:
         configs.append((catalog.default_model, catalog.resolve(DEFAULT)))

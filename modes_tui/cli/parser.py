@@ -1,8 +1,9 @@
 """The command line's parser: every verb and option, each verb handled by its own module.
 
-A verb's module is imported only when that verb runs, and `modes-tui` alone (the terminal
-UI) parses with the top-level options only: neither the verbs' modules nor their parsers
-are built on the way to the app's first frame.
+A verb's module is imported only when that verb runs (`cli.chat`, which also starts the
+terminal UI, always loads), and `modes-tui` alone parses with the top-level options only:
+neither the other verbs' modules nor their parsers are built on the way to the app's
+first frame.
 """
 
 from __future__ import annotations

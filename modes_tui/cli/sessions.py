@@ -1,4 +1,4 @@
-"""`modes-tui sessions [--search TEXT] [--cost] [rename ID TITLE | rm ID]`, and `--resume`.
+"""`modes-tui sessions [--search TEXT] [--cost] [rename ID TITLE | rm ID]`.
 
 Errors are `ModesError`s; `cli.main` prints them.
 """
