@@ -22,3 +22,21 @@ def run_cli(stdin: str, *args: str, home: Path) -> subprocess.CompletedProcess[s
         cwd=REPO,
         timeout=120,
     )
+
+
+def run_python(code: str, *, env: dict[str, str] | None = None) -> str:
+    """`python -c CODE` in a fresh interpreter, in the checkout: its standard output.
+
+    Raises when it fails, and never hangs (no stdin, 120 s at most). `env` replaces the
+    environment when given (give `MODES_TUI_HOME`, so nothing touches the real home)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+        env=env,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    return done.stdout

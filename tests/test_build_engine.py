@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ from modes_tui.core.tools import BUILTIN_TOOL_NAMES
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.runtime import build_engine
+from tests.cli_support import run_python
 from tests.fake_provider import FakeProvider, Reply
 
 
@@ -75,12 +74,5 @@ def test_building_the_engine_loads_no_model_library(tmp_path: Path) -> None:
         "build_engine(pack=load_pack('default'), classifier='keyword'); "
         f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parent.parent,
-        env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-    )
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+    out = run_python(code, env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert json.loads(out.strip().splitlines()[-1]) == []

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from modes_tui.cli import main
+from tests.cli_support import run_python
 from tests.conftest import PackWriter
 
 
@@ -173,22 +174,12 @@ def test_the_app_alone_parses_as_the_whole_command_line_does() -> None:
 
 
 def test_a_verb_loads_its_own_module_and_no_other(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     code = (
         "import sys; from modes_tui.cli import main; main(['mode', '--json']); "
         "print(sorted(m for m in sys.modules if m.startswith('modes_tui.cli.')))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parent.parent,
-        env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-    )
-    loaded = out.stdout.strip().splitlines()[-1]
+    out = run_python(code, env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    loaded = out.strip().splitlines()[-1]
     assert "modes_tui.cli.mode" in loaded
     for other in ("eval", "replay", "sessions", "corrections", "models", "tools", "export"):
         assert f"modes_tui.cli.{other}'" not in loaded

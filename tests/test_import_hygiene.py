@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_support import run_python
+
 REPO = Path(__file__).resolve().parent.parent
 
 HEAVY = [
@@ -91,15 +93,8 @@ def heavy_loaded_after(statements: str, home: Path, **env: str) -> tuple[str, li
         f"import json, sys; {statements}; "
         f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-        env={"MODES_TUI_HOME": str(home), "PATH": "/usr/bin:/bin", **env},
-    )
-    return out.stdout, json.loads(out.stdout.strip().splitlines()[-1])
+    out = run_python(code, env={"MODES_TUI_HOME": str(home), "PATH": "/usr/bin:/bin", **env})
+    return out, json.loads(out.strip().splitlines()[-1])
 
 
 def test_routing_a_message_from_the_cli_loads_no_model_library(tmp_path: Path) -> None:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from modes_tui.core.routing import Decision, Route
 from modes_tui.route_format import markdown_line
 from modes_tui.store.export import fence, table
+from tests.cli_support import run_python
 
 HEAVY = ["textual", "prompt_toolkit", "litellm", "llama_cpp", "torch", "sentence_transformers"]
 STORE_MODULES = [
@@ -30,14 +28,7 @@ def test_store_modules_load_no_ui_or_model_library(module: str) -> None:
         f"import json, sys, importlib; importlib.import_module({module!r}); "
         f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parent.parent,
-    )
-    assert json.loads(out.stdout) == []
+    assert json.loads(run_python(code)) == []
 
 
 def test_route_line_marks_sticky_forced_and_a_differing_setting() -> None:

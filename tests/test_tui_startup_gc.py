@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import gc
 import json
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 from modes_tui.tui.gc_tuning import GC_THRESHOLDS, freeze_what_is_loaded
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.cli_support import run_python
 
 
 def test_what_is_imported_before_the_first_frame_is_never_collected_again() -> None:
@@ -58,14 +54,5 @@ def test_the_command_line_spaces_collections_out_before_textual_loads() -> None:
             pass
         """
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    seen = json.loads(out.stdout)
+    seen = json.loads(run_python(code))
     assert seen == {"thresholds": list(GC_THRESHOLDS), "early": False}
