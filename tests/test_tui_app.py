@@ -391,6 +391,15 @@ def replayed(
     return ReplayedSession("20260314-092653-abcd", "question 1", items), reroutes
 
 
+async def open_replay(pilot: Pilot[None], app: ModesApp) -> tuple[ReplayScreen, ChatLog]:
+    """`/replay` the fake session; its screen and chat once they are up."""
+    await send(pilot, "/replay 20260314-092653-abcd")
+    await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+    screen = app.screen
+    assert isinstance(screen, ReplayScreen)
+    return screen, screen.query_one("#replay-chat", ChatLog)
+
+
 class FakeSessions:
     def __init__(self, recorded: tuple[ReplayedSession, dict[int, Reroute]]) -> None:
         self.session, self.reroutes = recorded
@@ -444,10 +453,7 @@ async def test_a_long_session_draws_from_the_bottom_and_loads_as_you_scroll_up()
     sessions = FakeSessions(replayed(30))
     async with build_app(services(engine, sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
-        await send(pilot, "/replay 20260314-092653-abcd")
-        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
-        screen = app.screen
-        log = screen.query_one("#replay-chat", ChatLog)
+        _, log = await open_replay(pilot, app)
         await until(pilot, lambda: log.earlier_count == 10)
         assert "10 earlier turns" in plain(log.query_one(EarlierTurns))
         assert not log.query("#turn-1, #lite-1")
@@ -474,9 +480,7 @@ async def test_a_long_session_opens_with_full_turns_on_screen_and_no_more(
     sessions = FakeSessions(replayed(30, answer))
     async with build_app(services(sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
-        await send(pilot, "/replay 20260314-092653-abcd")
-        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
-        log = app.screen.query_one("#replay-chat", ChatLog)
+        _, log = await open_replay(pilot, app)
         await until(pilot, lambda: log.earlier_count == 10)
         await pilot.pause(0.3)
         views = log.query_children(TurnView)
@@ -505,9 +509,7 @@ async def test_turns_that_come_into_view_as_others_load_are_drawn_in_full_too() 
     sessions = FakeSessions(replayed(3, LINKS_ANSWER))
     async with build_app(services(sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
-        await send(pilot, "/replay 20260314-092653-abcd")
-        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
-        log = app.screen.query_one("#replay-chat", ChatLog)
+        _, log = await open_replay(pilot, app)
         await until(pilot, lambda: bool(log.query("#turn-3")))
         await until(pilot, lambda: not plain_on_screen(log))
         await pilot.pause(0.3)
@@ -568,9 +570,8 @@ async def test_the_panel_lists_a_page_of_decisions_and_more_on_demand() -> None:
     sessions = FakeSessions(replayed(205))
     async with build_app(services(sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
-        await send(pilot, "/replay 20260314-092653-abcd")
-        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
-        panel = app.screen.query_one(RoutePanel)
+        screen, _ = await open_replay(pilot, app)
+        panel = screen.query_one(RoutePanel)
         await until(pilot, lambda: panel.options.option_count == 201)
         last = panel.options.get_option_at_index(200)
         assert "5 older decisions" in str(last.prompt)
