@@ -478,7 +478,8 @@ async def test_a_tool_that_raises_reaches_the_model_as_a_generic_error(
     finished = of(events, ToolCallFinished)[0]
     assert finished.outcome == "error"
     assert json.loads(finished.result) == {
-        "error": "the tool failed unexpectedly; the details are in the app's log, not here"
+        "error": "the tool failed unexpectedly (a fault in the tool, not in the call); "
+        "try another way to get what you need"
     }
     assert "disk on fire" not in json.dumps(fake_llm.seen[1].messages)
     assert "disk on fire at /secret/a.txt" in caplog.text
