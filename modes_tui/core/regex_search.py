@@ -107,6 +107,7 @@ class RegexSearch:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
+        self.reader.join(_KILL_GRACE)  # the child is gone: its output ends at once
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):
@@ -114,8 +115,9 @@ class RegexSearch:
 
     def _read(self, stream: IO[bytes] | None) -> None:
         assert stream is not None
-        for raw in stream:
-            self.lines.append(raw.decode("utf-8", "replace"))
+        with contextlib.suppress(ValueError, OSError):  # closed under us: nothing more to read
+            for raw in stream:
+                self.lines.append(raw.decode("utf-8", "replace"))
 
     def _send(self, data: bytes) -> bool:
         """Write to the child; False once it has stopped reading (done, full or timed out)."""
