@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import sys
 import threading
 from collections.abc import Iterator
@@ -219,6 +220,18 @@ async def test_the_odd_files_in_a_folder_are_listed_and_skipped_by_search(odd: P
     assert "zero@ (link outside the working directory, not followed)" in listing
     found = await asyncio.wait_for(call(tools["search_files"], pattern="o"), 30)
     assert found.splitlines() == ["2 matches", "notes.txt:1: one", "notes.txt:2: two"]
+
+
+async def test_a_device_node_inside_is_refused_never_read(tmp_path: Path) -> None:
+    try:  # /dev/zero's numbers: reading it would never end
+        os.mknod(tmp_path / "zero", stat.S_IFCHR | 0o600, os.makedev(1, 5))
+    except PermissionError:
+        pytest.skip("creating a device node needs root (CAP_MKNOD)")
+    tools = tools_for(tmp_path)
+    with pytest.raises(ToolError, match="`zero` is a device, not a regular file"):
+        await asyncio.wait_for(call(tools["read_file"], path="zero"), 30)
+    assert "zero  (special file)" in await call(tools["list_files"])
+    assert (await call(tools["search_files"], pattern="x")).startswith("no matches")
 
 
 async def test_a_file_too_large_is_read_in_part_with_a_note(tmp_path: Path) -> None:
