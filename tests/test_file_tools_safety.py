@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from modes_tui.core import regex_search
 from modes_tui.core.confined import ConfinedRoot
 from modes_tui.core.errors import ToolError
 from modes_tui.core.tools import Tool
@@ -279,3 +280,16 @@ def test_the_confined_open_can_create_a_file_and_never_through_a_link_out(tmp_pa
             confined.open("out/escaped.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     assert (root / "new.txt").read_text() == "written"
     assert not (tmp_path / "escaped.txt").exists()
+
+
+async def test_a_search_whose_helper_dies_is_a_tool_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.txt").write_text("text\n")
+    dying = tmp_path / "dying.py"
+    dying.write_text("import sys\nsys.exit(3)\n")
+    monkeypatch.setattr(regex_search, "_WORKER", dying)
+    with pytest.raises(
+        ToolError, match="stopped unexpectedly \\(its helper process ended with code 3"
+    ):
+        await call(tools_for(tmp_path)["search_files"], pattern="text", path="a.txt")

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from modes_tui.core.confined import shown_path
 from modes_tui.core.errors import ToolError
 
 __all__ = ["Match", "RegexSearch", "SearchOutcome"]
@@ -66,8 +67,10 @@ class RegexSearch:
         try:
             re.compile(pattern, re.IGNORECASE if ignore_case else 0)
         except re.error as error:
-            raise ToolError(f"`{pattern}` is not a valid regular expression: {error}") from None
-        self.pattern = pattern
+            raise ToolError(
+                f"`{shown_path(pattern)}` is not a valid regular expression: {error}"
+            ) from None
+        self.pattern = shown_path(pattern)  # as messages show it: cut, escapes visible
         self.seconds = seconds
         self.files: list[str] = []
         self.lines: list[str] = []
