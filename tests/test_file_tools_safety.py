@@ -49,14 +49,17 @@ def swapping(tmp_path: Path) -> Iterator[Path]:
     (outside / "f.txt").write_text(f"{SECRET}\n")
     (outside / f"{SECRET}.txt").write_text("a name only the outside folder has\n")
     stop = threading.Event()
+    swaps = 0
 
     def swap() -> None:
+        nonlocal swaps
         folder, parked = root / "d", root / "d.real"
         while not stop.is_set():
             os.rename(folder, parked)
             os.symlink(outside, folder)
             os.unlink(folder)
             os.rename(parked, folder)
+            swaps += 1
 
     # switch threads often, so the swap lands between any two steps of a tool
     interval = sys.getswitchinterval()
@@ -69,6 +72,7 @@ def swapping(tmp_path: Path) -> Iterator[Path]:
         stop.set()
         swapper.join()
         sys.setswitchinterval(interval)
+    assert swaps > 100  # the race really ran (a swap that failed would end the thread)
 
 
 def _attempts(function: Tool, count: int, **arguments: object) -> tuple[int, int]:
