@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from modes_tui.core import regex_search
-from modes_tui.core.confined import ConfinedRoot
+from modes_tui.core.confined import MAX_WALK_DEPTH, ConfinedRoot
 from modes_tui.core.errors import ToolError
 from modes_tui.core.tools import Tool
 from modes_tui.core.workspace import Workspace, file_tools
@@ -297,3 +297,17 @@ async def test_a_search_whose_helper_dies_is_a_tool_error(
         ToolError, match="stopped unexpectedly \\(its helper process ended with code 3"
     ):
         await call(tools_for(tmp_path)["search_files"], pattern="text", path="a.txt")
+
+
+async def test_a_deep_tree_is_walked_to_a_bounded_depth(tmp_path: Path) -> None:
+    folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(80):  # relative steps: the whole path is longer than the 4,096 limit
+        os.mkdir("sub" + "x" * 60, dir_fd=folder)
+        deeper = os.open("sub" + "x" * 60, os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
+        os.close(folder)
+        folder = deeper
+    os.close(folder)
+    tools = tools_for(tmp_path, max_entries=1000)
+    listing = (await call(tools["list_files"], recursive=True)).splitlines()
+    assert max(line.count("/") for line in listing[1:]) == MAX_WALK_DEPTH + 1
+    assert (await call(tools["search_files"], pattern="x")).startswith("no matches")

@@ -35,6 +35,7 @@ from modes_tui.core.errors import ToolError
 __all__ = [
     "MAX_LINK_HOPS",
     "MAX_PATH_CHARS",
+    "MAX_WALK_DEPTH",
     "ConfinedRoot",
     "Entry",
     "Opened",
@@ -46,6 +47,8 @@ MAX_PATH_CHARS = 4096
 """A longer path is refused before any system call (Linux's PATH_MAX)."""
 MAX_LINK_HOPS = 40
 """More links than this on one path is a loop (the kernel's own limit is 40 too)."""
+MAX_WALK_DEPTH = 64
+"""A listing walk enters no deeper: each level holds a descriptor and a Python frame."""
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -173,7 +176,7 @@ class ConfinedRoot:
         Sub-folders are opened by descriptor under their parent, so a folder swapped for a
         link during the walk is seen as the link it now is (or gives up on that folder).
         """
-        yield from _entries(folder.fd, "", recursive, skip)
+        yield from _entries(folder.fd, "", MAX_WALK_DEPTH if recursive else 0, skip)
 
 
 class _Walk:
@@ -260,7 +263,7 @@ class _Walk:
             raise _refused(self.raw, self.relative(), error) from None
 
 
-def _entries(fd: int, prefix: str, recursive: bool, skip: frozenset[str]) -> Iterator[Entry]:
+def _entries(fd: int, prefix: str, depth: int, skip: frozenset[str]) -> Iterator[Entry]:
     try:
         with os.scandir(fd) as scan:
             found = sorted((_describe(entry, prefix) for entry in scan), key=_by_name)
@@ -268,14 +271,14 @@ def _entries(fd: int, prefix: str, recursive: bool, skip: frozenset[str]) -> Ite
         return
     for entry in found:
         yield entry
-        if not recursive or entry.kind != "dir" or entry.name in skip:
+        if depth <= 0 or entry.kind != "dir" or entry.name in skip:
             continue
         try:
             child = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
         except OSError:
             continue  # gone, or swapped for a link since the scan: not followed
         try:
-            yield from _entries(child, entry.relative + "/", True, skip)
+            yield from _entries(child, entry.relative + "/", depth - 1, skip)
         finally:
             os.close(child)
 
