@@ -478,7 +478,8 @@ async def test_a_tool_that_raises_reaches_the_model_as_a_generic_error(
     finished = of(events, ToolCallFinished)[0]
     assert finished.outcome == "error"
     assert json.loads(finished.result) == {
-        "error": "the tool failed unexpectedly; the details are in the app's log, not here"
+        "error": "the tool failed unexpectedly (a fault in the tool, not in the call); "
+        "try another way to get what you need"
     }
     assert "disk on fire" not in json.dumps(fake_llm.seen[1].messages)
     assert "disk on fire at /secret/a.txt" in caplog.text
@@ -507,6 +508,24 @@ async def test_a_tool_error_is_shown_to_the_model(
     assert outside.outcome == "error" and "outside the working directory" in outside.result
     assert link.outcome == "error" and "symbolic link that leads outside" in link.result
     assert "top secret" not in json.dumps(fake_llm.seen[1].messages)
+
+
+async def test_odd_paths_reach_the_model_as_tool_errors_without_a_traceback(
+    pack: Pack, workdir: Path, fake_llm: FakeProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    (workdir / "loop").symlink_to("loop")
+    odd = ["a" * 5000, "a\0b", "loop"]
+    fake_llm.script(
+        Reply(text="", tool_calls=[("read_file", {"path": path}) for path in odd]),
+        Reply(text="Those paths do not work."),
+    )
+    with caplog.at_level(logging.ERROR, logger="modes_tui"):
+        events = await run(make_engine(pack, workdir).run_turn("python file"))
+    long, nul, loop = of(events, ToolCallFinished)
+    assert long.outcome == "error" and "is 5000 characters long" in long.result
+    assert nul.outcome == "error" and "contains a NUL character" in nul.result
+    assert loop.outcome == "error" and "a link loop" in loop.result
+    assert not caplog.records  # nothing logged, so no traceback on stderr
 
 
 async def test_invalid_tool_arguments_are_answered_with_an_error(

@@ -27,7 +27,11 @@ __all__ = ["CANCELLED_BY_USER", "TOOL_FAILED", "as_text", "cap_output", "resolve
 
 log = logging.getLogger("modes_tui.engine")
 
-TOOL_FAILED = "the tool failed unexpectedly; the details are in the app's log, not here"
+# Says nothing of a log: the app keeps no log file, and the model cannot read one anyway.
+TOOL_FAILED = (
+    "the tool failed unexpectedly (a fault in the tool, not in the call); "
+    "try another way to get what you need"
+)
 CANCELLED_BY_USER = "the user cancelled the turn before this call finished"
 
 

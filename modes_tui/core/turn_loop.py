@@ -316,7 +316,7 @@ async def play(
             state,
             f"{type(error).__name__}: {error}",
             "internal",
-            "this is a bug in modes-tui; the details are in the log. Retry may work.",
+            "this is a bug in modes-tui (the error is shown above). Retry may work.",
             retryable=True,
         )
     finally:

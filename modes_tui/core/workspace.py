@@ -1,11 +1,15 @@
 """The working-directory tools: read, list and search files, and run a command.
 
-The file tools never leave the working directory: a path that escapes it (`..`, an
-absolute path elsewhere) or a symbolic link that leads outside it is refused with a
-message the model reads. Everything they return is capped, so one call cannot flood the
-model's context. `run_command` always asks the user first (the engine's confirmation
-guard), runs in the working directory with a timeout, keeps the head and tail of long
-output, and kills the whole process group when it times out or the turn is cancelled.
+The file tools never leave the working directory: every path is walked under the working
+directory's descriptor (`confined.py`), so a path that escapes it (`..`, an absolute path
+elsewhere) or a symbolic link that leads outside it is refused with a message the model
+reads, even while another process swaps folders for links. A FIFO, a device, a folder where
+a file is meant, a NUL or an over-long path are refused the same way. Everything they return
+is capped, so one call cannot flood the model's context, and search_files' regular
+expression runs in a child process with a time limit (`regex_search.py`). `run_command`
+always asks the user first (the engine's confirmation guard), runs in the working directory
+with a timeout, keeps the head and tail of long output, and kills the whole process group
+when it times out or the turn is cancelled.
 """
 
 from __future__ import annotations
@@ -13,21 +17,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
+import io
 import os
-import re
 import signal
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from modes_tui.core.confined import ConfinedRoot, Entry, Opened, OutsideError, shown_path
 from modes_tui.core.errors import ToolError
+from modes_tui.core.regex_search import RegexSearch
 from modes_tui.core.tools import Tool, tool
 
 SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache",
      ".ruff_cache", ".pytest_cache", ".tox", "dist", "build", ".idea"}
 )  # fmt: skip
+
+
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK
+"""Reads open with O_NONBLOCK: a FIFO opens at once (then is refused by its type)."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +49,8 @@ class Workspace:
     """The working directory (resolved on use)."""
     max_read_chars: int = 60_000
     """read_file returns at most this many characters."""
+    max_read_bytes: int = 10_000_000
+    """read_file reads at most this many bytes of a file (and says so when it stops)."""
     max_entries: int = 400
     """list_files returns at most this many entries."""
     max_matches: int = 100
@@ -46,50 +59,13 @@ class Workspace:
     """search_files skips files larger than this."""
     max_search_files: int = 5_000
     """search_files looks at no more than this many files."""
+    search_seconds: float = 5.0
+    """search_files stops a pattern that matches for longer than this (seconds, in total)."""
 
     @property
     def base(self) -> Path:
         """The resolved working directory."""
         return self.root.resolve()
-
-    def resolve(self, path: str) -> Path:
-        """The real path of `path` inside the working directory; ToolError if it escapes."""
-        base = self.base
-        raw = (path or ".").strip()
-        candidate = Path(raw).expanduser()
-        if not candidate.is_absolute():
-            candidate = base / candidate
-        lexical = Path(os.path.normpath(candidate))
-        if not lexical.is_relative_to(base):
-            raise ToolError(
-                f"`{raw}` is outside the working directory {base}; only paths inside it "
-                "can be used (give a path relative to it)"
-            )
-        try:
-            real = lexical.resolve()
-        except (OSError, RuntimeError) as error:  # a link loop, for example
-            raise ToolError(f"`{raw}` cannot be resolved: {error}") from None
-        if not real.is_relative_to(base):
-            raise ToolError(
-                f"`{raw}` goes through a symbolic link that leads outside the working "
-                f"directory ({real}); links out of {base} are not followed"
-            )
-        return real
-
-    def show(self, path: Path) -> str:
-        """`path` relative to the working directory, for output."""
-        try:
-            shown = path.relative_to(self.base).as_posix()
-        except ValueError:
-            return str(path)
-        return shown or "."
-
-    def inside(self, path: Path) -> bool:
-        """Whether `path` (after following links) stays in the working directory."""
-        try:
-            return path.resolve().is_relative_to(self.base)
-        except OSError:
-            return False
 
 
 def _looks_binary(head: bytes) -> bool:
@@ -110,50 +86,24 @@ def file_tools(workspace: Workspace) -> list[Tool]:
             start_line: The first line to return (1-based).
             end_line: The last line to return (inclusive); omit for the rest of the file.
         """
-        target = workspace.resolve(path)
-        if not target.exists():
-            raise ToolError(f"`{path}` does not exist; use list_files to see what is there")
-        if target.is_dir():
-            raise ToolError(f"`{path}` is a directory; use list_files to see what is in it")
-        if not target.is_file():
-            # a FIFO or device would block the worker or never end
-            raise ToolError(f"`{path}` is not a regular file; only text files can be read")
-        with target.open("rb") as handle:
-            if _looks_binary(handle.read(8192)):
-                raise ToolError(f"`{path}` is a binary file; only text files can be read")
         start = max(1, start_line)
         if end_line is not None and end_line < start:
             raise ToolError(f"end_line ({end_line}) is before start_line ({start})")
-        lines: list[str] = []
-        size = 0
-        cut_at: int | None = None
-        total = 0
-        # read in bounded pieces, so one enormous line (a minified file) cannot fill memory
-        limit = workspace.max_read_chars + 1
-        number = 0
-        continuing = False
-        with target.open("r", encoding="utf-8", errors="replace") as handle:
-            while piece := handle.readline(limit):
-                if not continuing:
-                    number += 1
-                continuing = not piece.endswith("\n")
-                total = number
-                if number < start or (end_line is not None and number > end_line):
-                    continue
-                if cut_at is None and size + len(piece) > workspace.max_read_chars:
-                    cut_at = number
-                if cut_at is None:
-                    lines.append(piece)
-                    size += len(piece)
-        text = "".join(lines)
+        with ConfinedRoot(workspace.root) as root:
+            shown, data, size = _read_text(root, path, workspace.max_read_bytes)
+        text, last, total, cut_at = _lines(data, start, end_line, workspace.max_read_chars)
+        if size > len(data):
+            text += (
+                f"\n[… the file is {_size(size)}; only its first {_size(len(data))} "
+                f"(lines 1-{total}) were read. Use search_files to find the lines you need]"
+            )
         if cut_at is not None:
             text += (
                 f"\n[… cut at line {cut_at} of {total}: more than {workspace.max_read_chars} "
                 f"characters; read on with start_line={cut_at}]"
             )
         elif start > 1 or end_line is not None:
-            last = min(end_line or total, total)
-            text = f"[{workspace.show(target)}, lines {start}-{last} of {total}]\n{text}"
+            text = f"[{shown}, lines {start}-{last} of {total}]\n{text}"
         return text
 
     @tool
@@ -167,30 +117,17 @@ def file_tools(workspace: Workspace) -> list[Tool]:
             recursive: Also list everything below it.
             pattern: Only names matching this glob, e.g. `*.py`.
         """
-        target = workspace.resolve(path)
-        if not target.is_dir():
-            raise ToolError(f"`{path}` is not a directory")
-        entries: list[str] = []
-        more = False
-        for entry in _walk(target, recursive):
-            name = entry.name
-            if pattern and not fnmatch.fnmatch(name, pattern):
-                continue
-            if len(entries) >= workspace.max_entries:
-                more = True
-                break
-            shown = entry.relative_to(target).as_posix()
-            if entry.is_symlink() and not workspace.inside(entry):
-                entries.append(f"{shown}@ (link outside the working directory, not followed)")
-            elif entry.is_dir():
-                entries.append(f"{shown}/")
-            else:
-                entries.append(f"{shown}  ({_size(entry)})")
+        with ConfinedRoot(workspace.root) as root:
+            folder = root.open(path, _READ_FLAGS)
+            try:
+                if not folder.is_dir:
+                    raise ToolError(f"`{shown_path(path)}` is not a directory")
+                entries, more = _listing(root, folder, recursive, pattern, workspace.max_entries)
+            finally:
+                os.close(folder.fd)
         if not entries:
-            return f"{workspace.show(target)}: nothing" + (
-                f" matching {pattern}" if pattern else ""
-            )
-        header = f"{workspace.show(target)}: {len(entries)} entries"
+            return f"{folder.relative}: nothing" + (f" matching {pattern}" if pattern else "")
+        header = f"{folder.relative}: {len(entries)} entries"
         if more:
             header += f" (first {workspace.max_entries}; narrow it with path or pattern)"
         return header + "\n" + "\n".join(entries)
@@ -201,7 +138,8 @@ def file_tools(workspace: Workspace) -> list[Tool]:
     ) -> str:
         """Search the text files under a directory for a regular expression.
 
-        Returns matching lines as `file:line: text`.
+        Returns matching lines as `file:line: text`. A pattern that takes too long (more than
+        a few seconds) is stopped with an error; simplify it then.
 
         Args:
             pattern: A regular expression (Python syntax), e.g. `def main` or `TODO|FIXME`.
@@ -209,76 +147,173 @@ def file_tools(workspace: Workspace) -> list[Tool]:
             glob: Only files whose name matches this glob, e.g. `*.py`.
             case_sensitive: Match letter case exactly.
         """
-        try:
-            regex = re.compile(pattern, 0 if case_sensitive else re.IGNORECASE)
-        except re.error as error:
-            raise ToolError(f"`{pattern}` is not a valid regular expression: {error}") from None
-        target = workspace.resolve(path)
-        files = [target] if target.is_file() else (p for p in _walk(target, True) if p.is_file())
-        matches: list[str] = []
-        scanned = 0
-        more = False
-        for file in files:
-            if glob and not fnmatch.fnmatch(file.name, glob):
-                continue
-            if file.is_symlink() and not workspace.inside(file):
-                continue
-            scanned += 1
-            if scanned > workspace.max_search_files:
-                more = True
-                break
+        with (
+            RegexSearch(
+                pattern,
+                ignore_case=not case_sensitive,
+                seconds=workspace.search_seconds,
+                max_matches=workspace.max_matches,
+            ) as search,
+            ConfinedRoot(workspace.root) as root,
+        ):
+            folder = root.open(path, _READ_FLAGS)
             try:
-                if file.stat().st_size > workspace.max_search_bytes:
-                    continue
-                with file.open("rb") as handle:
-                    data = handle.read()
-            except OSError:
-                continue
-            if _looks_binary(data[:8192]):
-                continue
-            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                if regex.search(line):
-                    text = line.strip()
-                    if len(text) > 200:
-                        text = text[:200] + " …"
-                    matches.append(f"{workspace.show(file)}:{number}: {text}")
-                    if len(matches) >= workspace.max_matches:
-                        more = True
-                        break
-            if more:
-                break
-        if not matches:
-            return f"no matches for `{pattern}` in {workspace.show(target)}"
-        header = f"{len(matches)} matches"
-        if more:
+                stopped = _feed(root, folder, search, glob, workspace)
+            finally:
+                os.close(folder.fd)
+            outcome = search.finish()
+        if not outcome.matches:
+            return f"no matches for `{pattern}` in {folder.relative}"
+        header = f"{len(outcome.matches)} matches"
+        if stopped or outcome.full:
             header += " (stopped early; narrow the search with path, glob or a tighter pattern)"
-        return header + "\n" + "\n".join(matches)
+        lines = [f"{m.file}:{m.line}: {m.text}" for m in outcome.matches]
+        return header + "\n" + "\n".join(lines)
 
     return [read_file, list_files, search_files]
 
 
-def _walk(root: Path, recursive: bool) -> Iterator[Path]:
-    """Entries under `root`, sorted, never following directory links."""
-    try:
-        children = sorted(root.iterdir(), key=lambda p: p.name)
-    except OSError:
-        return
-    for child in children:
-        yield child
-        if (
-            recursive
-            and child.is_dir()
-            and not child.is_symlink()
-            and child.name not in SKIPPED_DIRS
-        ):
-            yield from _walk(child, True)
+def _read_text(root: ConfinedRoot, path: str, cap: int) -> tuple[str, bytes, int]:
+    """(shown path, at most `cap` bytes, file size) of a regular text file under `root`."""
+    opened = root.open(path, _READ_FLAGS)
+    shown = shown_path(path)
+    if not opened.is_regular:
+        os.close(opened.fd)
+        if opened.is_dir:
+            raise ToolError(f"`{shown}` is a directory; use list_files to see what is in it")
+        raise ToolError(
+            f"`{shown}` is {_kind(opened.status.st_mode)}, not a regular file; "
+            "only text files can be read"
+        )
+    with os.fdopen(opened.fd, "rb") as handle:
+        data = handle.read(cap)
+    if _looks_binary(data[:8192]):
+        raise ToolError(f"`{shown}` is a binary file; only text files can be read")
+    return opened.relative, data, max(opened.status.st_size, len(data))
 
 
-def _size(path: Path) -> str:
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
+
+
+def _lines(data: bytes, start: int, end: int | None, cap: int) -> tuple[str, int, int, int | None]:
+    """(text of lines start..end, last line shown, lines in all, line the cap cut at)."""
+    lines: list[str] = []
+    size = 0
+    cut_at: int | None = None
+    number = 0
+    continuing = False
+    stream = io.StringIO(data.decode("utf-8", "replace"))
+    # bounded pieces, so one enormous line (a minified file) is cut like many short ones
+    while piece := stream.readline(cap + 1):
+        if not continuing:
+            number += 1
+        continuing = not piece.endswith("\n")
+        if number < start or (end is not None and number > end):
+            continue
+        if cut_at is None and size + len(piece) > cap:
+            cut_at = number
+        if cut_at is None:
+            lines.append(piece)
+            size += len(piece)
+    return "".join(lines), min(end or number, number), number, cut_at
+
+
+def _listing(
+    root: ConfinedRoot, folder: Opened, recursive: bool, pattern: str | None, cap: int
+) -> tuple[list[str], bool]:
+    """The lines of a listing of `folder`, and whether the cap stopped it."""
+    entries: list[str] = []
+    for entry in root.entries(folder, recursive=recursive, skip=SKIPPED_DIRS):
+        if pattern and not fnmatch.fnmatch(entry.name, pattern):
+            continue
+        if len(entries) >= cap:
+            return entries, True
+        entries.append(_listed(root, folder, entry))
+    return entries, False
+
+
+def _listed(root: ConfinedRoot, folder: Opened, entry: Entry) -> str:
+    if entry.kind == "dir":
+        return f"{entry.relative}/"
+    if entry.kind == "file":
+        return f"{entry.relative}  ({_size(entry.size)})"
+    if entry.kind == "other":
+        return f"{entry.relative}  (special file)"
     try:
-        size = float(path.stat().st_size)
-    except OSError:
-        return "?"
+        target = root.open(_under(folder, entry), _READ_FLAGS)
+    except OutsideError:
+        return f"{entry.relative}@ (link outside the working directory, not followed)"
+    except ToolError:
+        return f"{entry.relative}@ (broken link)"
+    os.close(target.fd)
+    if target.is_dir:
+        return f"{entry.relative}/"
+    return f"{entry.relative}  ({_size(target.status.st_size)})"
+
+
+def _under(folder: Opened, entry: Entry) -> str:
+    """The entry's path under the root (the walk re-checks it from the root)."""
+    return entry.relative if folder.relative == "." else f"{folder.relative}/{entry.relative}"
+
+
+def _feed(
+    root: ConfinedRoot,
+    folder: Opened,
+    search: RegexSearch,
+    glob: str | None,
+    workspace: Workspace,
+) -> bool:
+    """Send every searchable file under `folder` to `search`; True when a cap stopped it."""
+    if folder.is_regular:
+        candidates: Iterator[str] = iter([folder.relative])
+    elif folder.is_dir:
+        candidates = (
+            _under(folder, entry)
+            for entry in root.entries(folder, recursive=True, skip=SKIPPED_DIRS)
+            if entry.kind in ("file", "link")
+        )
+    else:
+        raise ToolError(f"`{folder.relative}` is neither a directory nor a regular file")
+    scanned = 0
+    for relative in candidates:
+        if glob and not fnmatch.fnmatch(relative.rsplit("/", 1)[-1], glob):
+            continue
+        data = _searchable(root, relative, workspace.max_search_bytes)
+        if data is None:
+            continue
+        scanned += 1
+        if scanned > workspace.max_search_files:
+            return True
+        if not search.add(relative, data):
+            return False  # the child stopped reading: full, timed out, or failed
+    return False
+
+
+def _searchable(root: ConfinedRoot, relative: str, cap: int) -> bytes | None:
+    """The content of a regular text file of at most `cap` bytes, else None (skipped)."""
+    try:
+        opened = root.open(relative, _READ_FLAGS)
+    except ToolError:
+        return None  # gone, a link out, a loop: not searched
+    if not opened.is_regular or opened.status.st_size > cap:
+        os.close(opened.fd)
+        return None
+    with os.fdopen(opened.fd, "rb") as handle:
+        data = handle.read(cap + 1)
+    if len(data) > cap or _looks_binary(data[:8192]):
+        return None
+    return data
+
+
+def _size(size_bytes: int) -> str:
+    size = float(size_bytes)
     for unit in ("B", "KB", "MB", "GB"):
         if size < 1024 or unit == "GB":
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
