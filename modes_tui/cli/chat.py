@@ -61,10 +61,11 @@ def cmd_chat(args: argparse.Namespace) -> int:
             control.write(value)  # raises UnknownMode for a name the pack lacks
             if run_only:
                 return (
-                    f"mode setting: {value} for this run only ({setting_meaning(value)}); "
-                    "the control file is not changed when the REPL reads a pipe"
+                    f"mode setting: {value} for this run only; the control file is not "
+                    "changed when the REPL reads a pipe (`/mode auto` hands it back)"
                 )
-            return f"mode setting: {value} for pack {pack.name} ({setting_meaning(value)})"
+            meaning = setting_meaning(value, f" --pack {pack.name}")
+            return f"mode setting: {value} for pack {pack.name} ({meaning})"
 
         def describe_modes() -> str:
             return "\n".join(f"{p.name:<10} {p.description[:90]}" for p in pack.profiles)
