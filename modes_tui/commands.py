@@ -147,6 +147,11 @@ def parse_command(text: str, settings: Sequence[str]) -> Command | OneShot:
         hint = f"; did you mean {' or '.join(close)}?" if close else ""
         raise CommandError(f"unknown command {head}{hint} (/help lists them)")
     name = spec.name
+    return Command(name, _checked_argument(name, argument, settings))
+
+
+def _checked_argument(name: str, argument: str, settings: Sequence[str]) -> str:
+    """The argument of command `name` as it runs; CommandError says how to fix a bad one."""
     if name == "/mode":
         if not argument:
             raise CommandError(f"/mode needs a value: {' | '.join(settings)}")
@@ -172,7 +177,7 @@ def parse_command(text: str, settings: Sequence[str]) -> Command | OneShot:
             )
     elif argument:
         raise CommandError(f"{name} takes no argument (got {argument!r})")
-    return Command(name, argument)
+    return argument
 
 
 UNDO = "undo"

@@ -35,7 +35,7 @@ def cmd_mode(args: argparse.Namespace) -> int:
     except DeclarationError as error:
         pack_error = error
     names = pack.names if pack is not None else ()
-    pack_name = pack.name if pack is not None else settings.pack
+    pack_name = pack.name if pack is not None else broken_pack_name(args, settings.pack)
     control = ControlFile(
         dirs.control_file, modes=(lambda: names) if pack is not None else None, pack=pack_name
     )
@@ -127,3 +127,11 @@ def origin(reading: ControlReading, path: Path, pack: str, *, exists: bool) -> s
 def pack_option(args: argparse.Namespace, pack: str) -> str:
     """` --pack P` when the pack was chosen on the command line (the hint repeats it)."""
     return f" --pack {pack}" if getattr(args, "pack", None) else ""
+
+
+def broken_pack_name(args: argparse.Namespace, configured: str) -> str:
+    """The name of a pack that did not load: its folder's (`--profiles`), else the setting."""
+    from pathlib import Path
+
+    folder = getattr(args, "profiles", None)
+    return Path(folder).resolve().name if folder else configured
