@@ -31,6 +31,7 @@ from modes_tui.plain import Printer, run_lines, slash_completer
 from modes_tui.store.replay import replay
 from modes_tui.store.session_reader import load_session
 from modes_tui.tui.app import ModesApp, build_app
+from modes_tui.tui.services import AppServices
 from tests.cli_support import run_cli
 from tests.pack_windows import SIZE, header, say, window
 from tests.test_plain import context_for, engine_with
@@ -258,3 +259,38 @@ def test_the_support_pack_one_shot_reaches_its_mode() -> None:
     assert parse_command("/orders where is 1042", mode_settings(pack.names)) == OneShot(
         "orders", "where is 1042"
     )
+
+
+async def test_a_one_shot_typed_while_the_app_starts_says_why_and_keeps_the_text(
+    tmp_path: Path,
+) -> None:
+    import threading
+
+    gate = threading.Event()
+    win = window("default", tmp_path)
+    win.model.script(ScriptedReply("Drafted."))
+
+    def prepare() -> AppServices:
+        gate.wait(5)  # the pack is not loaded yet: its modes are unknown
+        return win.services
+
+    try:
+        async with build_app(prepare=prepare, tz=UTC).run_test(size=SIZE) as pilot:
+            app = pilot.app
+            assert isinstance(app, ModesApp)
+            await pilot.pause(0.1)
+            assert not app.started
+            app.prompt.value = "/write a haiku about tea"
+            await pilot.press("enter")
+            await pilot.pause(0.05)
+            shown = str(app.status.render())
+            assert "unknown command /write" in shown and "modes-tui is still starting" in shown
+            assert app.prompt.value == "/write a haiku about tea"  # nothing typed is lost
+            gate.set()
+            await until(pilot, lambda: app.engine is not None)
+            await pilot.press("enter")  # the same line, once the modes are known
+            await until(pilot, lambda: bool(app.records) and not app._turn_running)
+            route = app.records[-1].route
+            assert route is not None and (route.mode_name, route.one_shot) == ("write", True)
+    finally:
+        win.log.close()

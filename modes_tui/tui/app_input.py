@@ -24,7 +24,7 @@ class InputApp(CommandsApp):
             try:
                 command = parse_command(text, self.settings())
             except CommandError as error:
-                self.status.error(str(error))  # the text stays in the prompt to fix
+                self.status.error(self._command_error(error))  # the text stays to be fixed
                 return
             if not isinstance(command, OneShot):
                 self.prompt.remember(text)
@@ -47,6 +47,12 @@ class InputApp(CommandsApp):
         else:
             self._clear_error()
             self.send_line(text)
+
+    def _command_error(self, error: CommandError) -> str:
+        """The error as shown: before the pack is in, `/code text` cannot be told from a typo."""
+        if self.started:
+            return str(error)
+        return f"{error} (modes-tui is still starting: `/MODE text` works once the modes load)"
 
     def _clear_error(self) -> None:
         """An error stays on screen until the user sends something else (typing does not
