@@ -4,7 +4,9 @@ Each command is listed once, with its usage, its help line and where it is avail
 (the app, the REPL or both); the app's `/help`, the REPL's `/help`, both completers and
 the app's parser read this table. Pure functions, no textual or prompt_toolkit: each
 front end decides what a command does. A line that starts with `/` is a command; `//text`
-sends `/text` as a message.
+sends `/text` as a message. `/MODE text` (e.g. `/code why is this slow`) is a one-shot:
+that one message goes to MODE and nothing is forced for what follows. Commands win over
+modes of the same name (a mode called `help` is still forced with `/mode help`).
 """
 
 from __future__ import annotations
@@ -73,6 +75,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
 )
 
 
+ONE_SHOT_USAGE = "/MODE text"
+ONE_SHOT_HELP = "answer this one message in MODE (/code why is this slow); nothing stays forced"
+"""The help line of `/MODE text`, under the commands in both front ends' `/help`."""
+
+
 def commands_for(surface: Surface) -> tuple[CommandSpec, ...]:
     """The commands a front end offers, in table order."""
     return tuple(spec for spec in COMMANDS if surface in spec.where)
@@ -88,6 +95,16 @@ def find_command(name: str, surface: Surface) -> CommandSpec | None:
 
 COMMAND_NAMES = tuple(spec.name for spec in commands_for("app"))
 """The app's commands (parsing and completion in the prompt)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OneShot:
+    """`/MODE text`: send `text` to `mode` for this one message."""
+
+    mode: str
+    """The mode that answers, decided by the caller."""
+    text: str
+    """The message, without the `/MODE ` in front (new lines kept)."""
 
 
 class CommandError(ValueError):
@@ -114,8 +131,14 @@ def message_text(text: str) -> str:
     return text[1:] if text.startswith("//") else text
 
 
-def parse_command(text: str, settings: Sequence[str]) -> Command:
-    """Parse and check a command line; `settings` are the values `/mode` accepts."""
+def parse_command(text: str, settings: Sequence[str]) -> Command | OneShot:
+    """Parse and check a command line; `settings` are the values `/mode` accepts.
+
+    `/MODE text` comes back as a `OneShot` (commands win over a mode of the same name).
+    """
+    shot = one_shot(text, settings)
+    if shot is not None:
+        return shot
     head, _, rest = text.strip().partition(" ")
     name, argument = head.lower(), rest.strip()
     spec = find_command(name, "app")
@@ -124,6 +147,11 @@ def parse_command(text: str, settings: Sequence[str]) -> Command:
         hint = f"; did you mean {' or '.join(close)}?" if close else ""
         raise CommandError(f"unknown command {head}{hint} (/help lists them)")
     name = spec.name
+    return Command(name, _checked_argument(name, argument, settings))
+
+
+def _checked_argument(name: str, argument: str, settings: Sequence[str]) -> str:
+    """The argument of command `name` as it runs; CommandError says how to fix a bad one."""
     if name == "/mode":
         if not argument:
             raise CommandError(f"/mode needs a value: {' | '.join(settings)}")
@@ -149,7 +177,7 @@ def parse_command(text: str, settings: Sequence[str]) -> Command:
             )
     elif argument:
         raise CommandError(f"{name} takes no argument (got {argument!r})")
-    return Command(name, argument)
+    return argument
 
 
 UNDO = "undo"
@@ -158,6 +186,38 @@ UNDO = "undo"
 def wrong_choices(settings: Sequence[str]) -> list[str]:
     """What `/wrong` accepts: every mode (not auto or off), then undo."""
     return [*(s for s in settings if s not in (AUTO, OFF)), UNDO]
+
+
+def one_shot_modes(settings: Sequence[str]) -> list[str]:
+    """The modes `/MODE text` reaches: every mode that is not also a command's name."""
+    return [s for s in settings if s not in (AUTO, OFF) and not _is_command_name(f"/{s}")]
+
+
+def _is_command_name(name: str) -> bool:
+    return any(name == spec.name or name in spec.aliases for spec in COMMANDS)
+
+
+def one_shot(text: str, settings: Sequence[str]) -> OneShot | None:
+    """`/code why is this slow` -> OneShot("code", "why is this slow"); None when the line
+    is not `/MODE ...` for a mode in `settings` (a command, `//text`, an unknown word).
+
+    Raises CommandError for `/MODE` with no message: forcing by accident would last, so
+    the user is told to type the message (or to use `/mode MODE` to force what follows).
+    """
+    if not is_command(text):
+        return None
+    stripped = text.lstrip()
+    head = stripped.split(maxsplit=1)[0] if stripped.strip() else ""
+    mode = head[1:].lower()
+    if mode not in one_shot_modes(settings):
+        return None
+    message = stripped[len(head) :].strip()
+    if not message:
+        raise CommandError(
+            f"type a message after {head}: `{head} why is this slow` answers that one "
+            f"message in {mode}; `/mode {mode}` forces {mode} for what follows"
+        )
+    return OneShot(mode, message)
 
 
 def mode_settings(modes: Sequence[str]) -> list[str]:
@@ -171,7 +231,9 @@ def complete(text: str, settings: Sequence[str], session_ids: Sequence[str] = ()
         return None
     head, space, rest = text.partition(" ")
     if not space:
-        for name in COMMAND_NAMES:
+        # commands first: they win over a mode of the same name
+        modes = [f"/{mode}" for mode in one_shot_modes(settings)]
+        for name in (*COMMAND_NAMES, *modes):
             if name.startswith(head.lower()) and name != head.lower():
                 return name
         return None

@@ -20,7 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, assert_never
 
-from modes_tui.commands import commands_for, find_command
+from modes_tui.commands import (
+    ONE_SHOT_HELP,
+    ONE_SHOT_USAGE,
+    CommandError,
+    commands_for,
+    find_command,
+    is_command,
+    message_text,
+    mode_settings,
+    one_shot,
+    one_shot_modes,
+)
 from modes_tui.core.conversation import ToolCall
 from modes_tui.core.corrections import Correction
 from modes_tui.core.errors import ModesError
@@ -210,6 +221,7 @@ async def run_command(line: str, context: ReplContext, printer: Printer) -> bool
     if name == "/help":
         for spec in commands_for("repl"):
             printer.write(f"{spec.usage:<20} {spec.help_for('repl')}\n")
+        printer.write(f"{ONE_SHOT_USAGE:<20} {ONE_SHOT_HELP}\n")
     elif name == "/modes":
         printer.write(context.describe_modes() + "\n")
     elif name == "/mode":
@@ -246,11 +258,31 @@ async def run_command(line: str, context: ReplContext, printer: Printer) -> bool
     return True
 
 
-async def run_turn(text: str, context: ReplContext, printer: Printer) -> None:
-    """One turn, with Ctrl+C (SIGINT) cancelling it instead of killing the process."""
+async def run_turn(
+    text: str, context: ReplContext, printer: Printer, *, force: str | None = None
+) -> None:
+    """One turn, with Ctrl+C (SIGINT) cancelling it instead of killing the process;
+    `force` names the mode of this message only (`/MODE text`)."""
     context.turns_sent += 1
     context.last_turn = TurnTranscript(context.turns_sent, text)
-    await play(context.engine.run_turn(text), context, printer)
+    await play(context.engine.run_turn(text, force=force), context, printer)
+
+
+async def run_line(line: str, context: ReplContext, printer: Printer) -> bool:
+    """One typed line: a command, `/MODE text` (that message in MODE, nothing forced for
+    what follows), `//text` (sends `/text`) or a message. False: the REPL should stop."""
+    if not is_command(line):
+        await run_turn(message_text(line), context, printer)
+        return True
+    try:
+        shot = one_shot(line, mode_settings(context.mode_names()))
+    except CommandError as error:
+        printer.write(f"error: {error}\n")
+        return True
+    if shot is None:
+        return await run_command(line, context, printer)
+    await run_turn(shot.text, context, printer, force=shot.mode)
+    return True
 
 
 async def play(events: AsyncIterator[TurnEvent], context: ReplContext, printer: Printer) -> None:
@@ -285,11 +317,8 @@ async def run_lines(lines: Iterable[str], context: ReplContext, printer: Printer
         line = raw.rstrip("\n")
         if not line.strip():
             continue
-        if line.startswith("/"):
-            if not await run_command(line, context, printer):
-                break
-            continue
-        await run_turn(line, context, printer)
+        if not await run_line(line, context, printer):
+            break
     return 1 if printer.failures else 0
 
 
@@ -339,7 +368,8 @@ class PromptConfirmer:
 
 
 def slash_completer(context: ReplContext) -> Any:
-    """Completion for slash commands, and for mode names after `/mode `."""
+    """Completion for slash commands, mode names after `/mode `, and `/MODE` one-shots
+    (after the commands: a command wins over a mode of the same name)."""
     from prompt_toolkit.completion import Completer, Completion
 
     class SlashCompleter(Completer):
@@ -359,6 +389,12 @@ def slash_completer(context: ReplContext) -> Any:
                     yield Completion(
                         spec.name, start_position=-len(text), display_meta=spec.help_for("repl")
                     )
+            if " " in text:
+                return
+            for mode in one_shot_modes(mode_settings(context.mode_names())):
+                if f"/{mode}".startswith(text):
+                    meta = f"answer this one message in {mode}"
+                    yield Completion(f"/{mode}", start_position=-len(text), display_meta=meta)
 
     return SlashCompleter()
 
@@ -427,8 +463,5 @@ async def run_interactive(
         interrupted = False
         if not line.strip():
             continue
-        if line.startswith("/"):
-            if not await run_command(line, context, printer):
-                return 0
-            continue
-        await run_turn(line, context, printer)
+        if not await run_line(line, context, printer):
+            return 0

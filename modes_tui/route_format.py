@@ -9,8 +9,8 @@
 | text for the `route` verb | `verb_text` | `modes-tui route TEXT` |
 | JSON | `Route.to_dict()` | `--json` everywhere |
 
-They share one vocabulary (`marks`, `duration`), so the same decision says "forced" or
-"sticky" and times itself the same way everywhere. The screen formatters return Rich
+They share one vocabulary (`marks`, `duration`), so the same decision says "forced",
+"one-shot" (`/MODE text`: the caller chose the mode of that message only) or "sticky" and times itself the same way everywhere. The screen formatters return Rich
 `Text`; rich is imported inside them, so the REPL and the CLI verbs never load it.
 """
 
@@ -31,13 +31,17 @@ RAW_OUTPUT_LIMIT = 400
 """Characters of a classifier's raw output shown under a parse error."""
 DECIDED_BY_STYLE = {"caller": "bold magenta", "classifier": "green", "fallback": "yellow"}
 """Colour of who decided."""
+SHOWN_MARKS = ("forced", "one-shot", "sticky")
+"""The marks the one-line formats print (fallback and error speak for themselves)."""
+CALLER_MARKS = ("forced", "one-shot")
+"""The marks of a mode the caller chose, drawn in the caller's colour."""
 
 
 def marks(route: Route) -> list[str]:
-    """Short marks: forced, sticky, fallback, error."""
+    """Short marks: forced (or one-shot), sticky, fallback, error."""
     found = []
     if route.forced:
-        found.append("forced")
+        found.append("one-shot" if route.one_shot else "forced")
     if route.sticky:
         found.append("sticky")
     if route.decided_by == "fallback":
@@ -87,7 +91,7 @@ def strip_line(route: Route, mode: str | None = None) -> Text:
         text.append(f" · {duration(route.duration_ms)}", style="dim")
     for mark in marks(route):
         if mark != "fallback":
-            text.append(f" [{mark}]", style="magenta" if mark == "forced" else "yellow")
+            text.append(f" [{mark}]", style="magenta" if mark in CALLER_MARKS else "yellow")
     if route.reason:
         text.append(f" · {route.reason}", style="dim italic")
     return text
@@ -168,7 +172,7 @@ def repl_line(route: Route) -> str:
         parts.append(f"confidence {route.confidence:.2f}")
     if route.duration_ms is not None:
         parts.append(f"{route.duration_ms:.0f} ms")
-    parts += [mark for mark in marks(route) if mark in ("forced", "sticky")]
+    parts += [mark for mark in marks(route) if mark in SHOWN_MARKS]
     line = "[" + " · ".join(parts) + "]"
     if route.decided_by == "fallback" and route.reason:
         line += f" {route.reason}"
@@ -182,7 +186,7 @@ def markdown_line(route: Route, setting: str = "auto") -> str:
         parts.append(f"confidence {route.confidence:.2f}")
     if route.duration_ms is not None:
         parts.append(f"{route.duration_ms:.1f} ms")
-    found = [mark for mark in marks(route) if mark in ("forced", "sticky")]
+    found = [mark for mark in marks(route) if mark in SHOWN_MARKS]
     if setting not in ("auto", route.mode_name):
         found.append(f"setting {setting}")
     text = ", ".join(parts)
@@ -196,7 +200,7 @@ def markdown_line(route: Route, setting: str = "auto") -> str:
 def verb_text(route: Route) -> str:
     """One human line (plus detail lines) for `modes-tui route`."""
     confidence = "n/a" if route.confidence is None else f"{route.confidence:.2f}"
-    found = [mark for mark in marks(route) if mark in ("forced", "sticky")]
+    found = [mark for mark in marks(route) if mark in SHOWN_MARKS]
     mark = f" [{', '.join(found)}]" if found else ""
     took = "" if route.duration_ms is None else f" in {route.duration_ms:.1f} ms"
     lines = [f"{route.mode_name}  (by {route.decided_by}, confidence {confidence}{took}){mark}"]

@@ -68,4 +68,5 @@ def test_repl_completion_offers_the_table_with_repl_help() -> None:
     assert found == {
         "/why": "print the last turn's route and request as JSON",
         "/wrong": ("wrong mode: answer the last turn again in MODE; undo forgets it"),
+        "/write": "answer this one message in write",  # a one-shot, after the commands
     }

@@ -225,7 +225,7 @@ async def test_wrong_undo_and_usage_in_the_repl() -> None:
 @pytest.mark.parametrize(
     ("typed", "expected"),
     [
-        ("/wr", ["/wrong"]),
+        ("/wr", ["/wrong", "/write"]),  # the command, then the one-shot mode
         ("/wrong ", ["undo", "chat", "code", "reason", "shell", "write"]),
         ("/wrong s", ["shell"]),
         ("/wrong u", ["undo"]),

@@ -65,7 +65,16 @@ async def test_todays_engine_writes_what_mains_engine_wrote(tmp_path: Path) -> N
         return [timeless(json.loads(line)) for line in text.splitlines()]
 
     today = (tmp_path / "session_v1.jsonl").read_text(encoding="utf-8")
-    assert comparable(today) == comparable(WRITTEN_BY_MAIN.read_text(encoding="utf-8"))
+    expected = comparable(WRITTEN_BY_MAIN.read_text(encoding="utf-8"))
+    # One change since main wrote it: a mode passed to `run_turn(force=...)` is for that turn
+    # only (`/MODE text`), and its route now says so; the correction's forced route does not.
+    routes = [r for r in expected if r["type"] == "route" and r["route"]["decided_by"] == "caller"]
+    assert [r["route"]["reason"] for r in routes] == [
+        "Mode requested by caller",
+        "Corrected by you (was code)",
+    ]
+    routes[0]["route"]["one_shot"] = True
+    assert comparable(today) == expected
 
 
 def test_the_session_main_wrote_replays_turn_by_turn(tmp_path: Path) -> None:

@@ -36,12 +36,14 @@ def test_mode_shows_the_default_and_the_routing_rule(dirs: Dirs, capsys: Capture
 def test_mode_sets_a_mode_and_shows_where_it_came_from(dirs: Dirs, capsys: Capture) -> None:
     assert main(["mode", "code"]) == 0
     assert capsys.readouterr().out == (
-        f"mode: code (written to {dirs.control_file})\n"
+        f"mode: code for pack default (written to {dirs.control_file})\n"
         "  every turn goes to code; `modes-tui mode auto` hands it back to the router\n"
     )
-    assert json.loads(dirs.control_file.read_text()) == {"mode": "code"}
+    assert json.loads(dirs.control_file.read_text()) == {"packs": {"default": "code"}}
     assert main(["mode"]) == 0
-    assert capsys.readouterr().out.startswith(f"mode: code (from {dirs.control_file})")
+    assert capsys.readouterr().out.startswith(
+        f"mode: code (this pack's setting, from {dirs.control_file})"
+    )
     assert main(["mode", "off"]) == 0
     assert "no mode: the base prompt and the default model only" in capsys.readouterr().out
 
@@ -54,7 +56,7 @@ def test_mode_rejects_an_unknown_name_listing_valid_ones(dirs: Dirs, capsys: Cap
         "modes-tui: unknown mode 'refunds' in pack default; "
         "choose one of: auto, off, chat, code, reason, shell, write\n"
     )
-    assert json.loads(dirs.control_file.read_text()) == {"mode": "shell"}  # unchanged
+    assert json.loads(dirs.control_file.read_text()) == {"packs": {"default": "shell"}}  # kept
     assert main(["mode", "--pack", "support", "refunds"]) == 1
     assert "choose one of: auto, off, escalate, help, orders, returns" in capsys.readouterr().err
 
@@ -64,7 +66,7 @@ def test_mode_shows_the_warning_of_an_unusable_file(dirs: Dirs, capsys: Capture)
     dirs.control_file.write_text('{"mode": "poetry"}')
     assert main(["mode"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"mode: auto (from {dirs.control_file})")
+    assert out.startswith(f"mode: auto (default: the control file {dirs.control_file} cannot")
     assert (
         f"warning: control file {dirs.control_file}: mode 'poetry' is not in the active pack" in out
     )

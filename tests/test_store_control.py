@@ -36,7 +36,7 @@ def test_valid_settings_read_back(tmp_path: Path, mode: str) -> None:
     file = control(tmp_path)
     file.path.parent.mkdir(parents=True)
     file.path.write_text(json.dumps({"mode": mode}))
-    assert file.read() == ControlReading(mode, None)
+    assert file.read() == ControlReading(mode, None, source="file")  # the file-wide setting
 
 
 @pytest.mark.parametrize(
@@ -48,8 +48,12 @@ def test_valid_settings_read_back(tmp_path: Path, mode: str) -> None:
         ('{"mode": 3}', "'mode' is a JSON number, expected a string"),
         ('{"mode": null}', "'mode' is a JSON null, expected a string"),
         ('["code"]', "a JSON array, expected an object"),
-        ('{"mode": "code", "extra": 1}', "unknown keys 'extra'; the file holds exactly one key"),
+        (
+            '{"mode": "code", "extra": 1}',
+            "unknown keys 'extra'; the file holds 'mode' (every pack)",
+        ),
         ("{}", "no 'mode' key"),
+        ('{"packs": ["code"]}', "'packs' is a JSON array, expected an object of pack: setting"),
         ('{"mode": "poetry"}', "mode 'poetry' is not in the active pack"),
     ],
 )
@@ -87,7 +91,7 @@ def test_a_folder_in_place_of_the_file_is_a_warning(tmp_path: Path) -> None:
 def test_without_a_pack_any_well_formed_name_is_accepted(tmp_path: Path) -> None:
     file = ControlFile(tmp_path / "state.json")
     file.write("anything")
-    assert file.read() == ControlReading("anything")
+    assert file.read() == ControlReading("anything", source="file")
     file.path.write_text('{"mode": "Not A Name!"}')
     assert "not a mode name" in (file.read().warning or "")
     with pytest.raises(UnknownMode):
@@ -96,7 +100,7 @@ def test_without_a_pack_any_well_formed_name_is_accepted(tmp_path: Path) -> None
 
 def test_write_creates_the_folder_and_leaves_no_temp_files(tmp_path: Path) -> None:
     file = control(tmp_path)
-    assert file.write("shell") == ControlReading("shell")
+    assert file.write("shell") == ControlReading("shell", source="file")
     assert json.loads(file.path.read_text()) == {"mode": "shell"}
     assert sorted(p.name for p in file.path.parent.iterdir()) == ["state.json"]
 
@@ -162,7 +166,7 @@ async def test_watch_reports_a_change_made_by_another_process(tmp_path: Path) ->
     )
     assert await process.wait() == 0
     reading = await asyncio.wait_for(queue.get(), timeout=5)
-    assert reading == ControlReading("code")
+    assert reading == ControlReading("code", source="file")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -174,7 +178,7 @@ async def test_watch_reports_an_invalid_edit_and_a_deletion(tmp_path: Path) -> N
     file.write("code")
     queue: asyncio.Queue[ControlReading] = asyncio.Queue()
     task = asyncio.create_task(collect(file, queue, include_current=True))
-    assert await asyncio.wait_for(queue.get(), timeout=5) == ControlReading("code")
+    assert await asyncio.wait_for(queue.get(), timeout=5) == ControlReading("code", source="file")
     file.path.write_text("{not json")
     broken = await asyncio.wait_for(queue.get(), timeout=5)
     assert broken.mode == "auto" and "not valid JSON" in (broken.warning or "")
@@ -196,7 +200,7 @@ async def test_watch_stays_quiet_when_the_setting_is_rewritten_unchanged(tmp_pat
     # had it reported the rewrite, "shell" would come out of the queue first.
     await asyncio.sleep(file.poll_seconds * 3)
     file.write("off")
-    assert await asyncio.wait_for(queue.get(), timeout=5) == ControlReading("off")
+    assert await asyncio.wait_for(queue.get(), timeout=5) == ControlReading("off", source="file")
     assert queue.empty()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

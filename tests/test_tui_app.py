@@ -636,17 +636,17 @@ async def test_another_process_editing_the_control_file_shows_within_a_second() 
 
     pack = default_pack()
     path = app_dirs().control_file
-    control = ControlFile(path, modes=lambda: pack.names)
+    control = ControlFile(path, modes=lambda: pack.names, pack=pack.name)
     app_services = services(pack=pack)
     app_services.control = control
     async with build_app(app_services, tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await pilot.press("f3")
         await until(pilot, lambda: "forced code" in header(app))
-        assert json.loads(path.read_text())["mode"] == "code"
-        path.write_text('{"mode": "shell"}\n')  # as `modes-tui mode shell` would
+        assert json.loads(path.read_text())["packs"]["default"] == "code"
+        path.write_text('{"packs": {"default": "shell"}}\n')  # as `modes-tui mode shell` would
         await until(pilot, lambda: "forced shell" in header(app), timeout=1.5)
-        assert app.panel.setting == "forced shell"
+        assert app.panel.setting == "forced shell (this pack)"
         path.write_text("{not json")
         await until(pilot, lambda: "not valid JSON" in header(app), timeout=1.5)
         assert "setting auto" in header(app)

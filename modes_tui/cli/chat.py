@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
@@ -32,6 +33,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     )
     from modes_tui.plain_sessions import show_resumed
     from modes_tui.runtime import RunOptions, Runtime
+    from modes_tui.store.control import ControlFile, RunOnlySetting
     from modes_tui.store.runtime import runtime_state
 
     runtime = Runtime.for_chat(
@@ -39,6 +41,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
         settings=settings_for(args),
         note=lambda text: print(f"modes-tui: {text}", file=sys.stderr),
     )
+    run_only = not sys.stdin.isatty()
+    if run_only and isinstance(runtime.control, ControlFile):
+        # a script's `/mode` must not force a mode on every later session
+        runtime = dataclasses.replace(runtime, control=RunOnlySetting(runtime.control))
     pack, control, session = runtime.pack, runtime.control, runtime.current
     assert control is not None and session is not None  # a chat's runtime has both
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
@@ -53,7 +59,13 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
         def set_mode(value: str) -> str:
             control.write(value)  # raises UnknownMode for a name the pack lacks
-            return f"mode setting: {value} ({setting_meaning(value)})"
+            if run_only:
+                return (
+                    f"mode setting: {value} for this run only; the control file is not "
+                    "changed when the REPL reads a pipe (`/mode auto` hands it back)"
+                )
+            meaning = setting_meaning(value, f" --pack {pack.name}")
+            return f"mode setting: {value} for pack {pack.name} ({meaning})"
 
         def describe_modes() -> str:
             return "\n".join(f"{p.name:<10} {p.description[:90]}" for p in pack.profiles)

@@ -97,10 +97,13 @@ def progress_printer() -> Callable[[int, int], None]:
     return show
 
 
-def setting_meaning(mode: str) -> str:
-    """What a mode setting (auto, off, or a mode's name) does to the next turns."""
+def setting_meaning(mode: str, pack_option: str = "") -> str:
+    """What a mode setting (auto, off, or a mode's name) does to the next turns;
+    `pack_option` (` --pack P`) goes into the command that undoes it."""
     if mode == "auto":
         return "the router picks the mode of every turn"
     if mode == "off":
         return "no mode: the base prompt and the default model only"
-    return f"every turn goes to {mode}; `modes-tui mode auto` hands it back to the router"
+    return (
+        f"every turn goes to {mode}; `modes-tui mode auto{pack_option}` hands it back to the router"
+    )

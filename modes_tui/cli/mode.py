@@ -1,4 +1,6 @@
-"""`modes-tui mode [NAME|auto|off]`: the mode setting and the routing rule in force, or set it."""
+"""`modes-tui mode [NAME|auto|off] [--pack P]`: a pack's mode setting and the routing rule in
+force, or set it. The setting belongs to the pack (`--pack`, else the configured one): setting
+`returns` for `support` leaves the default pack's setting as it was."""
 
 from __future__ import annotations
 
@@ -11,6 +13,9 @@ from modes_tui.cli.common import EXIT_FAILURE, EXIT_OK, setting_meaning, setting
 from modes_tui.core.errors import DeclarationError, UnknownMode
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from modes_tui.core.control import ControlReading
     from modes_tui.core.profiles import Pack
 
 
@@ -30,7 +35,10 @@ def cmd_mode(args: argparse.Namespace) -> int:
     except DeclarationError as error:
         pack_error = error
     names = pack.names if pack is not None else ()
-    control = ControlFile(dirs.control_file, modes=(lambda: names) if pack is not None else None)
+    pack_name = pack.name if pack is not None else broken_pack_name(args, settings.pack)
+    control = ControlFile(
+        dirs.control_file, modes=(lambda: names) if pack is not None else None, pack=pack_name
+    )
 
     if args.value is not None:
         if pack is None and args.value not in (AUTO, OFF):
@@ -45,14 +53,13 @@ def cmd_mode(args: argparse.Namespace) -> int:
             control.write(args.value)
         except UnknownMode as error:
             print(
-                f"modes-tui: unknown mode {error.name!r} in pack "
-                f"{pack.name if pack else settings.pack}; "
+                f"modes-tui: unknown mode {error.name!r} in pack {pack_name}; "
                 f"choose one of: {', '.join(error.available)}",
                 file=sys.stderr,
             )
             return EXIT_FAILURE
-        print(f"mode: {args.value} (written to {control.path})")
-        print(f"  {setting_meaning(args.value)}")
+        print(f"mode: {args.value} for pack {pack_name} (written to {control.path})")
+        print(f"  {setting_meaning(args.value, pack_option(args, pack_name))}")
         return EXIT_OK
 
     reading = control.read()
@@ -61,7 +68,8 @@ def cmd_mode(args: argparse.Namespace) -> int:
     if args.json:
         data: dict[str, Any] = {
             "mode": reading.mode,
-            "source": "control file" if exists else "default",
+            "source": "control file" if reading.source != "default" else "default",
+            "scope": reading.source,
             "path": str(control.path),
             "warning": reading.warning,
             "pack": pack.name if pack is not None else settings.pack,
@@ -77,9 +85,8 @@ def cmd_mode(args: argparse.Namespace) -> int:
             data["modes"] = list(pack.names)
         print(json.dumps(data, indent=2))
         return EXIT_OK
-    where = f"from {control.path}" if exists else f"default: no control file at {control.path}"
-    print(f"mode: {reading.mode} ({where})")
-    print(f"  {setting_meaning(reading.mode)}")
+    print(f"mode: {reading.mode} ({origin(reading, control.path, pack_name, exists=exists)})")
+    print(f"  {setting_meaning(reading.mode, pack_option(args, pack_name))}")
     if reading.warning:
         print(f"warning: {reading.warning}")
     if pack is None:
@@ -99,3 +106,32 @@ def cmd_mode(args: argparse.Namespace) -> int:
     )
     print(f"modes: {', '.join(pack.names)}")
     return EXIT_OK
+
+
+def origin(reading: ControlReading, path: Path, pack: str, *, exists: bool) -> str:
+    """Where the setting in force comes from, in words."""
+    if reading.source == "pack":
+        return f"this pack's setting, from {path}"
+    if reading.source == "file":
+        return (
+            f"the setting of all packs, from {path}; `modes-tui mode NAME` sets one for "
+            f"pack {pack} alone"
+        )
+    if reading.warning:
+        return f"default: the control file {path} cannot be used"
+    if not exists:
+        return f"default: no control file at {path}"
+    return f"default: {path} has no setting for pack {pack}"
+
+
+def pack_option(args: argparse.Namespace, pack: str) -> str:
+    """` --pack P` when the pack was chosen on the command line (the hint repeats it)."""
+    return f" --pack {pack}" if getattr(args, "pack", None) else ""
+
+
+def broken_pack_name(args: argparse.Namespace, configured: str) -> str:
+    """The name of a pack that did not load: its folder's (`--profiles`), else the setting."""
+    from pathlib import Path
+
+    folder = getattr(args, "profiles", None)
+    return Path(folder).resolve().name if folder else configured

@@ -32,6 +32,7 @@ import datetime as dt
 import logging
 import threading
 from collections.abc import AsyncGenerator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -308,11 +309,14 @@ class Engine:
             wanted = None
         else:
             wanted = OFF if control.mode == OFF else control.forced
+        # a mode the caller passed is for this message only: the route says so (replay,
+        # the panel and the log show "one-shot"); the control file's setting is not one
+        once = force is not None and force != AUTO
         if wanted == OFF:
-            return Route(OFF, "caller", OFF_REASON)
+            return Route(OFF, "caller", OFF_REASON, one_shot=once)
         if wanted is not None:
             try:
-                return self.router.force(wanted)
+                return replace(self.router.force(wanted), one_shot=once)
             except UnknownMode as error:
                 origin = "the control file" if force is None else "the caller"
                 warnings.append(

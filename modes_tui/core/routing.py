@@ -160,6 +160,8 @@ class Route:
     """Stickiness kept the current mode against a narrow winner."""
     stages: tuple[Decision, ...] = ()
     """Every decision a multi-stage backend (cascade) made, in order."""
+    one_shot: bool = False
+    """The caller chose the mode for this message only (`/MODE text`), not for what follows."""
     at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="milliseconds"))
     """When the route was decided (UTC, ISO 8601)."""
 
@@ -189,6 +191,8 @@ class Route:
         }
         if self.stages:
             data["stages"] = [stage.to_dict() for stage in self.stages]
+        if self.one_shot:  # only when set: older readers and records stay as they were
+            data["one_shot"] = True
         return data
 
     @classmethod
@@ -214,6 +218,7 @@ class Route:
             runner_up=data.get("runner_up"),
             sticky=bool(data.get("sticky", False)),
             stages=tuple(Decision.from_dict(s) for s in data.get("stages") or ()),
+            one_shot=data.get("one_shot") is True,
             at=str(data.get("at") or ""),
         )
 

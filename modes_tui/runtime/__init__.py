@@ -162,7 +162,7 @@ class Runtime:
             settings,
             pack,
             options,
-            control=ControlFile(dirs.control_file, modes=lambda: pack.names),
+            control=ControlFile(dirs.control_file, modes=lambda: pack.names, pack=pack.name),
             session=session,
             servers=mcp_servers(settings, dirs),
             model=scripted_model(options.model),

@@ -1,9 +1,17 @@
 """The control file: `<config>/state.json`, the setting that forces a mode from outside.
 
-`{"mode": "auto"}` lets the router decide, `{"mode": "off"}` runs the base prompt and the
-default model only, `{"mode": "code"}` forces a mode on every turn. The engine reads it
-before every turn (`ControlFile.read`), the TUI watches it (`ControlFile.watch`), and keys,
-`/mode` and `modes-tui mode` write it (`ControlFile.write`).
+One setting per pack, plus a file-wide one (what the file held before settings were per pack):
+
+    {"mode": "auto", "packs": {"default": "code", "support": "returns"}}
+
+A pack's own entry wins; a pack without one uses the file-wide `mode`; with neither, the
+setting is `auto`. `auto` lets the router decide, `off` runs the base prompt and the default
+model only, a mode name forces that mode on every turn. Both keys are optional: an old file
+`{"mode": "code"}` still reads as it did, for every pack. `ControlFile(path, pack=P)` reads
+and writes P's entry (`modes-tui mode NAME --pack P`, keys and `/mode` in a window on P), so a
+window on another pack is not affected; without a pack it reads and writes the file-wide
+`mode`. The engine reads it before every turn (`ControlFile.read`), the TUI watches it
+(`ControlFile.watch`: only a change of its own pack's setting is reported).
 
 Reading never raises: a file that cannot be used means `auto` plus a warning that names
 the file and what was wrong. A *missing* file means `auto` without a warning: a fresh
@@ -11,7 +19,8 @@ install has no file, and a warning on every first start would teach people to ig
 warnings. `modes-tui mode` still says where the setting came from ("no control file").
 
 Writes are atomic (`core.files.atomic_write`: temp file, fsync, `os.replace`), so a reader in
-another process sees the old file or the new one, never half of either.
+another process sees the old file or the new one, never half of either. A write keeps the
+other packs' settings (it reads the file, changes one entry, replaces the file).
 """
 
 from __future__ import annotations
@@ -21,9 +30,9 @@ import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from modes_tui.core.control import AUTO, OFF, ControlReading
+from modes_tui.core.control import AUTO, OFF, ControlReading, Source
 from modes_tui.core.errors import ModesError, UnknownMode
 from modes_tui.core.files import atomic_write, remove_stale_temps
 from modes_tui.core.ports import ControlSource
@@ -34,12 +43,20 @@ POLL_SECONDS = 0.2
 
 _Signature = tuple[int, int, int, int] | None
 
+MODE = "mode"
+"""The file-wide setting: every pack without an entry of its own."""
+PACKS = "packs"
+"""Pack name -> that pack's setting."""
+KEYS_HELP = "the file holds 'mode' (every pack) and 'packs' (one setting per pack)"
+
 
 class ControlFile:
-    """The control file at `path`; `modes` lists the mode names a setting may name.
+    """The control file at `path`, as pack `pack` sees it; `modes` lists the mode names a
+    setting may name.
 
     Without `modes`, any well-formed mode name is accepted (the pack is unknown here);
     the engine and the CLI pass the active pack's names so a stale name reads as `auto`.
+    Without `pack`, the file-wide setting is read and written.
     """
 
     def __init__(
@@ -47,10 +64,13 @@ class ControlFile:
         path: str | os.PathLike[str],
         modes: Callable[[], Iterable[str]] | None = None,
         *,
+        pack: str | None = None,
         poll_seconds: float = POLL_SECONDS,
     ) -> None:
         self.path = Path(path)
         self._modes = modes
+        self.pack = pack
+        """Whose setting this is (None: the file-wide one)."""
         self.poll_seconds = poll_seconds
 
     # ------------------------------------------------------------------ reading
@@ -74,32 +94,39 @@ class ControlFile:
             return self._unusable(
                 f"not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
             )
-        if not isinstance(data, dict):
-            return self._unusable(f"a JSON {_json_type(data)}, expected an object")
-        if set(data) != {"mode"}:
-            extra = sorted(set(data) - {"mode"})
-            what = f"unknown keys {', '.join(map(repr, extra))}" if extra else "no 'mode' key"
-            return self._unusable(f"{what}; the file holds exactly one key, 'mode'")
-        mode = data["mode"]
+        problem = _shape_problem(data)
+        if problem is not None:
+            return self._unusable(problem)
+        packs = data.get(PACKS, {})
+        if self.pack is not None and self.pack in packs:
+            return self._setting(packs[self.pack], f"{PACKS}.{self.pack}", "pack")
+        if MODE in data:
+            return self._setting(data[MODE], MODE, "file")
+        return ControlReading(AUTO)
+
+    def _setting(self, mode: object, field: str, source: Source) -> ControlReading:
+        """The value at `field` checked against the modes a setting may name."""
         if not isinstance(mode, str):
-            return self._unusable(f"'mode' is a JSON {_json_type(mode)}, expected a string")
+            return self._unusable(f"'{field}' is a JSON {_json_type(mode)}, expected a string")
         if mode in (AUTO, OFF):
-            return ControlReading(mode)
+            return ControlReading(mode, source=source)
         valid = self.valid_names()
         if valid is None:
             if NAME_PATTERN.match(mode):
-                return ControlReading(mode)
-            return self._unusable(f"'mode' is {mode!r}, which is not a mode name")
+                return ControlReading(mode, source=source)
+            return self._unusable(f"'{field}' is {mode!r}, which is not a mode name")
         if mode not in valid:
             choices = ", ".join([AUTO, OFF, *valid])
-            return self._unusable(f"mode {mode!r} is not in the active pack ({choices})")
-        return ControlReading(mode)
+            where = "" if field == MODE else f" ('{field}')"
+            return self._unusable(f"mode {mode!r}{where} is not in the active pack ({choices})")
+        return ControlReading(mode, source=source)
 
     def _unusable(self, what: str) -> ControlReading:
+        option = f" --pack {self.pack}" if self.pack is not None else ""
         return ControlReading(
             AUTO,
             f"control file {self.path}: {what}; using auto. "
-            "Fix it with `modes-tui mode auto` (or a mode name).",
+            f"Fix it with `modes-tui mode auto{option}` (or a mode name).",
         )
 
     def valid_names(self) -> list[str] | None:
@@ -109,9 +136,15 @@ class ControlFile:
     # ------------------------------------------------------------------ writing
 
     def write(self, mode: str) -> ControlReading:
-        """Set the mode atomically; raise UnknownMode (listing valid values) for a bad name."""
+        """Set this pack's mode (or the file-wide one) atomically, keeping the other packs'
+        settings; raise UnknownMode (listing valid values) for a bad name."""
         self.validate(mode)
-        payload = (json.dumps({"mode": mode}) + "\n").encode("utf-8")
+        data = self._stored()
+        if self.pack is None:
+            data[MODE] = mode
+        else:
+            data[PACKS] = {**data.get(PACKS, {}), self.pack: mode}
+        payload = (json.dumps(data) + "\n").encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(self.path, payload)
@@ -121,7 +154,24 @@ class ControlFile:
                 f"cannot write the control file {self.path}: {error.strerror or error}; "
                 "check that its folder is writable"
             ) from error
-        return ControlReading(mode)
+        return ControlReading(mode, source="file" if self.pack is None else "pack")
+
+    def _stored(self) -> dict[str, Any]:
+        """What a write keeps: the settings of the file now, those of a usable shape only
+        (an unusable file is replaced, as it always was)."""
+        try:
+            data = json.loads(self.path.read_bytes().decode("utf-8-sig"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            return {}
+        if _shape_problem(data) is not None:
+            return {}
+        kept: dict[str, Any] = {}
+        if isinstance(data.get(MODE), str):
+            kept[MODE] = data[MODE]
+        packs = {k: v for k, v in data.get(PACKS, {}).items() if isinstance(v, str)}
+        if packs:
+            kept[PACKS] = packs
+        return kept
 
     def validate(self, mode: str) -> None:
         """Raise UnknownMode unless `mode` is auto, off, or a mode the setting may name."""
@@ -169,10 +219,60 @@ class ControlFile:
                 yield reading
 
 
-if TYPE_CHECKING:  # mypy proves the engine can read the setting through it
+class RunOnlySetting:
+    """The control file, with `/mode` lasting for this run only: a REPL reading a pipe.
+
+    A script's `/mode shell` must not force shell on every later session, so `write` keeps
+    the setting in memory (checked as the file would check it) and the file is never
+    written; until the first `write`, the file's setting applies as usual.
+    """
+
+    def __init__(self, file: ControlFile) -> None:
+        self.file = file
+        """The control file underneath (read until this run sets its own)."""
+        self._mode: str | None = None
+
+    def read(self) -> ControlReading:
+        """This run's setting once one was set, else the file's."""
+        if self._mode is None:
+            return self.file.read()
+        return ControlReading(self._mode, source="run")
+
+    def write(self, mode: str) -> ControlReading:
+        """Set the mode for this run; raise UnknownMode for a bad name (nothing is written)."""
+        self.file.validate(mode)
+        self._mode = mode
+        return self.read()
+
+    async def watch(self) -> AsyncIterator[ControlReading]:
+        """The file's changes, for as long as this run has no setting of its own."""
+        async for reading in self.file.watch():
+            if self._mode is None:
+                yield reading
+
+
+if TYPE_CHECKING:  # mypy proves the engine can read the setting through them
 
     def _is_a_source(file: ControlFile) -> ControlSource:
         return file
+
+    def _run_is_a_source(setting: RunOnlySetting) -> ControlSource:
+        return setting
+
+
+def _shape_problem(data: object) -> str | None:
+    """What is wrong with the file's shape (not its values), or None."""
+    if not isinstance(data, dict):
+        return f"a JSON {_json_type(data)}, expected an object"
+    extra = sorted(set(data) - {MODE, PACKS})
+    if extra:
+        return f"unknown keys {', '.join(map(repr, extra))}; {KEYS_HELP}"
+    if not data:
+        return f"no 'mode' key and no 'packs' key; {KEYS_HELP}"
+    packs = data.get(PACKS, {})
+    if not isinstance(packs, dict):
+        return f"'packs' is a JSON {_json_type(packs)}, expected an object of pack: setting"
+    return None
 
 
 def _json_type(value: object) -> str:

@@ -24,7 +24,7 @@ from modes_tui.tui.keys import MODE_BINDING_PREFIX, ModeKey, mode_keys
 from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.pending import PendingMessages
 from modes_tui.tui.prompt import PromptInput
-from modes_tui.tui.status import ModeHeader, StatusLine, setting_label
+from modes_tui.tui.status import ModeHeader, StatusLine, reading_label
 
 if TYPE_CHECKING:
     from modes_tui.core.transcript import TurnTranscript
@@ -189,7 +189,7 @@ class AppBase(App[None]):
         """Show the control setting in the header and the panel."""
         self.reading = reading
         self.header.show(reading)
-        self.panel.show_setting(setting_label(reading.mode), reading.warning)
+        self.panel.show_setting(reading_label(reading), reading.warning)
 
     def set_setting(self, setting: str) -> bool:
         """Write the control file (keys, /mode, the palette); False when it was refused."""
@@ -201,8 +201,9 @@ class AppBase(App[None]):
         except ModesError as error:
             self.status.error(str(error))
             return False
-        self.show_reading(self.services.control.read())
-        self.status.idle(f"Setting: {setting_label(setting)}")
+        reading = self.services.control.read()
+        self.show_reading(reading)
+        self.status.idle(f"Setting: {reading_label(reading)}")
         return True
 
     def _stop_editing(self) -> None:

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 from textual import on, work
 
-from modes_tui.commands import UNDO, Command, commands_for
+from modes_tui.commands import ONE_SHOT_HELP, ONE_SHOT_USAGE, UNDO, Command, commands_for
 from modes_tui.core.errors import ModesError
 from modes_tui.tui.app_turns import TurnsApp
 from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.render import plural
-from modes_tui.tui.status import setting_label
+from modes_tui.tui.status import reading_label
 
 if TYPE_CHECKING:
     from modes_tui.tui.services import ReplayedSession
@@ -195,6 +195,7 @@ class CommandsApp(TurnsApp):
             "**Commands**",
             "",
             *[f"- `{spec.usage}`: {spec.help}" for spec in commands_for("app")],
+            f"- `{ONE_SHOT_USAGE}`: {ONE_SHOT_HELP}",
             "",
             "Keys can be rebound with `keymap:` in config.yaml (ids such as `mode.code`, "
             "`mode.cycle`, `mode.auto`, `panel.toggle`).",
@@ -215,7 +216,7 @@ class CommandsApp(TurnsApp):
                 f"| {name} | {keys.get(profile.name) or ''} | {profile.thinking} | "
                 f"{', '.join(profile.tools) or '-'} | {about} |"
             )
-        setting = setting_label(self.reading.mode)
+        setting = reading_label(self.reading)
         return "\n".join(
             [
                 f"**Modes of pack `{self.services.pack.name}`** · setting: {setting}",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual import on
 from textual.widgets import TextArea
 
-from modes_tui.commands import CommandError, is_command, message_text, parse_command
+from modes_tui.commands import CommandError, OneShot, is_command, message_text, parse_command
 from modes_tui.tui.app_commands import CommandsApp
 from modes_tui.tui.pending import PendingMessages
 from modes_tui.tui.prompt import PromptInput
@@ -24,25 +24,35 @@ class InputApp(CommandsApp):
             try:
                 command = parse_command(text, self.settings())
             except CommandError as error:
-                self.status.error(str(error))  # the text stays in the prompt to fix
+                self.status.error(self._command_error(error))  # the text stays to be fixed
                 return
-            self.prompt.remember(text)
-            self.prompt.value = ""
-            self._clear_error()
-            await self.run_command(command)
-            return
+            if not isinstance(command, OneShot):
+                self.prompt.remember(text)
+                self.prompt.value = ""
+                self._clear_error()
+                await self.run_command(command)
+                return
         self.prompt.remember(text)
         self.prompt.value = ""
         editing, self._editing = self._editing, None
-        if editing is not None and not self._turn_running and not len(self.pending):
+        idle = not self._turn_running and not len(self.pending)
+        if editing is not None and idle and not is_command(text):
             self.resend_turn(editing, message_text(text))
-        elif self._turn_running or len(self.pending):
-            await self.pending.add(message_text(text))
+            return
+        if self._turn_running or len(self.pending):
+            # queued as typed (`//x`, `/code x`): what runs, or comes back with up, is the line
+            await self.pending.add(text)
             waiting = len(self.pending)
             self.notify_waiting(waiting)
         else:
             self._clear_error()
-            self.run_turn(message_text(text))
+            self.send_line(text)
+
+    def _command_error(self, error: CommandError) -> str:
+        """The error as shown: before the pack is in, `/code text` cannot be told from a typo."""
+        if self.started:
+            return str(error)
+        return f"{error} (modes-tui is still starting: `/MODE text` works once the modes load)"
 
     def _clear_error(self) -> None:
         """An error stays on screen until the user sends something else (typing does not

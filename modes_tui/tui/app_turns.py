@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, assert_never
 
 from textual import on, work
 
+from modes_tui.commands import CommandError, message_text, one_shot
 from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.app_base import AppBase
@@ -32,8 +33,9 @@ class TurnsApp(AppBase):
     """Turns: run, retry, resend, correct, cancel; one event at a time onto the screen."""
 
     @work(exclusive=True, exit_on_error=False, group="turn", name="turn")
-    async def run_turn(self, text: str) -> None:
-        """Route and answer one message, showing every event."""
+    async def run_turn(self, text: str, *, force: str | None = None) -> None:
+        """Route and answer one message, showing every event; `force` names the mode of
+        this message only (`/MODE text`), the control file is not touched."""
         from modes_tui.core.transcript import TurnTranscript
 
         self._turn_running = True
@@ -46,9 +48,22 @@ class TurnsApp(AppBase):
             if engine is None:
                 return
             self.status.busy("Routing…")
-            await self._play(record, view, engine.run_turn(text))
+            await self._play(record, view, engine.run_turn(text, force=force))
         finally:
             self._turn_running = False
+
+    def send_line(self, text: str) -> None:
+        """Run a typed line as a turn: `/MODE text` in MODE for this message only, `//x` as
+        `/x`, anything else as it is."""
+        try:
+            shot = one_shot(text, self.settings())
+        except CommandError as error:  # cannot happen for a line checked when it was sent
+            self.status.error(str(error))
+            return
+        if shot is not None:
+            self.run_turn(shot.text, force=shot.mode)
+        else:
+            self.run_turn(message_text(text))
 
     @work(exclusive=True, exit_on_error=False, group="turn", name="retry")
     async def retry_turn(self, record: TurnTranscript) -> None:
@@ -201,7 +216,7 @@ class TurnsApp(AppBase):
             return
         text = await self.pending.take_first()
         if text is not None:
-            self.run_turn(text)
+            self.send_line(text)
 
     @work(exclusive=True, exit_on_error=False, group="turn", name="resend")
     async def resend_turn(self, old: TurnTranscript, text: str) -> None:

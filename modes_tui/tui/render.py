@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from modes_tui.route_format import duration, error_lines, marks, panel_lines, strip_line
+from modes_tui.route_format import (
+    CALLER_MARKS,
+    duration,
+    error_lines,
+    marks,
+    panel_lines,
+    strip_line,
+)
 
 if TYPE_CHECKING:
     from modes_tui.core.events import TurnCorrected
@@ -91,7 +98,7 @@ def route_card(
     if record.setting == "off":
         head.append(" (modes off)", style="dim")
     for mark in marks(route):
-        style = "magenta" if mark == "forced" else "red" if mark == "error" else "yellow"
+        style = "magenta" if mark in CALLER_MARKS else "red" if mark == "error" else "yellow"
         head.append(f" {mark}", style=f"reverse {style}")
     if record.superseded_by is not None:
         head.append(f" edited → #{record.superseded_by}", style="dim italic")

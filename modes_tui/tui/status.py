@@ -45,6 +45,13 @@ def setting_label(setting: str) -> str:
     return f"forced {setting}"
 
 
+def reading_label(reading: ControlReading) -> str:
+    """The setting and where it comes from: `forced code (this pack)`, `off (all packs)`,
+    `forced shell (this run only)`; plain `auto` when nothing is set (the default)."""
+    label = setting_label(reading.mode)
+    return label if reading.source == "default" else f"{label} ({reading.where})"
+
+
 class ModeHeader(Static):
     """One line: which mode is active, what the control file says, which model answers."""
 
@@ -133,7 +140,7 @@ class ModeHeader(Static):
         style = "bold magenta" if setting not in (AUTO, OFF) else "bold"
         parts = [
             ("mode ", self.shown_mode, "bold"),
-            ("setting ", setting_label(setting), style),
+            ("setting ", reading_label(self.reading), style),
             ("pack ", self.pack, ""),
             ("model ", model, ""),
         ]
