@@ -61,7 +61,7 @@ _NOTICED = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_CONTROLS}{_INVISIBLE
 """Every character `terminal_safe` acts on; most text has none and is returned as it is."""
 _LOOSE_JOINER = re.compile(rf"(?:(?<=[\x00-\x7f])|\A)[{_JOINERS}]+|[{_JOINERS}]+(?=[\x00-\x7f]|\Z)")
 """A joiner that joins nothing but ASCII or an end: it only hides a character boundary."""
-_JSON_UNSAFE = re.compile(rf"[\x7f-\x9f{_BIDI_CONTROLS}{_INVISIBLE}]")
+_JSON_UNSAFE = re.compile(rf"[\x7f-\x9f{_BIDI_CONTROLS}{_INVISIBLE}{_JOINERS}]")
 
 
 def terminal_safe(text: str) -> str:

@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.markup import escape
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Collapsible, Footer, Markdown, Static
@@ -195,7 +196,9 @@ class InspectorScreen(Screen[None]):
                 widgets.append(
                     Collapsible(
                         Static(Text(activity.result)),
-                        title=f"full result of {activity.call.name} ({len(activity.result)} characters)",
+                        title=escape(  # a model named the tool: no markup from it
+                            f"full result of {activity.call.name} ({len(activity.result)} characters)"
+                        ),
                         collapsed=True,
                     )
                 )
