@@ -134,7 +134,7 @@ class Printer:
             self.failures += 1
         if self.json_lines:
             line = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
-            self._emit(json_terminal_safe(line) + "\n")  # the same value, inert on a terminal
+            self._emit(json_terminal_safe(line + "\n"))  # the same value, inert on a terminal
             return
         match event.type:
             case "route_decided":

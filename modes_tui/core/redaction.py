@@ -129,6 +129,16 @@ class _KnownSecrets:
             self._values.clear()
             self._pattern = None
 
+    def started_at_end(self, text: str) -> int:
+        """The length of the longest end of `text` that begins a secret (0: none does)."""
+        longest = 0
+        for value in self._values:
+            for size in range(min(len(value) - 1, len(text)), longest, -1):
+                if text.endswith(value[:size]):
+                    longest = size
+                    break
+        return longest
+
     def redact(self, text: str) -> str:
         pattern = self._pattern
         if pattern is None:
@@ -163,6 +173,12 @@ def remember_environment(environ: Mapping[str, str]) -> None:
 def forget_secrets() -> None:
     """Unregister every value (for tests that need a clean process state)."""
     _KNOWN.clear()
+
+
+def secret_started_at_end(text: str) -> int:
+    """How many characters at the end of `text` could be the start of a registered secret:
+    a stream holds them back until the next chunk says (see `TerminalStream`)."""
+    return _KNOWN.started_at_end(text)
 
 
 def redact_values(text: str) -> str:

@@ -39,7 +39,7 @@ import json
 import re
 from typing import Any
 
-from modes_tui.core.redaction import redact_values
+from modes_tui.core.redaction import redact_values, secret_started_at_end
 
 _BIDI_CONTROLS = "\u202a-\u202e\u2066-\u2069"
 _INVISIBLE = "\u200b\u2060-\u2064\ufeff\u180e\ufff9-\ufffb\U000e0000-\U000e007f"
@@ -96,8 +96,9 @@ class TerminalStream:
     """`terminal_safe` for text that arrives in chunks.
 
     A sequence cut at a chunk's end is held back until the next chunk completes it, so it
-    is removed whole instead of leaving its body (`0;title`) on screen. Call `flush()` when
-    the stream ends.
+    is removed whole instead of leaving its body (`0;title`) on screen; so is an end that
+    could begin a registered secret, so a key cut in pieces is still redacted whole. Call
+    `flush()` when the stream ends.
     """
 
     def __init__(self) -> None:
@@ -107,12 +108,13 @@ class TerminalStream:
         """The safe part of what is held plus `text` that can be shown now."""
         data = self._held + text
         cut = _CUT_SEQUENCE.search(data)
+        start = len(data)
         if cut is not None and len(data) - cut.start() <= HELD_AT_MOST:
-            self._held = data[cut.start() :]
-            data = data[: cut.start()]
-        else:
-            self._held = ""
-        return terminal_safe(data)
+            start = cut.start()
+        # a key echoed by a model arrives in pieces: keep its start until it is whole
+        start = min(start, len(data) - secret_started_at_end(data))
+        self._held = data[start:]
+        return terminal_safe(data[:start])
 
     def flush(self) -> str:
         """What was held back, made safe (an unfinished sequence loses its introducer)."""
