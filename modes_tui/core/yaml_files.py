@@ -25,11 +25,11 @@ ALIAS_REFUSED = "aliases (*name) are not allowed; write the value out in full"
 class _NoAliasLoader(yaml.SafeLoader):
     """`yaml.SafeLoader` that refuses aliases before composing them."""
 
-    def compose_node(self, parent: Node | None, index: object) -> Node | None:  # type: ignore[override]
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
         if self.check_event(AliasEvent):
             event = self.peek_event()
             raise ComposerError(None, None, ALIAS_REFUSED, event.start_mark)
-        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        return super().compose_node(parent, index)
 
 
 def load_yaml(text: str) -> Any:
