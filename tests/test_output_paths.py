@@ -489,3 +489,15 @@ async def test_the_confirmation_dialog_shows_a_hostile_mcp_description_inert() -
     assert "[red]x[/]" in shown  # the markup is shown, not applied
     for sequence in ("\x1b]", "\x1b[2J", "\x07", "\x9b", "\x1bP", "\u202e", SECRET, "pwned"):
         assert sequence not in frame, repr(sequence)
+
+
+def test_a_search_snippet_is_cut_from_safe_text(capsys: pytest.CaptureFixture[str]) -> None:
+    log = SessionLog.create(app_dirs(), pack="default", model="m")
+    link = "\x1b]8;;http://evil.example/page\x1b\\here\x1b]8;;\x1b\\"
+    log.record("user", 1, content=f"find the {link} and more words after it")
+    log.close()
+    assert main(["sessions", "--search", "find", "--text-only"]) == 0
+    out = capsys.readouterr().out
+    assert_inert(out, "search snippet")
+    assert "http" not in out and "8;;" not in out  # no residue of a sequence cut in two
+    assert "find the here and more" in out
