@@ -501,3 +501,31 @@ def test_a_search_snippet_is_cut_from_safe_text(capsys: pytest.CaptureFixture[st
     assert_inert(out, "search snippet")
     assert "http" not in out and "8;;" not in out  # no residue of a sequence cut in two
     assert "find the here and more" in out
+
+
+async def test_the_tui_shows_a_hostile_turn_inert() -> None:
+    from modes_tui.core.events import ReasoningDelta, ToolCallFinished, ToolCallRequested
+    from modes_tui.core.redaction import remember_environment
+    from modes_tui.tui.app import build_app
+    from modes_tui.tui.turn_view import AnswerSegment
+    from tests.tui_support import ScriptEngine, answer_events, services, started, until
+
+    remember_environment({"OPENAI_API_KEY": SECRET})
+    call = ToolCall("call_1", "read_file", {"path": CORPUS})
+    events = answer_events(f"answer {CORPUS}", "chat", "hi", chunk=5)
+    events[2:2] = [ReasoningDelta(CORPUS[i : i + 7]) for i in range(0, len(CORPUS), 7)]
+    events[-1:-1] = [ToolCallRequested(call), ToolCallFinished(call, "ok", CORPUS)]
+    engine = ScriptEngine().script(events)
+    async with build_app(services(engine)).run_test(size=(140, 60)) as pilot:
+        app = await started(pilot)
+        app.prompt.value = "hi"  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await until(pilot, lambda: bool(app.records) and app.records[-1].status == "finished")  # type: ignore[attr-defined]
+        await pilot.pause(0.1)
+        source = app.query_one(AnswerSegment).source
+        frame = app.screen._compositor.render_full_update().render_segments(app.console)
+    assert_inert(source, "answer source")
+    assert "[red]x[/]" in source  # Markdown shows it as text
+    for sequence in ("\x1b]", "\x1b[2J", "\x07", "\x08", "\x9b", "\x1bP", "\u202e", "\u2066"):
+        assert sequence not in frame, repr(sequence)
+    assert SECRET not in frame and "pwned" not in frame and "[red]x[/]" in frame
