@@ -1,8 +1,9 @@
 """Secrets never reach a log or a session file: API keys, tokens, auth headers, cookies.
 
 The one redactor: `ModelRequest.to_dict()` (the request as logged) and the session log
-(every record it writes) both use it. Redaction goes by the *name* of a value, never by its
-content: what the user typed is recorded as typed, even if it looks like a key.
+(every record it writes) both use it. Redaction goes by the *name* of a value, and by the
+value of a configured secret (below), never by what a text looks like: what the user typed
+is recorded as typed, even if it looks like a key, unless it is one of the configured keys.
 
 A name is secret when, lower-cased with dashes read as underscores, it is one of
 `SECRET_NAMES` (`token`, `Authorization`, `X-Api-Key`, `aws_secret_access_key`, ...) or ends
