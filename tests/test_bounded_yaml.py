@@ -100,3 +100,18 @@ def test_cut_repr_is_bounded(value: object) -> None:
     shown = cut_repr(value)
     assert len(shown) <= SHOWN_AT_MOST + 3  # the quotes of a cut string, and the …
     assert shown == repr(value) or shown.endswith("…") or "..." in shown
+
+
+def test_an_eval_file_error_quotes_a_cut_value(tmp_path: Path) -> None:
+    import json
+
+    from modes_tui.core.errors import ModesError
+    from modes_tui.core.eval_cases import read_eval_file
+
+    cases = tmp_path / "cases.jsonl"
+    huge = [["z" * 100 for _ in range(100)] for _ in range(100)]  # a megabyte of JSON
+    cases.write_text(json.dumps({"text": "hi", "mode": huge}) + "\n", encoding="utf-8")
+    with pytest.raises(ModesError) as raised:
+        read_eval_file(cases, ["chat"])
+    assert "`mode` must be a mode name or null, not [[" in str(raised.value)
+    assert len(str(raised.value)) < 400, str(raised.value)
