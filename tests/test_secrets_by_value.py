@@ -159,3 +159,31 @@ def test_short_or_plain_values_are_not_redacted() -> None:
     remember_environment({"SOME_KEY": "short", "HOME": "/root/a/long/path", "X_TOKEN": SECRET})
     assert redact_values("short /root/a/long/path") == "short /root/a/long/path"
     assert redact_values(f"a{SECRET}b") == f"a{REDACTED}b"
+
+
+def test_loading_the_settings_registers_every_configured_secret(
+    modes_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = modes_home / "config" / "config.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    config = {
+        "models": {"corp": {"model": "openai/x", "api_key_env": "CORP_LLM"}},
+        "mcp_servers": {
+            "git": {"command": "git-mcp", "env": {"GH": "${GH_VALUE}", "NAME": "plain-name-1"}},
+            "docs": {
+                "url": "http://127.0.0.1:9/mcp",
+                "headers": {"Authorization": "Bearer lit-123456789"},
+            },
+        },
+    }
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    env = {
+        "CORP_LLM": "corp-key-abcdefgh",
+        "GH_VALUE": "gh-value-12345678",
+        "HOME": "/home/someone",
+    }
+    load_settings(app_dirs(), env=env)
+    shown = redact_values(
+        "corp-key-abcdefgh gh-value-12345678 lit-123456789 plain-name-1 /home/someone"
+    )
+    assert shown == f"{REDACTED} {REDACTED} {REDACTED} plain-name-1 /home/someone"
