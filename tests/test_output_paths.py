@@ -529,3 +529,21 @@ async def test_the_tui_shows_a_hostile_turn_inert() -> None:
     for sequence in ("\x1b]", "\x1b[2J", "\x07", "\x08", "\x9b", "\x1bP", "\u202e", "\u2066"):
         assert sequence not in frame, repr(sequence)
     assert SECRET not in frame and "pwned" not in frame and "[red]x[/]" in frame
+
+
+def test_the_app_s_markdown_exports_are_inert(hostile_home: dict[str, Any]) -> None:
+    from modes_tui.core.redaction import remember_environment
+    from modes_tui.core.transcript import fold_turn
+    from modes_tui.store.export import conversation_markdown, session_markdown
+    from modes_tui.store.replay import replay
+    from modes_tui.store.session_reader import load_session
+    from modes_tui.tui.sessions import StoreSessions
+
+    remember_environment({"OPENAI_API_KEY": SECRET})
+    replayed = replay(load_session(hostile_home["session"]))
+    assert_inert(session_markdown(replayed), "session_markdown")
+    turns = [fold_turn(t.turn, t.user or "", t.events) for t in replayed.turns]
+    assert_inert(conversation_markdown(turns), "conversation_markdown (the TUI's /export)")
+    catalog = StoreSessions(app_dirs(), router=lambda: None, export_dir=hostile_home["tmp"])  # type: ignore[arg-type,return-value]
+    written = catalog.export(hostile_home["session"])  # the TUI's /export of a recorded session
+    assert_inert(written.read_text(encoding="utf-8"), written)

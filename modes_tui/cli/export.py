@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from modes_tui.cli.common import EXIT_OK, say, terminal_safe, warn_problems
+from modes_tui.cli.common import EXIT_OK, say, warn_problems
 from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import json_terminal_safe
 
@@ -33,8 +33,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         replayed = replay(session)
         warn_problems(replayed.problems)
-        # inert wherever it goes: a Markdown file shown with `cat` reaches a terminal too
-        text = terminal_safe(session_markdown(replayed))
+        text = session_markdown(replayed)  # inert wherever it goes (a file, a pipe, a terminal)
     if args.output is None:
         say(text, end="")
         return EXIT_OK
