@@ -113,8 +113,13 @@ class Printer:
         # Model text, tool output and provider errors must not drive the terminal.
         self._emit(terminal_safe(text))
 
+    def warn(self, text: str) -> None:
+        """`write` on the error stream (errors quote providers, notes quote sessions)."""
+        self.err.write(terminal_safe(text))
+        self.err.flush()
+
     def _emit(self, text: str) -> None:
-        self.out.write(text)
+        self.out.write(text)  # callers pass text already made safe
         self.out.flush()
 
     def _end_text(self) -> None:
@@ -129,7 +134,7 @@ class Printer:
             self.failures += 1
         if self.json_lines:
             line = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
-            self._emit(json_terminal_safe(line) + "\n")  # the same value, inert on a terminal
+            self._emit(json_terminal_safe(line + "\n"))  # the same value, inert on a terminal
             return
         match event.type:
             case "route_decided":
@@ -167,10 +172,9 @@ class Printer:
                 self.write(correction_text(event) + "\n")
             case "turn_failed":
                 self._end_text()
-                self.err.write(terminal_safe(f"error: {event.error}\n"))
+                self.warn(f"error: {event.error}\n")
                 if event.hint:
-                    self.err.write(terminal_safe(f"hint: {event.hint}\n"))
-                self.err.flush()
+                    self.warn(f"hint: {event.hint}\n")
             case _:
                 assert_never(event)
 
@@ -306,7 +310,7 @@ def piped_lines(stream: IO[bytes], err: IO[str]) -> Iterator[str]:
     for number, raw in enumerate(stream, 1):
         text, notes = decode_typed(raw, f"stdin line {number}")
         for note in notes:
-            err.write(f"modes-tui: warning: {note}\n")
+            err.write(terminal_safe(f"modes-tui: warning: {note}\n"))
             err.flush()
         yield text
 
@@ -326,7 +330,9 @@ class PipeConfirmer:
     """Without a terminal nobody can confirm: refuse, with a reason the model reads."""
 
     async def confirm(self, call: ToolCall, tool: Any) -> bool:
-        sys.stderr.write(f"modes-tui: refused {call.name}: no terminal to confirm it\n")
+        sys.stderr.write(
+            terminal_safe(f"modes-tui: refused {call.name}: no terminal to confirm it\n")
+        )
         return False
 
     # No `ask`: with nobody to answer, the engine keeps the turn out of a confirm-first mode

@@ -35,9 +35,9 @@ def show_resumed(
     if about_pack and context.pack_name and (note := resumed.pack_note(context.pack_name)):
         notes.append(note)
     if printer.json_lines:
-        printer.err.write(f"(resumed session {resumed.id} · {title} · {count})\n")
-        printer.err.writelines(f"! {note}\n" for note in notes)
-        printer.err.flush()
+        printer.warn(f"(resumed session {resumed.id} · {title} · {count})\n")
+        for note in notes:
+            printer.warn(f"! {note}\n")
         return
     printer.write(f"(resumed session {resumed.id} · {title} · {count})\n")
     if len(turns) > SHOWN_TURNS:

@@ -26,6 +26,9 @@ def modes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     home.mkdir()
     monkeypatch.setenv("MODES_TUI_HOME", str(home))
     yield home
+    from modes_tui.core.redaction import forget_secrets
+
+    forget_secrets()  # secret values registered by one test are not another's
 
 
 PackWriter = Callable[..., Path]

@@ -11,6 +11,8 @@ The model name in the request picks the behaviour, so one server serves every ca
 | `bad-sse`      | answers 200 with an event stream whose data is not JSON                   |
 | `cut`          | streams two chunks, then closes the connection mid-body                   |
 | `slow`         | streams a long answer, one chunk every `SLOW_SECONDS`                     |
+| `http-401-echo`| answers 401 quoting the Authorization header it got, as some providers do |
+| `echo-headers` | streams back, as JSON, the `X-Team...` headers it got                     |
 
 Bounded: it runs in a daemon thread, every handler gives up when the server stops, and
 `stop()` is called by the test (a context manager) so nothing outlives the test.
@@ -83,6 +85,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _http_401(self) -> None:
         self._error(401, AUTH_ERROR, "invalid_api_key")
+
+    def _http_401_echo(self) -> None:
+        shown = self.headers.get("Authorization", "")
+        self._error(401, f"Incorrect API key provided: {shown}", "invalid_api_key")
+
+    def _echo_headers(self) -> None:
+        seen = {k: v for k, v in self.headers.items() if k.lower().startswith("x-team")}
+        self._stream_headers()
+        self._write_chunk(_chunk(json.dumps(seen, sort_keys=True)))
+        self._write_chunk(_chunk(None, "stop"))
+        self._write_chunk(b"data: [DONE]\n\n")
+        self._write_chunk(b"")
 
     def _hang(self) -> None:
         self.server.stopped.wait(HANG_LIMIT_SECONDS)

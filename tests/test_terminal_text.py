@@ -253,7 +253,7 @@ async def test_the_tui_renders_a_hostile_stream_inert() -> None:
     assert "file" in frame and "text" in frame
 
 
-def test_session_verbs_show_a_hostile_session_inert_and_export_it_exactly(
+def test_session_verbs_show_a_hostile_session_inert_and_export_json_exactly(
     modes_home: Path,
 ) -> None:
     env = {**os.environ, "MODES_TUI_HOME": str(modes_home), "PYTHONPATH": str(REPO)}
@@ -283,8 +283,11 @@ def test_session_verbs_show_a_hostile_session_inert_and_export_it_exactly(
         assert acts_on_terminal(shown.stdout.decode()) == [], verb
     replayed = json.loads(cli("replay", "latest", "--json").stdout)
     assert any(hostile in text for text in strings(replayed))  # JSON keeps the exact text
-    exported = cli("export", "latest").stdout.decode()  # a pipe, not a terminal: exact
-    assert hostile in exported
+    # Markdown is inert wherever it goes (a file shown with `cat` reaches a terminal too)
+    exported = cli("export", "latest").stdout.decode()
+    assert acts_on_terminal(exported) == [] and terminal_safe(hostile) in exported
+    records = json.loads(cli("export", "latest", "--format", "json").stdout)["records"]
+    assert any(hostile in text for text in strings(records))  # JSON keeps the exact text
 
 
 async def test_a_confirmation_shows_the_hostile_command_escaped_not_hidden() -> None:

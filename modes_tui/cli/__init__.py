@@ -17,9 +17,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from modes_tui.cli.common import EXIT_FAILURE, terminal_safe
+from modes_tui.cli.common import EXIT_FAILURE, say_err, terminal_safe
 from modes_tui.core.errors import ModesError
 from modes_tui.core.paths import HOME_ENV
+from modes_tui.core.redaction import remember_environment
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -35,16 +36,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exit_.code or 0)
     if args.home:
         os.environ[HOME_ENV] = args.home
+    # verbs that read no settings (replay, export) still redact the keys in the environment
+    remember_environment(os.environ)
     handler = getattr(args, "handler", None)
     if handler is None:
         handler = cmd_tui  # `modes-tui` alone opens the terminal UI
     try:
         return int(handler(args))
     except ModesError as error:
-        print(terminal_safe(f"modes-tui: {error}"), file=sys.stderr)
+        say_err(terminal_safe(f"modes-tui: {error}"))
         return EXIT_FAILURE
     except KeyboardInterrupt:
-        print("modes-tui: interrupted", file=sys.stderr)
+        say_err("modes-tui: interrupted")
         return 130
     except BrokenPipeError:
         # the reader (e.g. `head`) went away: stop quietly, as other CLI tools do

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
-from modes_tui.cli.common import EXIT_OK, setting_meaning, settings_for
+from modes_tui.cli.common import EXIT_OK, say_err, setting_meaning, settings_for
 
 if TYPE_CHECKING:
     from modes_tui.core.ports import Confirmer
@@ -39,7 +39,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     runtime = Runtime.for_chat(
         RunOptions.from_args(args),
         settings=settings_for(args),
-        note=lambda text: print(f"modes-tui: {text}", file=sys.stderr),
+        note=lambda text: say_err(f"modes-tui: {text}"),
     )
     run_only = not sys.stdin.isatty()
     if run_only and isinstance(runtime.control, ControlFile):

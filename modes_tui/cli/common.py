@@ -30,7 +30,7 @@ def settings_for(args: argparse.Namespace) -> Settings:
 
     settings = load_settings_for(RunOptions.from_args(args), app_dirs())
     for warning in settings.warnings:
-        print(f"modes-tui: warning: {warning}", file=sys.stderr)
+        say_err(f"modes-tui: warning: {warning}")
     args._settings = settings
     return settings
 
@@ -44,31 +44,49 @@ def runtime_for(args: argparse.Namespace, pack: Pack | None = None) -> Runtime:
 
 
 def terminal_safe(text: str) -> str:
+    """The one sanitiser (`core.terminal_text.terminal_safe`), imported when first used."""
     from modes_tui.core.terminal_text import terminal_safe as safe
 
     return safe(text)
 
 
-def say(text: str, end: str = "\n") -> None:
-    """Print text that holds words from outside (models, sessions) with nothing a terminal
-    would obey (see core.terminal_text)."""
-    print(terminal_safe(text), end=end)
+# The verbs write only through say, say_err, say_json and ask (tests/test_output_paths.py
+# fails on a print() anywhere else in cli/), so no text from outside reaches a terminal raw.
 
 
-def say_json(value: Any) -> None:
-    """Pretty JSON; the same value for a parser, inert on a terminal."""
+def say(text: str = "", end: str = "\n", *, flush: bool = False) -> None:
+    """Print text that may hold words from outside (models, sessions, packs, errors) with
+    nothing a terminal would obey and no registered secret (see core.terminal_text)."""
+    print(terminal_safe(text), end=end, flush=flush)
+
+
+def say_err(text: str, end: str = "\n", *, flush: bool = False) -> None:
+    """`say` on stderr: warnings and errors, which quote files and providers."""
+    print(terminal_safe(text), end=end, file=sys.stderr, flush=flush)
+
+
+def say_json(value: Any, indent: int | None = 2) -> None:
+    """JSON; the same value for a parser, inert on a terminal, secrets redacted."""
     from modes_tui.core.terminal_text import json_terminal_safe
 
-    print(json_terminal_safe(json.dumps(value, indent=2, ensure_ascii=False, default=str)))
+    print(json_terminal_safe(json.dumps(value, indent=indent, ensure_ascii=False, default=str)))
+
+
+def ask(question: str) -> str:
+    """The user's answer to `question` (which may quote a session title); EOF is no answer."""
+    try:
+        return input(terminal_safe(question))
+    except EOFError:
+        return ""
 
 
 def warn_problems(problems: Sequence[object]) -> None:
     """The first problems of a file on stderr, and how many more there are."""
     for problem in problems[:WARNINGS_SHOWN]:
-        print(terminal_safe(f"modes-tui: warning: {problem}"), file=sys.stderr)
+        say_err(f"modes-tui: warning: {problem}")
     if len(problems) > WARNINGS_SHOWN:
         more = len(problems) - WARNINGS_SHOWN
-        print(f"modes-tui: warning: … and {more} more problem(s) like these", file=sys.stderr)
+        say_err(f"modes-tui: warning: … and {more} more problem(s) like these")
 
 
 def read_stdin() -> str:
@@ -77,7 +95,7 @@ def read_stdin() -> str:
 
     text, notes = decode_typed(sys.stdin.buffer.read(), "stdin")
     for note in notes:
-        print(f"modes-tui: warning: {note}", file=sys.stderr)
+        say_err(f"modes-tui: warning: {note}")
     return text
 
 

@@ -9,13 +9,11 @@ Exit codes as everywhere: 0 ok, 1 failure (an unknown id), 2 usage error.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.cli.common import settings_for
+from modes_tui.cli.common import say, say_err, say_json, settings_for
 from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import terminal_safe
 
@@ -36,9 +34,7 @@ def cmd_corrections(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace, store: CorrectionStore, pack: str) -> int:
     """Do what the verb asks of `store`, the corrections of `pack`."""
     if args.action != "remove" and args.id is not None:
-        print(
-            f"modes-tui: corrections {args.action} takes no id (got {args.id!r})", file=sys.stderr
-        )
+        say_err(f"modes-tui: corrections {args.action} takes no id (got {args.id!r})")
         return 2
     if args.action == "list":
         return _list(args, store, pack)
@@ -55,20 +51,19 @@ def _list(args: argparse.Namespace, store: CorrectionStore, pack: str) -> int:
     corrections = store.corrections()
     _warn(store)
     if args.json:
-        print(json.dumps([c.to_dict() for c in corrections], indent=2, ensure_ascii=False))
+        say_json([c.to_dict() for c in corrections])
     elif not corrections:
-        print(f"no corrections yet for pack {pack} ({store.path})")
+        say(f"no corrections yet for pack {pack} ({store.path})")
         _check_pack(pack)
     else:
-        print(terminal_safe(corrections_table(corrections)))  # texts came from a pipe or paste
+        say(terminal_safe(corrections_table(corrections)))  # texts came from a pipe or paste
     return 0
 
 
 def _remove(args: argparse.Namespace, store: CorrectionStore, pack: str) -> int:
     if not args.id:
-        print(
+        say_err(
             "modes-tui: corrections remove needs an ID (corrections list shows them)",
-            file=sys.stderr,
         )
         return 2
     wanted = args.id.strip()
@@ -91,15 +86,9 @@ def _export(args: argparse.Namespace, store: CorrectionStore, pack: str) -> int:
     _warn(store)
     by_mode = examples_by_mode(corrections)
     if args.json:
-        print(
-            json.dumps(
-                {mode: {"examples": texts} for mode, texts in by_mode.items()},
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
+        say_json({mode: {"examples": texts} for mode, texts in by_mode.items()})
     else:
-        print(examples_yaml(by_mode, pack), end="")
+        say(examples_yaml(by_mode, pack), end="")
     return 0
 
 
@@ -176,7 +165,7 @@ def _check_pack(pack: str) -> None:
     try:
         load_pack(pack)
     except ModesError as error:
-        print(f"modes-tui: warning: {error}", file=sys.stderr)
+        say_err(f"modes-tui: warning: {error}")
 
 
 def _count(count: int) -> str:
@@ -184,9 +173,12 @@ def _count(count: int) -> str:
 
 
 def _say(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
-    print(json.dumps(data, ensure_ascii=False) if args.json else text)
+    if args.json:
+        say_json(data, indent=None)
+    else:
+        say(text)
 
 
 def _warn(store: CorrectionStore) -> None:
     for warning in store.warnings:
-        print(f"modes-tui: warning: {warning}", file=sys.stderr)
+        say_err(f"modes-tui: warning: {warning}")

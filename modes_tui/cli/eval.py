@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.cli.common import EXIT_OK, progress_printer, runtime_for
+from modes_tui.cli.common import EXIT_OK, progress_printer, runtime_for, say, say_json
 from modes_tui.core.errors import ModesError
 
 if TYPE_CHECKING:
@@ -40,13 +39,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         data.update(report.to_dict())
         if fit is not None:
             data["fit"] = fit.to_dict()
-        print(json.dumps(data, indent=2))
+        say_json(data)
         return EXIT_OK
     title = f"{args.file}: {len(cases)} cases, pack {pack.name}, classifier {used}"
-    print(format_report(report, title=title))
+    say(format_report(report, title=title))
     if fit is not None:
-        print()
-        print(format_fit(fit, config.below_confidence))
+        say()
+        say(format_fit(fit, config.below_confidence))
     return EXIT_OK
 
 
@@ -64,10 +63,10 @@ def eval_learn(args: argparse.Namespace, runtime: Runtime, cases: Sequence[Any])
     curve = asyncio.run(learn_from_cases(pack, classifier, cases, store, args.block, progress))
     if args.json:
         data = {"file": args.file, "pack": pack.name, "store": str(store.path), **curve.to_dict()}
-        print(json.dumps(data, indent=2))
+        say_json(data)
         return EXIT_OK
-    print(format_curve(curve, title=f"{args.file}: {len(cases)} cases, pack {pack.name}, learning"))
-    print(
+    say(format_curve(curve, title=f"{args.file}: {len(cases)} cases, pack {pack.name}, learning"))
+    say(
         f"\ncorrections are in {store.path} ({len(store.corrections())} in all); "
         f"`modes-tui corrections clear --pack {pack.name}` undoes them"
     )

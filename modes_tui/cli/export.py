@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from modes_tui.cli.common import EXIT_OK, terminal_safe, warn_problems
+from modes_tui.cli.common import EXIT_OK, say, warn_problems
 from modes_tui.core.errors import ModesError
+from modes_tui.core.terminal_text import json_terminal_safe
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -28,14 +28,14 @@ def cmd_export(args: argparse.Namespace) -> int:
             "records": list(session.records),
             "problems": [str(problem) for problem in session.problems],
         }
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        # the same value for a parser; controls, bidi and secrets escaped or redacted
+        text = json_terminal_safe(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
     else:
         replayed = replay(session)
         warn_problems(replayed.problems)
-        text = session_markdown(replayed)
+        text = session_markdown(replayed)  # inert wherever it goes (a file, a pipe, a terminal)
     if args.output is None:
-        # a terminal gets the transcript inert; a pipe or a file gets it exactly
-        sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
+        say(text, end="")
         return EXIT_OK
     target = Path(args.output).expanduser()
     try:
@@ -44,5 +44,5 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise ModesError(
             f"cannot write {target}: {error.strerror or error}; pick another file with -o"
         ) from error
-    print(f"exported session {session.id} to {target}")
+    say(f"exported session {session.id} to {target}")
     return EXIT_OK

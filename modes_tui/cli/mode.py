@@ -5,11 +5,17 @@ force, or set it. The setting belongs to the pack (`--pack`, else the configured
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.cli.common import EXIT_FAILURE, EXIT_OK, setting_meaning, settings_for
+from modes_tui.cli.common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    say,
+    say_err,
+    say_json,
+    setting_meaning,
+    settings_for,
+)
 from modes_tui.core.errors import DeclarationError, UnknownMode
 
 if TYPE_CHECKING:
@@ -42,24 +48,22 @@ def cmd_mode(args: argparse.Namespace) -> int:
 
     if args.value is not None:
         if pack is None and args.value not in (AUTO, OFF):
-            print(f"modes-tui: {pack_error}", file=sys.stderr)
-            print(
+            say_err(f"modes-tui: {pack_error}")
+            say_err(
                 "modes-tui: cannot check the mode name against a broken pack; fix the pack, "
                 "or use `modes-tui mode auto` or `modes-tui mode off`",
-                file=sys.stderr,
             )
             return EXIT_FAILURE
         try:
             control.write(args.value)
         except UnknownMode as error:
-            print(
+            say_err(
                 f"modes-tui: unknown mode {error.name!r} in pack {pack_name}; "
                 f"choose one of: {', '.join(error.available)}",
-                file=sys.stderr,
             )
             return EXIT_FAILURE
-        print(f"mode: {args.value} for pack {pack_name} (written to {control.path})")
-        print(f"  {setting_meaning(args.value, pack_option(args, pack_name))}")
+        say(f"mode: {args.value} for pack {pack_name} (written to {control.path})")
+        say(f"  {setting_meaning(args.value, pack_option(args, pack_name))}")
         return EXIT_OK
 
     reading = control.read()
@@ -83,14 +87,14 @@ def cmd_mode(args: argparse.Namespace) -> int:
                 "sticky": pack.router.sticky,
             }
             data["modes"] = list(pack.names)
-        print(json.dumps(data, indent=2))
+        say_json(data)
         return EXIT_OK
-    print(f"mode: {reading.mode} ({origin(reading, control.path, pack_name, exists=exists)})")
-    print(f"  {setting_meaning(reading.mode, pack_option(args, pack_name))}")
+    say(f"mode: {reading.mode} ({origin(reading, control.path, pack_name, exists=exists)})")
+    say(f"  {setting_meaning(reading.mode, pack_option(args, pack_name))}")
     if reading.warning:
-        print(f"warning: {reading.warning}")
+        say(f"warning: {reading.warning}")
     if pack is None:
-        print(f"pack: {settings.pack} cannot be loaded:\n{pack_error}")
+        say(f"pack: {settings.pack} cannot be loaded:\n{pack_error}")
         return EXIT_OK
     router = pack.router
     source = ""
@@ -99,12 +103,12 @@ def cmd_mode(args: argparse.Namespace) -> int:
             f" (set by {settings.origin('router_classifier')}; the pack says {router.classifier})"
         )
     threshold = "off" if router.below_confidence is None else f"{router.below_confidence}"
-    print(f"pack: {pack.name} ({pack.path})")
-    print(
+    say(f"pack: {pack.name} ({pack.path})")
+    say(
         f"routing: classifier {classifier}{source}, fallback {router.fallback}, "
         f"below_confidence {threshold}, sticky {router.sticky}"
     )
-    print(f"modes: {', '.join(pack.names)}")
+    say(f"modes: {', '.join(pack.names)}")
     return EXIT_OK
 
 

@@ -7,10 +7,9 @@ bundled price list, never the network).
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from modes_tui.cli.common import settings_for
+from modes_tui.cli.common import say, say_json, settings_for
 from modes_tui.core.errors import ModesError
 from modes_tui.core.models import DEFAULT, ModelCatalog, ModelConfig
 
@@ -67,7 +66,7 @@ def show_models(args: argparse.Namespace, catalog: ModelCatalog, adapter: Any) -
 
     rows = model_rows(catalog, adapter)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        say_json(rows)
         return 0
 
     def flag(value: bool) -> str:
@@ -87,7 +86,7 @@ def show_models(args: argparse.Namespace, catalog: ModelCatalog, adapter: Any) -
         )
         for row in rows
     ]
-    print(
+    say(
         table(
             (
                 "ALIAS",
@@ -104,9 +103,9 @@ def show_models(args: argparse.Namespace, catalog: ModelCatalog, adapter: Any) -
             right=(5, 6, 7),
         )
     )
-    print("* the default model (`model: default`); prices in USD per million tokens")
+    say("* the default model (`model: default`); prices in USD per million tokens")
     if not catalog.entries:
-        print("no aliases yet: add `models:` to config.yaml (see the README, section Models)")
+        say("no aliases yet: add `models:` to config.yaml (see the README, section Models)")
     return 0
 
 

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
-from modes_tui.cli.common import EXIT_FAILURE, EXIT_OK, runtime_for
+from modes_tui.cli.common import EXIT_FAILURE, EXIT_OK, runtime_for, say, say_err, say_json
 from modes_tui.core.errors import DeclarationError
 
 
@@ -15,35 +13,30 @@ def cmd_profiles(args: argparse.Namespace) -> int:
     try:
         pack = runtime_for(args).pack
     except DeclarationError as error:
-        print(str(error), file=sys.stderr)
+        say_err(str(error))
         if args.check:
-            print(
-                "fix the problems above and run `modes-tui profiles --check` again", file=sys.stderr
-            )
+            say_err("fix the problems above and run `modes-tui profiles --check` again")
         return EXIT_FAILURE
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "pack": pack.name,
-                    "path": str(pack.path),
-                    "router": {
-                        "classifier": pack.router.classifier,
-                        "fallback": pack.router.fallback,
-                        "below_confidence": pack.router.below_confidence,
-                        "sticky": pack.router.sticky,
-                    },
-                    "modes": [profile.summary() for profile in pack.profiles],
+        say_json(
+            {
+                "pack": pack.name,
+                "path": str(pack.path),
+                "router": {
+                    "classifier": pack.router.classifier,
+                    "fallback": pack.router.fallback,
+                    "below_confidence": pack.router.below_confidence,
+                    "sticky": pack.router.sticky,
                 },
-                indent=2,
-            )
+                "modes": [profile.summary() for profile in pack.profiles],
+            }
         )
         return EXIT_OK
     if args.check:
-        print(f"pack {pack.name!r} is valid: {len(pack.profiles)} modes ({pack.path})")
+        say(f"pack {pack.name!r} is valid: {len(pack.profiles)} modes ({pack.path})")
         return EXIT_OK
-    print(f"pack {pack.name} ({pack.path})")
-    print(
+    say(f"pack {pack.name} ({pack.path})")
+    say(
         f"router: {pack.router.classifier}, fallback {pack.router.fallback}, "
         f"below_confidence {pack.router.below_confidence}, sticky {pack.router.sticky}"
     )
@@ -57,6 +50,6 @@ def cmd_profiles(args: argparse.Namespace) -> int:
         tools = ", ".join([*profile.tools, *(f"mcp:{name}" for name in profile.mcp)])
         tools = tools or "no tools"
         extra = f" [{', '.join(marks)}]" if marks else ""
-        print(f"  {profile.name:<{width}}  thinking {profile.thinking:<6} {tools}{extra}")
-        print(f"  {'':<{width}}  {profile.description}")
+        say(f"  {profile.name:<{width}}  thinking {profile.thinking:<6} {tools}{extra}")
+        say(f"  {'':<{width}}  {profile.description}")
     return EXIT_OK

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 
-from modes_tui.cli.common import EXIT_OK, runtime_for, say, say_json, settings_for, warn_problems
+from modes_tui.cli.common import (
+    EXIT_OK,
+    runtime_for,
+    say,
+    say_err,
+    say_json,
+    settings_for,
+    warn_problems,
+)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -34,10 +41,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         pack = load_pack(session.pack)  # today's version of the pack it was recorded with
     else:
         if chosen is None and session.pack is not None:
-            print(
+            say_err(
                 f"modes-tui: warning: session {session.id} was recorded with pack "
                 f"{session.pack!r}, which is not installed; rerouting with {settings.pack!r}",
-                file=sys.stderr,
             )
         pack = load_pack(settings.pack, getattr(args, "profiles", None))
     runtime = runtime_for(args, pack=pack)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 
 from modes_tui.cli.common import (
     EXIT_FAILURE,
@@ -12,6 +11,7 @@ from modes_tui.cli.common import (
     read_stdin,
     runtime_for,
     say,
+    say_err,
     say_json,
     terminal_safe,
 )
@@ -40,9 +40,8 @@ def cmd_route(args: argparse.Namespace) -> int:
         # the fallback printed above is what the app would do; a script must still see
         # that the classifier it asked for did not decide
         used = route.classifier.with_ if route.classifier is not None else "routing"
-        print(
+        say_err(
             terminal_safe(f"modes-tui: the {used} classifier failed: {route.reason}"),
-            file=sys.stderr,
         )
         return EXIT_FAILURE
     return EXIT_OK

@@ -6,11 +6,10 @@ Errors are `ModesError`s; `cli.main` prints them.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.cli.common import EXIT_FAILURE, EXIT_OK, say, say_json, settings_for
+from modes_tui.cli.common import EXIT_FAILURE, EXIT_OK, ask, say, say_err, say_json, settings_for
 from modes_tui.core.errors import ModesError
 
 if TYPE_CHECKING:
@@ -35,16 +34,16 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
         rows = cost_rows(summaries)
         if args.json:
-            print(json.dumps(rows, indent=2, ensure_ascii=False))
+            say_json(rows)
         elif not rows:
-            print(f"no sessions yet in {dirs.sessions}")
+            say(f"no sessions yet in {dirs.sessions}")
         else:
-            print(sessions_cost_table(rows))
+            say(sessions_cost_table(rows))
         return EXIT_OK
     if args.json:
         say_json([s.to_dict() for s in summaries])
     elif not summaries:
-        print(f"no sessions yet in {dirs.sessions}")
+        say(f"no sessions yet in {dirs.sessions}")
     else:
         say(sessions_table(summaries))
     return EXIT_OK
@@ -57,7 +56,7 @@ def session_action(args: argparse.Namespace, dirs: Dirs) -> int | None:
         from modes_tui.store.manage import rename_session
 
         session_id, title = rename_session(args.id, " ".join(args.title), dirs)
-        print(f"renamed session {session_id}: {title}")
+        say(f"renamed session {session_id}: {title}")
         return EXIT_OK
     if action == "rm":
         return remove(args, dirs)
@@ -80,15 +79,12 @@ def remove(args: argparse.Namespace, dirs: Dirs) -> int:
             )
         session = load_session(path, dirs)
         what = f"{session.id} ({session.title or 'untitled'}, {_turns(session.turns)})"
-        try:
-            answer = input(f"Delete session {what}? This cannot be undone. [y/N] ")
-        except EOFError:
-            answer = ""
+        answer = ask(f"Delete session {what}? This cannot be undone. [y/N] ")
         if answer.strip().lower() not in {"y", "yes"}:
-            print("kept: nothing was deleted")
+            say("kept: nothing was deleted")
             return EXIT_FAILURE
     deleted = delete_session(str(path), dirs)
-    print(f"deleted session {deleted.id} ({deleted.path})")
+    say(f"deleted session {deleted.id} ({deleted.path})")
     return EXIT_OK
 
 
@@ -105,25 +101,24 @@ def search(args: argparse.Namespace, dirs: Dirs) -> int:
         args.search, dirs, encoder=encoder, encoder_name=name, cache=cache, encoding=_encoding
     )
     if args.json:
-        print(json.dumps([hit.to_dict() for hit in hits], indent=2, ensure_ascii=False))
+        say_json([hit.to_dict() for hit in hits])
         return EXIT_OK
     if not hits:
         how = "" if encoder is None else " or by meaning"
-        print(f"no session matches {args.search!r} by text{how}")
+        say(f"no session matches {args.search!r} by text{how}")
         return EXIT_FAILURE
     for hit in hits:
-        print(f"{hit.score:.2f}  {hit.id}  {hit.title or '(untitled)'}")
+        say(f"{hit.score:.2f}  {hit.id}  {hit.title or '(untitled)'}")
         for match in hit.matches:
-            print(f"      {match.describe()}")
+            say(f"      {match.describe()}")
     return EXIT_OK
 
 
 def _encoding(count: int) -> None:
     if count >= ENCODING_NOTICE:
-        print(
+        say_err(
             f"modes-tui: encoding {count} messages not searched before "
             "(once: they are cached for next time)…",
-            file=sys.stderr,
             flush=True,
         )
 
@@ -139,9 +134,8 @@ def _encoder(args: argparse.Namespace, dirs: Dirs) -> tuple[Any, str, Any]:
         spec = load_pack(settings.pack, getattr(args, "profiles", None)).router.encoder
         encoder = load_encoder(spec)
     except (ModesError, ImportError, OSError) as error:
-        print(
+        say_err(
             f"modes-tui: warning: searching by text only: the encoder could not load ({error})",
-            file=sys.stderr,
         )
         return None, "", None
     return encoder, spec, EmbeddingCache(dirs.cache / "session-search")

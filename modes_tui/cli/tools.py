@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 
-from modes_tui.cli.common import EXIT_FAILURE, EXIT_OK, runtime_for, say
+from modes_tui.cli.common import EXIT_FAILURE, EXIT_OK, runtime_for, say, say_json
 from modes_tui.core.errors import UnknownMode
 
 
@@ -26,7 +25,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
     listing = asyncio.run(list_mode_tools(profiles, registry, servers))
     if args.json:
         data = {"pack": pack.name, "modes": [entry.to_dict() for entry in listing]}
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        say_json(data)
     else:
         say(listing_text(listing))  # tool descriptions come from MCP servers
     return EXIT_FAILURE if any(entry.problems for entry in listing) else EXIT_OK

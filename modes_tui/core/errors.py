@@ -20,9 +20,30 @@ The core raises; the edges (TUI, REPL, CLI) show `str(error)` and never a traceb
 from __future__ import annotations
 
 import re
+import reprlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+SHOWN_AT_MOST = 60
+"""How many characters of a value an error message quotes."""
+
+_BOUNDED = reprlib.Repr()  # Python 3.11 takes no keyword arguments here
+_BOUNDED.maxlevel = 2
+_BOUNDED.maxlist = _BOUNDED.maxtuple = _BOUNDED.maxdict = _BOUNDED.maxset = 4
+_BOUNDED.maxstring = _BOUNDED.maxother = 70
+
+
+def cut_repr(value: object, limit: int = SHOWN_AT_MOST) -> str:
+    """`repr(value)` for an error message: at most `limit` characters, then `…`.
+
+    Built with `reprlib`, which stops at a few items per level and two levels deep, so the
+    cost does not grow with the value (a file may hold a huge or deeply nested one).
+    """
+    if isinstance(value, str) and len(value) > limit:
+        return repr(value[:limit]) + "…"
+    text = _BOUNDED.repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 class ModesError(Exception):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from modes_tui.core.errors import ModesError
+from modes_tui.core.errors import ModesError, cut_repr
 
 MAX_REPORTED_PROBLEMS = 20
 """Bad lines listed in full; the rest are counted."""
@@ -104,7 +104,7 @@ def _check_case(data: Any, known: set[str] | None) -> str | None:
         return f'must be a JSON object like {{"text": ..., "mode": ...}}, not {type(data).__name__}'
     unknown = sorted(set(data) - {"text", "mode", "history"})
     if unknown:
-        return f"unknown key {unknown[0]!r}; keys are text, mode, history"
+        return f"unknown key {cut_repr(unknown[0])}; keys are text, mode, history"
     text = data.get("text")
     if not isinstance(text, str) or not text.strip():
         return "`text` must be non-empty text"
@@ -112,9 +112,9 @@ def _check_case(data: Any, known: set[str] | None) -> str | None:
         return "`mode` is missing; give a mode name, or null when the router should fall back"
     mode = data["mode"]
     if mode is not None and not isinstance(mode, str):
-        return f"`mode` must be a mode name or null, not {mode!r}"
+        return f"`mode` must be a mode name or null, not {cut_repr(mode)}"
     if mode is not None and known is not None and mode not in known:
-        return f"`mode` {mode!r} is not a mode of this pack (modes: {', '.join(sorted(known))})"
+        return f"`mode` {cut_repr(mode)} is not a mode of this pack (modes: {', '.join(sorted(known))})"
     history = data.get("history", [])
     if history is None:
         return None

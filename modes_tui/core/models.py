@@ -12,7 +12,7 @@ a name into what is called; nothing else spells the embedded model's id.
       box:
         model: openai/qwen2.5             # any OpenAI-compatible server
         api_base: http://127.0.0.1:8080/v1
-        headers: {X-Team: research}
+        headers: {X-Team: "${TEAM}"}      # `${NAME}` is filled in from the environment
         params: {top_p: 0.9}              # any other litellm parameter
         tools: false                      # capability overrides (else litellm's model map)
         reasoning: false
@@ -31,7 +31,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modes_tui.core.errors import SettingsError
+from modes_tui.core.errors import SettingsError, cut_repr
+from modes_tui.core.redaction import remember_secret
+from modes_tui.core.variables import expand_secret_values
 
 EMBEDDED_MODEL = "local/gemma-3-270m"
 """The embedded offline model: what `default` means when nothing else is configured."""
@@ -122,12 +124,18 @@ class ModelConfig:
         if self.api_base:
             params["api_base"] = self.api_base
         if self.headers:
-            params["extra_headers"] = dict(self.headers)
+            params["extra_headers"] = self.header_values(environ)
         if self.api_key_env:
             key = environ.get(self.api_key_env)
             if key:
+                remember_secret(key)  # a provider error may echo it
                 params["api_key"] = key
         return params
+
+    def header_values(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """The headers with `${NAME}` filled in from `environ` (remembered as secrets); a
+        SettingsError names the file, the alias and the header of a variable not set."""
+        return expand_secret_values(self.headers, environ, where=f"{self.source}.headers")
 
     def summary(self) -> dict[str, Any]:
         """Plain values for listings and `--json` (the variable's name, never its value)."""
@@ -184,7 +192,7 @@ class ModelCatalog:
         if not close:
             return None
         return (
-            f"{name!r} is not an alias from `models:` in config.yaml; did you mean {close[0]!r}? "
+            f"{cut_repr(name)} is not an alias from `models:` in config.yaml; did you mean {cut_repr(close[0])}? "
             f"(aliases: {', '.join(self.entries)})"
         )
 
@@ -236,7 +244,7 @@ def _entry(alias: Any, body: Any, where: str) -> ModelConfig:
     unknown = sorted(str(k) for k in body if k not in MODEL_KEYS)
     if unknown:
         raise SettingsError(
-            f"{where}: {key}: unknown key {', '.join(map(repr, unknown))}; known keys: "
+            f"{where}: {key}: unknown key {', '.join(map(cut_repr, unknown))}; known keys: "
             f"{', '.join(MODEL_KEYS)} (other litellm parameters go under `params:`)"
         )
 
@@ -248,19 +256,19 @@ def _entry(alias: Any, body: Any, where: str) -> ModelConfig:
             need = "is required: the litellm model id, e.g. openai/gpt-4.1-mini" if required else ""
             raise SettingsError(
                 f"{where}: {key}.{name} {need or 'must be non-empty text'}"
-                + ("" if item is None else f", got {item!r}")
+                + ("" if item is None else f", got {cut_repr(item)}")
             )
         return item.strip()
 
     model = text("model", required=True)
     assert model is not None
     if model in (alias, DEFAULT):
-        raise SettingsError(f"{where}: {key}.model must be a litellm id, not {model!r}")
+        raise SettingsError(f"{where}: {key}.model must be a litellm id, not {cut_repr(model)}")
     api_base = text("api_base")
     if api_base is not None and not re.match(r"^https?://[^\s/]+", api_base):
         raise SettingsError(
             f"{where}: {key}.api_base must be an http(s) URL such as http://localhost:8080/v1, "
-            f"got {api_base!r}"
+            f"got {cut_repr(api_base)}"
         )
     api_key_env = text("api_key_env")
     if api_key_env is not None and not ENV_NAME_PATTERN.match(api_key_env):
@@ -292,14 +300,16 @@ def _entry(alias: Any, body: Any, where: str) -> ModelConfig:
     for name in ("tools", "reasoning"):
         flag = body.get(name)
         if flag is not None and not isinstance(flag, bool):
-            raise SettingsError(f"{where}: {key}.{name} must be true or false, got {flag!r}")
+            raise SettingsError(
+                f"{where}: {key}.{name} must be true or false, got {cut_repr(flag)}"
+            )
         flags[name] = flag
     window = body.get("context_window")
     if window is not None and (
         isinstance(window, bool) or not isinstance(window, int) or window < 1
     ):
         raise SettingsError(
-            f"{where}: {key}.context_window must be a whole number of tokens, got {window!r}"
+            f"{where}: {key}.context_window must be a whole number of tokens, got {cut_repr(window)}"
         )
     costs: list[float | None] = []
     for name in ("input_cost_per_token", "output_cost_per_token"):
@@ -312,7 +322,7 @@ def _entry(alias: Any, body: Any, where: str) -> ModelConfig:
         ):
             raise SettingsError(
                 f"{where}: {key}.{name} must be a price in USD per token (0 or more, e.g. "
-                f"0.0000004), got {cost!r}"
+                f"0.0000004), got {cut_repr(cost)}"
             )
         costs.append(None if cost is None else float(cost))
     if (costs[0] is None) != (costs[1] is None):

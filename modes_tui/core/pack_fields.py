@@ -16,8 +16,9 @@ from typing import Any
 
 import yaml
 
-from modes_tui.core.errors import Problem
+from modes_tui.core.errors import Problem, cut_repr
 from modes_tui.core.prompts import UnreadablePackFile, read_pack_file
+from modes_tui.core.yaml_files import load_yaml, yaml_problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,14 +77,12 @@ class FieldReader:
     def read_yaml(self, file: Path) -> dict[str, Any] | None:
         """The mapping in `file`, or None after noting why it is not usable."""
         try:
-            data = yaml.safe_load(read_pack_file(file))
+            data = load_yaml(read_pack_file(file))
         except UnreadablePackFile as error:
             self.problem(file, "", str(error))
             return None
         except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            where = f"line {mark.line + 1}" if mark is not None else ""
-            reason = getattr(error, "problem", None) or str(error).splitlines()[0]
+            where, reason = yaml_problem(error)
             self.problem(file, where, f"not valid YAML: {reason}")
             return None
         except (OSError, UnicodeDecodeError) as error:
@@ -104,7 +103,7 @@ class FieldReader:
             if key not in allowed:
                 hint = closest(str(key), allowed)
                 extra = (
-                    f"; did you mean {hint!r}?"
+                    f"; did you mean {cut_repr(hint)}?"
                     if hint
                     else f"; known keys: {', '.join(sorted(allowed))}"
                 )
@@ -121,7 +120,7 @@ class FieldReader:
         result: list[str] = []
         for index, item in enumerate(value):
             if not isinstance(item, str) or not item.strip():
-                self.problem(file, f"{key}[{index}]", f"{item!r} must be non-empty text")
+                self.problem(file, f"{key}[{index}]", f"{cut_repr(item)} must be non-empty text")
                 continue
             result.append(item.strip())
         return tuple(result)
@@ -136,7 +135,7 @@ class FieldReader:
                 return HistoryWindow(None)
             if isinstance(last, int) and not isinstance(last, bool) and last >= 0:
                 return HistoryWindow(last)
-        self.problem(file, key, f"{value!r} must be `all` or {{last: N}} with N >= 0")
+        self.problem(file, key, f"{cut_repr(value)} must be `all` or {{last: N}} with N >= 0")
         return HistoryWindow(None)
 
     def availability(self, file: Path, value: Any) -> Availability:
@@ -145,7 +144,7 @@ class FieldReader:
             return Availability()
         if isinstance(value, dict) and set(value) == {"env"} and isinstance(value["env"], str):
             return Availability(env=value["env"])
-        self.problem(file, "available", f"{value!r} must be {{env: VARIABLE_NAME}}")
+        self.problem(file, "available", f"{cut_repr(value)} must be {{env: VARIABLE_NAME}}")
         return Availability()
 
     def fraction(
@@ -156,7 +155,7 @@ class FieldReader:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-            self.problem(file, key, f"{value!r} must be a number from 0 to 1")
+            self.problem(file, key, f"{cut_repr(value)} must be a number from 0 to 1")
             return default
         return float(value)
 
@@ -168,7 +167,7 @@ class FieldReader:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int) or value < 20:
-            self.problem(file, where, f"{value!r} must be a whole number >= 20, or null")
+            self.problem(file, where, f"{cut_repr(value)} must be a whole number >= 20, or null")
             return default
         return value
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from modes_tui.core.errors import cut_repr
 from modes_tui.core.tools import Tool, tool
 
 PREFIX = "python:"
@@ -92,13 +93,13 @@ def load_object(reference: str, pack_dir: Path) -> Any:
     """The object a `python:` reference names; `PackToolsError` says what is wrong."""
     if not reference.startswith(PREFIX):
         raise PackToolsError(
-            f"{reference!r} is not a python: reference; write python:<file.py>:<object> "
+            f"{cut_repr(reference)} is not a python: reference; write python:<file.py>:<object> "
             "or python:<package.module>:<object>"
         )
     target, colon, attribute = reference.removeprefix(PREFIX).rpartition(":")
     if not colon or not target or not attribute.isidentifier():
         raise PackToolsError(
-            f"{reference!r} must be python:<file.py>:<object> or python:<package.module>:<object>"
+            f"{cut_repr(reference)} must be python:<file.py>:<object> or python:<package.module>:<object>"
             " (the object after the last colon)"
         )
     module = load_module(target, pack_dir, reference)
@@ -107,9 +108,13 @@ def load_object(reference: str, pack_dir: Path) -> Any:
     except AttributeError:
         offered = _candidates(module)
         hint = difflib.get_close_matches(attribute, offered, n=1, cutoff=0.6)
-        known = f"did you mean {hint[0]!r}?" if hint else f"it has: {', '.join(offered) or 'none'}"
+        known = (
+            f"did you mean {cut_repr(hint[0])}?"
+            if hint
+            else f"it has: {', '.join(offered) or 'none'}"
+        )
         raise PackToolsError(
-            f"{reference}: {target} has no object {attribute!r} ({known})"
+            f"{reference}: {target} has no object {cut_repr(attribute)} ({known})"
         ) from None
 
 
@@ -132,7 +137,9 @@ def load_module(target: str, pack_dir: Path, reference: str = "") -> types.Modul
         return _import_file(reference, pack_dir, Path(target).expanduser())
     if _MODULE_NAME.match(target):
         return _import_module(reference, target)
-    raise PackToolsError(f"{reference}: {target!r} is neither a .py file nor a dotted module name")
+    raise PackToolsError(
+        f"{reference}: {cut_repr(target)} is neither a .py file nor a dotted module name"
+    )
 
 
 def _import_file(reference: str, pack_dir: Path, relative: Path) -> types.ModuleType:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from modes_tui.core.errors import DeclarationError, Problem
+from modes_tui.core.errors import DeclarationError, Problem, cut_repr
 from modes_tui.core.pack_fields import Availability, FieldReader, HistoryWindow, closest
 from modes_tui.core.pack_tools import PackTools, PackToolsError, resolve, tool_names
 from modes_tui.core.paths import Dirs, app_dirs, shipped_dir
@@ -204,7 +204,7 @@ def resolve_pack(
     if name not in packs:
         known = ", ".join(sorted(packs)) or "(none)"
         raise DeclarationError(
-            [Problem(name, "", f"no pack called {name!r}; known packs: {known}")], pack=name
+            [Problem(name, "", f"no pack called {cut_repr(name)}; known packs: {known}")], pack=name
         )
     return packs[name]
 
@@ -288,7 +288,7 @@ class _PackReader(FieldReader):
                 self.problem(
                     file,
                     "name",
-                    f"duplicate mode name {profile.name!r} (also in {seen[profile.name].name}); rename one",
+                    f"duplicate mode name {cut_repr(profile.name)} (also in {seen[profile.name].name}); rename one",
                 )
                 continue
             seen[profile.name] = file
@@ -322,7 +322,7 @@ class _PackReader(FieldReader):
                 self.problem(
                     file,
                     f"tools[{index}]",
-                    f"{reference}: tool {name!r} is already {other}; rename one of them",
+                    f"{reference}: tool {cut_repr(name)} is already {other}; rename one of them",
                 )
             if clashes:
                 continue
@@ -344,12 +344,14 @@ class _PackReader(FieldReader):
             self.problem(
                 file,
                 "name",
-                f"{name!r} is not a valid mode name (lowercase letters, digits, - or _)",
+                f"{cut_repr(name)} is not a valid mode name (lowercase letters, digits, - or _)",
             )
             name = file.stem
         elif name in RESERVED_NAMES:
             self.problem(
-                file, "name", f"{name!r} is reserved (auto and off are control values); rename it"
+                file,
+                "name",
+                f"{cut_repr(name)} is reserved (auto and off are control values); rename it",
             )
 
         description = data.get("description")
@@ -383,7 +385,7 @@ class _PackReader(FieldReader):
             thinking = "off"
         if thinking not in THINKING_LEVELS:
             self.problem(
-                file, "thinking", f"{thinking!r} is not one of {', '.join(THINKING_LEVELS)}"
+                file, "thinking", f"{cut_repr(thinking)} is not one of {', '.join(THINKING_LEVELS)}"
             )
             thinking = "off"
         temperature = data.get("temperature")
@@ -392,29 +394,33 @@ class _PackReader(FieldReader):
             or not isinstance(temperature, int | float)
             or not 0 <= temperature <= 2
         ):
-            self.problem(file, "temperature", f"{temperature!r} must be a number from 0 to 2")
+            self.problem(
+                file, "temperature", f"{cut_repr(temperature)} must be a number from 0 to 2"
+            )
             temperature = None
         max_tokens = data.get("max_tokens")
         if max_tokens is not None and (
             isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0
         ):
-            self.problem(file, "max_tokens", f"{max_tokens!r} must be a positive whole number")
+            self.problem(
+                file, "max_tokens", f"{cut_repr(max_tokens)} must be a positive whole number"
+            )
             max_tokens = None
         tools = self.strings(file, data, "tools")
         for index, tool in enumerate(tools):
             if tool not in self.known_tools and not self.tools_unresolved:
                 hint = closest(tool, self.known_tools)
-                extra = f"; did you mean {hint!r}?" if hint else ""
+                extra = f"; did you mean {cut_repr(hint)}?" if hint else ""
                 self.problem(
                     file,
                     f"tools[{index}]",
-                    f"unknown tool {tool!r}{extra} (known: {', '.join(sorted(self.known_tools))})",
+                    f"unknown tool {cut_repr(tool)}{extra} (known: {', '.join(sorted(self.known_tools))})",
                 )
         mcp = self._servers(file, data)
         history = self.history(file, data.get("history", {"last": 20}), "history")
         key = data.get("key")
         if key is not None and (not isinstance(key, str) or not key.strip()):
-            self.problem(file, "key", f"{key!r} must be a key name such as f2 or ctrl+k")
+            self.problem(file, "key", f"{cut_repr(key)} must be a key name such as f2 or ctrl+k")
             key = None
         available = self.availability(file, data.get("available"))
         instructions = data.get("instructions", "")
@@ -425,7 +431,7 @@ class _PackReader(FieldReader):
         auto_enter = data.get("auto_enter", "allow")
         if auto_enter not in AUTO_ENTER:
             self.problem(
-                file, "auto_enter", f"{auto_enter!r} is not one of {', '.join(AUTO_ENTER)}"
+                file, "auto_enter", f"{cut_repr(auto_enter)} is not one of {', '.join(AUTO_ENTER)}"
             )
             auto_enter = "allow"
         if len(self.problems) > before and not isinstance(name, str):
@@ -458,7 +464,7 @@ class _PackReader(FieldReader):
                 self.problem(
                     file,
                     f"mcp[{index}]",
-                    f"no MCP server called {name!r} in the settings (configured: {configured}); "
+                    f"no MCP server called {cut_repr(name)} in the settings (configured: {configured}); "
                     "add it under mcp_servers in config.yaml or remove it here",
                 )
         return names
@@ -472,6 +478,6 @@ class _PackReader(FieldReader):
                 self.problem(
                     profile.source,
                     "key",
-                    f"{profile.key!r} is also the key of mode {seen[profile.key]!r}; pick another",
+                    f"{cut_repr(profile.key)} is also the key of mode {cut_repr(seen[profile.key])}; pick another",
                 )
             seen[profile.key] = profile.name

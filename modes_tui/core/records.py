@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast, get_args
 
 from modes_tui.core.conversation import Message, ToolCall
-from modes_tui.core.errors import RecordError
+from modes_tui.core.errors import RecordError, cut_repr
 from modes_tui.core.events import ToolOutcome
 from modes_tui.core.routing import Route
 
@@ -488,6 +488,5 @@ def _inner(error: Exception) -> str:
 
 
 def _wrong(kind: str, name: str, expected: str, value: Any) -> RecordError:
-    shown = repr(value)
-    shown = shown if len(shown) <= 60 else shown[:59] + "…"
+    shown = cut_repr(value)
     return RecordError(kind, name, f"must be {expected}, not {type(value).__name__} {shown}")

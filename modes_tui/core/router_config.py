@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modes_tui.core.errors import cut_repr
 from modes_tui.core.pack_fields import FieldReader, HistoryWindow
 
 CLASSIFIERS = ("keyword", "embedding", "chat", "judge", "cascade")
@@ -86,7 +87,7 @@ def read_router(
         reader.problem(
             file,
             "classifier",
-            f"{classifier!r} is not one of {', '.join(CLASSIFIERS)} or python:pkg.module:object",
+            f"{cut_repr(classifier)} is not one of {', '.join(CLASSIFIERS)} or python:pkg.module:object",
         )
         classifier = "keyword"
     fallback = data.get("fallback")
@@ -101,13 +102,13 @@ def read_router(
         reader.problem(
             file,
             "fallback",
-            f"{fallback!r} is not a mode of this pack; modes: {', '.join(names)}",
+            f"{cut_repr(fallback)} is not a mode of this pack; modes: {', '.join(names)}",
         )
     elif modes[fallback] != "allow":
         reader.problem(
             file,
             "fallback",
-            f"{fallback!r} has auto_enter other than allow, but the fallback must take "
+            f"{cut_repr(fallback)} has auto_enter other than allow, but the fallback must take "
             "unsure turns without asking; pick another fallback or allow it",
         )
     truncate = data.get("truncate", {})
@@ -163,7 +164,7 @@ def _cascade(reader: FieldReader, file: Path, value: Any) -> CascadeConfig | Non
             reader.problem(
                 file,
                 f"cascade.{key}",
-                f"{stage!r} must be one of keyword, embedding, chat, judge",
+                f"{cut_repr(stage)} must be one of keyword, embedding, chat, judge",
             )
             stage = "keyword"
         stages.append(str(stage))

@@ -17,7 +17,20 @@ Rules:
 - other C0 controls except `\\n` and `\\t`, DEL, and C1 controls (U+0080-U+009F) are removed;
   CRLF becomes LF and a lone CR is removed (it would let later text overwrite a line);
 - the bidi embedding, override and isolate controls (U+202A-U+202E, U+2066-U+2069) are
-  removed; the plain direction marks (U+200E, U+200F) that right-to-left text needs stay.
+  removed; the plain direction marks (U+200E, U+200F) that right-to-left text needs stay;
+- invisible characters that hide text or make two different texts look the same are
+  removed: zero-width space (U+200B), word joiner and invisible operators (U+2060-U+2064),
+  the BOM (U+FEFF), U+180E, interlinear annotations (U+FFF9-U+FFFB) and the tag characters
+  (U+E0000-U+E007F, "ASCII smuggling"). The zero-width (non-)joiners (U+200C, U+200D) stay
+  between two non-ASCII characters, where emoji sequences (👩‍💻) and Indic and Persian
+  scripts need them, and are removed next to ASCII or at an end (`r\u200dm` shows `rm`);
+- secret values registered with `core.redaction.remember_secret` (configured API keys and
+  headers) are replaced by `[redacted]`, so the screen never shows one.
+
+Removed, not replaced by a visible mark: what was removed was never text for the reader (a
+colour, a title, a clipboard write), and a mark per byte would bury the answer in noise.
+Rich markup (`[bold]`) is not touched here: printed text shows it as typed, and the TUI
+puts outside text into `rich.text.Text` objects, which never parse markup.
 """
 
 from __future__ import annotations
@@ -26,7 +39,11 @@ import json
 import re
 from typing import Any
 
+from modes_tui.core.redaction import redact_values, secret_started_at_end
+
 _BIDI_CONTROLS = "\u202a-\u202e\u2066-\u2069"
+_INVISIBLE = "\u200b\u2060-\u2064\ufeff\u180e\ufff9-\ufffb\U000e0000-\U000e007f"
+_JOINERS = "\u200c\u200d"
 
 # The string controls (OSC, DCS, SOS, PM, APC) end with BEL or ST (ESC \ or 8-bit 0x9c).
 _STRING_BODY = r"[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
@@ -39,18 +56,24 @@ _SEQUENCE = re.compile(
         )
     )
 )
-_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_CONTROLS}]")
+_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_CONTROLS}{_INVISIBLE}]")
+_NOTICED = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_CONTROLS}{_INVISIBLE}{_JOINERS}]")
 """Every character `terminal_safe` acts on; most text has none and is returned as it is."""
-_JSON_UNSAFE = re.compile(rf"[\x7f-\x9f{_BIDI_CONTROLS}]")
+_LOOSE_JOINER = re.compile(rf"(?:(?<=[\x00-\x7f])|\A)[{_JOINERS}]+|[{_JOINERS}]+(?=[\x00-\x7f]|\Z)")
+"""A joiner that joins nothing but ASCII or an end: it only hides a character boundary."""
+_JSON_UNSAFE = re.compile(rf"[\x7f-\x9f{_BIDI_CONTROLS}{_INVISIBLE}{_JOINERS}]")
 
 
 def terminal_safe(text: str) -> str:
-    """`text` with every control character and escape sequence a terminal obeys removed."""
-    if _CONTROL.search(text) is None:
+    """`text` as a terminal may show it: every control character, escape sequence, hiding
+    invisible character and registered secret value removed (see the module docstring)."""
+    text = redact_values(text)
+    if _NOTICED.search(text) is None:
         return text
     text = text.replace("\r\n", "\n")
     text = _SEQUENCE.sub("", text)
-    return _CONTROL.sub("", text)
+    text = _CONTROL.sub("", text)
+    return _LOOSE_JOINER.sub("", text)
 
 
 _CUT_SEQUENCE = re.compile(
@@ -60,6 +83,7 @@ _CUT_SEQUENCE = re.compile(
             r"(?:\x1b\[|\x9b)[0-?]*[ -/]*",  # CSI without its final byte yet
             r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*\x1b?",  # string, no end yet
             r"\x1b[ -/]*",  # a lone ESC, or ESC and intermediates
+            rf"[^\x00-\x7f]?[{_JOINERS}]+",  # a joiner (and what it joins) before the rest
         )
     )
     + r")\Z"
@@ -72,8 +96,9 @@ class TerminalStream:
     """`terminal_safe` for text that arrives in chunks.
 
     A sequence cut at a chunk's end is held back until the next chunk completes it, so it
-    is removed whole instead of leaving its body (`0;title`) on screen. Call `flush()` when
-    the stream ends.
+    is removed whole instead of leaving its body (`0;title`) on screen; so is an end that
+    could begin a registered secret, so a key cut in pieces is still redacted whole. Call
+    `flush()` when the stream ends.
     """
 
     def __init__(self) -> None:
@@ -83,12 +108,13 @@ class TerminalStream:
         """The safe part of what is held plus `text` that can be shown now."""
         data = self._held + text
         cut = _CUT_SEQUENCE.search(data)
+        start = len(data)
         if cut is not None and len(data) - cut.start() <= HELD_AT_MOST:
-            self._held = data[cut.start() :]
-            data = data[: cut.start()]
-        else:
-            self._held = ""
-        return terminal_safe(data)
+            start = cut.start()
+        # a key echoed by a model arrives in pieces: keep its start until it is whole
+        start = min(start, len(data) - secret_started_at_end(data))
+        self._held = data[start:]
+        return terminal_safe(data[:start])
 
     def flush(self) -> str:
         """What was held back, made safe (an unfinished sequence loses its introducer)."""
@@ -119,9 +145,19 @@ def decode_typed(raw: bytes, where: str) -> tuple[str, list[str]]:
 
 
 def json_terminal_safe(line: str) -> str:
-    """A line of JSON (C0 already escaped by `json.dumps`) with DEL, C1 and bidi controls
-    escaped as `\\uXXXX` too: the same value for a parser, inert on a terminal."""
-    return _JSON_UNSAFE.sub(lambda found: f"\\u{ord(found.group()):04x}", line)
+    """A line of JSON (C0 already escaped by `json.dumps`) with DEL, C1, bidi controls and
+    hiding invisible characters escaped as `\\uXXXX` too (the same value for a parser,
+    inert on a terminal), and registered secret values redacted."""
+    line = redact_values(line)
+    return _JSON_UNSAFE.sub(_json_escape, line)
+
+
+def _json_escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)  # JSON spells astral characters as a pair
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
 
 
 def dumps_terminal_safe(value: Any) -> str:

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from modes_tui.core.errors import SettingsError
+from modes_tui.core.errors import SettingsError, cut_repr
+from modes_tui.core.variables import expand_variables  # noqa: F401 - re-exported
 
 SERVER_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 """Server names: they prefix tool names, which providers limit to `[a-zA-Z0-9_-]`."""
@@ -35,7 +36,6 @@ HTTP_KEYS = frozenset({"url", "headers"})
 COMMON_KEYS = frozenset({"trust", "start_timeout"})
 SERVER_KEYS = STDIO_KEYS | HTTP_KEYS | COMMON_KEYS
 DEFAULT_START_TIMEOUT = 30.0
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,20 +70,6 @@ class McpServer:
         return " ".join([self.command, *self.args])
 
 
-def expand_variables(value: str, environ: Mapping[str, str], *, where: str) -> str:
-    """`value` with each `${NAME}` replaced; a SettingsError names a variable that is not set."""
-
-    def substitute(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in environ:
-            raise SettingsError(
-                f"{where} uses ${{{name}}}, which is not set; set {name} or edit it"
-            )
-        return environ[name]
-
-    return _VARIABLE.sub(substitute, value)
-
-
 def parse_mcp_servers(value: Any, *, where: str, fix: str) -> dict[str, McpServer]:
     """The `mcp_servers` value as servers by name, or a SettingsError naming the key and the fix."""
     if value is None:
@@ -91,13 +77,13 @@ def parse_mcp_servers(value: Any, *, where: str, fix: str) -> dict[str, McpServe
     if not isinstance(value, Mapping):
         raise SettingsError(
             f"{where}: mcp_servers must be a mapping of server name to settings, "
-            f"got {type(value).__name__} {value!r}; {fix}"
+            f"got {type(value).__name__} {cut_repr(value)}; {fix}"
         )
     servers: dict[str, McpServer] = {}
     for name, entry in value.items():
         if not isinstance(name, str) or not SERVER_NAME.match(name):
             raise SettingsError(
-                f"{where}: mcp_servers: {name!r} is not a valid server name (lowercase letters, "
+                f"{where}: mcp_servers: {cut_repr(name)} is not a valid server name (lowercase letters, "
                 f"digits, - or _, starting with a letter); {fix}"
             )
         servers[name] = _server(name, entry, where=where, fix=fix)
@@ -109,19 +95,19 @@ def _server(name: str, entry: Any, *, where: str, fix: str) -> McpServer:
 
     def wrong(sub: str, expected: str, got: Any) -> SettingsError:
         return SettingsError(
-            f"{where}: {key}.{sub} must be {expected}, got {type(got).__name__} {got!r}; {fix}"
+            f"{where}: {key}.{sub} must be {expected}, got {type(got).__name__} {cut_repr(got)}; {fix}"
         )
 
     if not isinstance(entry, Mapping):
         raise SettingsError(
             f"{where}: {key} must be a mapping with `command:` (stdio) or `url:` (streamable "
-            f"HTTP), got {type(entry).__name__} {entry!r}; {fix}"
+            f"HTTP), got {type(entry).__name__} {cut_repr(entry)}; {fix}"
         )
     unknown = sorted(str(k) for k in entry if k not in SERVER_KEYS)
     if unknown:
         raise SettingsError(
             f"{where}: {key}: unknown key{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(map(repr, unknown))}; use {', '.join(sorted(SERVER_KEYS))}; {fix}"
+            f"{', '.join(map(cut_repr, unknown))}; use {', '.join(sorted(SERVER_KEYS))}; {fix}"
         )
     has_command, has_url = "command" in entry, "url" in entry
     if has_command == has_url:
@@ -191,15 +177,15 @@ def _text_map(value: Any, key: str, *, where: str, fix: str) -> dict[str, str]:
     if not isinstance(value, Mapping):
         raise SettingsError(
             f"{where}: {key} must be a mapping of names to text, got "
-            f"{type(value).__name__} {value!r}; {fix}"
+            f"{type(value).__name__} {cut_repr(value)}; {fix}"
         )
     result: dict[str, str] = {}
     for name, item in value.items():
         if not isinstance(name, str) or not name:
-            raise SettingsError(f"{where}: {key}: {name!r} is not a valid name; {fix}")
+            raise SettingsError(f"{where}: {key}: {cut_repr(name)} is not a valid name; {fix}")
         if isinstance(item, bool) or not isinstance(item, str | int | float):
             raise SettingsError(
-                f"{where}: {key}.{name} must be text, got {type(item).__name__} {item!r}; {fix}"
+                f"{where}: {key}.{name} must be text, got {type(item).__name__} {cut_repr(item)}; {fix}"
             )
         result[name] = str(item)
     return result

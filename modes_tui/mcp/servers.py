@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from modes_tui.core.errors import ModesError, ToolError
 from modes_tui.core.tools import Tool
 from modes_tui.core.toolservers import ServerTools
-from modes_tui.mcp.config import McpServer, expand_variables
+from modes_tui.core.variables import expand_secret_values
+from modes_tui.mcp.config import McpServer
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -263,12 +264,9 @@ class _Connection:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
-            headers = {
-                key: expand_variables(
-                    value, self.environ, where=f"mcp_servers.{self.name}.headers.{key}"
-                )
-                for key, value in config.headers.items()
-            }
+            headers = expand_secret_values(
+                config.headers, self.environ, where=f"mcp_servers.{self.name}.headers"
+            )
 
             async def remember_errors(response: httpx2.Response) -> None:
                 # POSTs carry the messages; the optional GET stream may be refused (405)
@@ -285,10 +283,7 @@ class _Connection:
             return streamable_http_client(config.url, http_client=client)
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        env = {
-            key: expand_variables(value, self.environ, where=f"mcp_servers.{self.name}.env.{key}")
-            for key, value in config.env.items()
-        }
+        env = expand_secret_values(config.env, self.environ, where=f"mcp_servers.{self.name}.env")
         parameters = StdioServerParameters(
             command=config.command, args=list(config.args), env=env or None, cwd=config.cwd
         )

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.corrections import Correction
-from modes_tui.core.errors import CorrectionsError
+from modes_tui.core.errors import CorrectionsError, cut_repr
 from modes_tui.store.session_log import _write_all, utc_now
 from modes_tui.store.session_reader import SessionProblem
 
@@ -240,7 +240,7 @@ def _apply(record: Any, live: dict[str, Correction]) -> str | None:
     version = record.get("v")
     if version != STORE_VERSION or isinstance(version, bool):
         return (
-            f"record version {version!r} is not one this modes-tui reads (it reads "
+            f"record version {cut_repr(version)} is not one this modes-tui reads (it reads "
             f"{STORE_VERSION}); skipped: upgrade modes-tui to use it"
         )
     kind = record.get("type")
@@ -259,7 +259,7 @@ def _apply(record: Any, live: dict[str, Correction]) -> str | None:
     elif kind == "clear":
         live.clear()
     else:
-        return f"unknown record type {kind!r} (one of {', '.join(RECORD_TYPES)}); skipped"
+        return f"unknown record type {cut_repr(kind)} (one of {', '.join(RECORD_TYPES)}); skipped"
     return None
 
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, assert_never
 
 from modes_tui.core.events import ReasoningDelta, TextDelta, TurnEvent
+from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.core.transcript import TurnTranscript, fold_turn
 from modes_tui.route_format import markdown_line
 from modes_tui.store.replay import Replay, ReplayedTurn
@@ -42,7 +43,8 @@ def _pretty_result(text: str) -> tuple[str, str]:
 
 
 def session_markdown(replayed: Replay) -> str:
-    """The whole session as a readable Markdown transcript."""
+    """The whole session as a readable Markdown transcript, inert on a terminal (it is shown
+    on one, and a file of it is too, with `cat`) and without registered secrets."""
     session = replayed.session
     meta = session.meta
     out = [f"# modes-tui session {session.id}", ""]
@@ -57,16 +59,17 @@ def session_markdown(replayed: Replay) -> str:
         if out[-1] != "":
             out.append("")
         out += turn_markdown(fold(turn), mode=turn.mode, user_recorded=turn.user is not None)
-    return "\n".join(out).rstrip() + "\n"
+    return terminal_safe("\n".join(out).rstrip() + "\n")
 
 
 def conversation_markdown(turns: Sequence[TurnTranscript]) -> str:
-    """Turns seen in the app, as the same Markdown (when no session log is kept to export)."""
+    """Turns seen in the app, as the same Markdown (when no session log is kept to export),
+    inert like `session_markdown`."""
     out = ["# modes-tui conversation", "", f"- turns: {len(turns)}"]
     for turn in turns:
         out.append("")
         out += turn_markdown(turn, mode=turn.mode)
-    return "\n".join(out).rstrip() + "\n"
+    return terminal_safe("\n".join(out).rstrip() + "\n")
 
 
 def fold(turn: ReplayedTurn) -> TurnTranscript:

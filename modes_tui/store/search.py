@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs, app_dirs
+from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.store.session_reader import LoadedSession, load_session
 from modes_tui.store.sessions import session_ids
 
@@ -129,6 +130,8 @@ def _passages(session: LoadedSession) -> list[_Passage]:
             message = record.get("message")
             if isinstance(message, dict) and message.get("content"):
                 found.append(_Passage(turn, "answer", str(message["content"])))
+    # a snippet is cut from the text: made safe first, a sequence cannot be cut in two
+    found = [_Passage(p.turn, p.who, terminal_safe(p.text)) for p in found]
     return [p for p in found if p.text.strip()]
 
 

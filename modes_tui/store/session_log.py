@@ -37,7 +37,7 @@ from modes_tui.core.records import (
     RecordType,
     write_record,
 )
-from modes_tui.core.redaction import redact_secrets
+from modes_tui.core.redaction import redact_all
 from modes_tui.store.session_reader import TITLE_FROM_TURNS, LoadedSession
 from modes_tui.store.sessions import SUFFIX, new_session_id, summary_path
 from modes_tui.store.titles import generate_title
@@ -158,7 +158,7 @@ class SessionLog:
         if clash:
             raise ValueError(f"fields {sorted(clash)} are set by the log itself")
         record: dict[str, Any] = {"v": SCHEMA_VERSION, "type": type, "at": utc_now(), "turn": turn}
-        record.update(redact_secrets(plain(fields)))
+        record.update(redact_all(plain(fields)))  # by name and by value
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=repr)
         try:
             data = line.encode("utf-8") + b"\n"

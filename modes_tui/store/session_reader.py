@@ -35,7 +35,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from modes_tui.core.errors import SessionError
+from modes_tui.core.errors import SessionError, cut_repr
 from modes_tui.core.paths import Dirs
 from modes_tui.core.records import (
     RECORD_TYPES,
@@ -243,7 +243,9 @@ def _parse_session(path: Path, data: bytes) -> LoadedSession:
         if version != SCHEMA_VERSION:
             if isinstance(version, bool) or not isinstance(version, int) or version < 0:
                 problems.append(
-                    SessionProblem(path, number, f"schema version {version!r} is invalid; skipped")
+                    SessionProblem(
+                        path, number, f"schema version {cut_repr(version)} is invalid; skipped"
+                    )
                 )
                 continue
             if version > SCHEMA_VERSION:
@@ -284,7 +286,7 @@ def _parse_session(path: Path, data: bytes) -> LoadedSession:
             SessionProblem(
                 path,
                 found[0],
-                f"{len(found)} record(s) of unknown type {kind!r}: kept, not replayed",
+                f"{len(found)} record(s) of unknown type {cut_repr(kind)}: kept, not replayed",
             )
         )
 

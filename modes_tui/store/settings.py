@@ -13,6 +13,7 @@ variable would be worse than saying it is ignored.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -22,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from modes_tui.core.errors import SettingsError
+from modes_tui.core.errors import SettingsError, cut_repr
 from modes_tui.core.ledger import budget_from_text, check_budget
 from modes_tui.core.models import (
     EMBEDDED_MODEL,
@@ -32,6 +33,9 @@ from modes_tui.core.models import (
     parse_models,
 )
 from modes_tui.core.paths import HOME_ENV, Dirs
+from modes_tui.core.redaction import remember_environment, remember_secret
+from modes_tui.core.variables import expand_secret_values
+from modes_tui.core.yaml_files import load_yaml, yaml_problem
 from modes_tui.mcp.config import McpServer, parse_mcp_servers
 
 ENV_PREFIX = "MODES_TUI_"
@@ -146,14 +150,33 @@ def load_settings(
         where = f"--{key.replace('_', '-')}"
         if key not in KEYS:
             raise SettingsError(
-                f"command line: {key!r} is not a setting; settings: {', '.join(KEYS)}"
+                f"command line: {cut_repr(key)} is not a setting; settings: {', '.join(KEYS)}"
             )
         if isinstance(value, str) and key not in {"default_model", "pack", "theme"}:
             value = _from_text(key, value, where=where)
         values[key] = _check(key, value, where=where, fix=f"pass {where} {_EXPECTED[key]}")
         origins[key] = "command line"
 
-    return replace(Settings(**values), origins=origins, warnings=tuple(warnings))
+    settings = replace(Settings(**values), origins=origins, warnings=tuple(warnings))
+    remember_configured_secrets(settings, env)
+    return settings
+
+
+def remember_configured_secrets(settings: Settings, env: Mapping[str, str]) -> None:
+    """Redact by value (core.redaction) what the settings make secret: the environment's
+    key variables, each model's `api_key_env`, and the expanded headers and MCP env."""
+    remember_environment(env)
+    remember_secret(
+        *(env.get(m.api_key_env, "") for m in settings.models.values() if m.api_key_env)
+    )
+    values = [(m.source + ".headers", m.headers) for m in settings.models.values()]
+    for name, server in settings.mcp_servers.items():
+        values += [(f"mcp_servers.{name}.headers", server.headers)]
+        values += [(f"mcp_servers.{name}.env", server.env)]
+    for where, mapping in values:
+        # a variable that is not set is named when the value is used, not here
+        with contextlib.suppress(SettingsError):
+            expand_secret_values(mapping, env, where=where)
 
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -164,13 +187,13 @@ def _read_file(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as error:
         raise SettingsError(f"{path}: cannot be read ({error}); fix or remove the file") from error
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        where, reason = yaml_problem(error)
         raise SettingsError(
-            f"{path}: not valid YAML{where}; fix the file (keys: {', '.join(KEYS)})"
-        ) from error
+            f"{path}: not valid YAML at {where or 'its end'}: {reason}; fix the file "
+            f"(keys: {', '.join(KEYS)})"
+        ) from None  # the parser's traceback says nothing the message does not
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -180,7 +203,7 @@ def _read_file(path: Path) -> dict[str, Any]:
     unknown = sorted(str(key) for key in data if key not in KEYS)
     if unknown:
         raise SettingsError(
-            f"{path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+            f"{path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(cut_repr, unknown))}; "
             f"remove {'them' if len(unknown) > 1 else 'it'} or use one of: {', '.join(KEYS)}"
         )
     return {str(key): value for key, value in data.items()}
@@ -229,7 +252,7 @@ def _from_text(key: str, text: str, *, where: str) -> Any:
             action, sep, keyname = part.partition("=")
             if not sep or not action.strip() or not keyname.strip():
                 raise SettingsError(
-                    f"{where}: keymap entry {part!r} is not action=key; "
+                    f"{where}: keymap entry {cut_repr(part)} is not action=key; "
                     f"use {_ENV_EXAMPLES['keymap']}"
                 )
             pairs[action.strip()] = keyname.strip()
@@ -241,7 +264,7 @@ def _check(key: str, value: Any, *, where: str, fix: str) -> Any:
     """The value, normalised, or a SettingsError naming where, the key and the fix."""
 
     def wrong(detail: str = "") -> SettingsError:
-        got = f"{type(value).__name__} {value!r}" if detail == "" else detail
+        got = f"{type(value).__name__} {cut_repr(value)}" if detail == "" else detail
         return SettingsError(f"{where}: {key} must be {_EXPECTED[key]}, got {got}; {fix}")
 
     if key in {"default_model", "pack", "theme"}:
@@ -275,7 +298,7 @@ def _check(key: str, value: Any, *, where: str, fix: str) -> Any:
             raise wrong()
         for action, keyname in value.items():
             if not isinstance(action, str) or not isinstance(keyname, str) or not keyname.strip():
-                raise wrong(f"entry {action!r}: {keyname!r}")
+                raise wrong(f"entry {cut_repr(action)}: {cut_repr(keyname)}")
         return {action: keyname.strip() for action, keyname in value.items()}
     if key == "models":
         return parse_models(value, where=where)

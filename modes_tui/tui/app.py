@@ -22,6 +22,7 @@ from textual.worker import Worker, WorkerState
 
 from modes_tui.core.control import OFF
 from modes_tui.core.errors import ModesError
+from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.app_input import InputApp
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.footer import KeysFooter
@@ -118,7 +119,8 @@ class ModesApp(InputApp):
         self.status.progress = services.load_progress
         self.status.busy(f"Loading {model_label(services.model)}…")
         for warning in services.warnings:
-            self.notify(warning, title="Settings", severity="warning", timeout=10)
+            shown = terminal_safe(warning)  # it may quote a value from config.yaml
+            self.notify(shown, title="Settings", severity="warning", timeout=10, markup=False)
         if services.resumed is not None:  # --resume: its turns, before the engine is in
             from modes_tui.tui import session_actions
 

@@ -291,7 +291,8 @@ class TurnsApp(AppBase):
 
     def _corrected(self, event: TurnCorrected) -> None:
         if event.note:
-            self.notify(event.note, title="Correction", severity="warning", timeout=8)
+            note = terminal_safe(event.note)  # it quotes the corrected message
+            self.notify(note, title="Correction", severity="warning", timeout=8, markup=False)
         if event.rerun:
             self.status.busy(
                 f"Turn {event.turn}: answered in {event.answered_mode or 'no mode'}, "

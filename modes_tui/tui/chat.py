@@ -21,6 +21,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.render import turn_plain_text
 
 if TYPE_CHECKING:
@@ -277,14 +278,14 @@ class ChatLog(VerticalScroll):
         """A note from the app at the bottom."""
         from modes_tui.tui.turn_view import SystemNote
 
-        note = SystemNote(markdown)
+        note = SystemNote(terminal_safe(markdown))  # it may quote a pack or a session
         await self.mount(note)
         self.anchor()
         return note
 
     async def add_plain_note(self, text: str) -> Static:
         """A note from the app that must show whole (an error): plain text, wrapped."""
-        note = Static(Text(text), classes="plain-note")
+        note = Static(Text(terminal_safe(text)), classes="plain-note")  # errors quote files
         await self.mount(note)
         self.anchor()
         return note

@@ -60,7 +60,8 @@ class ConfirmToolScreen(ModalScreen[bool]):
             title.append("?")
             yield Static(title, id="confirm-title")
             if self.description:
-                yield Static(Text(self.description, style="dim"))
+                # an MCP server wrote it: nothing in it may drive the terminal
+                yield Static(Text(terminal_safe(self.description), style="dim"))
             # escaped, not removed: what is about to run is shown exactly, and inert
             arguments = json_terminal_safe(
                 json.dumps(dict(self.call.arguments), indent=2, ensure_ascii=False)

@@ -13,11 +13,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.markup import escape
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Collapsible, Footer, Markdown, Static
 
 from modes_tui.core.events import RequestBuilt
+from modes_tui.core.terminal_text import json_terminal_safe
 from modes_tui.core.transcript import TurnTranscript
 from modes_tui.route_format import duration
 from modes_tui.tui.render import route_card, tool_summary
@@ -38,7 +40,8 @@ def _content(message: Mapping[str, Any]) -> str:
 
 def _json(value: Any) -> Syntax:
     return Syntax(
-        json.dumps(value, indent=2, ensure_ascii=False, default=str),
+        # inert (C1 and bidi escaped) and without registered secret values
+        json_terminal_safe(json.dumps(value, indent=2, ensure_ascii=False, default=str)),
         "json",
         word_wrap=True,
         background_color="default",
@@ -195,7 +198,9 @@ class InspectorScreen(Screen[None]):
                 widgets.append(
                     Collapsible(
                         Static(Text(activity.result)),
-                        title=f"full result of {activity.call.name} ({len(activity.result)} characters)",
+                        title=escape(  # a model named the tool: no markup from it
+                            f"full result of {activity.call.name} ({len(activity.result)} characters)"
+                        ),
                         collapsed=True,
                     )
                 )
@@ -231,5 +236,6 @@ class InspectorScreen(Screen[None]):
     def action_copy_request(self) -> None:
         """Copy the exact request(s) as JSON."""
         data = [built.request.to_dict() for built in self.record.requests]
-        self.app.copy_to_clipboard(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+        self.app.copy_to_clipboard(json_terminal_safe(text))
         self.notify("Request JSON copied to the clipboard")
