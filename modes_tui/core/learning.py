@@ -263,7 +263,7 @@ async def learn_from_cases(
     correct = 0
     start = 1
     for number, case in enumerate(cases, start=1):
-        route = await router.route(case.conversation())
+        route = await router.route(case.conversation(), **case.route_options())
         _, history = split_transcript(case.conversation())
         judged = judge(Outcome(case, route), threshold, fallback)
         if judged.correct:

@@ -37,6 +37,7 @@ import numpy as np
 from modes_tui.core.classifiers.mode_index import ModeIndex, Scored, ScoringParams
 from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
 from modes_tui.core.files import atomic_file
+from modes_tui.core.follow_up import follow_up_score
 from modes_tui.core.learning import learned_examples
 from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import ClassifierInfo, Decision
@@ -51,6 +52,9 @@ if TYPE_CHECKING:
 
 QUOTE_LIMIT = 60
 FOLLOW_UP_MIN_WEIGHT = 0.3
+FOLLOW_UP_LEAN = 0.4
+"""From this follow-up score on (`core.follow_up`), the previous message counts whatever its topic."""
+FOLLOW_UP_MAX_WEIGHT = 4.0
 
 
 def mode_texts(mode: Profile) -> list[str]:
@@ -340,7 +344,7 @@ class EmbeddingClassifier:
             before = scored.mode
             previous_query = self._query(previous)
             related = float(np.asarray(previous_query, np.float32) @ query) >= index.unrelated
-            weight = max(1.0 - scored.confidence, FOLLOW_UP_MIN_WEIGHT) if related else 0.0
+            weight = _follow_weight(scored.confidence, related, follow_up_score(message).score)
             mixed = (scores + weight * index.raw_scores(previous_query)) / (1.0 + weight)
             scored = index.decide(mixed, query)
             if scored.mode != before:
@@ -371,6 +375,19 @@ class EmbeddingClassifier:
     def trace(self) -> ClassifierInfo:
         """`embedding` with the encoder's name."""
         return ClassifierInfo("embedding", self.encoder_name)
+
+
+def _follow_weight(confidence: float, related: bool, follow: float) -> float:
+    """How much the previous message's scores count beside the message's own.
+
+    A message on the previous one's topic leans on it as much as it is unsure of itself; a
+    message that reads as a follow-up (`core.follow_up`, "what does -a do?") leans on it
+    whatever its topic, as much as it cannot stand alone (`f / (1 - f)`, at most 4).
+    """
+    weight = max(1.0 - confidence, FOLLOW_UP_MIN_WEIGHT) if related else 0.0
+    if follow >= FOLLOW_UP_LEAN:
+        weight = max(weight, min(follow / max(1.0 - follow, 1e-9), FOLLOW_UP_MAX_WEIGHT))
+    return weight
 
 
 def _closest(scored: Scored, lead: str = "closest: ") -> str:
