@@ -38,7 +38,7 @@ from modes_tui.core.classifiers.mode_index import ModeIndex, Scored, ScoringPara
 from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
 from modes_tui.core.files import atomic_file
 from modes_tui.core.follow_up import follow_up_score
-from modes_tui.core.learning import learned_examples
+from modes_tui.core.learning import correction_note, learned_examples, split_negatives
 from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import ClassifierInfo, Decision
 from modes_tui.core.routing_input import HistoryEntry
@@ -155,8 +155,11 @@ class EmbeddingClassifier:
         params: ScoringParams | None = None,
         start: bool = True,
         corrections: CorrectionSource | None = None,
+        fallback: str | None = None,
     ) -> None:
         self.encoder_name = encoder_name
+        self.fallback = fallback
+        """The pack's fallback: corrections to it are negative examples, not its examples."""
         self.params = params or ScoringParams()
         self.cache = cache
         self.corrections = corrections if corrections is not None else EMPTY_CORRECTIONS
@@ -268,9 +271,13 @@ class EmbeddingClassifier:
                 self._indexes.move_to_end(key)
                 return index
         names = {m.name for m in modes}
-        corrections = [c for c in self.corrections.corrections() if c.corrected_mode in names]
+        corrections, negatives = split_negatives(
+            self.corrections.corrections(), names, self.fallback
+        )
         self._ensure(
-            [text for mode in modes for text in mode_texts(mode)] + [c.text for c in corrections]
+            [text for mode in modes for text in mode_texts(mode)]
+            + [c.text for c in corrections]
+            + [c.text for c in negatives]
         )
         with self._lock:
             vectors = self._vectors
@@ -288,6 +295,9 @@ class EmbeddingClassifier:
                 [mode.texts for mode in learned],
                 self.params,
                 notes=[mode.notes for mode in learned],
+                negatives=np.stack([vectors[c.text] for c in negatives]) if negatives else None,
+                negative_texts=[c.text for c in negatives],
+                negative_notes=[correction_note(c) for c in negatives],
             )
             self._indexes[key] = index
             while len(self._indexes) > 8:
@@ -393,6 +403,11 @@ def _follow_weight(confidence: float, related: bool, follow: float) -> float:
 def _closest(scored: Scored, lead: str = "closest: ") -> str:
     """The reason for the panel: the nearest example, and whether a correction taught it."""
     closest = f"{lead}{_quote(scored.nearest)} ({scored.nearest_similarity:.2f})"
+    if scored.negative is not None:
+        return (
+            f"learned from your {scored.negative_note or 'correction'}: like "
+            f"{_quote(scored.negative)}, which no mode should take; {closest}"
+        )
     if scored.nearest_note:
         return f"learned from your {scored.nearest_note}; {closest}"
     return closest
