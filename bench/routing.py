@@ -4,6 +4,7 @@ Run from the repository root:
 
     python bench/routing.py [--data ../shared/data] [--banking-test 1000] [--quick]
     python bench/routing.py --learning     # corrections streamed, calibration (bench/learning.py)
+    python bench/routing.py --targets      # issue 21's targets, out-of-scope rows (bench/targets.py)
 
 Both methods use the same encoder (all-MiniLM-L6-v2, in process) and the same examples:
 
@@ -706,6 +707,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="only the learning benchmark: corrections streamed, calibration, latency",
     )
+    parser.add_argument(
+        "--targets",
+        action="store_true",
+        help="only the targets: in-scope accuracy at out-of-scope recall, static and learned",
+    )
     args = parser.parse_args(argv)
     data = Path(args.data)
     if not (data / "banking77").is_dir():
@@ -719,6 +725,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     vec = Vectors(encoder)
     if args.learning:
         return learning_main(data, encoder, vec, banking_rows, args.quick, started)
+    if args.targets:
+        return targets_main(data, vec, banking_rows, started)
     print(
         "## Routing benchmark: ours (embedding backend) vs semantic-router (max cosine), same encoder"
     )
@@ -759,6 +767,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     median = statistics.median(r["to_first_route"] for r in runs)
     print(f"\nmedian build -> first route: {median:.2f} s (target <= 1.5 s)")
     print(f"\nbenchmark wall time: {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+def targets_main(data: Path, vec: Vectors, banking_rows: int, started: float) -> int:
+    """Issue 21's targets (bench/targets.py) on the three data sets."""
+    from bench.targets import load_open_sets, print_targets, run_targets
+
+    print("## Targets: in-scope accuracy at out-of-scope recall, ours vs semantic-router")
+    for dataset in load_open_sets(data, banking_rows, SEED):
+        descriptions = DESCRIPTIONS[dataset.name]
+        print_targets(dataset.name, dataset.note, run_targets(dataset, descriptions, vec, SEED))
+        sys.stdout.flush()
+    print(f"\nload average: {load_average()}; wall time {time.perf_counter() - started:.0f} s")
     return 0
 
 

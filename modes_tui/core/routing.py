@@ -367,10 +367,10 @@ class Router:
             "stages": stages,
         }
         names = {p.name for p in available}
-        decision, conversation = in_conversation(decision, message, current_mode, names)
-        if conversation.follow_up is not None:
-            common.update(decision=decision, **conversation.route_fields())
-            if conversation.alone is not None:
+        decision, context = in_conversation(decision, message, current_mode, names)
+        if context.follow_up is not None:
+            common.update(decision=decision, **context.route_fields())
+            if context.alone is not None:
                 ranked = decision.ranked()
                 common["runner_up"] = next(
                     (n for n, p in ranked if n != decision.mode_name and p > 0), None
@@ -396,7 +396,7 @@ class Router:
             decision.mode_name,
             "classifier",
             decision.reason,
-            sticky=conversation.alone is not None,
+            sticky=context.alone is not None,
             **common,
         )
 
