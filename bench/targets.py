@@ -143,7 +143,9 @@ def _score(
     return outcomes, at
 
 
-def _measure(predict: Any, validation: Any, test: Any, modes: list[str]) -> tuple[float, float, float]:
+def _measure(
+    predict: Any, validation: Any, test: Any, modes: list[str]
+) -> tuple[float, float, float]:
     from bench.routing import fitted
 
     outcomes, _ = _score(predict, *validation, modes)
@@ -211,9 +213,7 @@ def run_targets(dataset: Any, descriptions: dict[str, str], vec: Any, seed: int)
         static = _measure(method.build(examples, []), validation, test, dataset.modes)
         learned = None
         if stream:
-            corrections = _stream(
-                method, examples, stream, vec([t for t, _ in stream]), static[2]
-            )
+            corrections = _stream(method, examples, stream, vec([t for t, _ in stream]), static[2])
             learned = _measure(method.build(examples, corrections), validation, test, dataset.modes)
             results[f"{name} corrections"] = len(corrections)
         ceiling = _measure(
@@ -236,11 +236,27 @@ def print_targets(name: str, note: str, results: dict[str, Any]) -> None:
         stages = [("static", target.static, (0.80, 0.80))]
         if target.learned is not None:
             count = results.get(f"{method} corrections", 0)
-            stages.append((f"after {results['stream']} turns ({count} corrections)", target.learned, (0.90, 0.85)))
+            stages.append(
+                (
+                    f"after {results['stream']} turns ({count} corrections)",
+                    target.learned,
+                    (0.90, 0.85),
+                )
+            )
         stages.append(("ceiling (train rows as examples)", target.ceiling, None))
         for stage, (accuracy, recall, threshold), goal in stages:
-            met = "-" if goal is None else ("met" if accuracy >= goal[0] and recall >= goal[1] else f"missed ({goal[0]:.2f} at {goal[1]:.2f})")
-            print(f"| {method} | {stage} | {accuracy:.3f} | {recall:.3f} | {threshold:.2f} | {met} |")
+            met = (
+                "-"
+                if goal is None
+                else (
+                    "met"
+                    if accuracy >= goal[0] and recall >= goal[1]
+                    else f"missed ({goal[0]:.2f} at {goal[1]:.2f})"
+                )
+            )
+            print(
+                f"| {method} | {stage} | {accuracy:.3f} | {recall:.3f} | {threshold:.2f} | {met} |"
+            )
 
 
 @dataclass
@@ -267,7 +283,9 @@ def load_open_sets(data: Any, banking_rows: int, seed: int) -> list[OpenSet]:
     def banking(split: str) -> list[Row]:
         with (data / "banking77" / f"{split}.csv").open(newline="", encoding="utf-8") as handle:
             rows = list(csv.DictReader(handle))
-        return [(r["text"], None if r["category"] in held else group_of[r["category"]]) for r in rows]
+        return [
+            (r["text"], None if r["category"] in held else group_of[r["category"]]) for r in rows
+        ]
 
     test = random.Random(seed).sample(banking("test"), banking_rows)
     sets = [
