@@ -26,7 +26,8 @@ threshold is applied to confidence' (after the conversation, not before).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 _ACK = re.compile(
     r"^(?:(?:ok(?:ay)?|k|great|cool|nice|perfect|awesome|brilliant|excellent|good|"
@@ -155,3 +156,75 @@ def follow_up_score(message: str) -> FollowUp:
     elif len(words) > MEDIUM_WORDS:
         score *= 0.6
     return FollowUp(round(score, 4), tuple(dict.fromkeys(cues)))
+
+
+# --------------------------------------------------------------------------- weighing
+
+FOLLOW_UP_SHOWN = 0.5
+"""From this follow-up score on, a route that stayed says so in its reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class Weighed:
+    """A classifier's decision as plain values, before or after the conversation."""
+
+    mode: str
+    """The chosen mode."""
+    confidence: float
+    """Its confidence, 0..1."""
+    probabilities: Mapping[str, float] | None = None
+    """A probability per mode, when known."""
+    reason: str | None = None
+    """Why, for the panel."""
+    follow_up: float = 0.0
+    """The message's follow-up score."""
+
+
+def weigh(decision: Weighed, message: str, current: str) -> Weighed | None:
+    """The decision with `current` (the mode of the previous turn) weighed in, or None when
+    the classifier's own decision stands as it is (see the module docstring)."""
+    follow = follow_up_score(message)
+    f = follow.score
+    confidence = _confidences(decision)
+    boosted = round(min(1.0, f + (1.0 - f) * confidence.get(current, 0.0)), 4)
+    top = decision.mode
+    # The message alone counts as much as it stands alone: another mode takes a follow-up
+    # only when its own confidence, so discounted, still beats the conversation's.
+    if top != current and (1.0 - f) * confidence.get(top, 0.0) >= boosted:
+        return None
+    probabilities = None
+    if decision.probabilities is not None:
+        probabilities = {
+            name: (1.0 - f) * p + (f if name == current else 0.0)
+            for name, p in decision.probabilities.items()
+        }
+        probabilities.setdefault(current, f)
+    reason = decision.reason
+    if top != current or f >= FOLLOW_UP_SHOWN:
+        reason = _follow_reason(current, follow, decision)
+    return replace(
+        decision,
+        mode=current,
+        confidence=boosted,
+        probabilities=probabilities,
+        reason=reason,
+        follow_up=f,
+    )
+
+
+def _confidences(decision: Weighed) -> dict[str, float]:
+    """The confidence a route to each mode would have: its probability times the share of
+    the top probability that the decision's confidence kept (the in-scope chance)."""
+    probabilities = decision.probabilities or {}
+    top = probabilities.get(decision.mode, 0.0)
+    if top <= 0:
+        return {decision.mode: decision.confidence}
+    gate = decision.confidence / top
+    return {name: p * gate for name, p in probabilities.items()}
+
+
+def _follow_reason(current: str, follow: FollowUp, alone: Weighed) -> str:
+    said = f"alone: {alone.mode} {alone.confidence:.2f}"
+    if alone.mode == current and alone.reason:
+        said = alone.reason
+    return f"Follow-up of {current} ({follow.explain()}); {said}"

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from modes_tui.core.conversation import Message
 from modes_tui.core.errors import ContractError, RoutingDecisionError, UnknownMode
-from modes_tui.core.follow_up import FollowUp, follow_up_score
+from modes_tui.core.follow_up import Weighed, follow_up_score, weigh
 from modes_tui.core.routing_input import (
     HistoryEntry,
     MessageLike,
@@ -367,10 +367,10 @@ class Router:
             "stages": stages,
         }
         names = {p.name for p in available}
-        decision, context = in_conversation(decision, message, current_mode, names)
-        if context.follow_up is not None:
-            common.update(decision=decision, **context.route_fields())
-            if context.alone is not None:
+        decision, follow_up, alone = in_conversation(decision, message, current_mode, names)
+        if follow_up is not None:
+            common.update(decision=decision, follow_up=follow_up, alone=alone)
+            if alone is not None:
                 ranked = decision.ranked()
                 common["runner_up"] = next(
                     (n for n, p in ranked if n != decision.mode_name and p > 0), None
@@ -396,7 +396,7 @@ class Router:
             decision.mode_name,
             "classifier",
             decision.reason,
-            sticky=context.alone is not None,
+            sticky=alone is not None,
             **common,
         )
 
@@ -413,89 +413,26 @@ class Router:
         return current if lead < margin else None
 
 
-@dataclass(frozen=True, slots=True)
-class Conversation:
-    """What the conversation step did to one decision."""
-
-    follow_up: float | None = None
-    """The message's follow-up score; None when no mode answered the previous turn."""
-    alone: Decision | None = None
-    """The classifier's own decision, when the conversation changed the mode."""
-
-    def route_fields(self) -> dict[str, Any]:
-        """The Route fields it sets."""
-        return {"follow_up": self.follow_up, "alone": self.alone}
-
-
 def in_conversation(
     decision: Decision, message: str, current: str | None, names: set[str]
-) -> tuple[Decision, Conversation]:
-    """The decision with the previous turn's mode taken into account (module docstring).
+) -> tuple[Decision, float | None, Decision | None]:
+    """(the decision with the previous turn's mode weighed in, the follow-up score, the
+    classifier's own decision when the mode changed); see `core.follow_up.weigh`.
 
-    Unchanged when no available mode answered the previous turn, or the classifier chose no
-    mode or scored no confidence (nothing to weigh the conversation against).
+    Unchanged, with no score, when no available mode answered the previous turn, or the
+    classifier chose no mode or scored no confidence (nothing to weigh the conversation against).
     """
-    if (
-        current is None
-        or current not in names
-        or decision.mode_name is None
-        or decision.confidence is None
-    ):
-        return decision, Conversation()
-    follow = follow_up_score(message)
-    f = follow.score
-    confidence = _confidences(decision)
-    boosted = f + (1.0 - f) * confidence.get(current, 0.0)
-    top = decision.mode_name
-    # The message alone counts as much as it stands alone: another mode takes a follow-up
-    # only when its own confidence, so discounted, still beats the conversation's.
-    if top != current and (1.0 - f) * confidence.get(top, 0.0) >= boosted:
-        return decision, Conversation(f)
-    probabilities = None
-    if decision.probabilities is not None:
-        probabilities = {
-            name: (1.0 - f) * p + (f if name == current else 0.0)
-            for name, p in decision.probabilities.items()
-        }
-        probabilities.setdefault(current, f)
-    if top == current:
-        reason = (
-            decision.reason if f < FOLLOW_UP_SHOWN else _follow_reason(current, follow, decision)
-        )
-        kept = Decision(current, round(min(1.0, boosted), 4), reason, probabilities)
-        return kept, Conversation(f)
-    kept = Decision(
+    if current not in names or decision.mode_name is None or decision.confidence is None:
+        return decision, None, None
+    weighed = weigh(
+        Weighed(decision.mode_name, decision.confidence, decision.probabilities, decision.reason),
+        message,
         current,
-        round(min(1.0, boosted), 4),
-        _follow_reason(current, follow, decision),
-        probabilities,
     )
-    return kept, Conversation(f, decision)
-
-
-FOLLOW_UP_SHOWN = 0.5
-"""From this follow-up score on, a route that stayed says so in its reason."""
-
-
-def _confidences(decision: Decision) -> dict[str, float]:
-    """The confidence a route to each mode would have: its probability times the share of
-    the top probability that the decision's confidence kept (the in-scope chance)."""
-    confidence = decision.confidence or 0.0
-    probabilities = decision.probabilities or {}
-    top = probabilities.get(decision.mode_name or "", 0.0)
-    if top <= 0:
-        return {decision.mode_name or "": confidence}
-    gate = confidence / top
-    return {name: p * gate for name, p in probabilities.items()}
-
-
-def _follow_reason(current: str, follow: FollowUp, alone: Decision) -> str:
-    said = (
-        f"alone: {alone.mode_name} {alone.confidence:.2f}" if alone.confidence is not None else ""
-    )
-    if alone.mode_name == current and alone.reason:
-        said = alone.reason
-    return f"Follow-up of {current} ({follow.explain()}); {said}".rstrip("; ")
+    if weighed is None:
+        return decision, follow_up_score(message).score, None
+    kept = Decision(weighed.mode, weighed.confidence, weighed.reason, weighed.probabilities)
+    return kept, weighed.follow_up, decision if weighed.mode != decision.mode_name else None
 
 
 def _sticky_reason(decision: Decision, held: str) -> str:
