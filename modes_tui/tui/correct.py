@@ -109,10 +109,10 @@ class CorrectScreen(ModalScreen[str | None]):
                 marks.append("router's pick")
             if name == self.answered:
                 marks.append("answered")
-            if name == self.fallback:
-                marks.append("fallback: none of these")
             if marks:
                 line.append(f"  ({', '.join(marks)})", style="dim")
+            if name == self.fallback:
+                line.append("  · fallback: none of these", style="dim")
             options.append(Option(line, id=name, disabled=name == self.answered))
         return options
 
