@@ -228,6 +228,12 @@ def test_eval_lines_carry_the_previous_mode_and_are_scored_as_follow_ups_or_swit
     assert (report.follow_ups, report.follow_ups_correct) == (2, 2)
     assert (report.switches, report.switches_correct) == (1, 1)
     assert report.to_dict()["conversation"]["follow_up_accuracy"] == 1.0
+    from modes_tui.core.eval_text import format_report
+
+    assert (
+        "conversation: follow-up accuracy 1.000 (2/2)   switch accuracy 1.000 (1/1)"
+        in format_report(report)
+    )
 
 
 def test_a_follow_up_that_fell_back_counts_against_follow_up_accuracy(pack: Pack) -> None:
