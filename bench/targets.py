@@ -255,7 +255,7 @@ def print_targets(name: str, note: str, results: dict[str, Any]) -> None:
                 )
             )
             print(
-                f"| {method} | {stage} | {accuracy:.3f} | {recall:.3f} | {threshold:.2f} | {met} |"
+                f"| {method} | {stage} | {accuracy:.3f} | {recall:.3f} | {threshold:.3f} | {met} |"
             )
 
 
