@@ -385,6 +385,7 @@ def test_eval_learn_records_each_wrong_route_and_prints_the_curve(
     assert main([*args]) == 0
     out = capsys.readouterr().out
     assert "lines  accuracy  corrections so far" in out and "1-2" in out
+    assert "1 of them of lines expecting the fallback (negative examples)" in out
     assert "corrections clear --pack testpack" in out
     assert main([*args, "--fit"]) == 1
     assert "--learn takes no --fit" in capsys.readouterr().err

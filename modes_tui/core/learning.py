@@ -233,7 +233,7 @@ class LearningCurve:
     corrections: tuple[Correction, ...]
     """The corrections this run recorded, oldest first."""
     fallback_corrections: int
-    """Of the corrections, those of lines that expect the fallback (negative examples)."""
+    """Of the corrections, those of lines that expect the fallback (`"mode": null`)."""
 
     @property
     def cases(self) -> int:
@@ -283,6 +283,7 @@ async def learn_from_cases(
     threshold = pack.router.below_confidence
     blocks: list[LearningBlock] = []
     learned: list[Correction] = []
+    to_fallback = 0
     correct = 0
     start = 1
     for number, case in enumerate(cases, start=1):
@@ -293,6 +294,7 @@ async def learn_from_cases(
             correct += 1
         else:
             # A line expecting the fallback is corrected to it: a negative example.
+            to_fallback += case.mode is None
             info = route.classifier
             learned.append(
                 store.add(
@@ -313,7 +315,6 @@ async def learn_from_cases(
             start, correct = number + 1, 0
         if on_progress is not None:
             on_progress(number, len(cases))
-    to_fallback = sum(1 for c in learned if c.corrected_mode == fallback)
     return LearningCurve(tuple(blocks), tuple(learned), to_fallback)
 
 
@@ -324,7 +325,8 @@ def format_curve(curve: LearningCurve, *, title: str = "") -> str:
         f"accuracy as it happened {curve.accuracy:.3f} over {curve.cases} lines; "
         f"{len(curve.corrections)} corrections recorded"
         + (
-            f", {curve.fallback_corrections} of them to the fallback (lines that belong to no mode)"
+            f", {curve.fallback_corrections} of them of lines expecting the fallback "
+            "(negative examples)"
             if curve.fallback_corrections
             else ""
         )
