@@ -86,9 +86,13 @@ _BACK: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
             0.35,
             "asks for a change",
         ),
+        # A verb that reworks the last answer, with no object of its own ("explain that",
+        # "shorten it", "keep going"); "explain pointers" names its own subject.
         (
             r"\b(?:make|rewrite|rephrase|shorten|expand|simplify|tweak|change|fix|adjust|"
-            r"redo|translate|convert|explain|elaborate|continue|go on|keep going)\b",
+            r"redo|translate|convert|explain|elaborate|continue|go on|keep going)\b"
+            r"(?= (?:it|that|this|them|those|these|again|more|less|further|a bit|the same|"
+            r"part|line|one|shorter|longer|simpler|into|in|to|for|with)\b|\s*[?.!]*$)",
             0.25,
             "reworks something",
         ),
@@ -161,7 +165,9 @@ def follow_up_score(message: str) -> FollowUp:
 # --------------------------------------------------------------------------- weighing
 
 FOLLOW_UP_SHOWN = 0.5
-"""From this follow-up score on, a route that stayed says so in its reason."""
+"""From this follow-up score on, a route that stayed says so in its reason..."""
+FOLLOW_UP_LIFT = 0.05
+"""... when the conversation raised its confidence by at least this much."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +206,9 @@ def weigh(decision: Weighed, message: str, current: str) -> Weighed | None:
         }
         probabilities.setdefault(current, f)
     reason = decision.reason
-    if top != current or f >= FOLLOW_UP_SHOWN:
+    # Say so when the conversation changed the mode, or lifted its confidence noticeably.
+    lifted = f >= FOLLOW_UP_SHOWN and boosted - decision.confidence >= FOLLOW_UP_LIFT
+    if top != current or lifted:
         reason = _follow_reason(current, follow, decision)
     return replace(
         decision,
