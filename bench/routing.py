@@ -4,6 +4,7 @@ Run from the repository root:
 
     python bench/routing.py [--data ../shared/data] [--banking-test 1000] [--quick]
     python bench/routing.py --learning     # corrections streamed, calibration (bench/learning.py)
+    python bench/routing.py --targets      # issue 21's targets, out-of-scope rows (bench/targets.py)
 
 Both methods use the same encoder (all-MiniLM-L6-v2, in process) and the same examples:
 
@@ -706,6 +707,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="only the learning benchmark: corrections streamed, calibration, latency",
     )
+    parser.add_argument(
+        "--latency",
+        action="store_true",
+        help="only the warm decision latency (10 modes x 30 examples) beside the encoder alone",
+    )
+    parser.add_argument(
+        "--targets",
+        action="store_true",
+        help="only the targets: in-scope accuracy at out-of-scope recall, static and learned",
+    )
     args = parser.parse_args(argv)
     data = Path(args.data)
     if not (data / "banking77").is_dir():
@@ -719,6 +730,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     vec = Vectors(encoder)
     if args.learning:
         return learning_main(data, encoder, vec, banking_rows, args.quick, started)
+    if args.targets:
+        return targets_main(data, vec, banking_rows, started)
+    if args.latency:
+        print_latency(data, encoder, 50 if args.quick else 200)
+        return 0
     print(
         "## Routing benchmark: ours (embedding backend) vs semantic-router (max cosine), same encoder"
     )
@@ -737,16 +753,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_dataset(dataset, run_dataset(dataset, encoder, vec, latency_rows, seeds), seeds)
         sys.stdout.flush()
 
-    print(
-        "\n### Warm decision latency: 10 modes x 30 examples (Router.route, query encoding included)\n"
-    )
-    print("| method | wall p50 ms | wall p95 ms | CPU p50 ms | CPU p95 ms |")
-    print("|---|---|---|---|---|")
-    for name, (p50, p95, c50, c95) in warm_latency(
-        data, encoder, 50 if args.quick else 200
-    ).items():
-        print(f"| {name} | {p50:.1f} | {p95:.1f} | {c50:.1f} | {c95:.1f} |")
-    print(f"\nload average during the run: {load_average()}")
+    print_latency(data, encoder, 50 if args.quick else 200)
 
     print("\n### Cold start with a warm disk cache (fresh process, default pack)\n")
     runs = cold_start(1 if args.quick else 3)
@@ -759,6 +766,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     median = statistics.median(r["to_first_route"] for r in runs)
     print(f"\nmedian build -> first route: {median:.2f} s (target <= 1.5 s)")
     print(f"\nbenchmark wall time: {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+def print_latency(data: Path, encoder: MiniLMEncoder, rows: int) -> None:
+    """The warm decision latency table, with each method's p50 over the encoder's alone."""
+    print(
+        "\n### Warm decision latency: 10 modes x 30 examples (Router.route, query encoding included)\n"
+    )
+    print(f"load average before: {load_average()}\n")
+    print("| method | wall p50 ms | wall p95 ms | CPU p50 ms | CPU p95 ms | CPU p50 / encoder |")
+    print("|---|---|---|---|---|---|")
+    table = warm_latency(data, encoder, rows)
+    alone = table["encoding the message alone"][2] or 1.0
+    for name, (p50, p95, c50, c95) in table.items():
+        print(f"| {name} | {p50:.1f} | {p95:.1f} | {c50:.1f} | {c95:.1f} | {c50 / alone:.2f}x |")
+    print(f"\nload average during the run: {load_average()}")
+
+
+def targets_main(data: Path, vec: Vectors, banking_rows: int, started: float) -> int:
+    """Issue 21's targets (bench/targets.py) on the three data sets."""
+    from bench.targets import load_open_sets, print_targets, run_targets
+
+    print("## Targets: in-scope accuracy at out-of-scope recall, ours vs semantic-router")
+    for dataset in load_open_sets(data, banking_rows, SEED):
+        descriptions = DESCRIPTIONS[dataset.name]
+        print_targets(dataset.name, dataset.note, run_targets(dataset, descriptions, vec, SEED))
+        sys.stdout.flush()
+    print(f"\nload average: {load_average()}; wall time {time.perf_counter() - started:.0f} s")
     return 0
 
 

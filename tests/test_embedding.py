@@ -223,9 +223,24 @@ def test_an_unsure_message_on_another_subject_is_not_pulled_into_the_previous_mo
         HistoryEntry("user", "my python function raises a keyerror"),
         HistoryEntry("assistant", "Check that the key exists first."),
     ]
-    alone = classifier.classify_now("and again?", [], pack.profiles)
+    # Self-contained (no follow-up cue, issue 21): "and again?" now leans on the previous turn.
+    text = "tell me about whales migrating south"
+    alone = classifier.classify_now(text, [], pack.profiles)
     assert alone.confidence is not None and alone.confidence < 0.6  # unsure, yet unrelated
-    assert classifier.classify_now("and again?", history, pack.profiles) == alone
+    assert classifier.classify_now(text, history, pack.profiles) == alone
+
+
+def test_an_elliptic_follow_up_leans_on_the_previous_message_whatever_its_words(
+    pack: Pack,
+) -> None:
+    classifier = build(pack, HashingEncoder())
+    history = [
+        HistoryEntry("user", "my python function raises a keyerror"),
+        HistoryEntry("assistant", "Check that the key exists first."),
+    ]
+    alone = classifier.classify_now("and again?", [], pack.profiles)
+    follow = classifier.classify_now("and again?", history, pack.profiles)
+    assert alone.mode_name != "code" and follow.mode_name == "code"
 
 
 def test_a_clear_message_is_not_pulled_back_by_the_previous_one(pack: Pack) -> None:

@@ -356,30 +356,36 @@ def test_eval_learn_records_each_wrong_route_and_prints_the_curve(
         {"text": "recommend a kubernetes cluster setup", "mode": "code"},  # wrong -> learned
         {"text": "recommend a kubernetes cluster setup", "mode": "code"},  # right, thanks to it
         {"text": "recommend a film", "mode": "chat"},
-        {"text": "zzz qqq", "mode": None},  # routed to a mode: wrong, no mode to learn
+        {"text": "zzz qqq", "mode": None},  # routed to a mode: wrong, learned as a negative
     ]
     path = write(tmp_path, *[json.dumps(line) for line in lines])
     args = ["eval", str(path), "--profiles", str(pack), "--learn", "--block", "2"]
     assert main([*args, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [b["correct"] for b in data["blocks"]] == [1, 1]
-    assert [b["corrections"] for b in data["blocks"]] == [1, 1]
-    assert data["uncorrectable"] == 1
+    assert [b["corrections"] for b in data["blocks"]] == [1, 2]
+    assert data["fallback_corrections"] == 1
     store = CorrectionStore.for_pack(app_dirs().data, "testpack")
-    (learned,) = store.corrections()
+    learned, negative = store.corrections()
+    assert (negative.text, negative.corrected_mode, negative.routed_mode) == (
+        "zzz qqq",
+        "chat",
+        "chat",
+    )
     assert (learned.text, learned.corrected_mode, learned.source) == (
         "recommend a kubernetes cluster setup",
         "code",
         "eval",
     )
     assert learned.routed_mode == "chat" and learned.encoder == "local/all-MiniLM-L6-v2"
-    assert data["correction_ids"] == [learned.id] and data["store"] == str(store.path)
+    assert data["correction_ids"] == [learned.id, negative.id] and data["store"] == str(store.path)
     # A plain eval now measures the learned router; clearing the store undoes it.
     assert main(["eval", str(path), "--profiles", str(pack), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["per_mode"]["code"]["recall"] == 1.0
     assert main([*args]) == 0
     out = capsys.readouterr().out
     assert "lines  accuracy  corrections so far" in out and "1-2" in out
+    assert "1 of them of lines expecting the fallback (negative examples)" in out
     assert "corrections clear --pack testpack" in out
     assert main([*args, "--fit"]) == 1
     assert "--learn takes no --fit" in capsys.readouterr().err

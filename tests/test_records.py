@@ -74,6 +74,20 @@ async def test_todays_engine_writes_what_mains_engine_wrote(tmp_path: Path) -> N
         "Corrected by you (was code)",
     ]
     routes[0]["route"]["one_shot"] = True
+    # Issue 21: a classifier's route after a turn answered in a mode records the message's
+    # follow-up score (the conversation step, `core.follow_up`).
+    from modes_tui.core.follow_up import follow_up_score
+
+    text, previous_mode = "", None
+    for record in expected:
+        if record["type"] == "user":
+            text = record["content"]
+        elif record["type"] == "assistant" and record["message"].get("mode"):
+            previous_mode = record["message"]["mode"]
+        elif record["type"] == "route" and previous_mode is not None:
+            decision = record["route"].get("decision") or {}
+            if decision.get("mode_name") and decision.get("confidence") is not None:
+                record["route"]["follow_up"] = follow_up_score(text).score
     assert comparable(today) == expected
 
 

@@ -319,7 +319,7 @@ def history_in(mode: str) -> list[Message]:
     return [
         Message("user", "q"),
         Message("assistant", "a", mode=mode),
-        Message("user", "and then?"),
+        Message("user", "tell me about the history of the Roman aqueducts in some detail"),
     ]
 
 

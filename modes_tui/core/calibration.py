@@ -25,6 +25,13 @@ at the same temperature: every fit that sharpened the softmax then also cut the 
 of in-scope messages just above the floor, and ECE on banking77 after 1,000 corrected
 turns was 0.068; it is 0.038 now, see bench/learning.py.)
 `expected_calibration_error` and `reliability` measure the result on an eval file.
+
+Corrections to the fallback ("none of these should have answered") are negative examples:
+the in-scope chance is multiplied by the chance that the message is *not* one of them,
+`1 - sigmoid((neg - pos - bias) / NEGATIVE_WIDTH)`, where `neg` is its cosine to the nearest
+negative example and `pos` to the nearest example of any mode. `bias` is fitted like the
+temperature (`fit_negative_bias`): leave-one-out, each negative against the other negatives
+and each shipped example against the negatives, least NLL with both classes weighted alike.
 """
 
 from __future__ import annotations
@@ -50,6 +57,12 @@ IN_SCOPE_WIDTH = 0.02
 MIN_EXAMPLES_TO_FIT = 10
 """Fewer left-out examples than this say too little: the default temperature stays."""
 RELIABILITY_BINS = 10
+NEGATIVE_WIDTH = 0.02
+"""Cosine distance over which a message goes from half to 73% likely to be a negative."""
+DEFAULT_NEGATIVE_BIAS = 0.0
+"""Before there are enough negatives to fit on: nearer a negative than any example is out."""
+MIN_NEGATIVES_TO_FIT = 3
+"""Fewer negatives than this say too little: the default bias stays."""
 
 
 def loo_scores(
@@ -161,6 +174,63 @@ def fit_temperature(scores: Matrix, labels: npt.NDArray[np.int64], default: floa
             b = low + ratio * (high - low)
             loss_b = loss(b)
     return round(math.exp((low + high) / 2), 5)
+
+
+def outside(margin: Any, bias: float) -> Any:
+    """The chance that a message is one of the negatives, from `neg - pos` (`margin`)."""
+    z = (np.asarray(margin, dtype=np.float64) - bias) / NEGATIVE_WIDTH
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -60.0, 60.0)))
+
+
+def negative_margins(examples: Any, negatives: Any, rows: Any = None) -> tuple[Any, Any]:
+    """Leave-one-out `neg - pos` of the negatives (label 0) and of examples (label 1).
+
+    `examples` is the (n, d) matrix of every mode's examples, `negatives` the (k, d) matrix of
+    negative examples, `rows` the examples to score (default all). A negative is scored
+    against the other negatives and every example; an example against every negative and
+    the other examples.
+    """
+    examples = np.asarray(examples, dtype=np.float32)
+    negatives = np.asarray(negatives, dtype=np.float32)
+    picked = np.arange(len(examples)) if rows is None else np.asarray(rows, dtype=np.int64)
+    among = negatives @ negatives.T
+    np.fill_diagonal(among, -np.inf)
+    neg_of_neg = among.max(axis=1) if len(negatives) > 1 else np.full(len(negatives), -1.0)
+    pos_of_neg = (negatives @ examples.T).max(axis=1) if len(examples) else np.zeros(len(negatives))
+    queries = examples[picked]
+    neg_of_pos = (queries @ negatives.T).max(axis=1)
+    own = queries @ examples.T
+    own[np.arange(len(picked)), picked] = -np.inf
+    pos_of_pos = own.max(axis=1) if examples.shape[0] > 1 else np.zeros(len(picked))
+    margins = np.concatenate([neg_of_neg - pos_of_neg, neg_of_pos - pos_of_pos])
+    labels = np.concatenate([np.zeros(len(negatives)), np.ones(len(picked))])
+    return margins.astype(np.float64), labels
+
+
+def fit_negative_bias(margins: Any, labels: Any) -> float:
+    """The bias of `outside` that best separates negatives (label 0) from examples (label 1):
+    least class-balanced NLL, by golden-section search over -0.5..0.5."""
+    margins = np.asarray(margins, dtype=np.float64)
+    labels = np.asarray(labels)
+    negatives = labels == 0
+    if negatives.sum() < MIN_NEGATIVES_TO_FIT or (~negatives).sum() < MIN_NEGATIVES_TO_FIT:
+        return DEFAULT_NEGATIVE_BIAS
+
+    def loss(bias: float) -> float:
+        chance = outside(margins, bias)
+        out = -np.log(np.maximum(chance[negatives], 1e-12)).mean()
+        inside = -np.log(np.maximum(1.0 - chance[~negatives], 1e-12)).mean()
+        return float(out + inside)
+
+    low, high = -0.5, 0.5
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(40):
+        a, b = high - ratio * (high - low), low + ratio * (high - low)
+        if loss(a) <= loss(b):
+            high = b
+        else:
+            low = a
+    return round((low + high) / 2, 5)
 
 
 # --------------------------------------------------------------------------- measuring

@@ -5,6 +5,10 @@
 `mode` is a mode name, or null when the router should fall back (the message belongs to no
 mode). `history` (optional) is the conversation before the message: `{"role", "content"}`
 objects (an assistant entry may carry `"mode"`, which stickiness reads) or plain strings.
+`previous_mode` (optional) is the mode that answered the turn before the message, when the
+history does not say it (an assistant entry's `"mode"` does). A case whose expected mode is
+the previous mode is a follow-up; one with a previous mode and another expectation is a
+switch (`modes-tui eval` scores them apart).
 `read_eval_file` checks every line and raises one `EvalFileError` listing the bad ones.
 """
 
@@ -53,10 +57,24 @@ class EvalCase:
     """The conversation before the message."""
     line: int = 0
     """Its line number in the file (1-based)."""
+    previous_mode: str | None = None
+    """The mode that answered the previous turn (`previous_mode`, else the history's last
+    assistant `mode`); None when nothing answered before."""
+
+    @property
+    def kind(self) -> str | None:
+        """`follow-up` (expects the previous mode), `switch` (expects another), or None."""
+        if self.previous_mode is None:
+            return None
+        return "follow-up" if self.mode == self.previous_mode else "switch"
 
     def conversation(self) -> list[Mapping[str, Any] | str]:
         """History plus the message, as the router reads it."""
         return [*self.history, {"role": "user", "content": self.text}]
+
+    def route_options(self) -> dict[str, Any]:
+        """`Router.route` keywords: the previous mode, when the line names one."""
+        return {} if self.previous_mode is None else {"current_mode": self.previous_mode}
 
 
 def read_eval_file(path: str | Path, modes: Iterable[str] | None = None) -> list[EvalCase]:
@@ -89,7 +107,8 @@ def read_eval_file(path: str | Path, modes: Iterable[str] | None = None) -> list
         history = tuple(
             entry if isinstance(entry, str) else dict(entry) for entry in data.get("history") or ()
         )
-        cases.append(EvalCase(data["text"], data.get("mode"), history, number))
+        previous = data.get("previous_mode") or _last_assistant_mode(history)
+        cases.append(EvalCase(data["text"], data.get("mode"), history, number, previous))
     if problems:
         raise EvalFileError(shown, problems)
     if not cases:
@@ -102,9 +121,17 @@ def read_eval_file(path: str | Path, modes: Iterable[str] | None = None) -> list
 def _check_case(data: Any, known: set[str] | None) -> str | None:
     if not isinstance(data, dict):
         return f'must be a JSON object like {{"text": ..., "mode": ...}}, not {type(data).__name__}'
-    unknown = sorted(set(data) - {"text", "mode", "history"})
+    unknown = sorted(set(data) - {"text", "mode", "history", "previous_mode"})
     if unknown:
-        return f"unknown key {cut_repr(unknown[0])}; keys are text, mode, history"
+        return f"unknown key {cut_repr(unknown[0])}; keys are text, mode, history, previous_mode"
+    previous = data.get("previous_mode")
+    if previous is not None and not isinstance(previous, str):
+        return f"`previous_mode` must be a mode name, not {cut_repr(previous)}"
+    if previous is not None and known is not None and previous not in known:
+        return (
+            f"`previous_mode` {cut_repr(previous)} is not a mode of this pack "
+            f"(modes: {', '.join(sorted(known))})"
+        )
     text = data.get("text")
     if not isinstance(text, str) or not text.strip():
         return "`text` must be non-empty text"
@@ -129,4 +156,13 @@ def _check_case(data: Any, known: set[str] | None) -> str | None:
             or not isinstance(entry.get("content"), str)
         ):
             return f'`history[{index}]` must be {{"role": "user"|"assistant", "content": text}}'
+    return None
+
+
+def _last_assistant_mode(history: Sequence[Mapping[str, Any] | str]) -> str | None:
+    for entry in reversed(history):
+        if isinstance(entry, Mapping) and entry.get("role") == "assistant":
+            mode = entry.get("mode")
+            if isinstance(mode, str) and mode:
+                return mode
     return None

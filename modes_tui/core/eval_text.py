@@ -28,6 +28,8 @@ def format_report(report: EvalReport, *, title: str = "") -> str:
         lines.append(
             f"latency: p50 {report.latency_p50_ms:.1f} ms   p95 {report.latency_p95_ms:.1f} ms"
         )
+    if report.follow_ups or report.switches:
+        lines.append(_conversation_line(report))
     if report.errors:
         lines.append(f"classifier errors: {report.errors} routes fell back because it failed")
     if report.ece is not None:
@@ -49,6 +51,17 @@ def format_report(report: EvalReport, *, title: str = "") -> str:
     for row, counts in report.confusion.items():
         lines.append(f"{row:<{width}} " + " ".join(f"{counts.get(c, 0):>{col}}" for c in columns))
     return "\n".join(lines)
+
+
+def _conversation_line(report: EvalReport) -> str:
+    """Follow-ups (expected to stay in the previous mode) and switches, scored apart."""
+    follow, switch = report.follow_up_accuracy, report.switch_accuracy
+    return (
+        f"conversation: follow-up accuracy {'-' if follow is None else f'{follow:.3f}'} "
+        f"({report.follow_ups_correct}/{report.follow_ups})   "
+        f"switch accuracy {'-' if switch is None else f'{switch:.3f}'} "
+        f"({report.switches_correct}/{report.switches})"
+    )
 
 
 def format_reliability(report: EvalReport) -> list[str]:

@@ -154,6 +154,24 @@ class EvalReport:
     """The confusion matrix's columns, in order."""
     reliability: tuple[ReliabilityBin, ...] = ()
     """Routes binned by the classifier's confidence, with the share that were right."""
+    follow_ups: int = 0
+    """Cases that expect the mode of the previous turn (`EvalCase.kind`)."""
+    follow_ups_correct: int = 0
+    """Of those, how many stayed in it."""
+    switches: int = 0
+    """Cases with a previous mode that expect another outcome."""
+    switches_correct: int = 0
+    """Of those, how many got it."""
+
+    @property
+    def follow_up_accuracy(self) -> float | None:
+        """Accuracy on follow-ups; None when the file has none."""
+        return self.follow_ups_correct / self.follow_ups if self.follow_ups else None
+
+    @property
+    def switch_accuracy(self) -> float | None:
+        """Accuracy on switches; None when the file has none."""
+        return self.switches_correct / self.switches if self.switches else None
 
     @property
     def ece(self) -> float | None:
@@ -190,6 +208,12 @@ class EvalReport:
             "confusion": {row: dict(cols) for row, cols in self.confusion.items()},
             "latency_ms": {"p50": _round(self.latency_p50_ms), "p95": _round(self.latency_p95_ms)},
             "classifier_errors": self.errors,
+            "conversation": {
+                "follow_ups": self.follow_ups,
+                "follow_up_accuracy": _round(self.follow_up_accuracy),
+                "switches": self.switches,
+                "switch_accuracy": _round(self.switch_accuracy),
+            },
             "calibration": {
                 "ece": _round(self.ece),
                 "reliability": [row.to_dict() for row in self.reliability],
@@ -261,6 +285,9 @@ def evaluate(
         if o.route.decided_by == "classifier" and o.route.confidence is not None
     ]
     in_scope = [j for j in judged if j.expected is not None]
+    kinds = [(o.case.kind, j.correct) for o, j in zip(outcomes, judged, strict=True)]
+    follow_ups = [ok for kind, ok in kinds if kind == "follow-up"]
+    switches = [ok for kind, ok in kinds if kind == "switch"]
     return EvalReport(
         cases=len(judged),
         correct=sum(j.correct for j in judged),
@@ -275,6 +302,10 @@ def evaluate(
         errors=sum(1 for o in outcomes if o.route.error is not None),
         columns=tuple(columns),
         reliability=reliability([c for c, _ in scored], [ok for _, ok in scored]) if scored else (),
+        follow_ups=len(follow_ups),
+        follow_ups_correct=sum(follow_ups),
+        switches=len(switches),
+        switches_correct=sum(switches),
     )
 
 
@@ -386,7 +417,7 @@ async def route_cases(
     router = Router(raw, classifier)
     outcomes = []
     for done, case in enumerate(cases, start=1):
-        route = await router.route(case.conversation())
+        route = await router.route(case.conversation(), **case.route_options())
         outcomes.append(Outcome(case, route))
         if on_progress is not None:
             on_progress(done, len(cases))

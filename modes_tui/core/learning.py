@@ -11,7 +11,11 @@ similar corrections for the chat and judge prompts.
   and character-trigram counts): it finds rewordings with shared words and typos and misses
   synonyms, which the chat model itself then has to see through. In a cascade whose first
   stage is the embedding backend, that stage lends its encoder (`Similarity`).
-- `learn_from_cases`: `modes-tui eval --learn`, a user who corrects every wrong route.
+- `split_negatives`: a correction to the pack's fallback ("none of these should have
+  answered") is a negative example, not one of the fallback mode's examples: it lowers the
+  in-scope chance of messages like it (`core.calibration.outside`), so they fall back.
+- `learn_from_cases`: `modes-tui eval --learn`, a user who corrects every wrong route,
+  including a wrong route of a line that expects the fallback.
 """
 
 from __future__ import annotations
@@ -94,6 +98,25 @@ def learned_examples(
                 notes.append(correction_note(correction))
         result.append(LearnedExamples(tuple(texts), tuple(notes)))
     return result
+
+
+def split_negatives(
+    corrections: Sequence[Correction], names: set[str], fallback: str | None
+) -> tuple[list[Correction], list[Correction]]:
+    """(corrections to a mode other than the fallback, corrections to the fallback).
+
+    When the same text was corrected more than once, only its latest correction counts, so
+    moving a message from "none of these" to a mode (or back) takes effect."""
+    latest: dict[str, Correction] = {}
+    for correction in corrections:
+        latest.pop(correction.text, None)
+        latest[correction.text] = correction
+    kept = [c for c in corrections if latest.get(c.text) is c]
+    if fallback is None:
+        return [c for c in corrections if c.corrected_mode in names], []
+    negatives = [c for c in kept if c.corrected_mode == fallback]
+    modes = [c for c in corrections if c.corrected_mode in names and c.corrected_mode != fallback]
+    return modes, negatives
 
 
 # --------------------------------------------------------------------------- lexical
@@ -209,8 +232,8 @@ class LearningCurve:
     """Accuracy per block of lines, in file order."""
     corrections: tuple[Correction, ...]
     """The corrections this run recorded, oldest first."""
-    uncorrectable: int
-    """Wrong routes of lines that expect the fallback: no mode to correct them to."""
+    fallback_corrections: int
+    """Of the corrections, those of lines that expect the fallback (`"mode": null`)."""
 
     @property
     def cases(self) -> int:
@@ -228,7 +251,7 @@ class LearningCurve:
             "cases": self.cases,
             "accuracy": round(self.accuracy, 4),
             "corrections": len(self.corrections),
-            "uncorrectable": self.uncorrectable,
+            "fallback_corrections": self.fallback_corrections,
             "blocks": [block.to_dict() for block in self.blocks],
             "correction_ids": [c.id for c in self.corrections],
         }
@@ -246,7 +269,8 @@ async def learn_from_cases(
 
     This simulates a user who corrects every wrong route as it happens. The classifier must
     read its corrections from `store` (so the next line is routed with the new ones); a case
-    that expects the fallback and did not get it counts as wrong, and cannot be corrected.
+    that expects the fallback and did not get it is corrected to the fallback (a negative
+    example for the embedding backend, `split_negatives`).
     """
     from modes_tui.core.evaluation import Outcome, judge
     from modes_tui.core.routing import Router
@@ -259,24 +283,24 @@ async def learn_from_cases(
     threshold = pack.router.below_confidence
     blocks: list[LearningBlock] = []
     learned: list[Correction] = []
-    uncorrectable = 0
+    to_fallback = 0
     correct = 0
     start = 1
     for number, case in enumerate(cases, start=1):
-        route = await router.route(case.conversation())
+        route = await router.route(case.conversation(), **case.route_options())
         _, history = split_transcript(case.conversation())
         judged = judge(Outcome(case, route), threshold, fallback)
         if judged.correct:
             correct += 1
-        elif case.mode is None:
-            uncorrectable += 1
         else:
+            # A line expecting the fallback is corrected to it: a negative example.
+            to_fallback += case.mode is None
             info = route.classifier
             learned.append(
                 store.add(
                     Correction(
                         text=case.text,
-                        corrected_mode=case.mode,
+                        corrected_mode=case.mode or fallback,
                         routed_mode=route.mode_name,
                         history=tuple(pack.router.history.apply(history)),
                         pack=pack.name,
@@ -291,7 +315,7 @@ async def learn_from_cases(
             start, correct = number + 1, 0
         if on_progress is not None:
             on_progress(number, len(cases))
-    return LearningCurve(tuple(blocks), tuple(learned), uncorrectable)
+    return LearningCurve(tuple(blocks), tuple(learned), to_fallback)
 
 
 def format_curve(curve: LearningCurve, *, title: str = "") -> str:
@@ -301,9 +325,9 @@ def format_curve(curve: LearningCurve, *, title: str = "") -> str:
         f"accuracy as it happened {curve.accuracy:.3f} over {curve.cases} lines; "
         f"{len(curve.corrections)} corrections recorded"
         + (
-            f"; {curve.uncorrectable} wrong routes of lines expecting the fallback "
-            "(no mode to correct them to)"
-            if curve.uncorrectable
+            f", {curve.fallback_corrections} of them of lines expecting the fallback "
+            "(negative examples)"
+            if curve.fallback_corrections
             else ""
         )
     )

@@ -14,6 +14,16 @@ asks the classifier, and applies the outcome table (first rule that applies):
 | threshold on, confidence below it               | fallback   | Below confidence threshold              |
 | otherwise                                       | classifier | the decision's reason                   |
 
+Before the threshold rules, the conversation (`core.follow_up`): when a mode answered the
+previous turn, the message's follow-up score `f` raises that mode's confidence to
+`f + (1 - f) * confidence`; another mode keeps the decision only if its own confidence,
+discounted by how little the message stands alone (`(1 - f) * confidence`), still beats
+that. A follow-up ("and in Go?") stays in the current mode unless another mode is clearly
+surer; a self-contained request (f near 0) switches as it would have, at its own confidence. The threshold rules
+then read the decision as the conversation left it. When the conversation changed the
+mode, the route is marked sticky, its reason starts `Follow-up of <mode>`, and `alone`
+keeps what the classifier said of the message alone.
+
 Then stickiness: a classifier decision that would switch away from the current mode must
 beat it by `sticky` in the probabilities, or the current mode keeps the turn (marked).
 The decision's reason is for people and logs; it never goes back into any prompt.
@@ -31,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from modes_tui.core.conversation import Message
 from modes_tui.core.errors import ContractError, RoutingDecisionError, UnknownMode
+from modes_tui.core.follow_up import Weighed, follow_up_score, weigh
 from modes_tui.core.routing_input import (
     HistoryEntry,
     MessageLike,
@@ -164,6 +175,10 @@ class Route:
     """The caller chose the mode for this message only (`/MODE text`), not for what follows."""
     at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="milliseconds"))
     """When the route was decided (UTC, ISO 8601)."""
+    follow_up: float | None = None
+    """How much the message leaned on the previous turn (0..1); None without one."""
+    alone: Decision | None = None
+    """The classifier's decision on the message alone, when the conversation changed it."""
 
     @property
     def confidence(self) -> float | None:
@@ -193,6 +208,10 @@ class Route:
             data["stages"] = [stage.to_dict() for stage in self.stages]
         if self.one_shot:  # only when set: older readers and records stay as they were
             data["one_shot"] = True
+        if self.follow_up is not None:
+            data["follow_up"] = self.follow_up
+        if self.alone is not None:
+            data["alone"] = self.alone.to_dict()
         return data
 
     @classmethod
@@ -207,6 +226,8 @@ class Route:
             )
         decision = data.get("decision")
         classifier = data.get("classifier")
+        follow_up = data.get("follow_up")
+        alone = data.get("alone")
         return cls(
             mode_name=str(data["mode_name"]),
             decided_by=data["decided_by"],
@@ -220,6 +241,8 @@ class Route:
             stages=tuple(Decision.from_dict(s) for s in data.get("stages") or ()),
             one_shot=data.get("one_shot") is True,
             at=str(data.get("at") or ""),
+            follow_up=float(follow_up) if isinstance(follow_up, int | float) else None,
+            alone=Decision.from_dict(alone) if isinstance(alone, Mapping) else None,
         )
 
 
@@ -344,6 +367,14 @@ class Router:
             "stages": stages,
         }
         names = {p.name for p in available}
+        decision, follow_up, alone = in_conversation(decision, message, current_mode, names)
+        if follow_up is not None:
+            common.update(decision=decision, follow_up=follow_up, alone=alone)
+            if alone is not None:
+                ranked = decision.ranked()
+                common["runner_up"] = next(
+                    (n for n, p in ranked if n != decision.mode_name and p > 0), None
+                )
         threshold = config.below_confidence
         if decision.mode_name is None:
             return Route(fallback, "fallback", REASON_NO_MODE, **common)
@@ -361,7 +392,13 @@ class Router:
         if held is not None:
             common["runner_up"] = decision.mode_name
             return Route(held, "classifier", _sticky_reason(decision, held), sticky=True, **common)
-        return Route(decision.mode_name, "classifier", decision.reason, **common)
+        return Route(
+            decision.mode_name,
+            "classifier",
+            decision.reason,
+            sticky=alone is not None,
+            **common,
+        )
 
     def _sticky(self, decision: Decision, current: str | None, names: set[str]) -> str | None:
         """The current mode if stickiness keeps it against `decision`, else None."""
@@ -374,6 +411,28 @@ class Router:
             return None
         lead = probabilities[chosen] - probabilities[current]
         return current if lead < margin else None
+
+
+def in_conversation(
+    decision: Decision, message: str, current: str | None, names: set[str]
+) -> tuple[Decision, float | None, Decision | None]:
+    """(the decision with the previous turn's mode weighed in, the follow-up score, the
+    classifier's own decision when the mode changed); see `core.follow_up.weigh`.
+
+    Unchanged, with no score, when no available mode answered the previous turn, or the
+    classifier chose no mode or scored no confidence (nothing to weigh the conversation against).
+    """
+    if current not in names or decision.mode_name is None or decision.confidence is None:
+        return decision, None, None
+    weighed = weigh(
+        Weighed(decision.mode_name, decision.confidence, decision.probabilities, decision.reason),
+        message,
+        current,
+    )
+    if weighed is None:
+        return decision, follow_up_score(message).score, None
+    kept = Decision(weighed.mode, weighed.confidence, weighed.reason, weighed.probabilities)
+    return kept, weighed.follow_up, decision if weighed.mode != decision.mode_name else None
 
 
 def _sticky_reason(decision: Decision, held: str) -> str:

@@ -67,6 +67,7 @@ def backend_factories(
             modes=pack.profiles,
             cache=EmbeddingCache(app_dirs().cache / "embeddings"),
             corrections=corrections_of(pack, services),
+            fallback=pack.router.fallback,
         )
 
     def chat(pack: Pack, services: ClassifierServices) -> Classifier:

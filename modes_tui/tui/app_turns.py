@@ -254,7 +254,8 @@ class TurnsApp(AppBase):
             if mode:
                 self.correct(record, mode)
 
-        self.push_screen(CorrectScreen(record, self.mode_names()), callback=chosen)
+        fallback = self.services.pack.router.fallback
+        self.push_screen(CorrectScreen(record, self.mode_names(), fallback), callback=chosen)
 
     def _can_correct(self, record: TurnTranscript | None) -> bool:
         if record is None:

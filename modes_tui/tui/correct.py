@@ -64,9 +64,13 @@ class CorrectScreen(ModalScreen[str | None]):
         ],
     ]
 
-    def __init__(self, record: TurnTranscript, modes: Sequence[str]) -> None:
+    def __init__(
+        self, record: TurnTranscript, modes: Sequence[str], fallback: str | None = None
+    ) -> None:
         super().__init__()
         self.record = record
+        self.fallback = fallback
+        """The pack's fallback: picking it says "none of these modes" (a negative example)."""
         routed = record.routed_route
         decision = routed.decision if routed is not None else None
         self.routed_mode = routed.mode_name if routed is not None and not routed.forced else None
@@ -107,6 +111,8 @@ class CorrectScreen(ModalScreen[str | None]):
                 marks.append("answered")
             if marks:
                 line.append(f"  ({', '.join(marks)})", style="dim")
+            if name == self.fallback:
+                line.append("  · fallback: none of these", style="dim")
             options.append(Option(line, id=name, disabled=name == self.answered))
         return options
 

@@ -37,7 +37,8 @@ import numpy as np
 from modes_tui.core.classifiers.mode_index import ModeIndex, Scored, ScoringParams
 from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
 from modes_tui.core.files import atomic_file
-from modes_tui.core.learning import learned_examples
+from modes_tui.core.follow_up import follow_up_score
+from modes_tui.core.learning import correction_note, learned_examples, split_negatives
 from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import ClassifierInfo, Decision
 from modes_tui.core.routing_input import HistoryEntry
@@ -51,6 +52,9 @@ if TYPE_CHECKING:
 
 QUOTE_LIMIT = 60
 FOLLOW_UP_MIN_WEIGHT = 0.3
+FOLLOW_UP_LEAN = 0.4
+"""From this follow-up score on (`core.follow_up`), the previous message counts whatever its topic."""
+FOLLOW_UP_MAX_WEIGHT = 4.0
 
 
 def mode_texts(mode: Profile) -> list[str]:
@@ -151,8 +155,11 @@ class EmbeddingClassifier:
         params: ScoringParams | None = None,
         start: bool = True,
         corrections: CorrectionSource | None = None,
+        fallback: str | None = None,
     ) -> None:
         self.encoder_name = encoder_name
+        self.fallback = fallback
+        """The pack's fallback: corrections to it are negative examples, not its examples."""
         self.params = params or ScoringParams()
         self.cache = cache
         self.corrections = corrections if corrections is not None else EMPTY_CORRECTIONS
@@ -264,9 +271,13 @@ class EmbeddingClassifier:
                 self._indexes.move_to_end(key)
                 return index
         names = {m.name for m in modes}
-        corrections = [c for c in self.corrections.corrections() if c.corrected_mode in names]
+        corrections, negatives = split_negatives(
+            self.corrections.corrections(), names, self.fallback
+        )
         self._ensure(
-            [text for mode in modes for text in mode_texts(mode)] + [c.text for c in corrections]
+            [text for mode in modes for text in mode_texts(mode)]
+            + [c.text for c in corrections]
+            + [c.text for c in negatives]
         )
         with self._lock:
             vectors = self._vectors
@@ -284,6 +295,9 @@ class EmbeddingClassifier:
                 [mode.texts for mode in learned],
                 self.params,
                 notes=[mode.notes for mode in learned],
+                negatives=np.stack([vectors[c.text] for c in negatives]) if negatives else None,
+                negative_texts=[c.text for c in negatives],
+                negative_notes=[correction_note(c) for c in negatives],
             )
             self._indexes[key] = index
             while len(self._indexes) > 8:
@@ -340,7 +354,7 @@ class EmbeddingClassifier:
             before = scored.mode
             previous_query = self._query(previous)
             related = float(np.asarray(previous_query, np.float32) @ query) >= index.unrelated
-            weight = max(1.0 - scored.confidence, FOLLOW_UP_MIN_WEIGHT) if related else 0.0
+            weight = _follow_weight(scored.confidence, related, follow_up_score(message).score)
             mixed = (scores + weight * index.raw_scores(previous_query)) / (1.0 + weight)
             scored = index.decide(mixed, query)
             if scored.mode != before:
@@ -373,9 +387,27 @@ class EmbeddingClassifier:
         return ClassifierInfo("embedding", self.encoder_name)
 
 
+def _follow_weight(confidence: float, related: bool, follow: float) -> float:
+    """How much the previous message's scores count beside the message's own.
+
+    A message on the previous one's topic leans on it as much as it is unsure of itself; a
+    message that reads as a follow-up (`core.follow_up`, "what does -a do?") leans on it
+    whatever its topic, as much as it cannot stand alone (`f / (1 - f)`, at most 4).
+    """
+    weight = max(1.0 - confidence, FOLLOW_UP_MIN_WEIGHT) if related else 0.0
+    if follow >= FOLLOW_UP_LEAN:
+        weight = max(weight, min(follow / max(1.0 - follow, 1e-9), FOLLOW_UP_MAX_WEIGHT))
+    return weight
+
+
 def _closest(scored: Scored, lead: str = "closest: ") -> str:
     """The reason for the panel: the nearest example, and whether a correction taught it."""
     closest = f"{lead}{_quote(scored.nearest)} ({scored.nearest_similarity:.2f})"
+    if scored.negative is not None:
+        return (
+            f"learned from your {scored.negative_note or 'correction'}: like "
+            f"{_quote(scored.negative)}, which no mode should take; {closest}"
+        )
     if scored.nearest_note:
         return f"learned from your {scored.nearest_note}; {closest}"
     return closest

@@ -26,6 +26,10 @@ pack with too few examples uses `DEFAULT_FLOOR`.
 its corrections as neighbours (`core.calibration`), so that a confidence of 0.8 is right
 about 80% of the time.
 
+Negative examples (corrections to the fallback, `negatives=`) lower the in-scope chance of
+the messages nearer to them than to any example (`core.calibration.outside`, its bias
+fitted on the pack leave-one-out, like the temperature).
+
 The `unrelated` cosine of the follow-up rule (see `classifiers.embedding`) is measured
 here too.
 """
@@ -38,7 +42,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from modes_tui.core.calibration import fit_temperature, in_scope, loo_scores
+from modes_tui.core.calibration import (
+    fit_negative_bias,
+    fit_temperature,
+    in_scope,
+    loo_scores,
+    negative_margins,
+    outside,
+)
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -101,6 +112,10 @@ class Scored:
     """Its cosine to the message."""
     nearest_note: str | None = None
     """Where the nearest example came from when it was learned (`correction of <date>`)."""
+    negative: str | None = None
+    """The negative example (a correction to the fallback) that lowered the confidence."""
+    negative_note: str | None = None
+    """Where that negative came from (`correction of <date>`)."""
 
 
 class ModeIndex:
@@ -116,6 +131,9 @@ class ModeIndex:
         floor: float | None = None,
         notes: Sequence[Sequence[str | None]] | None = None,
         temperature: float | None = None,
+        negatives: Vector | None = None,
+        negative_texts: Sequence[str] = (),
+        negative_notes: Sequence[str | None] | None = None,
     ) -> None:
         self.names = tuple(names)
         self.params = params or ScoringParams()
@@ -151,6 +169,20 @@ class ModeIndex:
         """The softmax temperature in use: fitted on the pack, or the parameter."""
         self.unrelated = self._measure_unrelated()
         """A cosine that two examples of different modes stay below 85% of the time."""
+        self.negatives = (
+            np.zeros((0, dim), np.float32)
+            if negatives is None
+            else np.asarray(negatives, dtype=np.float32).reshape(-1, dim)
+        )
+        """Vectors of messages that belong to no mode (corrections to the fallback)."""
+        self.negative_texts = tuple(negative_texts)
+        self.negative_notes = (
+            tuple(negative_notes)
+            if negative_notes is not None
+            else (None,) * len(self.negative_texts)
+        )
+        self.negative_bias = self._fit_negative_bias()
+        """The bias of the negatives' step (`core.calibration.outside`), fitted on the pack."""
 
     def raw_scores(self, query: Vector) -> npt.NDArray[np.float64]:
         """s_m for every mode of the roster."""
@@ -196,6 +228,18 @@ class ModeIndex:
         probabilities = shifted / total
         best = int(np.argmax(scores))
         confidence = float(probabilities[best] * in_scope(scores[best], self.floor))
+        negative, negative_note = None, None
+        if len(self.negatives):
+            q = np.asarray(query, dtype=np.float32)
+            to_negatives = np.einsum("ij,j->i", self.negatives, q)
+            k = int(np.argmax(to_negatives))
+            nearest_example = (
+                float(np.einsum("ij,j->i", self._all, q).max()) if len(self._all) else 0.0
+            )
+            chance = float(outside(float(to_negatives[k]) - nearest_example, self.negative_bias))
+            confidence *= 1.0 - chance
+            if chance >= 0.5 and k < len(self.negative_texts):
+                negative, negative_note = self.negative_texts[k], self.negative_notes[k]
         block = self.examples[best]
         if len(block):
             sims = np.einsum("ij,j->i", block, np.asarray(query, dtype=np.float32))
@@ -214,6 +258,8 @@ class ModeIndex:
             nearest=nearest,
             nearest_similarity=similarity,
             nearest_note=note,
+            negative=negative,
+            negative_note=negative_note,
         )
 
     def score(self, query: Vector) -> Scored:
@@ -288,6 +334,18 @@ class ModeIndex:
         if not len(cross):
             return DEFAULT_UNRELATED
         return float(np.percentile(cross, UNRELATED_PERCENTILE))
+
+    def _fit_negative_bias(self) -> float:
+        """Refitted whenever the negatives change (the index is rebuilt with them)."""
+        if not len(self.negatives) or not len(self._all):
+            return 0.0
+        shipped = np.flatnonzero(
+            np.array([note is None for notes in self.notes for note in notes], dtype=bool)
+        )
+        rows = shipped if len(shipped) else np.arange(len(self._all))
+        rows = rows[:: max(1, -(-len(rows) // CALIBRATION_ROWS))]
+        margins, labels = negative_margins(self._all, self.negatives, rows)
+        return fit_negative_bias(margins, labels)
 
     def _fit_temperature(self) -> float:
         scores, labels = self._calibration_rows()

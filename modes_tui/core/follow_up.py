@@ -1,0 +1,238 @@
+"""Follow-ups: how much a message leans on the turn before it, read from the message alone.
+
+"and in Go?", "make it shorter", "why?", "what about tuples?", "thanks": each means
+nothing without the previous turn, so it belongs to the mode that answered that turn.
+"write a 300-word essay about tea" carries everything it needs and may go anywhere.
+
+`follow_up_score` reads cues a person would read: an opening that continues ("and",
+"but", "what about", "same for"), a word that points back ("it", "that", "those",
+"again", "instead", "too"), a request to change the last answer ("make it", "shorter",
+"more detail"), a bare acknowledgement ("thanks", "ok"), a lone "why?"; and against
+them, words that announce a new subject ("new question", "unrelated", "by the way").
+Cues combine as independent chances (`1 - prod(1 - w)`); length damps them, because
+a long message carries its own subject even when it says "it". The score is lexical on
+purpose: it costs microseconds, works for every classifier backend, and its cues can be
+quoted in the route panel.
+
+The router (`core.routing`) turns the score into a prior for the current mode:
+
+    confidence'(current) = f + (1 - f) * confidence(current)
+
+and leaves every other mode's confidence as the classifier gave it, so another mode
+takes a follow-up only when it is surer than the conversation is, and the fallback
+threshold is applied to confidence' (after the conversation, not before).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+_ACK = re.compile(
+    r"^(?:(?:ok(?:ay)?|k|great|cool|nice|perfect|awesome|brilliant|excellent|good|"
+    r"thanks?(?: you)?(?: so much| a lot)?|thx|ty|cheers|got it|makes sense|that works|"
+    r"that helps|that helped|sounds good|fine|yes|yep|yeah|no|nope|sure|right|"
+    r"exactly|i see|interesting|wow|amazing|lovely|much appreciated)[\s!.,:;)]*)+$"
+)
+_WORD = re.compile(r"[a-z0-9']+")
+
+# (pattern, weight, cue name). Weights are chances that the cue alone makes a follow-up.
+_OPENERS: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
+    (re.compile(pattern), weight, name)
+    for pattern, weight, name in (
+        (r"^(?:and|but|or|also|plus|then)\b", 0.7, "opens with a continuation"),
+        (r"^(?:what|how) about\b", 0.85, "'what about'"),
+        (r"^(?:same|likewise|ditto)\b|\bthe same (?:for|in|with|but)\b", 0.8, "'the same'"),
+        (
+            r"^(?:why|how come|really|huh|wait)\b(?:\W+\w+){0,5}\W*$",
+            0.6,
+            "asks about the last answer",
+        ),
+        (r"^(?:now|next|ok(?:ay)?,? (?:now|and|but|so)|so)\b", 0.45, "carries on"),
+        (r"^(?:can|could|would) you (?:also|now|then|just)\b", 0.6, "asks for more of it"),
+        (r"^(?:can|could|would) you (?:add|drop|remove|skip|keep)\b", 0.45, "asks for a change"),
+        (r"^what if\b", 0.55, "'what if'"),
+        (r"^(?:try|do|show) (?:it|that|this|again|another|one more)\b", 0.7, "asks again"),
+        (r"^(?:instead|otherwise|alternatively|actually)\b", 0.6, "revises the request"),
+        (r"^(?:in|with|for|using|without|on) \w+(?: \w+)?\??$", 0.7, "an elliptical phrase"),
+    )
+)
+_BACK: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
+    (re.compile(pattern), weight, name)
+    for pattern, weight, name in (
+        (
+            r"\b(?:it|its|it's|those|these|them|they|their|one|ones|he|she|him|her|his)\b",
+            0.5,
+            "refers back",
+        ),
+        # "that" as a pronoun ("is that O(n)?", "explain that"), not as a relative
+        # ("a method that checks"); "this" mostly points at pasted text, not back.
+        (
+            r"\b(?:do|explain|fix|change|check|try|use|run|make|turn|is|does|was|did|about|"
+            r"with|like|to) that\b|\bthat(?= (?:is|was|does|did|do|will|would|works?|part|"
+            r"line|one|bit|off|on|again|too|in)\b|\s*[?.!]*$)",
+            0.35,
+            "refers back",
+        ),
+        (
+            r"\b(?:show|walk me through|break down|give) (?:me )?(?:the|your|how|an?)\b",
+            0.4,
+            "asks for more of the answer",
+        ),
+        (r"\b(?:again|instead|too|as well|also|either|anymore|still)\b", 0.45, "builds on it"),
+        (
+            r"\b(?:shorter|longer|simpler|clearer|faster|slower|smaller|bigger|more|less|fewer)\b",
+            0.35,
+            "asks for a change",
+        ),
+        # A verb that reworks the last answer, with no object of its own ("explain that",
+        # "shorten it", "keep going"); "explain pointers" names its own subject.
+        (
+            r"\b(?:make|rewrite|rephrase|shorten|expand|simplify|tweak|change|fix|adjust|"
+            r"redo|translate|convert|explain|elaborate|continue|go on|keep going)\b"
+            r"(?= (?:it|that|this|them|those|these|again|more|less|further|a bit|the same|"
+            r"part|line|one|shorter|longer|simpler|into|in|to|for|with)\b|\s*[?.!]*$)",
+            0.25,
+            "reworks something",
+        ),
+        (
+            r"\b(?:above|earlier|your answer|you said|you wrote|the first one|"
+            r"the second one|the last one|the other one)\b",
+            0.6,
+            "points at the last answer",
+        ),
+        (r"\b(?:example|examples|how so|else)\b", 0.3, "asks about it"),
+    )
+)
+_NEW_TOPIC = re.compile(
+    r"\b(?:new (?:question|topic|task|thing)|different (?:question|topic|thing)|unrelated|"
+    r"change of (?:subject|topic)|by the way|btw|switching (?:gears|topics)|"
+    r"another (?:question|topic|thing)|something else|on another note|separate question)\b"
+)
+SHORT_WORDS = 4
+"""Up to this many words a message says too little to stand alone (the lone-word cue)."""
+MEDIUM_WORDS = 7
+"""Past this many words a message names some of its own subject: cues count 60%."""
+LONG_WORDS = 14
+"""Past this many words a message usually carries its own subject: cues count 40%."""
+
+
+@dataclass(frozen=True, slots=True)
+class FollowUp:
+    """How much a message leans on the previous turn, and why."""
+
+    score: float
+    """0 (stands alone) .. 1 (means nothing without the previous turn)."""
+    cues: tuple[str, ...] = ()
+    """The cues that raised (or zeroed) the score, for the panel."""
+
+    def explain(self) -> str:
+        """`0.82: 'what about', refers back` for the route's reason."""
+        return f"{self.score:.2f}" + (f": {', '.join(self.cues)}" if self.cues else "")
+
+
+def follow_up_score(message: str) -> FollowUp:
+    """How much `message` reads as a follow-up of the previous turn (see the module doc)."""
+    text = " ".join(message.lower().split())
+    words = _WORD.findall(text)
+    if not words:
+        return FollowUp(0.0)
+    if _NEW_TOPIC.search(text):
+        return FollowUp(0.0, ("announces a new subject",))
+    if _ACK.match(text):
+        return FollowUp(1.0, ("acknowledges the last answer",))
+    weights: list[float] = []
+    cues: list[str] = []
+    for pattern, weight, name in (*_OPENERS, *_BACK):
+        if pattern.search(text):
+            weights.append(weight)
+            cues.append(name)
+    if len(words) <= SHORT_WORDS:
+        weights.append(0.4)
+        cues.append(f"{len(words)} word{'s' if len(words) != 1 else ''}")
+    remaining = 1.0
+    for weight in weights:
+        remaining *= 1.0 - weight
+    score = 1.0 - remaining
+    if len(words) > LONG_WORDS:
+        score *= 0.4
+    elif len(words) > MEDIUM_WORDS:
+        score *= 0.6
+    return FollowUp(round(score, 4), tuple(dict.fromkeys(cues)))
+
+
+# --------------------------------------------------------------------------- weighing
+
+FOLLOW_UP_SHOWN = 0.5
+"""From this follow-up score on, a route that stayed says so in its reason..."""
+FOLLOW_UP_LIFT = 0.05
+"""... when the conversation raised its confidence by at least this much."""
+
+
+@dataclass(frozen=True, slots=True)
+class Weighed:
+    """A classifier's decision as plain values, before or after the conversation."""
+
+    mode: str
+    """The chosen mode."""
+    confidence: float
+    """Its confidence, 0..1."""
+    probabilities: Mapping[str, float] | None = None
+    """A probability per mode, when known."""
+    reason: str | None = None
+    """Why, for the panel."""
+    follow_up: float = 0.0
+    """The message's follow-up score."""
+
+
+def weigh(decision: Weighed, message: str, current: str) -> Weighed | None:
+    """The decision with `current` (the mode of the previous turn) weighed in, or None when
+    the classifier's own decision stands as it is (see the module docstring)."""
+    follow = follow_up_score(message)
+    f = follow.score
+    confidence = _confidences(decision)
+    boosted = round(min(1.0, f + (1.0 - f) * confidence.get(current, 0.0)), 4)
+    top = decision.mode
+    # The message alone counts as much as it stands alone: another mode takes a follow-up
+    # only when its own confidence, so discounted, still beats the conversation's.
+    if top != current and (1.0 - f) * confidence.get(top, 0.0) >= boosted:
+        return None
+    probabilities = None
+    if decision.probabilities is not None:
+        probabilities = {
+            name: (1.0 - f) * p + (f if name == current else 0.0)
+            for name, p in decision.probabilities.items()
+        }
+        probabilities.setdefault(current, f)
+    reason = decision.reason
+    # Say so when the conversation changed the mode, or lifted its confidence noticeably.
+    lifted = f >= FOLLOW_UP_SHOWN and boosted - decision.confidence >= FOLLOW_UP_LIFT
+    if top != current or lifted:
+        reason = _follow_reason(current, follow, decision)
+    return replace(
+        decision,
+        mode=current,
+        confidence=boosted,
+        probabilities=probabilities,
+        reason=reason,
+        follow_up=f,
+    )
+
+
+def _confidences(decision: Weighed) -> dict[str, float]:
+    """The confidence a route to each mode would have: its probability times the share of
+    the top probability that the decision's confidence kept (the in-scope chance)."""
+    probabilities = decision.probabilities or {}
+    top = probabilities.get(decision.mode, 0.0)
+    if top <= 0:
+        return {decision.mode: decision.confidence}
+    gate = decision.confidence / top
+    return {name: p * gate for name, p in probabilities.items()}
+
+
+def _follow_reason(current: str, follow: FollowUp, alone: Weighed) -> str:
+    said = f"alone: {alone.mode} {alone.confidence:.2f}"
+    if alone.mode == current and alone.reason:
+        said = alone.reason
+    return f"Follow-up of {current} ({follow.explain()}); {said}"

@@ -1,0 +1,120 @@
+"""Correcting a turn to the fallback in the app: the picker marks the fallback as "none of
+these", and the router learns a negative example from it (issue 21)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC
+from pathlib import Path
+
+import pytest
+from textual.widgets import OptionList
+
+from modes_tui.core.classifiers.embedding import EmbeddingClassifier
+from modes_tui.core.engine import Engine
+from modes_tui.core.paths import app_dirs
+from modes_tui.core.profiles import load_pack
+from modes_tui.core.routing import REASON_BELOW, Router
+from modes_tui.llm.fake import ScriptedModel
+from modes_tui.store.control import ControlFile
+from modes_tui.store.corrections import CorrectionStore
+from modes_tui.store.session_log import SessionLog
+from modes_tui.tui.app import ModesApp, build_app
+from modes_tui.tui.correct import CorrectScreen
+from modes_tui.tui.services import AppServices, Confirmer
+from modes_tui.tui.sessions import StoreSessions
+from tests.conftest import PackWriter
+from tests.fake_encoder import HashingEncoder
+from tests.test_tui_corrections import MODES, SIZE, Rig, numbered, say
+from tests.tui_support import until
+
+ASKED = "feeding a pet python snake"
+"""The hashing encoder puts it in code (the word "python"); the user meant no mode."""
+ASKED_AGAIN = "my pet python snake needs feeding"
+
+
+@pytest.fixture
+def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
+    pack = load_pack(
+        profiles_dir=write_pack(
+            router={"classifier": "embedding", "fallback": "chat", "below_confidence": 0.5},
+            modes=MODES,
+        )
+    )
+    dirs = app_dirs()
+    control = ControlFile(dirs.control_file, modes=lambda: pack.names)
+    store = CorrectionStore.for_pack(dirs.data, pack.name)
+    encoder = HashingEncoder()
+    model = ScriptedModel()
+    model.responder = numbered(model)
+    log = SessionLog.create(dirs, pack=pack.name, model="scripted/demo")
+
+    def router() -> Router:
+        classifier = EmbeddingClassifier(
+            lambda: encoder,
+            encoder_name=encoder.name,
+            modes=pack.profiles,
+            corrections=store,
+            fallback=pack.router.fallback,
+        )
+        return Router(pack, classifier)
+
+    def engine(confirm: Confirmer) -> Engine:
+        return Engine(
+            pack=pack,
+            router=router(),
+            model=model,
+            default_model="scripted/demo",
+            control=control,
+            session=log,
+            confirm=confirm,
+            cwd=tmp_path,
+            corrections=store,
+        )
+
+    services = AppServices(
+        pack=pack,
+        model="scripted/demo",
+        control=control,
+        build_engine=engine,
+        sessions=StoreSessions(dirs, router, export_dir=tmp_path),
+        session_id=lambda: log.id,
+    )
+    yield Rig(services, pack, model, control, store, log)
+    log.close()
+
+
+async def test_none_of_these_in_the_picker_teaches_the_router_to_fall_back(rig: Rig) -> None:
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        await say(pilot, ASKED)
+        first = app.records[0].route
+        assert first is not None and (first.mode_name, first.decided_by) == ("code", "classifier")
+
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: isinstance(app.screen, CorrectScreen))
+        picker = app.screen
+        assert isinstance(picker, CorrectScreen)
+        lines = [str(o.prompt) for o in picker.query_one("#correct-modes", OptionList).options]
+        (fallback_line,) = [line for line in lines if line.split()[1] == "chat"]
+        assert "fallback: none of these" in fallback_line
+        await pilot.press(str(1 + [n for n, _ in picker.choices].index("chat")))
+        await pilot.pause(0.05)
+        await say(pilot, ASKED_AGAIN)
+
+        (correction,) = rig.store.corrections()
+        assert (correction.text, correction.routed_mode, correction.corrected_mode) == (
+            ASKED,
+            "code",
+            "chat",
+        )
+        learned = app.records[1].route
+        assert learned is not None
+        assert (learned.mode_name, learned.decided_by, learned.reason) == (
+            "chat",
+            "fallback",
+            REASON_BELOW,
+        )
+        assert learned.decision is not None
+        assert "which no mode should take" in (learned.decision.reason or "")
