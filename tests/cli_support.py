@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -40,3 +41,17 @@ def run_python(code: str, *, env: dict[str, str] | None = None) -> str:
         stdin=subprocess.DEVNULL,
     )
     return done.stdout
+
+
+def wait_until_dead(pid: int) -> None:
+    """Until a killed process has exited (a zombie its parent has not reaped counts)."""
+    stat = Path(f"/proc/{pid}/stat")
+    for _ in range(1000):
+        try:
+            state = stat.read_text().rsplit(") ", 1)[1][:1]
+        except (FileNotFoundError, IndexError):
+            return
+        if state == "Z":
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} still runs 10 s after it was killed")

@@ -14,7 +14,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from modes_tui.core.profiles import load_pack
 from modes_tui.llm import local, model_process
 from modes_tui.llm.llama_runner import GenerationParams
 from modes_tui.runtime import build_engine
+from tests.cli_support import wait_until_dead
 
 REPO = Path(__file__).resolve().parent.parent
 FAKE_LLAMA = REPO / "tests" / "data" / "fake_llama_cpp"
@@ -63,16 +63,6 @@ def provider(fake_model: Path, tmp_path: Path) -> Iterator[local.LocalProvider]:
 def kill(pid: int | None, sig: signal.Signals) -> None:
     assert pid is not None
     os.kill(pid, sig)
-
-
-def wait_until_dead(pid: object) -> None:
-    """Until the killed process is gone (a zombie: nobody reaped it yet)."""
-    stat = Path(f"/proc/{pid}/stat")
-    for _ in range(500):
-        if not stat.exists() or stat.read_text().split(") ")[1].startswith("Z"):
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"process {pid} still runs")
 
 
 # --------------------------------------------------------------------------- the process

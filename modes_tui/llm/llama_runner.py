@@ -92,6 +92,18 @@ class Piece:
     """Tokens generated (last piece only)."""
 
 
+def fit_prompt(
+    messages: Sequence[Mapping[str, Any]],
+    params: GenerationParams,
+    n_ctx: int,
+    count_tokens: Callable[[str], int],
+) -> str:
+    """The transcript of `messages` that leaves room in `n_ctx` for the answer."""
+    # Keep at least half the context for the prompt, whatever max_tokens asks for.
+    max_tokens = min(params.max_tokens, n_ctx // 2)
+    return fit_transcript(messages, count_tokens, n_ctx - max_tokens)
+
+
 class ModelRunner(Protocol):
     """What the litellm handler needs of a model: load it, answer chat messages, free it."""
 
@@ -236,9 +248,7 @@ class LlamaRunner:
         stop_event: threading.Event | None = None,
     ) -> Iterator[Piece]:
         """Fit `messages` into the context as a transcript, then stream its completion."""
-        # Keep at least half the context for the prompt, whatever max_tokens asks for.
-        max_tokens = min(params.max_tokens, self.n_ctx // 2)
-        prompt = fit_transcript(messages, self.count_tokens, self.n_ctx - max_tokens)
+        prompt = fit_prompt(messages, params, self.n_ctx, self.count_tokens)
         yield from self.generate(prompt, params, stop_event)
 
     def generate(
