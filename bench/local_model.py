@@ -69,9 +69,7 @@ def first_token(pieces: Iterator[object]) -> float:
 
 def tokens_per_second(pieces: Iterator[object]) -> float:
     started = time.perf_counter()
-    last = None
-    for last in pieces:
-        pass
+    last = list(pieces)[-1]
     return getattr(last, "completion_tokens", 0) / (time.perf_counter() - started)
 
 

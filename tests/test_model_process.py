@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -155,6 +156,35 @@ def test_closing_the_stream_early_leaves_the_process_ready(fake_model: Path) -> 
             "word1 word2"
         )
         assert runner.pid == pid  # the same process answered
+    finally:
+        runner.close()
+
+
+def test_a_second_request_waits_for_the_first_and_the_same_process_answers(
+    fake_model: Path,
+) -> None:
+    runner = model_process.ModelProcess(lambda: fake_model)
+    try:
+        runner.load()
+        first: list[str] = []
+        started = threading.Event()
+
+        def consume() -> None:
+            for piece in runner.chat(HI, GenerationParams(max_tokens=20)):
+                first.append(piece.text)
+                started.set()
+                time.sleep(0.05)  # a slow reader: the child's pieces wait in the socket
+
+        worker = threading.Thread(target=consume)
+        worker.start()
+        assert started.wait(timeout=60)
+        time.sleep(0.2)  # pieces pile up unread in the socket
+        # asked while the first answer streams: waits its turn, no false alarm about the socket
+        second = "".join(p.text for p in runner.chat(HI, GenerationParams(max_tokens=3)))
+        worker.join(timeout=60)
+        assert "".join(first).endswith("word20")
+        assert second == "word1 word2 word3"
+        assert runner.starts == 1
     finally:
         runner.close()
 

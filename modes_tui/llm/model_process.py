@@ -113,6 +113,9 @@ class _Child:
             self.stderr_tail.append(line)
             _log.debug("model process: %s", line)
 
+    def running(self) -> bool:
+        return self.process.poll() is None
+
     def idle_and_alive(self) -> bool:
         """Between requests: running, and its socket not at end of file (an idle child
         sends nothing, so anything readable means it died)."""
@@ -221,11 +224,15 @@ class ModelProcess:
         """Start the model process and load the model in it (once); return the process id."""
         return self._ready(on_phase).process.pid
 
-    def _ready(self, on_phase: Callable[[str], None] | None = None) -> _Child:
+    def _ready(
+        self, on_phase: Callable[[str], None] | None = None, *, idle: bool = False
+    ) -> _Child:
+        """The running child, else a new one with the model loaded. `idle`: the caller holds
+        the generation lock, so the socket may be checked too (readable means dead)."""
         say = on_phase or _silent
         with self._load_lock:
             child = self._child
-            if child is not None and child.idle_and_alive():
+            if child is not None and (child.idle_and_alive() if idle else child.running()):
                 return child
             if child is not None:  # died between requests: reap it before starting anew
                 _log.info("the idle local model process died: %s", child.died())
@@ -268,13 +275,12 @@ class ModelProcess:
         Raises `ProviderError` (kind `crashed`) when the process dies on the way.
         """
         stop = stop_event if stop_event is not None else threading.Event()
-        child = self._ready()
+        self._ready()  # a model that cannot load fails now, not after the wait
         if not self._acquire(stop):
             return
         try:
-            # the process may have died while this request waited for the lock
-            if child is not self._child or child.process.poll() is not None:
-                child = self._ready()
+            # the process may have died since, even while idle (a kill, the OOM killer)
+            child = self._ready(idle=True)
             yield from self._exchange(child, messages, params, stop)
         finally:
             self._generate_lock.release()
