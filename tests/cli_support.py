@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -43,15 +44,10 @@ def run_python(code: str, *, env: dict[str, str] | None = None) -> str:
     return done.stdout
 
 
-def wait_until_dead(pid: int) -> None:
-    """Until a killed process has exited (a zombie its parent has not reaped counts)."""
-    stat = Path(f"/proc/{pid}/stat")
+def wait_until_reaped(runner: Any) -> None:
+    """Until a killed model process has exited for good (its parent could reap it)."""
     for _ in range(1000):
-        try:
-            state = stat.read_text().rsplit(") ", 1)[1][:1]
-        except (FileNotFoundError, IndexError):
-            return
-        if state == "Z":
+        if not runner.loaded:  # polls the process: true only once it can be reaped
             return
         time.sleep(0.01)
-    raise AssertionError(f"process {pid} still runs 10 s after it was killed")
+    raise AssertionError(f"the model process {runner.pid} still runs 10 s after it was killed")

@@ -27,7 +27,7 @@ import litellm
 
 from modes_tui.core.errors import ModesError, ProviderError
 from modes_tui.llm import gguf, llama_runner, local, transcript
-from tests.cli_support import wait_until_dead
+from tests.cli_support import wait_until_reaped
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -534,7 +534,7 @@ async def test_an_idle_model_process_killed_before_a_request_is_replaced(
     pid = bundled.runner.pid
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
-    wait_until_dead(pid)
+    wait_until_reaped(bundled.runner)
     stream = await litellm.acompletion(
         model=local.LOCAL_MODEL_ID, messages=QUESTION, stream=True, max_tokens=16, temperature=0
     )

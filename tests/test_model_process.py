@@ -33,7 +33,7 @@ from modes_tui.core.profiles import load_pack
 from modes_tui.llm import local, model_process
 from modes_tui.llm.llama_runner import GenerationParams
 from modes_tui.runtime import build_engine
-from tests.cli_support import wait_until_dead
+from tests.cli_support import wait_until_reaped
 
 REPO = Path(__file__).resolve().parent.parent
 FAKE_LLAMA = REPO / "tests" / "data" / "fake_llama_cpp"
@@ -117,7 +117,7 @@ def test_an_idle_process_killed_before_a_request_is_replaced(fake_model: Path) -
     try:
         first = runner.load()
         kill(runner.pid, signal.SIGKILL)
-        wait_until_dead(first)
+        wait_until_reaped(runner)
         done = list(runner.chat(HI, GenerationParams(max_tokens=2)))
         assert "".join(p.text for p in done) == "word1 word2"
         assert runner.pid != first and runner.starts == 2
@@ -398,3 +398,72 @@ async def test_the_app_shows_the_dead_model_process_keeps_the_text_and_retry_ans
             assert app.is_running
     finally:
         log.close()
+
+
+PLAIN_JSON = ["chat", "--plain", "--json", "--classifier", "keyword"]
+
+
+def model_children(pid: int) -> list[int]:
+    """The processes `pid` started (read from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(") ", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_the_repl_reports_the_dead_model_process_and_answers_the_next_line(
+    fake_model: Path, modes_home: Path
+) -> None:
+    import subprocess
+
+    env = {
+        **os.environ,
+        "MODES_TUI_HOME": str(modes_home),
+        "MODES_TUI_LOCAL_MODEL_PATH": str(fake_model),
+    }
+    repl = subprocess.Popen(
+        [sys.executable, "-m", "modes_tui", "--model", local.LOCAL_MODEL_ID, *PLAIN_JSON],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=modes_home,
+    )
+    assert repl.stdin is not None and repl.stdout is not None
+    try:
+        repl.stdin.write(b"tell me everything\n")
+        repl.stdin.flush()
+        events = []
+        for line in repl.stdout:
+            event = json.loads(line)
+            events.append(event)
+            if (
+                event["type"] == "text_delta"
+                and len(events) > 5
+                and not any(e["type"] == "killed" for e in events)
+            ):
+                (child,) = model_children(repl.pid)
+                kill(child, signal.SIGSEGV)
+                events.append({"type": "killed"})
+            if event["type"] in ("turn_failed", "turn_finished"):
+                break
+        failed = events[-1]
+        assert failed["type"] == "turn_failed", events[-3:]
+        assert "the local model process died: SIGSEGV" in failed["error"]
+        assert failed["partial"].startswith("word1 word2")
+        repl.stdin.write(b"and again\n")
+        repl.stdin.close()
+        rest = [json.loads(line) for line in repl.stdout]
+        # a piped chat in which a turn failed exits 1 (README: exit codes), not by a signal
+        assert repl.wait(timeout=60) == 1
+    finally:
+        if repl.poll() is None:
+            repl.kill()
+            repl.wait(timeout=30)
+    finished = [e for e in rest if e["type"] == "turn_finished"]
+    assert finished and "word200" in json.dumps(finished[0])
