@@ -58,10 +58,16 @@ def test_a_cpu_with_amx_gets_the_avx2_family_and_nothing_more(tmp_path: Path) ->
         assert f"-DGGML_{off}=OFF" in args
 
 
-def test_a_cpu_without_avx2_gets_only_what_it_has(tmp_path: Path) -> None:
-    assert enabled(cmake_args(tmp_path, OLD_CPU)) == {"AVX"}
-    assert enabled(cmake_args(tmp_path, NO_AVX)) == set()
-    assert "-DGGML_NATIVE=OFF" in cmake_args(tmp_path, NO_AVX)
+def test_a_cpu_without_avx2_gets_only_what_it_has_and_the_rest_turned_off(
+    tmp_path: Path,
+) -> None:
+    # turned off by name: without GGML_NATIVE, llama.cpp enables AVX..F16C by default
+    old = cmake_args(tmp_path, OLD_CPU)
+    assert enabled(old) == {"AVX"}
+    assert {"-DGGML_AVX2=OFF", "-DGGML_FMA=OFF", "-DGGML_F16C=OFF"} <= set(old)
+    bare = cmake_args(tmp_path, NO_AVX)
+    assert enabled(bare) == set()
+    assert {"-DGGML_NATIVE=OFF", "-DGGML_AVX=OFF", "-DGGML_AVX2=OFF"} <= set(bare)
 
 
 def test_setup_never_builds_from_pips_cache() -> None:
