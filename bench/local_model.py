@@ -1,32 +1,29 @@
-"""Benchmark the embedded local model (`local/gemma-3-270m`): file, load, latency, throughput.
+"""Benchmark the embedded local model (`local/gemma-3-270m`): in its own process vs in-process.
 
     python bench/local_model.py [--runs 5] [--tokens 128]
 
-Prints one table and never asserts a time. Baselines come from the same run: the raw
-`llama_cpp.Llama.create_completion` stream on the same loaded model, measured interleaved
-with ours, so the "vs baseline" column is what our runner and litellm add on top of
-llama.cpp. Warm figures are medians; each warm run asks a different question, so the
-shared transcript head is cached (as in a chat) but the question is evaluated. The load
-average is printed because llama.cpp slows down sharply when its threads share cores with
-other busy processes.
+The app runs llama.cpp in a child process (modes_tui/llm/model_process.py) so that a native
+crash costs a turn, not the app. This measures what that costs, in the same run: the same
+model file loaded both ways, the same requests, interleaved (child, in-process, child, ...)
+so drift in machine load hits both sides alike. Baseline: `LlamaRunner` in this process,
+the runner the child itself uses. Prints one table and never asserts a time; warm figures
+are medians, and each warm run asks a different question (the shared transcript head is
+cached, as in a chat). Memory: the resident set of this process (the app's side) before and
+after each load, and of the child. The load average is printed because llama.cpp slows down
+sharply when its threads share cores with other busy processes.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
-import resource
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("LITELLM_OFFLINE_MODE", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 QUESTIONS = [
@@ -39,62 +36,57 @@ QUESTIONS = [
     "What is the largest planet?",
     "What do bees make?",
 ]
-STORY = "Once upon a time, in a small village by the sea, there lived"
-HEADER = ("measurement", "median", "runs", "vs baseline")
+STORY = [{"role": "user", "content": "Tell me a long story about a dragon and a knight."}]
+HEADER = ("measurement", "child process", "in-process [baseline]", "child / in-process")
 
 
 def ask(run: int) -> list[dict[str, str]]:
     return [{"role": "user", "content": QUESTIONS[run % len(QUESTIONS)]}]
 
 
-def fmt_seconds(value: float) -> str:
-    return f"{value * 1000:.0f} ms" if value < 10 else f"{value:.1f} s"
+def ms(value: float) -> str:
+    return f"{value * 1000:.0f} ms"
 
 
-def timed(action: Callable[[], object]) -> float:
+def rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float:
+    """A process's resident set (VmRSS) or its peak (VmHWM), in MB, from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def first_token(pieces: Iterator[object]) -> float:
     started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
-
-
-def raw_first_token(llama: Any, prompt: str, stop: list[str]) -> float:
-    started = time.perf_counter()
-    stream = llama.create_completion(
-        prompt, max_tokens=16, temperature=0, stop=stop, repeat_penalty=1.1, stream=True
-    )
     try:
-        for chunk in stream:
-            if chunk["choices"][0]["text"]:
-                break
-        return time.perf_counter() - started
+        for piece in pieces:
+            if getattr(piece, "text", ""):
+                return time.perf_counter() - started
     finally:
-        stream.close()
+        pieces.close()  # type: ignore[attr-defined]
+    return float("nan")
 
 
-def raw_tokens_per_second(llama: Any, tokens: int) -> float:
+def tokens_per_second(pieces: Iterator[object]) -> float:
     started = time.perf_counter()
-    count = 0
-    for chunk in llama.create_completion(
-        STORY, max_tokens=tokens, temperature=0.7, repeat_penalty=1.1, seed=7, stream=True
-    ):
-        count += bool(chunk["choices"][0]["text"])
-    return count / (time.perf_counter() - started)
+    last = list(pieces)[-1]
+    return getattr(last, "completion_tokens", 0) / (time.perf_counter() - started)
 
 
-async def litellm_first_token(model: str, messages: list[dict[str, str]]) -> float:
-    import litellm
-
-    started = time.perf_counter()
-    stream = await litellm.acompletion(
-        model=model, messages=messages, stream=True, max_tokens=16, temperature=0
-    )
-    elapsed = 0.0
-    async for chunk in stream:
-        if chunk.choices and chunk.choices[0].delta.content:
-            elapsed = time.perf_counter() - started
-            break
-    await stream.aclose()
-    return elapsed
+def interleaved(
+    runs: int, child: Callable[[int], float], inproc: Callable[[int], float]
+) -> tuple[list[float], list[float]]:
+    ours: list[float] = []
+    base: list[float] = []
+    for run in range(runs):
+        # who goes first alternates, so neither side always follows the other's cache misses
+        if run % 2:
+            base.append(inproc(run))
+            ours.append(child(run))
+        else:
+            ours.append(child(run))
+            base.append(inproc(run))
+    return ours, base
 
 
 def main() -> None:
@@ -103,101 +95,102 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=128, help="tokens for throughput")
     args = parser.parse_args()
     runs: int = args.runs
+
+    from modes_tui.llm import gguf, llama_runner, model_process
+
     rows: list[tuple[str, str, str, str]] = []
 
-    def row(name: str, value: str, count: int | None = None, ratio: float | None = None) -> None:
-        ratio_text = "" if ratio is None else f"{ratio:.2f}x"
-        rows.append((name, value, "" if count is None else str(count), ratio_text))
+    def row(
+        name: str, child: str, base: str, ratio: float | None = None, best: float | None = None
+    ) -> None:
+        text = "" if ratio is None else f"{ratio:.2f}x"
+        if best is not None:
+            text += f" ({best:.2f}x)"
+        rows.append((name, child, base, text))
 
     load_before = os.getloadavg()
-    started = time.perf_counter()
-    import litellm
+    with tempfile.TemporaryDirectory(prefix="modes-bench-") as tmp:
+        started = time.perf_counter()
+        path = gguf.ensure_model_file(Path(tmp))
+        row(
+            "assemble GGUF (cold: 4 chunks, hashed, renamed)", "", ms(time.perf_counter() - started)
+        )
 
-    litellm.suppress_debug_info = True
-    from modes_tui.llm import gguf, llama_runner, local, transcript
+        app_before = rss_mb()
+        child = model_process.ModelProcess(lambda: path)
+        took = time.perf_counter()
+        child.load()
+        child_load = time.perf_counter() - took
+        app_with_child = rss_mb()
+        inproc = llama_runner.LlamaRunner(lambda: path)
+        took = time.perf_counter()
+        inproc.load()
+        inproc_load = time.perf_counter() - took
+        app_with_both = rss_mb()
+        row(
+            f"load (start + import + model; n_ctx={inproc.n_ctx}, n_threads={inproc.n_threads})",
+            ms(child_load),
+            ms(inproc_load),
+            child_load / inproc_load,
+        )
 
-    row("import litellm + modes_tui.llm.local", fmt_seconds(time.perf_counter() - started), 1)
+        # the first call after a load pays for allocations in llama.cpp and for reading the
+        # model's pages (mmap): whoever goes first warms the page cache for the other, so
+        # these two are not compared
+        params = llama_runner.GenerationParams(max_tokens=16, temperature=0)
+        cold_child = first_token(child.chat(ask(0), params))
+        cold_inproc = first_token(inproc.chat(ask(0), params))
+        row("first token, cold (first call after load)", ms(cold_child), ms(cold_inproc))
+
+        warm_child, warm_inproc = interleaved(
+            runs,
+            lambda run: first_token(child.chat(ask(run + 1), params)),
+            lambda run: first_token(inproc.chat(ask(run + 1), params)),
+        )
+        row(
+            f"first token, warm: median (best) of {runs}",
+            f"{ms(statistics.median(warm_child))} ({ms(min(warm_child))})",
+            f"{ms(statistics.median(warm_inproc))} ({ms(min(warm_inproc))})",
+            statistics.median(warm_child) / statistics.median(warm_inproc),
+            min(warm_child) / min(warm_inproc),
+        )
+
+        story = llama_runner.GenerationParams(max_tokens=args.tokens, stop=(), seed=7)
+        tps_child, tps_inproc = interleaved(
+            runs,
+            lambda _run: tokens_per_second(child.chat(STORY, story)),
+            lambda _run: tokens_per_second(inproc.chat(STORY, story)),
+        )
+        # a time ratio, like the rows above: above 1.00x the child is slower
+        row(
+            f"tokens/s over {args.tokens} tokens: median (best) of {runs}",
+            f"{statistics.median(tps_child):.1f} ({max(tps_child):.1f})",
+            f"{statistics.median(tps_inproc):.1f} ({max(tps_inproc):.1f})",
+            statistics.median(tps_inproc) / statistics.median(tps_child),
+            max(tps_inproc) / max(tps_child),
+        )
+
+        child_pid = child.pid
+        assert child_pid is not None
+        row(
+            "RSS of the model's process (peak)",
+            f"{rss_mb(child_pid):.0f} MB ({rss_mb(child_pid, 'VmHWM'):.0f})",
+            f"{app_with_both - app_with_child:.0f} MB (this process grew by)",
+        )
+        row(
+            "RSS the app process adds for the model",
+            f"{app_with_child - app_before:.0f} MB",
+            f"{app_with_both - app_with_child:.0f} MB",
+        )
+        child.close()
+        inproc.close()
+
     import llama_cpp
 
-    cpus = os.cpu_count() or 1
-
-    with tempfile.TemporaryDirectory(prefix="modes-bench-") as tmp:
-        data_dir = Path(tmp)
-        took = timed(lambda: gguf.ensure_model_file(data_dir))
-        row("assemble GGUF (cold: 4 chunks, hashed, renamed)", fmt_seconds(took), 1)
-        took = statistics.median(
-            timed(lambda: gguf.ensure_model_file(data_dir)) for _ in range(runs)
-        )
-        row("ensure_model_file, file present (size check)", fmt_seconds(took), runs)
-        took = timed(lambda: gguf.ensure_model_file(data_dir, verify=True))
-        row("ensure_model_file(verify=True) (re-hash)", fmt_seconds(took), 1)
-
-        provider = local.register_local_provider(data_dir=data_dir)
-        runner = provider.runner
-        took = timed(runner.load)
-        row(
-            f"load model (n_ctx={runner.n_ctx}, n_threads={runner.n_threads})", fmt_seconds(took), 1
-        )
-
-        stop = list(transcript.STOP_SEQUENCES)
-        with runner.exclusive() as llama:
-            cold = raw_first_token(llama, transcript.render_transcript(ask(0)), stop)
-        row("first token, cold: first llama.cpp call after load", fmt_seconds(cold), 1)
-        cold = asyncio.run(litellm_first_token(local.LOCAL_MODEL_ID, ask(1)))
-        row("first token, cold: first litellm call (its lazy imports)", fmt_seconds(cold), 1)
-
-        # Interleaved, so drift in machine load hits both sides alike. Direct llama.cpp calls
-        # hold the runner's lock: two calls into one context at once abort the process.
-        raw_ttft: list[float] = []
-        our_ttft: list[float] = []
-        for run in range(1, runs + 1):
-            with runner.exclusive() as llama:
-                raw_ttft.append(
-                    raw_first_token(llama, transcript.render_transcript(ask(run)), stop)
-                )
-            our_ttft.append(asyncio.run(litellm_first_token(local.LOCAL_MODEL_ID, ask(run + runs))))
-        base_ttft = statistics.median(raw_ttft)
-        row("first token, warm: raw llama.cpp [baseline]", fmt_seconds(base_ttft), runs, 1.0)
-        warm = statistics.median(our_ttft)
-        row("first token, warm: via litellm", fmt_seconds(warm), runs, warm / base_ttft)
-
-        params = llama_runner.GenerationParams(max_tokens=args.tokens, stop=(), seed=7)
-        raw_tps: list[float] = []
-        our_tps: list[float] = []
-        for _ in range(runs):
-            with runner.exclusive() as llama:
-                raw_tps.append(raw_tokens_per_second(llama, args.tokens))
-            started = time.perf_counter()
-            last = list(runner.generate(STORY, params))[-1]
-            our_tps.append(last.completion_tokens / (time.perf_counter() - started))
-        base_tps = statistics.median(raw_tps)
-        row(f"tokens/s over {args.tokens}: raw llama.cpp [baseline]", f"{base_tps:.1f}", runs, 1.0)
-        ours = statistics.median(our_tps)
-        row(f"tokens/s over {args.tokens}: LlamaRunner", f"{ours:.1f}", runs, ours / base_tps)
-
-        # llama.cpp spins at its thread barriers, so one thread per core collapses when
-        # another process (or our own UI thread) wants a core. Compare the other setting.
-        model_path = str(runner.model_path)
-        provider.close()
-        for threads in sorted({cpus, max(1, cpus - 1)} - {runner.n_threads}):
-            other = llama_cpp.Llama(
-                model_path=model_path, n_ctx=llama_runner.N_CTX, n_threads=threads, verbose=False
-            )
-            tps = statistics.median(raw_tokens_per_second(other, args.tokens) for _ in range(runs))
-            row(
-                f"tokens/s over {args.tokens}: raw, n_threads={threads}",
-                f"{tps:.1f}",
-                runs,
-                tps / base_tps,
-            )
-            other.close()
-
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    row("peak RSS (whole process)", f"{peak:.0f} MB")
-
     print(
-        f"local model bench: {local.LOCAL_MODEL_ID}, llama-cpp-python {llama_cpp.__version__}, "
-        f"{cpus} CPUs, load average {load_before[0]:.2f} -> {os.getloadavg()[0]:.2f}"
+        f"local model bench: llama-cpp-python {llama_cpp.__version__}, {os.cpu_count()} CPUs, "
+        f"load average {load_before[0]:.2f} -> {os.getloadavg()[0]:.2f}; ratios are times "
+        "(child / in-process; target <= 1.10x)"
     )
     widths = [max(len(r[i]) for r in [HEADER, *rows]) for i in range(4)]
     for r in [HEADER, tuple("-" * w for w in widths), *rows]:

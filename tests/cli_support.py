@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -40,3 +42,12 @@ def run_python(code: str, *, env: dict[str, str] | None = None) -> str:
         stdin=subprocess.DEVNULL,
     )
     return done.stdout
+
+
+def wait_until_reaped(runner: Any) -> None:
+    """Until a killed model process has exited for good (its parent could reap it)."""
+    for _ in range(1000):
+        if not runner.loaded:  # polls the process: true only once it can be reaped
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"the model process {runner.pid} still runs 10 s after it was killed")

@@ -63,6 +63,8 @@ CORE_MODULES = [
     "modes_tui.llm.gguf",
     "modes_tui.llm.transcript",
     "modes_tui.llm.llama_runner",
+    "modes_tui.llm.model_process",
+    "modes_tui.llm.model_child",
     "modes_tui.core.ports",
     "modes_tui.core.wire",
     "modes_tui.core.redaction",

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import re
+import signal
 import subprocess
 import sys
 import threading
@@ -25,6 +27,7 @@ import litellm
 
 from modes_tui.core.errors import ModesError, ProviderError
 from modes_tui.llm import gguf, llama_runner, local, transcript
+from tests.cli_support import wait_until_reaped
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -477,3 +480,64 @@ def test_sync_stream_and_early_close(bundled: local.LocalProvider) -> None:
         if chunk.choices and chunk.choices[0].delta.content
     ]
     assert len(texts) >= 2
+
+
+@pytest.mark.local
+def test_the_installed_llama_cpp_has_no_avx512_or_amx_compiled_in() -> None:
+    """scripts/setup builds it portably: a build tuned to a CPU with AMX crashes there."""
+    code = "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    tuned = re.findall(r"\b(AVX512\w*|AMX\w*) = 1", done.stdout)
+    assert tuned == [], done.stdout
+
+
+@pytest.mark.local
+async def test_a_killed_model_process_fails_the_stream_naming_the_signal(
+    bundled: local.LocalProvider,
+) -> None:
+    from modes_tui.llm.provider_errors import to_provider_error
+
+    stream = await litellm.acompletion(
+        model=local.LOCAL_MODEL_ID, messages=LONG, stream=True, max_tokens=400, seed=4
+    )
+    texts: list[str] = []
+    with pytest.raises(Exception) as caught:  # litellm wraps our ProviderError
+        async for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                texts.append(chunk.choices[0].delta.content)
+                if len(texts) == 2:
+                    assert bundled.runner.pid is not None
+                    os.kill(bundled.runner.pid, signal.SIGSEGV)
+    error = to_provider_error(caught.value, local.LOCAL_MODEL_ID)
+    assert (error.kind, error.provider_message) == (
+        "crashed",
+        "the local model process died: SIGSEGV",
+    )
+    assert len(texts) >= 2  # what came before the death was streamed
+    starts = bundled.runner.starts
+    again = await asyncio.wait_for(
+        litellm.acompletion(
+            model=local.LOCAL_MODEL_ID, messages=QUESTION, max_tokens=16, temperature=0
+        ),
+        timeout=120,
+    )
+    assert again.choices[0].message.content.strip()
+    assert bundled.runner.starts == starts + 1  # a new process answered
+
+
+@pytest.mark.local
+async def test_an_idle_model_process_killed_before_a_request_is_replaced(
+    bundled: local.LocalProvider,
+) -> None:
+    bundled.runner.load()
+    pid = bundled.runner.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    wait_until_reaped(bundled.runner)
+    stream = await litellm.acompletion(
+        model=local.LOCAL_MODEL_ID, messages=QUESTION, stream=True, max_tokens=16, temperature=0
+    )
+    assert await asyncio.wait_for(_first_text(stream), timeout=120)
+    await stream.aclose()
+    assert bundled.runner.pid != pid

@@ -73,6 +73,13 @@ class _Runner:
     def count_tokens(self, text: str) -> int:
         return len(text) // 4
 
+    def chat(self, messages: Any, params: Any, stop: threading.Event | None = None) -> Any:
+        from modes_tui.llm.llama_runner import fit_prompt
+
+        yield from self.generate(
+            fit_prompt(messages, params, self.n_ctx, self.count_tokens), params
+        )
+
     def generate(self, prompt: str, params: Any, stop: threading.Event | None = None) -> Any:
         from modes_tui.llm.llama_runner import Piece
 

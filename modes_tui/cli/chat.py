@@ -109,6 +109,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
     from modes_tui.tui.gc_tuning import freeze_what_is_loaded, hold_collections
 
     hold_collections()  # before Textual and our widgets are imported
+    from modes_tui.cli.terminal_guard import TerminalGuard
     from modes_tui.tui.app import build_app
 
     check_resume(args)  # a wrong id fails here, at the terminal, not inside the app
@@ -116,17 +117,21 @@ def cmd_tui(args: argparse.Namespace) -> int:
     sessions: list[CurrentSession] = []
     servers: list[McpServers] = []
     app = build_app(prepare=lambda: tui_services(args, sessions, servers))
+    # a death by signal gives Textual no chance to restore the terminal: the guard does
+    guard = TerminalGuard.start()
 
     async def run() -> None:
         try:
             await app.run_async()
         finally:  # on the app's loop, where the servers' tasks live
+            guard.release()  # Textual has given the terminal back
             for started in servers:
                 await started.close()
 
     try:
         asyncio.run(run())
     finally:
+        guard.release()
         for session in sessions:
             session.close()
     return EXIT_OK

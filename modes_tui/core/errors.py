@@ -134,6 +134,7 @@ ProviderErrorKind = Literal[
     "connection",
     "bad_stream",
     "server_error",
+    "crashed",
     "context_too_long",
     "not_found",
     "bad_request",

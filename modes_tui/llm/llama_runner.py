@@ -4,6 +4,10 @@
 needed), with generation serialised because a llama.cpp context is not re-entrant; a
 generation streams `Piece`s and stops within one token when asked. `llama_cpp` is imported
 only inside functions, so importing this module does not load the native library.
+
+The app never runs this in its own process: `model_child.py` runs it in a child process and
+`model_process.py` talks to that child, so a native crash in llama.cpp costs a turn, not the
+app. `ModelRunner` is what both offer to the litellm handler.
 """
 
 from __future__ import annotations
@@ -14,21 +18,25 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from modes_tui.core.errors import ProviderError
 from modes_tui.core.models import EMBEDDED_MODEL
-from modes_tui.llm.gguf import INSTALL_HINT
-from modes_tui.llm.transcript import STOP_SEQUENCES
+from modes_tui.llm.transcript import STOP_SEQUENCES, fit_transcript
 
 N_CTX = 4096
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_TOP_P = 0.95
 REPEAT_PENALTY = 1.1
+
+LLAMA_INSTALL_HINT = (
+    "run ./scripts/setup: it builds llama-cpp-python portably (pip's own build is tuned to "
+    "the build machine's CPU); see the README"
+)
 
 _LOCK_POLL_SECONDS = 0.05
 _CLOSE_WAIT_SECONDS = 10.0
@@ -82,6 +90,46 @@ class Piece:
     """Tokens in the prompt (last piece only)."""
     completion_tokens: int = 0
     """Tokens generated (last piece only)."""
+
+
+def fit_prompt(
+    messages: Sequence[Mapping[str, Any]],
+    params: GenerationParams,
+    n_ctx: int,
+    count_tokens: Callable[[str], int],
+) -> str:
+    """The transcript of `messages` that leaves room in `n_ctx` for the answer."""
+    # Keep at least half the context for the prompt, whatever max_tokens asks for.
+    max_tokens = min(params.max_tokens, n_ctx // 2)
+    return fit_transcript(messages, count_tokens, n_ctx - max_tokens)
+
+
+class ModelRunner(Protocol):
+    """What the litellm handler needs of a model: load it, answer chat messages, free it."""
+
+    n_ctx: int
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is ready to answer."""
+        ...
+
+    def load(self) -> object:
+        """Load the model now (it is loaded on first use otherwise)."""
+        ...
+
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        params: GenerationParams,
+        stop_event: threading.Event | None = None,
+    ) -> Iterator[Piece]:
+        """Stream the answer to `messages`: text pieces, then one `Piece` with the usage."""
+        ...
+
+    def close(self) -> None:
+        """Free the model; a later call loads it again."""
+        ...
 
 
 def default_threads() -> int:
@@ -154,7 +202,7 @@ class LlamaRunner:
                 raise ProviderError(
                     "not_found",
                     f"the local model needs llama-cpp-python, which is not installed ({exc})",
-                    hint=INSTALL_HINT,
+                    hint=LLAMA_INSTALL_HINT,
                     model=EMBEDDED_MODEL,
                 ) from exc
             _silence_native_logs(llama_cpp)
@@ -192,6 +240,16 @@ class LlamaRunner:
         """How many tokens `text` is as a prompt (with BOS, special tokens parsed)."""
         # Tokenising reads the vocabulary only, so it needs no generation lock.
         return len(self.load().tokenize(text.encode("utf-8"), add_bos=True, special=True))
+
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        params: GenerationParams,
+        stop_event: threading.Event | None = None,
+    ) -> Iterator[Piece]:
+        """Fit `messages` into the context as a transcript, then stream its completion."""
+        prompt = fit_prompt(messages, params, self.n_ctx, self.count_tokens)
+        yield from self.generate(prompt, params, stop_event)
 
     def generate(
         self,

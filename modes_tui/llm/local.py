@@ -7,11 +7,13 @@ The rest of the embedded model lives beside it, one concept a module:
 
     gguf.py          the file: found in its PyPI package, assembled once, verified
     transcript.py    the prompt: chat messages as a transcript a base model continues
-    llama_runner.py  the runner: one in-process llama.cpp model, one generation at a time
+    llama_runner.py  the runner: one llama.cpp model, one generation at a time
+    model_child.py   the child process that runs the runner (llama.cpp loads only there)
+    model_process.py the app's side of it: a crash there is a failed turn, not the app's death
 
 litellm is imported at module level (this module is only loaded on demand, never on the path
-to the first paint); `llama_cpp` only inside functions, so importing this module does not load
-the native library. Nothing in `modes_tui.core` imports this module.
+to the first paint); `llama_cpp` never: it is loaded in the model's own process. Nothing in
+`modes_tui.core` imports this module.
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ from litellm.types.utils import GenericStreamingChunk, ModelResponse  # noqa: E4
 from modes_tui.core.mode_note import NoteEchoFilter  # noqa: E402
 from modes_tui.core.models import EMBEDDED_MODEL  # noqa: E402
 from modes_tui.llm.gguf import ensure_model_file, resolve_model_file  # noqa: E402
-from modes_tui.llm.llama_runner import N_CTX, LlamaRunner, Piece, generation_params  # noqa: E402
-from modes_tui.llm.transcript import fit_transcript  # noqa: E402
+from modes_tui.llm.llama_runner import N_CTX, ModelRunner, Piece, generation_params  # noqa: E402
+from modes_tui.llm.model_process import ModelProcess  # noqa: E402
 
 LOCAL_MODEL_ID = EMBEDDED_MODEL
 """The litellm model id of the embedded model (defined once, in core.models)."""
@@ -105,7 +107,7 @@ def _chunk(piece: Piece) -> GenericStreamingChunk:
 class LocalLLM(CustomLLM):
     """The litellm handler for `local/...`: chat messages in, llama.cpp text out."""
 
-    def __init__(self, runner: LlamaRunner) -> None:
+    def __init__(self, runner: ModelRunner) -> None:
         super().__init__()
         self.runner = runner
 
@@ -174,14 +176,10 @@ class LocalLLM(CustomLLM):
         stop: threading.Event | None = None,
     ) -> Generator[Piece, None, None]:
         params = generation_params(optional_params)
-        # Keep at least half the context for the prompt, whatever max_tokens asks for.
-        max_tokens = min(params.max_tokens, self.runner.n_ctx // 2)
-        budget = self.runner.n_ctx - max_tokens
-        prompt = fit_transcript(messages, self.runner.count_tokens, budget)
         # A base model may copy the request's mode-change note as its answer: drop it.
         echo = NoteEchoFilter()
         tidy = _Tidy()
-        for piece in self.runner.generate(prompt, params, stop):
+        for piece in self.runner.chat(messages, params, stop):
             if piece.finish_reason is not None:
                 if text := tidy.feed(echo.finish()):
                     yield Piece(text)
@@ -286,14 +284,14 @@ class LocalProvider:
     """The registered local provider: its handler, its runner, and `close()`."""
 
     handler: LocalLLM
-    runner: LlamaRunner
+    runner: ModelProcess
     model_path: Path | None
     data_dir: Path
     model_id: str = LOCAL_MODEL_ID
     _closed: bool = field(default=False, repr=False)
 
     def close(self) -> None:
-        """Free the llama model. Safe to call twice; registered with `atexit`."""
+        """Stop the model process. Safe to call twice; registered with `atexit`."""
         if self._closed:
             return
         self._closed = True
@@ -327,7 +325,7 @@ def register_local_provider(
             and any(item.get("custom_handler") is current.handler for item in _provider_map())
         ):
             return current
-        runner = LlamaRunner(partial(resolve_model_file, model_path, data_dir, progress))
+        runner = ModelProcess(partial(resolve_model_file, model_path, data_dir, progress))
         provider = LocalProvider(LocalLLM(runner), runner, model_path, data_dir)
         # Replace in place: litellm reads this list on every call.
         litellm.custom_provider_map[:] = [
@@ -356,7 +354,8 @@ def warm_up(on_phase: Callable[[str, float], None]) -> bool:
     """Assemble (if needed) and load the registered local model now, saying how far it got.
 
     `on_phase(label, fraction)` hears each phase with 0..1 for the whole warm-up: assembling
-    the GGUF from its PyPI parts takes the first 60 %, loading it into llama.cpp the rest.
+    the GGUF from its PyPI parts takes the first 60 %, starting the model process 10 % and
+    loading the model into llama.cpp there the rest.
     False when no local provider is registered (another model answers).
     """
     provider = _registered
@@ -374,7 +373,7 @@ def warm_up(on_phase: Callable[[str, float], None]) -> bool:
     on_phase("checking the model file", 0.0)
     if provider.model_path is None:
         ensure_model_file(provider.data_dir, assembling)
-    on_phase("loading the model into llama.cpp", 0.6)
-    provider.runner.load()
+    phases = {"starting the model process": 0.6, "loading the model into llama.cpp": 0.7}
+    provider.runner.load(lambda label: on_phase(label, phases.get(label, 0.6)))
     on_phase("model loaded", 1.0)
     return True

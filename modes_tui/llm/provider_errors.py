@@ -20,6 +20,7 @@ HINTS: dict[ProviderErrorKind, str] = {
     "model local/gemma-3-270m (modes-tui --model local/gemma-3-270m)",
     "bad_stream": "the provider sent an answer that could not be read; retry",
     "server_error": "the provider failed on its side (an HTTP 5xx answer); retry in a moment",
+    "crashed": "the model's process died; retry starts a new one",
     "context_too_long": "the conversation is longer than this model accepts; /clear, or lower "
     "`history: {last: N}` in the mode's profile",
     "not_found": "check the model id (provider/model, e.g. openai/gpt-4.1-mini) in the profile "

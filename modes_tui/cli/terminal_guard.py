@@ -1,0 +1,110 @@
+"""Give the terminal back when the app dies without a chance to do it itself.
+
+The terminal UI switches the terminal to the alternate screen, turns on mouse reporting,
+hides the cursor and sets raw mode; Textual undoes all of that when the app ends, even on an
+exception. A process that dies by a signal (a native crash, SIGKILL, the out-of-memory
+killer, SIGTERM) undoes nothing, and the shell is left on a blank screen that prints escape
+codes at every mouse move. So `TerminalGuard` starts a tiny keeper process before the app
+runs: it holds the terminal's settings from before the app and waits on a pipe. The app
+writes `ok` when Textual has given the terminal back; if the pipe closes without it (the app
+died), the keeper restores the settings and writes the reset sequences.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import termios
+import threading
+from typing import IO
+
+RESET = (
+    "\x1b[?2004l"  # bracketed paste off
+    "\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l"  # mouse reporting off
+    "\x1b[?1004l"  # focus events off
+    "\x1b[<u"  # the kitty keyboard protocol popped (before leaving the alternate screen)
+    "\x1b[?7h"  # line wrap on
+    "\x1b[?1049l"  # the alternate screen left
+    "\x1b[?25h"  # the cursor shown
+)
+"""What Textual's driver writes when the app stops, in one write."""
+
+_KEEPER = """
+import json, os, signal, sys, termios
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+saved = json.loads(sys.stdin.readline() or "null")
+if sys.stdin.read().strip() != "ok":
+    if saved is not None:
+        try:
+            termios.tcsetattr(2, termios.TCSANOW, saved)
+        except (termios.error, OSError):
+            pass
+    try:
+        os.write(2, sys.argv[1].encode())
+    except OSError:
+        pass
+"""
+"""The keeper: stdlib only, started with -I -S so it costs a few milliseconds of one core."""
+
+
+class TerminalGuard:
+    """A keeper process that resets the terminal if the app dies; `release()` when it did not."""
+
+    def __init__(self) -> None:
+        self._pipe: IO[bytes] | None = None
+        self._keeper: subprocess.Popen[bytes] | None = None
+        self._ready = threading.Event()
+
+    @classmethod
+    def start(cls) -> TerminalGuard:
+        """Guard the terminal on stderr (where Textual draws), if it is one."""
+        guard = cls()
+        if not (os.isatty(0) and os.isatty(2)):
+            guard._ready.set()
+            return guard
+        try:
+            saved = termios.tcgetattr(0)  # now: before the app changes anything
+        except termios.error:
+            guard._ready.set()
+            return guard
+        # off the main thread: starting a process must not delay the first frame
+        threading.Thread(
+            target=guard._spawn, args=(saved,), name="modes-tui-terminal-guard", daemon=True
+        ).start()
+        return guard
+
+    def _spawn(self, saved: list[object]) -> None:
+        try:
+            keeper = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _KEEPER, RESET],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                # its own session: no terminal signals, and no job control on its writes
+                start_new_session=True,
+            )
+            assert keeper.stdin is not None
+            cc = [c[0] if isinstance(c, bytes) else c for c in saved[6]]  # type: ignore[attr-defined]
+            keeper.stdin.write(json.dumps([*saved[:6], cc]).encode() + b"\n")
+            keeper.stdin.flush()
+            self._pipe = keeper.stdin
+            self._keeper = keeper
+        except OSError:
+            pass  # no guard: the app still runs
+        finally:
+            self._ready.set()
+
+    def release(self) -> None:
+        """The app gave the terminal back itself: the keeper exits without a word."""
+        self._ready.wait(timeout=5.0)
+        pipe, self._pipe = self._pipe, None
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.write(b"ok")
+                pipe.close()
+        if self._keeper is not None:  # reaped, not left a zombie until the app exits
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._keeper.wait(timeout=2.0)
