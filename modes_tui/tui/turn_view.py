@@ -249,6 +249,11 @@ class TurnView(Vertical):
                 pass  # shown with the ending
             case "turn_finished" | "turn_failed" | "turn_cancelled":
                 await self._close_segment(final=True)
+                if not self._segments_shown and self.record.answer:
+                    # a partial answer that never streamed here: the failure's own, or an
+                    # earlier attempt's that a failed retry keeps
+                    self._segments_shown = 1
+                    await self._mount_in_order(AnswerSegment(self.record.answer))
                 self._flush_reasoning()
                 await self.query_children(".ending").remove()
                 await self.mount_all(list(self._ending()))
@@ -304,6 +309,8 @@ class TurnView(Vertical):
                 text.append(f"\n  {failure.hint}", style="")
             if failure.partial and not record.answer:
                 text.append(f"\n  partial answer: {failure.partial}")
+            if record.shows_kept_partial:
+                text.append(f"\n  {kept_note(record)}")
             if not failure.retryable and self.live:
                 why = NO_RETRY.get(failure.kind, "the same request would fail the same way")
                 text.append(f"\n  no Retry: {why}", style="dim")
@@ -313,6 +320,8 @@ class TurnView(Vertical):
                 yield Static(text, classes="tail ending note-text -failed")
         elif record.cancelled:
             text = Text("■ cancelled: the answer above is partial")
+            if record.shows_kept_partial:
+                text.append(f"\n  {kept_note(record)}")
             yield Static(text, classes="tail ending note-text -cancelled")
         meta = self._meta_text()
         if meta.plain:
@@ -365,6 +374,14 @@ class TurnView(Vertical):
         await self.mount_all([*self._folds(), Static(self._route_text(), classes="route")])
         # the stream layout measured the fold before it collapsed: measure it again
         self.refresh(layout=True)
+
+
+def kept_note(record: TurnTranscript) -> str:
+    """Why the answer above a failed retry is an older one."""
+    return (
+        f"attempt {record.attempt} gave no text; the partial answer above is attempt "
+        f"{record.kept_from}'s, kept"
+    )
 
 
 def _fold(old: Superseded) -> Collapsible:

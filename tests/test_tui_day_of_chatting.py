@@ -1,0 +1,241 @@
+"""Pilot tests of the faults found in a day of chatting (issue 20, item 9): typing reaches
+the prompt after any overlay or click, a failed retry keeps the earlier partial answer,
+ctrl+r retries a cancelled turn, failure cards never clip, soft line breaks stay in
+answers, and a mistyped command gets a "did you mean"."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Button
+
+from modes_tui.core.events import TextDelta, TurnFailed
+from modes_tui.tui.app import ModesApp, build_app
+from modes_tui.tui.inspector import InspectorScreen
+from modes_tui.tui.pending import PendingRow
+from tests.test_tui_app import FakeSessions, chat_text, idle, ready, replayed, send
+from tests.tui_support import ScriptEngine, answer_events, plain, services, until
+
+SIZE = (120, 40)
+
+
+async def typing_reaches_the_prompt(pilot: Pilot[None], app: ModesApp) -> None:
+    """What the user checks: the next keys land in the prompt."""
+    await until(pilot, lambda: len(app.screen_stack) == 1)
+    await pilot.pause()
+    await pilot.press(*"hi there")
+    assert app.prompt.value.endswith("hi there"), (app.focused, app.prompt.value)
+
+
+# --------------------------------------------------------------------------- focus
+
+
+async def test_after_a_click_on_a_route_card_and_esc_typing_reaches_the_prompt() -> None:
+    async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "hello")
+        await until(pilot, idle(app))
+        await pilot.click("#decisions")
+        await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
+        await pilot.press("escape")
+        await typing_reaches_the_prompt(pilot, app)
+
+
+async def test_after_a_click_on_the_chat_and_esc_typing_reaches_the_prompt() -> None:
+    async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "hello")
+        await until(pilot, idle(app))
+        app.panel.options.focus()  # keyboard users reach the panel with tab
+        await pilot.pause()
+        assert app.focused is app.panel.options
+        await pilot.press("escape")
+        await typing_reaches_the_prompt(pilot, app)
+
+
+async def test_after_the_cross_of_a_waiting_message_typing_reaches_the_prompt() -> None:
+    steps = asyncio.Semaphore(0)
+    engine = ScriptEngine(steps=steps).script(answer_events("slow", "chat", "first", chunk=1))
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "first")
+        await until(pilot, lambda: app._turn_running)
+        await send(pilot, "drop me")
+        await send(pilot, "keep me")
+        await until(pilot, lambda: len(app.pending) == 2)
+        row = app.pending.query(PendingRow).first()
+        await pilot.click(f"#{row.query_one('.drop', Button).id}")
+        await until(pilot, lambda: app.pending.texts == ["keep me"])
+        await typing_reaches_the_prompt(pilot, app)
+        for _ in range(20):
+            steps.release()
+
+
+async def open_and_close(pilot: Pilot[None], app: ModesApp, how: str) -> None:
+    """Open an overlay `how`, with the focus away from the prompt, then close it with esc."""
+    app.panel.options.focus()  # e.g. after a click on a route card
+    await pilot.pause()
+    if how.startswith("/"):
+        app.prompt.value = how
+        app.prompt.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        app.panel.options.focus()
+        await pilot.pause()
+    else:
+        await pilot.press(how)
+    await until(pilot, lambda: len(app.screen_stack) > 1)
+    await pilot.pause()
+    await pilot.press("escape")
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["ctrl+t", "ctrl+e", "ctrl+p", "f1"],
+    ids=["inspector", "correct picker", "palette", "help"],
+)
+async def test_after_an_overlay_closes_typing_reaches_the_prompt(how: str) -> None:
+    async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "hello")
+        await until(pilot, idle(app))
+        if how == "f1":  # help is a note in the chat, not an overlay: esc from the panel
+            app.panel.options.focus()
+            await pilot.press("f1", "escape")
+        else:
+            await open_and_close(pilot, app, how)
+        await typing_reaches_the_prompt(pilot, app)
+
+
+async def test_after_the_sessions_picker_and_a_replay_close_typing_reaches_the_prompt() -> None:
+    sessions = FakeSessions(replayed())
+    async with build_app(services(sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        app.panel.options.focus()
+        await pilot.pause()
+        await open_and_close(pilot, app, "/sessions")
+        await typing_reaches_the_prompt(pilot, app)
+        app.prompt.value = ""
+        app.prompt.focus()
+        await pilot.press(*"/sessions", "enter")
+        await until(pilot, lambda: len(app.screen_stack) > 1)
+        await pilot.pause()
+        await pilot.press("enter")  # replay the highlighted session
+        await until(pilot, lambda: type(app.screen).__name__ == "ReplayScreen")
+        await pilot.pause()
+        await pilot.press("escape")
+        await typing_reaches_the_prompt(pilot, app)
+
+
+async def test_after_the_retry_button_is_clicked_typing_reaches_the_prompt() -> None:
+    failing = [*answer_events("", "chat", "hello")[:2], TurnFailed("Rate limit", "rate_limit")]
+    engine = ScriptEngine().script(failing, answer_events("Hello again!", "chat", "hello"))
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "hello")
+        await until(pilot, lambda: app.records[-1].status == "failed" and idle(app)())
+        await pilot.click("#retry")
+        await until(pilot, lambda: app.records[-1].status == "finished" and idle(app)())
+        await typing_reaches_the_prompt(pilot, app)
+
+
+
+# --------------------------------------------------------------------------- retry
+
+
+def failed_after(text: str) -> list:
+    """A turn that streams `text`, then fails with a retryable error."""
+    return [
+        *answer_events("", "chat", "write a haiku")[:2],
+        TextDelta(text),
+        TurnFailed("Connection reset by peer", "connection", "Retry.", partial=text),
+    ]
+
+
+def failed_at_once(error: str = "Rate limit reached") -> list:
+    """A retry that fails before any text."""
+    return [
+        *answer_events("", "chat", "write a haiku")[:2],
+        TurnFailed(error, "rate_limit", "Wait a minute and retry."),
+    ]
+
+
+async def test_a_failed_retry_keeps_the_earlier_partial_answer_on_screen() -> None:
+    engine = ScriptEngine().script(
+        failed_after("Autumn moonlight,"), failed_at_once(), failed_at_once("Still limited")
+    )
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "write a haiku")
+        await until(pilot, lambda: app.records[-1].status == "failed" and idle(app)())
+        for attempt in (2, 3):
+            await pilot.press("ctrl+r")
+            await until(
+                pilot,
+                lambda n=attempt: app.records[-1].attempt == n
+                and app.records[-1].status == "failed"
+                and idle(app)(),
+            )
+            record = app.records[-1]
+            assert record.answer == "Autumn moonlight,"  # recorded: /copy and /export read it
+            segments = list(app.chat.query("AnswerSegment"))
+            assert [s.source for s in segments] == ["Autumn moonlight,"]
+            note = plain(app.chat.query_one(".note-text"))
+            assert "Still limited" in note or "Rate limit reached" in note
+            assert f"attempt {attempt} gave no text" in note
+            assert "attempt 1's" in note
+
+
+async def test_a_retry_with_text_of_its_own_replaces_the_earlier_partial_answer() -> None:
+    engine = ScriptEngine().script(
+        failed_after("Autumn moonlight,"), answer_events("A whole haiku.", "chat", "haiku")
+    )
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "write a haiku")
+        await until(pilot, lambda: app.records[-1].status == "failed" and idle(app)())
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: app.records[-1].status == "finished" and idle(app)())
+        assert [s.source for s in app.chat.query("AnswerSegment")] == ["A whole haiku."]
+        assert "attempt 1" not in chat_text(app)
+
+
+async def test_ctrl_r_retries_a_cancelled_turn() -> None:
+    steps = asyncio.Semaphore(0)
+    engine = ScriptEngine(steps=steps).script(
+        answer_events("first part. second part.", "chat", "tell me", chunk=6),
+        answer_events("The whole answer.", "chat", "tell me"),
+    )
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "tell me")
+        await until(pilot, lambda: app._turn_running and bool(app.records))
+        steps.release()
+        await until(pilot, lambda: len(app.records[-1].answer) == 6)
+        await pilot.press("escape")
+        steps.release()
+        await until(pilot, lambda: app.records[-1].status == "cancelled" and idle(app)())
+        assert "ctrl+r" in plain(app.status)
+        for _ in range(20):
+            steps.release()
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: app.records[-1].status == "finished" and idle(app)())
+        record = app.records[-1]
+        assert record.attempt == 2 and record.answer == "The whole answer."
+        assert [s.source for s in app.chat.query("AnswerSegment")] == ["The whole answer."]
+        assert "cancelled" not in chat_text(app)
+
+
+async def test_ctrl_r_on_a_finished_turn_says_why_nothing_runs() -> None:
+    engine = ScriptEngine().script(answer_events("Done.", "chat", "hello"))
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "hello")
+        await until(pilot, idle(app))
+        app.action_retry()
+        await pilot.pause()
+        assert "Only a failed or cancelled last turn can be retried" in plain(app.status)
+        assert len(engine.texts) == 1
