@@ -6,16 +6,21 @@ answers, and a mistyped command gets a "did you mean"."""
 from __future__ import annotations
 
 import asyncio
+import html
+import io
+import re
 from datetime import UTC
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Button
+from rich.console import Console
+from textual.widgets import Button, Static
 
 from modes_tui.core.events import TextDelta, TurnFailed
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.inspector import InspectorScreen
 from modes_tui.tui.pending import PendingRow
+from modes_tui.tui.turn_view import TurnNote
 from tests.test_tui_app import FakeSessions, chat_text, idle, ready, replayed, send
 from tests.tui_support import ScriptEngine, answer_events, plain, services, until
 
@@ -239,3 +244,50 @@ async def test_ctrl_r_on_a_finished_turn_says_why_nothing_runs() -> None:
         await pilot.pause()
         assert "Only a failed or cancelled last turn can be retried" in plain(app.status)
         assert len(engine.texts) == 1
+
+
+# --------------------------------------------------------------------------- failure cards
+
+LONG_ERROR = (
+    "litellm.APIConnectionError: OpenAIException - Connection error: the server at "
+    "http://127.0.0.1:8080/v1/chat/completions closed the connection before answering "
+    "(errno 104, connection reset by peer) while streaming"
+)
+LONG_HINT = (
+    "Check that the server is running and reachable, or pick another model with --model; "
+    "the conversation is kept and Retry sends the same request again. LAST-WORDS-SHOWN"
+)
+
+
+def screen_text(app: ModesApp) -> str:
+    """The characters on screen, from the app's own screenshot."""
+    svg = app.export_screenshot()
+    return html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
+
+
+def wrapped_lines(widget: Static) -> int:
+    """How many lines the widget's text takes at the width it is drawn at."""
+    width = widget.content_size.width
+    console = Console(width=width, file=io.StringIO(), color_system=None)
+    return len(console.render_lines(widget.content, console.options.update_width(width)))
+
+
+@pytest.mark.parametrize("retryable", [True, False], ids=["with Retry", "without Retry"])
+@pytest.mark.parametrize("width", [80, 100, 120, 128, 135, 142, 150, 200])
+async def test_a_failure_card_shows_its_last_line_at_any_width(width: int, retryable: bool) -> None:
+    failing = [
+        *answer_events("", "chat", "hello")[:2],
+        TurnFailed(LONG_ERROR, "connection", LONG_HINT, retryable=retryable),
+    ]
+    engine = ScriptEngine().script(failing)
+    async with build_app(services(engine), tz=UTC).run_test(size=(width, 40)) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "hello")
+        await until(pilot, lambda: app.records[-1].status == "failed" and idle(app)())
+        await pilot.pause(0.1)
+        text = app.chat.query_one(".note-text", Static)
+        card = text.parent if isinstance(text.parent, TurnNote) else text
+        needed = wrapped_lines(text)
+        assert text.content_size.height >= needed
+        assert card.region.height >= needed, (card.region, needed)
+        assert "LAST-WORDS-SHOWN" in screen_text(app)

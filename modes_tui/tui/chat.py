@@ -39,6 +39,34 @@ LOAD_MARGIN = 10
 """Lines above and below the viewport whose cheap turns load as full ones."""
 
 
+# A mixin, not a Widget subclass: Textual takes a widget's default CSS from its first
+# DOMNode base only, so the widget class it is mixed into must stay that first base.
+_Mixin = Widget if TYPE_CHECKING else object
+
+
+class FitsInStream(_Mixin):
+    """A widget of a `layout: stream` container (a turn, the chat) that is measured at the
+    width it is drawn at.
+
+    The stream layout measures a child's height at the container's width less the child's
+    padding and border, but draws it narrower by its left and right margins: text that
+    wraps onto one more line at the narrower width lost its last line (a failure card at
+    120-150 columns). Measured here at the drawn width, so nothing is ever cut.
+    """
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        layout = self.parent.styles.layout if isinstance(self.parent, Widget) else None
+        if layout is not None and layout.name == "stream":
+            margin = self.styles.margin
+            width = max(1, width - margin.left - margin.right)
+        height: int = super().get_content_height(container, viewport, width)
+        return height
+
+
+class PlainNote(FitsInStream, Static):
+    """A note from the app that must show whole (an error): plain text, wrapped."""
+
+
 class HeightsByWidth(Static):
     """A Static that remembers its height at two widths, not one.
 
@@ -285,7 +313,7 @@ class ChatLog(VerticalScroll):
 
     async def add_plain_note(self, text: str) -> Static:
         """A note from the app that must show whole (an error): plain text, wrapped."""
-        note = Static(Text(terminal_safe(text)), classes="plain-note")  # errors quote files
+        note = PlainNote(Text(terminal_safe(text)), classes="plain-note")  # errors quote files
         await self.mount(note)
         self.anchor()
         return note

@@ -24,6 +24,7 @@ from textual.widgets._markdown import MarkdownStream
 from modes_tui.core.events import TurnEvent
 from modes_tui.core.transcript import Superseded, TurnTranscript
 from modes_tui.route_format import duration, strip_line
+from modes_tui.tui.chat import FitsInStream
 from modes_tui.tui.markdown_lists import BLOCKS as LIST_BLOCKS
 from modes_tui.tui.render import correction_line, reroute_line, tool_summary
 from modes_tui.tui.turn_messages import RetryRequested
@@ -41,7 +42,7 @@ REASONING_REFRESH_S = 0.1
 """How often folded reasoning is redrawn while it streams."""
 
 
-class ToolCallView(Static):
+class ToolCallView(FitsInStream, Static):
     """A tool call, its arguments and (once resolved) its result."""
 
     DEFAULT_CSS = """
@@ -69,7 +70,15 @@ class AnswerSegment(Markdown):
     """
 
 
-class TurnNote(Horizontal):
+class EndingNote(FitsInStream, Static):
+    """How a turn ended when there is nothing to press (cancelled, or failed for good)."""
+
+
+class Fold(FitsInStream, Collapsible):
+    """Folded text in a turn: reasoning, or an answer the user corrected."""
+
+
+class TurnNote(FitsInStream, Horizontal):
     """A failed live turn: what went wrong, and a Retry button."""
 
     DEFAULT_CSS = """
@@ -292,7 +301,7 @@ class TurnView(Vertical):
 
     def _reasoning_view(self) -> Collapsible:
         self._reasoning = Static(Text(self.record.reasoning))
-        return Collapsible(self._reasoning, title="Reasoning", collapsed=True, classes="tail")
+        return Fold(self._reasoning, title="Reasoning", collapsed=True, classes="tail")
 
     def _flush_reasoning(self) -> None:
         self._reasoning_timer = None
@@ -317,12 +326,12 @@ class TurnView(Vertical):
             if failure.retryable and self.live:
                 yield TurnNote(record.number, text, retry=True, kind="failed")
             else:
-                yield Static(text, classes="tail ending note-text -failed")
+                yield EndingNote(text, classes="tail ending note-text -failed")
         elif record.cancelled:
             text = Text("■ cancelled: the answer above is partial")
             if record.shows_kept_partial:
                 text.append(f"\n  {kept_note(record)}")
-            yield Static(text, classes="tail ending note-text -cancelled")
+            yield EndingNote(text, classes="tail ending note-text -cancelled")
         meta = self._meta_text()
         if meta.plain:
             yield Static(meta, classes="tail ending meta")
@@ -389,10 +398,10 @@ def _fold(old: Superseded) -> Collapsible:
     if old.route is not None:
         parts.append(Static(strip_line(old.route, old.mode)))
     parts.append(AnswerSegment(old.answer or "_(no answer)_"))
-    return Collapsible(*parts, title=old.title, collapsed=True, classes="superseded")
+    return Fold(*parts, title=old.title, collapsed=True, classes="superseded")
 
 
-class SystemNote(Markdown):
+class SystemNote(FitsInStream, Markdown):
     """Help, the mode list, export results: text from the app, not from a model."""
 
     DEFAULT_CSS = """
