@@ -291,3 +291,84 @@ async def test_a_failure_card_shows_its_last_line_at_any_width(width: int, retry
         assert text.content_size.height >= needed
         assert card.region.height >= needed, (card.region, needed)
         assert "LAST-WORDS-SHOWN" in screen_text(app)
+
+
+# --------------------------------------------------------------------------- line breaks
+
+HAIKU = "Autumn moonlight,\na worm digs silently\ninto the chestnut."
+MIXED = (
+    "Roses are red,\nviolets are blue.\n\n"
+    "```python\nx = 1\ny = 2\n```\n\n"
+    "- first item\n- second item\n\n"
+    "| a | b |\n|---|---|\n| 1 | 2 |\n"
+)
+
+
+def lines_on_screen(app: ModesApp) -> list[str]:
+    """The screen's lines without spaces (the screenshot's text runs lose some)."""
+    return [line.replace(" ", "") for line in screen_text(app).splitlines()]
+
+
+def on_own_lines(app: ModesApp, *texts: str) -> None:
+    """Each of `texts` is on screen, and no two of them share a line."""
+    lines = lines_on_screen(app)
+    texts = tuple(text.replace(" ", "") for text in texts)
+    for text in texts:
+        line = line_with(lines, text)
+        others = [other for other in texts if other != text and other in line]
+        assert not others, f"{text!r} shares its line with {others}: {line!r}"
+
+
+def line_with(lines: list[str], words: str) -> str:
+    found = [line for line in lines if words in line]
+    assert found, f"{words!r} is not on screen"
+    return found[0]
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 100])
+async def test_single_line_breaks_of_an_answer_show_as_line_breaks(chunk: int) -> None:
+    steps = asyncio.Semaphore(0)
+    engine = ScriptEngine(steps=steps).script(answer_events(HAIKU, "chat", "a haiku", chunk=chunk))
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "a haiku")
+        await until(pilot, lambda: app._turn_running and bool(app.records))
+        # while it streams: the first line is on its own line as soon as the second starts
+        while "a worm" not in app.records[-1].answer:
+            steps.release()
+            await until(pilot, lambda: steps._value == 0)
+            await pilot.pause()
+        await pilot.pause(0.1)
+        if app._turn_running:
+            on_own_lines(app, "Autumn moonlight,", "a worm")
+        for _ in range(200):
+            steps.release()
+        await until(pilot, idle(app))
+        await pilot.pause(0.1)
+        on_own_lines(app, "Autumn moonlight,", "a worm digs silently", "into the chestnut.")
+
+
+async def test_kept_line_breaks_leave_code_lists_and_tables_as_they_were() -> None:
+    engine = ScriptEngine().script(answer_events(MIXED, "chat", "mixed", chunk=5))
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "mixed")
+        await until(pilot, idle(app))
+        await pilot.pause(0.1)
+        on_own_lines(app, "Roses are red,", "violets are blue.")
+        on_own_lines(app, "x = 1", "y = 2")
+        on_own_lines(app, "first item", "second item")
+        assert "•" in line_with(lines_on_screen(app), "firstitem")
+        segment = app.chat.query_one("AnswerSegment")
+        assert len(segment.query("MarkdownTable")) == 1
+        assert len(segment.query("MarkdownFence")) == 1
+
+
+async def test_a_finished_turn_drawn_again_keeps_its_line_breaks() -> None:
+    sessions = FakeSessions(replayed(turns=1, answer=HAIKU))
+    async with build_app(services(sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await send(pilot, "/replay 20260314-092653-abcd")
+        await until(pilot, lambda: type(app.screen).__name__ == "ReplayScreen")
+        await pilot.pause(0.2)
+        on_own_lines(app, "Autumn moonlight,", "a worm digs silently", "into the chestnut.")

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from datetime import tzinfo
 from typing import assert_never
 
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -55,10 +57,36 @@ class ToolCallView(FitsInStream, Static):
     """
 
 
+def answer_parser() -> MarkdownIt:
+    """Textual's Markdown parser, keeping every line break of an answer.
+
+    Markdown joins lines that a single newline separates (a "soft" break) into one, so a
+    haiku or an address showed as one line; models mean those breaks. A rule after the
+    inline pass turns each soft break into a hard one. Code blocks, tables and list items
+    are untouched (their line structure is not made of soft breaks), and a stream is parsed
+    with the same rule at each step, so it stays incremental.
+    """
+    parser = MarkdownIt("gfm-like")
+    parser.core.ruler.push("keep_line_breaks", _keep_line_breaks)
+    return parser
+
+
+def _keep_line_breaks(state: StateCore) -> None:
+    for token in state.tokens:
+        if token.type == "inline" and token.children:
+            for child in token.children:
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
+
+
 class AnswerSegment(Markdown):
-    """Answer text of one model round (lists drawn one widget per item: `markdown_lists`)."""
+    """Answer text of one model round (lists drawn one widget per item: `markdown_lists`),
+    with its single line breaks kept."""
 
     BLOCKS = LIST_BLOCKS
+
+    def __init__(self, markdown: str | None = None) -> None:
+        super().__init__(markdown, parser_factory=answer_parser)
 
     DEFAULT_CSS = """
     AnswerSegment {
