@@ -12,11 +12,11 @@ import re
 from datetime import UTC
 
 import pytest
-from textual.pilot import Pilot
 from rich.console import Console
+from textual.pilot import Pilot
 from textual.widgets import Button, Static
 
-from modes_tui.core.events import TextDelta, TurnFailed
+from modes_tui.core.events import ReasoningDelta, TextDelta, TurnFailed
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.inspector import InspectorScreen
 from modes_tui.tui.pending import PendingRow
@@ -49,14 +49,29 @@ async def test_after_a_click_on_a_route_card_and_esc_typing_reaches_the_prompt()
         await typing_reaches_the_prompt(pilot, app)
 
 
-async def test_after_a_click_on_the_chat_and_esc_typing_reaches_the_prompt() -> None:
-    async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
+@pytest.mark.parametrize("where", ["chat", "panel", "reasoning"])
+async def test_after_a_click_away_from_the_prompt_and_esc_typing_reaches_the_prompt(
+    where: str,
+) -> None:
+    engine = ScriptEngine().script(
+        [
+            *answer_events("ok", "chat", "hello")[:2],
+            ReasoningDelta("let me think"),
+            *answer_events("ok", "chat", "hello")[2:],
+        ]
+    )
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "hello")
         await until(pilot, idle(app))
-        app.panel.options.focus()  # keyboard users reach the panel with tab
+        if where == "chat":
+            await pilot.click("#chat")
+        elif where == "reasoning":
+            await pilot.click("CollapsibleTitle")
+        else:  # keyboard users reach the panel with tab
+            app.panel.options.focus()
         await pilot.pause()
-        assert app.focused is app.panel.options
+        assert app.focused is not app.prompt
         await pilot.press("escape")
         await typing_reaches_the_prompt(pilot, app)
 
@@ -147,7 +162,6 @@ async def test_after_the_retry_button_is_clicked_typing_reaches_the_prompt() -> 
         await typing_reaches_the_prompt(pilot, app)
 
 
-
 # --------------------------------------------------------------------------- retry
 
 
@@ -180,9 +194,11 @@ async def test_a_failed_retry_keeps_the_earlier_partial_answer_on_screen() -> No
             await pilot.press("ctrl+r")
             await until(
                 pilot,
-                lambda n=attempt: app.records[-1].attempt == n
-                and app.records[-1].status == "failed"
-                and idle(app)(),
+                lambda n=attempt: (
+                    app.records[-1].attempt == n
+                    and app.records[-1].status == "failed"
+                    and idle(app)()
+                ),
             )
             record = app.records[-1]
             assert record.answer == "Autumn moonlight,"  # recorded: /copy and /export read it
@@ -372,3 +388,18 @@ async def test_a_finished_turn_drawn_again_keeps_its_line_breaks() -> None:
         await until(pilot, lambda: type(app.screen).__name__ == "ReplayScreen")
         await pilot.pause(0.2)
         on_own_lines(app, "Autumn moonlight,", "a worm digs silently", "into the chestnut.")
+
+
+# --------------------------------------------------------------------------- did you mean
+
+
+async def test_a_mistyped_command_gets_a_did_you_mean_and_keeps_the_text() -> None:
+    async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await pilot.press(*"/mdoe code", "enter")
+        await pilot.pause()
+        assert "unknown command /mdoe; did you mean /mode?" in plain(app.status)
+        assert app.prompt.value == "/mdoe code"  # kept, to fix
+        await pilot.press("home", "delete", "delete", "delete", "delete", "delete", *"/mode")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.reading.mode == "code")

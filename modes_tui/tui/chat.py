@@ -41,7 +41,10 @@ LOAD_MARGIN = 10
 
 # A mixin, not a Widget subclass: Textual takes a widget's default CSS from its first
 # DOMNode base only, so the widget class it is mixed into must stay that first base.
-_Mixin = Widget if TYPE_CHECKING else object
+if TYPE_CHECKING:
+    _Mixin = Widget
+else:
+    _Mixin = object
 
 
 class FitsInStream(_Mixin):
