@@ -23,6 +23,7 @@ from textual.widgets import Static
 
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.render import turn_plain_text
+from modes_tui.tui.stream_fit import FitsInStream
 
 if TYPE_CHECKING:
     from modes_tui.core.transcript import TurnTranscript
@@ -37,33 +38,6 @@ LOAD_BATCH = 20
 """How many older turns are mounted at a time as the user scrolls up."""
 LOAD_MARGIN = 10
 """Lines above and below the viewport whose cheap turns load as full ones."""
-
-
-# A mixin, not a Widget subclass: Textual takes a widget's default CSS from its first
-# DOMNode base only, so the widget class it is mixed into must stay that first base.
-if TYPE_CHECKING:
-    _Mixin = Widget
-else:
-    _Mixin = object
-
-
-class FitsInStream(_Mixin):
-    """A widget of a `layout: stream` container (a turn, the chat) that is measured at the
-    width it is drawn at.
-
-    The stream layout measures a child's height at the container's width less the child's
-    padding and border, but draws it narrower by its left and right margins: text that
-    wraps onto one more line at the narrower width lost its last line (a failure card at
-    120-150 columns). Measured here at the drawn width, so nothing is ever cut.
-    """
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        layout = self.parent.styles.layout if isinstance(self.parent, Widget) else None
-        if layout is not None and layout.name == "stream":
-            margin = self.styles.margin
-            width = max(1, width - margin.left - margin.right)
-        height: int = super().get_content_height(container, viewport, width)
-        return height
 
 
 class PlainNote(FitsInStream, Static):

@@ -26,9 +26,9 @@ from textual.widgets._markdown import MarkdownStream
 from modes_tui.core.events import TurnEvent
 from modes_tui.core.transcript import Superseded, TurnTranscript
 from modes_tui.route_format import duration, strip_line
-from modes_tui.tui.chat import FitsInStream
 from modes_tui.tui.markdown_lists import BLOCKS as LIST_BLOCKS
 from modes_tui.tui.render import correction_line, reroute_line, tool_summary
+from modes_tui.tui.stream_fit import FitsInStream
 from modes_tui.tui.turn_messages import RetryRequested
 
 NO_RETRY = {
