@@ -289,7 +289,7 @@ def wrapped_lines(widget: Static) -> int:
 
 
 @pytest.mark.parametrize("retryable", [True, False], ids=["with Retry", "without Retry"])
-@pytest.mark.parametrize("width", [80, 100, 120, 128, 135, 142, 150, 200])
+@pytest.mark.parametrize("width", [80, 88, 100, 110, 120, 126, 135, 138, 150, 174, 200])
 async def test_a_failure_card_shows_its_last_line_at_any_width(width: int, retryable: bool) -> None:
     failing = [
         *answer_events("", "chat", "hello")[:2],
