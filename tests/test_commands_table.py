@@ -83,6 +83,7 @@ def test_repl_completion_offers_the_table_with_repl_help() -> None:
         ("/wrnog", ["/wrong"]),
         ("/sesions", ["/sessions"]),
         ("/ses", ["/sessions"]),
+        ("/cdoe", ["/code"]),  # a mode's one-shot, mistyped
         ("/frobnicate", []),
         ("/mode", []),  # a command is not a typo
         ("/exit", []),  # nor an alias
