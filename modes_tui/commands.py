@@ -107,6 +107,57 @@ class OneShot:
     """The message, without the `/MODE ` in front (new lines kept)."""
 
 
+SUGGESTIONS = 3
+"""At most how many commands a "did you mean" names."""
+
+
+def did_you_mean(typed: str, surface: Surface, modes: Sequence[str] = ()) -> list[str]:
+    """The commands of `surface` (or the `/MODE` one-shots of `modes`) an unknown `typed`
+    (`/mdoe`, `/cdoe`) was probably meant to be.
+
+    Nothing for a command, an alias or a mode name: `/NAME text` of a mode is not a typo
+    (a one-shot turn in that mode), so it is never "corrected" into a command. Close means
+    a prefix (`/ses`), or a few letters off, swapped ones counting once (`/mdoe`, `/halp`).
+    """
+    word = typed.strip().lower()
+    if not word.startswith("/") or len(word) < 2:
+        return []
+    if find_command(word, surface) is not None or word[1:] in {m.lower() for m in modes}:
+        return []
+    names = [spec.name for spec in commands_for(surface)]
+    names += [f"/{mode}" for mode in one_shot_modes(modes)]
+    scored = []
+    for name in names:
+        distance = 0 if len(word) >= 3 and name.startswith(word) else edit_distance(word, name)
+        if distance <= (1 if len(name) <= 6 else 2):
+            scored.append((distance, name))
+    return [name for _, name in sorted(scored)[:SUGGESTIONS]]
+
+
+def unknown_command(typed: str, surface: Surface, modes: Sequence[str] = ()) -> str:
+    """What both front ends say about a command that is not one: `unknown command /mdoe;
+    did you mean /mode? /help lists the commands`."""
+    close = did_you_mean(typed, surface, modes)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ";"
+    return f"unknown command {typed}{hint} /help lists the commands"
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Letters to insert, delete, change or swap with a neighbour to turn `a` into `b`."""
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, char_a in enumerate(a, 1):
+        row = [i]
+        for j, char_b in enumerate(b, 1):
+            cost = 0 if char_a == char_b else 1
+            best = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and char_a == b[j - 2] and a[i - 2] == char_b:
+                best = min(best, previous2[j - 2] + 1)
+            row.append(best)
+        previous2, previous = previous, row
+    return previous[-1]
+
+
 class CommandError(ValueError):
     """A command that cannot run as typed; the message says how to fix it."""
 
@@ -143,9 +194,7 @@ def parse_command(text: str, settings: Sequence[str]) -> Command | OneShot:
     name, argument = head.lower(), rest.strip()
     spec = find_command(name, "app")
     if spec is None:
-        close = [c for c in COMMAND_NAMES if c.startswith(name[:3])] if len(name) > 1 else []
-        hint = f"; did you mean {' or '.join(close)}?" if close else ""
-        raise CommandError(f"unknown command {head}{hint} (/help lists them)")
+        raise CommandError(unknown_command(head, "app", settings))
     name = spec.name
     return Command(name, _checked_argument(name, argument, settings))
 

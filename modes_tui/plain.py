@@ -31,6 +31,7 @@ from modes_tui.commands import (
     mode_settings,
     one_shot,
     one_shot_modes,
+    unknown_command,
 )
 from modes_tui.core.conversation import ToolCall
 from modes_tui.core.corrections import Correction
@@ -258,7 +259,7 @@ async def run_command(line: str, context: ReplContext, printer: Printer) -> bool
                 + "\n"
             )
     else:
-        printer.write(f"unknown command {name}; /help lists the commands\n")
+        printer.write(unknown_command(typed, "repl", context.mode_names()) + "\n")
     return True
 
 

@@ -12,6 +12,7 @@ from modes_tui.commands import (
     COMMANDS,
     CommandError,
     commands_for,
+    did_you_mean,
     find_command,
     mode_settings,
     parse_command,
@@ -70,3 +71,46 @@ def test_repl_completion_offers_the_table_with_repl_help() -> None:
         "/wrong": ("wrong mode: answer the last turn again in MODE; undo forgets it"),
         "/write": "answer this one message in write",  # a one-shot, after the commands
     }
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("/mdoe", ["/mode"]),
+        ("/MDOE", ["/mode"]),
+        ("/hlep", ["/help"]),
+        ("/clera", ["/clear"]),
+        ("/wrnog", ["/wrong"]),
+        ("/sesions", ["/sessions"]),
+        ("/ses", ["/sessions"]),
+        ("/cdoe", ["/code"]),  # a mode's one-shot, mistyped
+        ("/frobnicate", []),
+        ("/mode", []),  # a command is not a typo
+        ("/exit", []),  # nor an alias
+        ("/code", []),  # nor a mode: `/code text` is a one-shot turn in that mode
+        ("/", []),
+    ],
+)
+def test_did_you_mean_names_the_close_commands_and_never_a_mode(
+    typed: str, meant: list[str]
+) -> None:
+    assert did_you_mean(typed, "app", ["chat", "code"]) == meant
+
+
+def test_did_you_mean_offers_only_commands_of_the_surface() -> None:
+    assert did_you_mean("/sesions", "app") == ["/sessions"]
+    assert did_you_mean("/sesions", "repl") == []  # the REPL has no /sessions
+
+
+def test_the_app_parser_says_did_you_mean() -> None:
+    with pytest.raises(CommandError) as raised:
+        parse_command("/mdoe code", mode_settings(["chat", "code"]))
+    assert (
+        str(raised.value) == "unknown command /mdoe; did you mean /mode? /help lists the commands"
+    )
+
+
+async def test_the_repl_says_did_you_mean_from_the_same_table() -> None:
+    out = io.StringIO()
+    assert await run_command("/mdoe code", context_for(engine_with(ScriptedModel())), Printer(out))
+    assert out.getvalue() == "unknown command /mdoe; did you mean /mode? /help lists the commands\n"

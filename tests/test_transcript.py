@@ -12,6 +12,7 @@ from modes_tui.core.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallRequested,
+    TurnCancelled,
     TurnCorrected,
     TurnEvent,
     TurnFailed,
@@ -74,6 +75,28 @@ def test_a_failure_keeps_the_partial_answer() -> None:
     turn = fold([request("chat"), TurnFailed("timeout", kind="timeout", partial="Half an")])
     assert turn.status == "failed" and turn.answer == "Half an"
     assert turn.failure is not None and turn.failure.kind == "timeout"
+
+
+def test_a_retry_that_ends_without_text_keeps_the_earlier_partial_answer() -> None:
+    turn = fold([request("chat"), TextDelta("Half an"), TurnFailed("reset", partial="Half an")])
+    for attempt in (2, 3):
+        turn.restart()
+        assert turn.answer == ""  # a retry starts over
+        turn.apply(request("chat"))
+        turn.apply(TurnFailed("rate limit", kind="rate_limit"))
+        assert turn.attempt == attempt and turn.answer == "Half an"
+        assert turn.shows_kept_partial and turn.kept_from == 1
+    turn.restart()
+    turn.apply(TurnCancelled(""))
+    assert turn.answer == "Half an" and turn.shows_kept_partial
+
+
+def test_a_retry_with_text_of_its_own_shows_that_text() -> None:
+    turn = fold([request("chat"), TextDelta("Half an"), TurnFailed("reset", partial="Half an")])
+    turn.restart()
+    for event in (request("chat"), TextDelta("Other"), TurnFailed("reset", partial="Other")):
+        turn.apply(event)
+    assert turn.answer == "Other" and not turn.shows_kept_partial
 
 
 def test_a_correction_folds_the_first_answer_away_and_the_rerun_fills_the_turn() -> None:

@@ -130,6 +130,11 @@ class TurnTranscript:
     keeps that order)."""
     interrupted: bool = False
     """Replay: the log ends before the turn finished."""
+    kept_partial: str = ""
+    """The partial answer of an earlier failed or cancelled attempt: a retry that ends
+    without text of its own shows (and keeps) this one instead of nothing."""
+    kept_from: int = 0
+    """The attempt `kept_partial` comes from (0: none kept)."""
 
     @property
     def answer(self) -> str:
@@ -180,7 +185,10 @@ class TurnTranscript:
         return sum(c for c in costs if c is not None)
 
     def restart(self) -> None:
-        """A retry starts the answer over; the route and requests stay for the record."""
+        """A retry starts the answer over; the route and requests stay for the record, and
+        the partial answer so far is kept in case the retry brings none."""
+        if self.answer and self.status in ("failed", "cancelled") and not self.shows_kept_partial:
+            self.kept_partial, self.kept_from = self.answer, self.attempt
         self.attempt += 1
         self.segments = [""]
         self.reasoning = ""
@@ -267,6 +275,7 @@ class TurnTranscript:
                 self.status = "failed"
                 if event.partial and not self.answer:
                     self.segments[-1] = event.partial
+                self._keep_earlier_partial()
             case "turn_corrected":
                 self.corrections.append(event)
                 if event.rerun:
@@ -276,8 +285,20 @@ class TurnTranscript:
                 self.status = "cancelled"
                 if event.partial and not self.answer:
                     self.segments[-1] = event.partial
+                self._keep_earlier_partial()
             case _:
                 assert_never(event)
+
+    @property
+    def shows_kept_partial(self) -> bool:
+        """The answer shown is an earlier attempt's partial one (this attempt gave none)."""
+        return bool(self.kept_from) and self.answer == self.kept_partial
+
+    def _keep_earlier_partial(self) -> None:
+        """A retry that failed or was cancelled before any text: the earlier attempt's
+        partial answer stays the turn's answer, rather than nothing."""
+        if not self.answer and self.kept_partial:
+            self.segments = [self.kept_partial]
 
     def summary(self) -> dict[str, Any]:
         """A short plain description (tests, debugging)."""

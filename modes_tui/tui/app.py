@@ -24,6 +24,7 @@ from modes_tui.core.control import OFF
 from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.app_input import InputApp
+from modes_tui.tui.app_turns import retryable
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.footer import KeysFooter
 from modes_tui.tui.gc_tuning import freeze_what_is_loaded
@@ -71,6 +72,7 @@ class ModesApp(InputApp):
         Binding("ctrl+g", "set_setting('auto')", "Auto", id="mode.auto"),
         Binding("ctrl+o", "set_setting('off')", "Off", id="mode.off", show=False),
         Binding("escape", "cancel_turn", "Cancel", id="turn.cancel"),
+        Binding("escape", "focus_prompt", "Prompt", id="prompt.focus", show=False),
         Binding("ctrl+r", "retry", "Retry", id="turn.retry"),
         Binding("ctrl+e", "correct", "Wrong mode?", id="turn.correct", priority=True),
         Binding("ctrl+t", "why", "Why?", id="inspector.last"),
@@ -102,6 +104,7 @@ class ModesApp(InputApp):
         self.prompt.focus()
         self.prompt.on_empty_up = self._recall
         self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self.screen_change_signal.subscribe(self, self._screen_changed)
         self._fit_to_width()
         if self.started:
             self._start()
@@ -233,9 +236,11 @@ class ModesApp(InputApp):
             return False  # keys of the chat screen; the inspector and replay have their own
         if action == "cancel_turn":
             return self._turn_running or self._editing is not None
+        if action == "focus_prompt":  # esc after a click on the panel, the chat, a button
+            return len(self.screen_stack) == 1 and self.focused is not self.prompt
         if action == "retry":
             last = self.records[-1] if self.records else None
-            return bool(last and last.failure and last.failure.retryable and not self._turn_running)
+            return bool(last and retryable(last) and not self._turn_running)
         return True
 
     def action_set_setting(self, setting: str) -> None:
@@ -245,6 +250,16 @@ class ModesApp(InputApp):
     def action_cycle_mode(self) -> None:
         """auto → each mode → auto."""
         self.set_setting(next_setting(self.reading.mode, self.mode_names()))
+
+    def action_focus_prompt(self) -> None:
+        """Esc away from the prompt: back to it, so the next keys are typed there."""
+        self.prompt.focus()
+
+    def _screen_changed(self, screen: object) -> None:
+        """An overlay closed (inspector, picker, sessions, palette, replay, a dialog): the
+        keys go to the prompt again, wherever the focus was when it opened."""
+        if len(self.screen_stack) == 1 and screen is self.screen_stack[0]:
+            self.prompt.focus()
 
     def action_toggle_panel(self) -> None:
         """Show or hide the route panel (on a narrow terminal, over the chat)."""
@@ -308,7 +323,7 @@ class ModesApp(InputApp):
             ("Show or hide the route panel" + key("toggle_panel"), "", self.action_toggle_panel),
             ("Why? The inspector for the last turn" + key("why"), "", self.action_why),
             ("Copy the last answer" + key("copy_answer"), "", self.action_copy_answer),
-            ("Retry the failed turn" + key("retry"), "", self.action_retry),
+            ("Retry the failed or cancelled turn" + key("retry"), "", self.action_retry),
             ("Cancel the running turn (esc)", "", self.action_cancel_turn),
             ("Cycle modes" + key("cycle_mode"), "auto, then each mode", self.action_cycle_mode),
             ("List the modes (/modes)", "", partial(self._command, "/modes")),

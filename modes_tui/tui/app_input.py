@@ -102,3 +102,8 @@ class InputApp(CommandsApp):
         self.prompt.value = event.text + (f"\n{draft}" if draft.strip() else "")
         self.prompt.focus()
         self.status.idle("The waiting message is back in the prompt: Enter queues it again.")
+
+    @on(PendingMessages.Removed)
+    def _waiting_removed(self, event: PendingMessages.Removed) -> None:
+        event.stop()
+        self.prompt.focus()  # the clicked ✕ is gone: the keys go to the prompt, not nowhere

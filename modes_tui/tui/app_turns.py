@@ -136,7 +136,7 @@ class TurnsApp(AppBase):
                 self._show_cost()
             case "turn_cancelled":
                 self.panel.refresh_record(record)
-                self.status.idle("Cancelled; the partial answer is kept.")
+                self.status.idle("Cancelled; the partial answer is kept · ctrl+r tries again")
                 self._show_cost()
             case "turn_corrected":
                 self.panel.refresh_record(record)
@@ -201,12 +201,12 @@ class TurnsApp(AppBase):
             self.status.busy("Cancelling…")
 
     def action_retry(self) -> None:
-        """Retry the last turn when it failed."""
+        """Retry the last turn when it failed or was cancelled."""
         if not self.records or self._turn_running:
             return
         record = self.records[-1]
-        if record.failure is None or not record.failure.retryable:
-            self.status.error("Only a failed last turn can be retried.")
+        if not retryable(record):
+            self.status.error("Only a failed or cancelled last turn can be retried.")
             return
         self.retry_turn(record)
 
@@ -331,7 +331,18 @@ class TurnsApp(AppBase):
     @on(RetryRequested)
     def _retry_pressed(self, event: RetryRequested) -> None:
         event.stop()
+        self.prompt.focus()  # the clicked button goes with the old answer: keys to the prompt
         if self.records and event.number != self.records[-1].number:
             self.status.error("Only the last turn can be retried.")
             return
         self.action_retry()
+
+
+def retryable(record: TurnTranscript) -> bool:
+    """A turn ctrl+r runs again: failed with a retryable error, or cancelled by the user
+    (a cancelled turn keeps its message, so the engine can answer it again)."""
+    if record.superseded_by is not None:
+        return False
+    if record.status == "cancelled":
+        return True
+    return record.failure is not None and record.failure.retryable

@@ -23,6 +23,7 @@ from textual.widgets import Static
 
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.render import turn_plain_text
+from modes_tui.tui.stream_fit import FitsInStream
 
 if TYPE_CHECKING:
     from modes_tui.core.transcript import TurnTranscript
@@ -37,6 +38,10 @@ LOAD_BATCH = 20
 """How many older turns are mounted at a time as the user scrolls up."""
 LOAD_MARGIN = 10
 """Lines above and below the viewport whose cheap turns load as full ones."""
+
+
+class PlainNote(FitsInStream, Static):
+    """A note from the app that must show whole (an error): plain text, wrapped."""
 
 
 class HeightsByWidth(Static):
@@ -285,7 +290,7 @@ class ChatLog(VerticalScroll):
 
     async def add_plain_note(self, text: str) -> Static:
         """A note from the app that must show whole (an error): plain text, wrapped."""
-        note = Static(Text(terminal_safe(text)), classes="plain-note")  # errors quote files
+        note = PlainNote(Text(terminal_safe(text)), classes="plain-note")  # errors quote files
         await self.mount(note)
         self.anchor()
         return note

@@ -126,9 +126,13 @@ class PendingMessages(Vertical):
             if text is not None:
                 self.post_message(self.EditRequested(text))
 
+    class Removed(Message):
+        """The user took a waiting message out of the queue (its ✕)."""
+
     @on(Button.Pressed, ".drop")
     async def _remove(self, event: Button.Pressed) -> None:
         event.stop()
         row = event.button.parent
         if isinstance(row, PendingRow):
             await self._drop(row.number)
+            self.post_message(self.Removed())

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from datetime import tzinfo
 from typing import assert_never
 
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -26,6 +28,7 @@ from modes_tui.core.transcript import Superseded, TurnTranscript
 from modes_tui.route_format import duration, strip_line
 from modes_tui.tui.markdown_lists import BLOCKS as LIST_BLOCKS
 from modes_tui.tui.render import correction_line, reroute_line, tool_summary
+from modes_tui.tui.stream_fit import FitsInStream
 from modes_tui.tui.turn_messages import RetryRequested
 
 NO_RETRY = {
@@ -41,7 +44,7 @@ REASONING_REFRESH_S = 0.1
 """How often folded reasoning is redrawn while it streams."""
 
 
-class ToolCallView(Static):
+class ToolCallView(FitsInStream, Static):
     """A tool call, its arguments and (once resolved) its result."""
 
     DEFAULT_CSS = """
@@ -54,10 +57,36 @@ class ToolCallView(Static):
     """
 
 
+def answer_parser() -> MarkdownIt:
+    """Textual's Markdown parser, keeping every line break of an answer.
+
+    Markdown joins lines that a single newline separates (a "soft" break) into one, so a
+    haiku or an address showed as one line; models mean those breaks. A rule after the
+    inline pass turns each soft break into a hard one. Code blocks, tables and list items
+    are untouched (their line structure is not made of soft breaks), and a stream is parsed
+    with the same rule at each step, so it stays incremental.
+    """
+    parser = MarkdownIt("gfm-like")
+    parser.core.ruler.push("keep_line_breaks", _keep_line_breaks)
+    return parser
+
+
+def _keep_line_breaks(state: StateCore) -> None:
+    for token in state.tokens:
+        if token.type == "inline" and token.children:
+            for child in token.children:
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
+
+
 class AnswerSegment(Markdown):
-    """Answer text of one model round (lists drawn one widget per item: `markdown_lists`)."""
+    """Answer text of one model round (lists drawn one widget per item: `markdown_lists`),
+    with its single line breaks kept."""
 
     BLOCKS = LIST_BLOCKS
+
+    def __init__(self, markdown: str | None = None) -> None:
+        super().__init__(markdown, parser_factory=answer_parser)
 
     DEFAULT_CSS = """
     AnswerSegment {
@@ -69,7 +98,15 @@ class AnswerSegment(Markdown):
     """
 
 
-class TurnNote(Horizontal):
+class EndingNote(FitsInStream, Static):
+    """How a turn ended when there is nothing to press (cancelled, or failed for good)."""
+
+
+class Fold(FitsInStream, Collapsible):
+    """Folded text in a turn: reasoning, or an answer the user corrected."""
+
+
+class TurnNote(FitsInStream, Horizontal):
     """A failed live turn: what went wrong, and a Retry button."""
 
     DEFAULT_CSS = """
@@ -249,6 +286,11 @@ class TurnView(Vertical):
                 pass  # shown with the ending
             case "turn_finished" | "turn_failed" | "turn_cancelled":
                 await self._close_segment(final=True)
+                if not self._segments_shown and self.record.answer:
+                    # a partial answer that never streamed here: the failure's own, or an
+                    # earlier attempt's that a failed retry keeps
+                    self._segments_shown = 1
+                    await self._mount_in_order(AnswerSegment(self.record.answer))
                 self._flush_reasoning()
                 await self.query_children(".ending").remove()
                 await self.mount_all(list(self._ending()))
@@ -287,7 +329,7 @@ class TurnView(Vertical):
 
     def _reasoning_view(self) -> Collapsible:
         self._reasoning = Static(Text(self.record.reasoning))
-        return Collapsible(self._reasoning, title="Reasoning", collapsed=True, classes="tail")
+        return Fold(self._reasoning, title="Reasoning", collapsed=True, classes="tail")
 
     def _flush_reasoning(self) -> None:
         self._reasoning_timer = None
@@ -304,16 +346,20 @@ class TurnView(Vertical):
                 text.append(f"\n  {failure.hint}", style="")
             if failure.partial and not record.answer:
                 text.append(f"\n  partial answer: {failure.partial}")
+            if record.shows_kept_partial:
+                text.append(f"\n  {kept_note(record)}")
             if not failure.retryable and self.live:
                 why = NO_RETRY.get(failure.kind, "the same request would fail the same way")
                 text.append(f"\n  no Retry: {why}", style="dim")
             if failure.retryable and self.live:
                 yield TurnNote(record.number, text, retry=True, kind="failed")
             else:
-                yield Static(text, classes="tail ending note-text -failed")
+                yield EndingNote(text, classes="tail ending note-text -failed")
         elif record.cancelled:
             text = Text("■ cancelled: the answer above is partial")
-            yield Static(text, classes="tail ending note-text -cancelled")
+            if record.shows_kept_partial:
+                text.append(f"\n  {kept_note(record)}")
+            yield EndingNote(text, classes="tail ending note-text -cancelled")
         meta = self._meta_text()
         if meta.plain:
             yield Static(meta, classes="tail ending meta")
@@ -367,15 +413,23 @@ class TurnView(Vertical):
         self.refresh(layout=True)
 
 
+def kept_note(record: TurnTranscript) -> str:
+    """Why the answer above a failed retry is an older one."""
+    return (
+        f"attempt {record.attempt} gave no text; the partial answer above is attempt "
+        f"{record.kept_from}'s, kept"
+    )
+
+
 def _fold(old: Superseded) -> Collapsible:
     parts: list[Widget] = []
     if old.route is not None:
         parts.append(Static(strip_line(old.route, old.mode)))
     parts.append(AnswerSegment(old.answer or "_(no answer)_"))
-    return Collapsible(*parts, title=old.title, collapsed=True, classes="superseded")
+    return Fold(*parts, title=old.title, collapsed=True, classes="superseded")
 
 
-class SystemNote(Markdown):
+class SystemNote(FitsInStream, Markdown):
     """Help, the mode list, export results: text from the app, not from a model."""
 
     DEFAULT_CSS = """
