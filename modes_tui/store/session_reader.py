@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from modes_tui.core.errors import SessionError, cut_repr
+from modes_tui.core.files import read_bytes
 from modes_tui.core.paths import Dirs
 from modes_tui.core.records import (
     RECORD_TYPES,
@@ -172,7 +173,7 @@ def load_session(ref: str | os.PathLike[str], dirs: Dirs | None = None) -> Loade
     """Read a session by id, id prefix, `latest`, or path. Raises SessionError if not found."""
     path = resolve_session(ref, dirs)
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, "session")
     except OSError as error:
         raise SessionError(f"cannot read session file {path}: {error.strerror or error}") from error
     return parse_session(path, data)
