@@ -20,7 +20,10 @@ and ignores fields it does not know, so old apps read new logs as far as they ca
 |             | fallback {from, kind, error} (when a fallback model took over)           |
 | assistant   | message (Message.to_dict()), usage {prompt_tokens, completion_tokens,   |
 |             | cost}, error (str, when the turn failed), cost (the turn's ledger entry: |
-|             | models, tokens, cost, baseline_cost, baseline_model; also on a cancel)   |
+|             | models, tokens, cost, baseline_cost, baseline_model; also on a cancel);  |
+|             | a checkpoint: partial true, and after the first of a round continues     |
+|             | {content, reasoning} (characters already written; the message holds the  |
+|             | rest that arrived since; loading joins them into one whole checkpoint)   |
 | tool_result | call (ToolCall.to_dict()), outcome, result, duration_ms                  |
 | ui_event    | event (forced_mode, cancel, clear, retry, resumed, forked, ...), plus    |
 |             | its own fields; `correction`: of (turn), answered_mode, corrected_mode,  |
@@ -250,6 +253,10 @@ class AssistantRecord(_OnDisk):
     """The turn's cost ledger entry (when `closes_turn`; None: nothing priced)."""
     partial: bool = False
     """A checkpoint of a streaming answer; a later assistant record of the turn replaces it."""
+    continues: Mapping[str, int] | None = None
+    """A checkpoint after the first of its round: the message holds only what came after
+    `content` characters of text and `reasoning` characters of reasoning. Loading joins it
+    to the checkpoints before it (`store.session_reader`), so readers see whole answers."""
     error: str | None = None
     """Why the turn failed, when it did."""
     failure_kind: str = "unknown"
@@ -271,6 +278,8 @@ class AssistantRecord(_OnDisk):
             written["cost"] = self.cost
         if self.partial:
             written["partial"] = True
+        if self.continues is not None:
+            written["continues"] = dict(self.continues)
         if self.error is not None:
             written["error"] = self.error
             written["kind"] = self.failure_kind
@@ -288,6 +297,7 @@ class AssistantRecord(_OnDisk):
             raise RecordError("assistant", "message", _inner(error)) from error
         usage, turn_usage, cost = data.get("usage"), data.get("turn_usage"), data.get("cost")
         error_text = data.get("error")
+        continues = data.get("continues")
         return cls(
             turn=_turn(data, "assistant"),
             message=message,
@@ -296,6 +306,7 @@ class AssistantRecord(_OnDisk):
             turn_usage=turn_usage if isinstance(turn_usage, Mapping) else None,
             cost=cost if isinstance(cost, Mapping) else None,
             partial=bool(data.get("partial")),
+            continues=continues if isinstance(continues, Mapping) else None,
             error=str(error_text) if error_text else None,
             failure_kind=str(data.get("kind") or "unknown"),
             hint=str(data.get("hint") or ""),
