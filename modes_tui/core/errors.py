@@ -243,7 +243,9 @@ class FileTooLargeError(FileReadError):
     title = "File too large"
 
     def __init__(self, message: str, *, path: str, size: int, limit: int) -> None:
-        super().__init__(message, path=path, reason=f"is {size:,} bytes, over the {limit:,} limit")
+        super().__init__(
+            message, path=path, reason=f"is {size:,} bytes, over the {limit:,}-byte limit"
+        )
         self.size = size
         """Its size in bytes (at least, for a file still growing)."""
         self.limit = limit

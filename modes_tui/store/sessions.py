@@ -110,8 +110,8 @@ def resolve_session(ref: str | os.PathLike[str], dirs: Dirs | None = None) -> Pa
     looks_like_path = not isinstance(ref, str) or os.sep in text or text.endswith(SUFFIX)
     if looks_like_path:
         path = Path(text).expanduser()
-        if path.is_file():
-            return path
+        if path.is_file() or path.is_symlink() or path.exists():
+            return path  # reading it says what is wrong with a link or a special file
         if not isinstance(ref, str) or os.sep in text:
             raise SessionError(f"no session file at {path}; {how_to}")
         text = text.removesuffix(SUFFIX)
