@@ -485,3 +485,28 @@ def test_mcp_logs_are_0600_in_a_0700_folder(dirs: Dirs) -> None:
     log = dirs.state / "mcp" / "mcp-time.log"
     assert mode_of(log) == 0o600 and mode_of(dirs.state / "mcp") == 0o700
     assert connection._log_tail() == "started"
+
+
+@pytest.mark.parametrize("hostile", [fifo, link_to_dev_zero])
+async def test_the_tui_starts_on_a_hostile_control_file_with_a_warning_and_auto(
+    dirs: Dirs, hostile: Hostile
+) -> None:
+    from datetime import UTC
+
+    from modes_tui.tui.app import ModesApp, build_app
+    from tests.tui_support import default_pack, plain, services, until
+
+    dirs.config.mkdir(parents=True)
+    what = hostile(dirs.control_file)
+    pack = default_pack()
+    app_services = services(pack=pack)
+    app_services.control = ControlFile(dirs.control_file, modes=lambda: pack.names)
+    async with build_app(app_services, tz=UTC).run_test(size=(120, 40)) as pilot:
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        await until(pilot, lambda: app.engine is not None)
+        await until(pilot, lambda: what in app.header.render_text().plain)
+        assert "setting auto" in app.header.render_text().plain
+        await pilot.press("f3")  # forcing a mode must not write through it either
+        await until(pilot, lambda: "not a regular file" in plain(app.status))
+        assert not stat.S_ISREG(os.lstat(dirs.control_file).st_mode)
