@@ -21,9 +21,7 @@ and ignores fields it does not know, so old apps read new logs as far as they ca
 | assistant   | message (Message.to_dict()), usage {prompt_tokens, completion_tokens,   |
 |             | cost}, error (str, when the turn failed), cost (the turn's ledger entry: |
 |             | models, tokens, cost, baseline_cost, baseline_model; also on a cancel);  |
-|             | a checkpoint: partial true, and after the first of a round continues     |
-|             | {content, reasoning} (characters already written; the message holds the  |
-|             | rest that arrived since; loading joins them into one whole checkpoint)   |
+|             | a checkpoint: partial; later ones continues (AssistantRecord.continues)  |
 | tool_result | call (ToolCall.to_dict()), outcome, result, duration_ms                  |
 | ui_event    | event (forced_mode, cancel, clear, retry, resumed, forked, ...), plus    |
 |             | its own fields; `correction`: of (turn), answered_mode, corrected_mode,  |
@@ -254,9 +252,8 @@ class AssistantRecord(_OnDisk):
     partial: bool = False
     """A checkpoint of a streaming answer; a later assistant record of the turn replaces it."""
     continues: Mapping[str, int] | None = None
-    """A checkpoint after the first of its round: the message holds only what came after
-    `content` characters of text and `reasoning` characters of reasoning. Loading joins it
-    to the checkpoints before it (`store.session_reader`), so readers see whole answers."""
+    """A later checkpoint of its round: the message holds what came after `content` (and
+    `reasoning`) characters; loading (`store.session_reader`) joins it to the ones before."""
     error: str | None = None
     """Why the turn failed, when it did."""
     failure_kind: str = "unknown"
@@ -296,8 +293,7 @@ class AssistantRecord(_OnDisk):
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise RecordError("assistant", "message", _inner(error)) from error
         usage, turn_usage, cost = data.get("usage"), data.get("turn_usage"), data.get("cost")
-        error_text = data.get("error")
-        continues = data.get("continues")
+        error_text, continues = data.get("error"), data.get("continues")
         return cls(
             turn=_turn(data, "assistant"),
             message=message,
