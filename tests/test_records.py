@@ -81,7 +81,7 @@ async def test_todays_engine_writes_what_mains_engine_wrote(tmp_path: Path) -> N
     ]
     assert [(r["reason"], r.get("one_shot")) for r in routes] == [
         ("Mode requested by caller", True),
-        ("Corrected by you (was code)", ONE_SHOT_OF_A_CORRECTION),
+        ("Corrected by you (was code)", None),
     ]
     # Issue 21: a classifier's route after a turn answered in a mode records the message's
     # follow-up score (the conversation step, `core.follow_up`).
