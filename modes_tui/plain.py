@@ -430,17 +430,43 @@ def send_keys() -> Any:
     return keys
 
 
+def input_history(path: Path, printer: Printer) -> Any:
+    """The prompt's history kept in `path` (0600, through `store.runtime`); a file that
+    cannot be used (a link, a FIFO, too large) is a warning and a history in memory."""
+    from prompt_toolkit.history import History, InMemoryHistory
+
+    from modes_tui.store.runtime import append_input_history, read_input_history
+
+    try:
+        entries = read_input_history(path)
+    except OSError as error:
+        printer.write(
+            f"warning: cannot use the input history: {error}; this run keeps what you "
+            "type in memory only\n"
+        )
+        return InMemoryHistory()
+
+    class StateHistory(History):
+        def load_history_strings(self) -> Iterable[str]:
+            return iter(entries)
+
+        def store_string(self, string: str) -> None:
+            with contextlib.suppress(OSError):  # history is a convenience, never a failure
+                append_input_history(path, string)
+
+    return StateHistory()
+
+
 async def run_interactive(
     context: ReplContext, printer: Printer, *, input: Any = None, output: Any = None
 ) -> int:
     """The prompt-toolkit REPL."""
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.history import FileHistory, InMemoryHistory
+    from prompt_toolkit.history import InMemoryHistory
 
     history: Any = InMemoryHistory()
     if context.history_file is not None:
-        context.history_file.parent.mkdir(parents=True, exist_ok=True)
-        history = FileHistory(str(context.history_file))
+        history = input_history(context.history_file, printer)
     session: PromptSession[str] = PromptSession(
         history=history,
         completer=slash_completer(context),

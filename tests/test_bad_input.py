@@ -202,7 +202,7 @@ ROWS: dict[str, Row] = {
     "config/directory": Row(
         ROUTE,
         FAILURE,
-        ("config.yaml", "Is a directory"),
+        ("config.yaml", "is a folder, not a regular file"),
         setup=folder("config/config.yaml"),
     ),
     # ---------------------------------------------------------------- state.json
@@ -226,7 +226,7 @@ ROWS: dict[str, Row] = {
     "state/directory": Row(
         ECHO,
         OK,
-        ("state.json", "Is a directory", "You said: hi"),
+        ("state.json", "is a folder, not a regular file", "You said: hi"),
         stdin=b"hi\n",
         setup=folder("config/state.json"),
         typed=("hi",),
@@ -234,7 +234,8 @@ ROWS: dict[str, Row] = {
     "state/unreadable-symlink-loop": Row(
         ECHO,
         OK,
-        ("state.json", "Too many levels of symbolic links", "You said: hi"),
+        # links are never followed (issue 20): a loop is a link like any other
+        ("state.json", "is a symlink (to ", "not a regular file", "You said: hi"),
         stdin=b"hi\n",
         setup=symlink("config/state.json", "config/state.json"),
         typed=("hi",),
@@ -242,7 +243,8 @@ ROWS: dict[str, Row] = {
     "state/symlink-to-a-file": Row(
         ["mode"],
         OK,
-        ("mode: code", "state.json"),
+        # refused, not followed: writing through such a link replaced the file it named
+        ("mode: auto", "state.json: is a symlink (to ", "dotfiles/state.json", "Remove it"),
         setup=both(
             write("dotfiles/state.json", '{"mode": "code"}'),
             symlink("config/state.json", "dotfiles/state.json"),
@@ -293,7 +295,7 @@ ROWS: dict[str, Row] = {
     "session/directory": Row(
         ["replay", "20260314-092653-abcd"],
         FAILURE,
-        ("cannot read session file", SESSION, "Is a directory"),
+        ("cannot read session file", SESSION, "is a folder"),
         setup=folder(SESSION),
     ),
     "session/unknown-id": Row(
@@ -536,7 +538,10 @@ def test_object_reprs_never_reach_a_provider_error() -> None:
     assert "0x" not in str(error)
 
 
-def test_writing_a_symlinked_control_file_keeps_the_link(tmp_path: Path) -> None:
+def test_writing_a_symlinked_control_file_is_refused_and_leaves_link_and_target(
+    tmp_path: Path,
+) -> None:
+    from modes_tui.core.errors import ModesError
     from modes_tui.store.control import ControlFile
 
     target = tmp_path / "dotfiles" / "state.json"
@@ -545,10 +550,12 @@ def test_writing_a_symlinked_control_file_keeps_the_link(tmp_path: Path) -> None
     link = tmp_path / "config" / "state.json"
     link.parent.mkdir()
     link.symlink_to(target)
-    ControlFile(link).write("auto")
-    assert link.is_symlink() and json.loads(target.read_text()) == {"mode": "auto"}
+    with pytest.raises(ModesError, match=r"state\.json: it is a symlink"):
+        ControlFile(link).write("auto")
+    assert link.is_symlink() and json.loads(target.read_text()) == {"mode": "code"}
 
     loop = tmp_path / "config" / "loop.json"
     loop.symlink_to(loop)
-    ControlFile(loop).write("auto")  # a loop cannot be followed: it becomes a file
-    assert not loop.is_symlink() and json.loads(loop.read_text()) == {"mode": "auto"}
+    with pytest.raises(ModesError, match=r"loop\.json: it is a symlink"):
+        ControlFile(loop).write("auto")
+    assert loop.is_symlink()

@@ -1161,11 +1161,13 @@ async def test_a_long_answer_is_checkpointed_while_it_streams(
     await run(engine.run_turn("hello"))
     answers = session.of("assistant")
     assert [a.get("partial", False) for a in answers] == [True, True, True, False]
-    assert [a["message"]["content"] for a in answers] == [
-        "one ",
-        "one two ",
-        "one two three",
-        "one two three",
+    # each checkpoint holds what is new since the one before, and says where it continues
+    assert [a["message"]["content"] for a in answers] == ["one ", "two ", "three", "one two three"]
+    assert [a.get("continues") for a in answers] == [
+        None,
+        {"content": 4, "reasoning": 0},
+        {"content": 8, "reasoning": 0},
+        None,
     ]
     assert answers[0]["message"]["mode"] == "chat"
 

@@ -114,12 +114,15 @@ def test_a_failing_rename_removes_the_temp_file(here: Path) -> None:
     assert [p.name for p in target.iterdir()] == ["inside"]
 
 
-def test_a_symlinked_file_is_written_where_it_points(here: Path) -> None:
+def test_a_symlinked_file_is_refused_and_what_it_points_to_is_untouched(here: Path) -> None:
+    # Writing where the link pointed is how `modes-tui mode code` replaced another file.
     real = here / "dotfiles" / "state.json"
     real.parent.mkdir()
-    real.write_bytes(b"old")
+    real.write_bytes(b"precious")
     link = here / "state.json"
     link.symlink_to(real)
-    atomic_write(link, b"new")
+    with pytest.raises(FileWriteError, match=r"state\.json: it is a symlink .*nothing was written"):
+        atomic_write(link, b"new")
     assert link.is_symlink()
-    assert real.read_bytes() == b"new"
+    assert real.read_bytes() == b"precious"
+    assert sorted(p.name for p in here.iterdir()) == ["dotfiles", "state.json"]

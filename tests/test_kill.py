@@ -87,6 +87,15 @@ def kill_mid_answer(home: Path, env: dict[str, str], extra_wait: float) -> tuple
     return shown, log
 
 
+def saved_answer(log: Path) -> str:
+    """The answer the checkpoints hold: each after the first holds what was new since the
+    one before, and loading joins them."""
+    from modes_tui.store.session_reader import load_session
+
+    joined = [r for r in load_session(log).records if r["type"] == "assistant" and r.get("partial")]
+    return str(joined[-1]["message"]["content"])
+
+
 def test_sigkill_mid_stream_leaves_a_readable_session_with_the_partial_answer(
     modes_home: Path,
 ) -> None:
@@ -101,7 +110,7 @@ def test_sigkill_mid_stream_leaves_a_readable_session_with_the_partial_answer(
         assert [r["content"] for r in records if r["type"] == "user"] == [TYPED]
         saved = [r for r in records if r["type"] == "assistant" and r.get("partial")]
         assert saved, "no checkpoint of the answer"
-        checkpoint = saved[-1]["message"]["content"]
+        checkpoint = saved_answer(log)
         assert checkpoint and shown.startswith(checkpoint)  # what was saved, the user saw
         assert not any(r["type"] == "assistant" and not r.get("partial") for r in records)
 
@@ -118,7 +127,7 @@ def test_sigkill_mid_stream_leaves_a_readable_session_with_the_partial_answer(
     assert listed.returncode == 0, listed.stderr
     assert {s["id"] for s in json.loads(listed.stdout)} == {log.stem for log in logs}
     for log in logs:
-        checkpoint = [r for r in records_of(log)[0] if r.get("partial")][-1]["message"]["content"]
+        checkpoint = saved_answer(log)
         replayed = cli("replay", log.stem, "--json")
         assert replayed.returncode == 0, replayed.stderr
         assert "Traceback" not in replayed.stderr

@@ -29,16 +29,20 @@ from tests.data.write_session_v1 import main as write_session
 VARYING = frozenset({"at", "duration_ms", "cwd"})
 DATA = Path(__file__).parent / "data"
 WRITTEN_BY_MAIN = DATA / "session_v1.jsonl"
-"""Written by main's engine before records were typed (tests/data/write_session_v1.py)."""
+"""Written by main's engine before records were typed (tests/data/write_session_v1.py);
+every checkpoint in it holds the whole answer so far."""
+WRITTEN_WITH_DELTAS = DATA / "session_v1_delta.jsonl"
+"""The same session written since checkpoints hold only what is new (`continues`)."""
 
 
-def lines() -> list[str]:
-    return WRITTEN_BY_MAIN.read_text(encoding="utf-8").splitlines()
+def lines(path: Path = WRITTEN_BY_MAIN) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
 
 
-def test_every_record_main_wrote_reads_and_writes_back_the_same_bytes() -> None:
+@pytest.mark.parametrize("path", [WRITTEN_BY_MAIN, WRITTEN_WITH_DELTAS], ids=["full", "delta"])
+def test_every_record_main_wrote_reads_and_writes_back_the_same_bytes(path: Path) -> None:
     kinds = set()
-    for line in lines():
+    for line in lines(path):
         raw = json.loads(line)
         record = parse_record(raw)
         assert record is not None, line
@@ -65,21 +69,26 @@ async def test_todays_engine_writes_what_mains_engine_wrote(tmp_path: Path) -> N
         return [timeless(json.loads(line)) for line in text.splitlines()]
 
     today = (tmp_path / "session_v1.jsonl").read_text(encoding="utf-8")
-    expected = comparable(WRITTEN_BY_MAIN.read_text(encoding="utf-8"))
-    # One change since main wrote it: a mode passed to `run_turn(force=...)` is for that turn
-    # only (`/MODE text`), and its route now says so; the correction's forced route does not.
-    routes = [r for r in expected if r["type"] == "route" and r["route"]["decided_by"] == "caller"]
-    assert [r["route"]["reason"] for r in routes] == [
-        "Mode requested by caller",
-        "Corrected by you (was code)",
+    assert comparable(today) == comparable(WRITTEN_WITH_DELTAS.read_text(encoding="utf-8"))
+    # Besides checkpoints that hold what is new (the next test shows both logs replay the
+    # same), one change since main wrote session_v1.jsonl: a mode passed to
+    # `run_turn(force=...)` is for that turn only (`/MODE text`), and its route now says so;
+    # the correction's forced route does not.
+    routes = [
+        r["route"]
+        for r in comparable(today)
+        if r["type"] == "route" and r["route"]["decided_by"] == "caller"
     ]
-    routes[0]["route"]["one_shot"] = True
+    assert [(r["reason"], r.get("one_shot")) for r in routes] == [
+        ("Mode requested by caller", True),
+        ("Corrected by you (was code)", None),
+    ]
     # Issue 21: a classifier's route after a turn answered in a mode records the message's
     # follow-up score (the conversation step, `core.follow_up`).
     from modes_tui.core.follow_up import follow_up_score
 
-    text, previous_mode = "", None
-    for record in expected:
+    text, previous_mode, scored = "", None, 0
+    for record in comparable(today):
         if record["type"] == "user":
             text = record["content"]
         elif record["type"] == "assistant" and record["message"].get("mode"):
@@ -87,8 +96,31 @@ async def test_todays_engine_writes_what_mains_engine_wrote(tmp_path: Path) -> N
         elif record["type"] == "route" and previous_mode is not None:
             decision = record["route"].get("decision") or {}
             if decision.get("mode_name") and decision.get("confidence") is not None:
-                record["route"]["follow_up"] = follow_up_score(text).score
-    assert comparable(today) == expected
+                assert record["route"]["follow_up"] == follow_up_score(text).score
+                scored += 1
+    assert scored > 0
+
+
+def test_a_log_with_whole_checkpoints_and_one_with_deltas_replay_the_same() -> None:
+    old, new = replay(load_session(WRITTEN_BY_MAIN)), replay(load_session(WRITTEN_WITH_DELTAS))
+    assert old.problems == new.problems == ()
+
+    def shown(turn: Any) -> list[tuple[str, str]]:
+        texts = ("content", "text", "partial")
+        return [
+            (type(e).__name__, "".join(str(getattr(e, k, "")) for k in texts))
+            for e in turn.events
+            if type(e).__name__ not in ("RouteDecided", "RequestBuilt")  # they hold times
+        ]
+
+    assert [shown(t) for t in old.turns] == [shown(t) for t in new.turns]
+    assert old.conversation.messages == new.conversation.messages
+    whole = [json.loads(line) for line in lines(WRITTEN_BY_MAIN)]
+    joined = load_session(WRITTEN_WITH_DELTAS).records
+    checkpoints = [r["message"] for r in whole if r["type"] == "assistant" and r.get("partial")]
+    rejoined = [r for r in joined if r["type"] == "assistant" and r.get("partial")]
+    assert len(rejoined) == 7  # one per run of checkpoints, each the whole answer so far
+    assert all(r["message"] in checkpoints and "continues" not in r for r in rejoined)
 
 
 def test_the_session_main_wrote_replays_turn_by_turn(tmp_path: Path) -> None:

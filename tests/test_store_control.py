@@ -85,7 +85,7 @@ def test_a_folder_in_place_of_the_file_is_a_warning(tmp_path: Path) -> None:
     file = control(tmp_path)
     file.path.mkdir(parents=True)
     reading = file.read()
-    assert reading.mode == "auto" and "cannot be read" in (reading.warning or "")
+    assert reading.mode == "auto" and "is a folder, not a regular file" in (reading.warning or "")
 
 
 def test_without_a_pack_any_well_formed_name_is_accepted(tmp_path: Path) -> None:

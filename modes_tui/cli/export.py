@@ -6,7 +6,7 @@ import argparse
 import json
 
 from modes_tui.cli.common import EXIT_OK, say, warn_problems
-from modes_tui.core.errors import ModesError
+from modes_tui.core.errors import FileWriteError, ModesError
 from modes_tui.core.terminal_text import json_terminal_safe
 
 
@@ -14,7 +14,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     """Write a session as a Markdown transcript or as its JSON records."""
     from pathlib import Path
 
-    from modes_tui.store.export import session_markdown
+    from modes_tui.store.export import session_markdown, write_export
     from modes_tui.store.replay import replay
     from modes_tui.store.session_reader import load_session
 
@@ -39,7 +39,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         return EXIT_OK
     target = Path(args.output).expanduser()
     try:
-        target.write_text(text, encoding="utf-8")
+        write_export(target, text)
+    except FileWriteError as error:
+        raise ModesError(f"{error}; pick another file with -o") from error
     except OSError as error:
         raise ModesError(
             f"cannot write {target}: {error.strerror or error}; pick another file with -o"

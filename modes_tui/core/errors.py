@@ -11,6 +11,8 @@
     ├── SessionError              a session file is missing or unreadable
     │   └── RecordError           one record of a session does not have the fields its type needs
     ├── FileWriteError            a file could not be replaced atomically (also an OSError)
+    ├── FileReadError             a file is not a regular file (a link, FIFO, device) or cannot be read
+    │   └── FileTooLargeError     a file is larger than what modes-tui reads of that kind
     ├── CorrectionsError          the corrections store cannot be read or written
     └── CorrectionRefused         a turn cannot be corrected as asked (none yet, running, same mode)
 
@@ -214,6 +216,41 @@ class FileWriteError(ModesError, OSError):
 
     def __str__(self) -> str:
         return self.message
+
+
+class FileReadError(ModesError, OSError):
+    """A file the app reads or appends to is not a regular file, or cannot be read.
+
+    Also an `OSError` (with `strerror` the short reason), so code that treats a file as
+    optional (a cache, a summary) keeps doing so, and `f"...: {error.strerror}"` reads well.
+    """
+
+    title = "Cannot use file"
+
+    def __init__(self, message: str, *, path: str, reason: str) -> None:
+        super().__init__(message)
+        self.path = path
+        """The file at fault."""
+        self.strerror = reason
+        """What is wrong with it, e.g. "is a symlink (to /dev/zero)"."""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class FileTooLargeError(FileReadError):
+    """A file is larger than the limit for its kind (a control file is not a gigabyte)."""
+
+    title = "File too large"
+
+    def __init__(self, message: str, *, path: str, size: int, limit: int) -> None:
+        super().__init__(
+            message, path=path, reason=f"is {size:,} bytes, over the {limit:,}-byte limit"
+        )
+        self.size = size
+        """Its size in bytes (at least, for a file still growing)."""
+        self.limit = limit
+        """The most the app reads of that kind of file."""
 
 
 class CorrectionsError(ModesError):

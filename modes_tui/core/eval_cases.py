@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from modes_tui.core.errors import ModesError, cut_repr
+from modes_tui.core.files import read_text
 
 MAX_REPORTED_PROBLEMS = 20
 """Bad lines listed in full; the rest are counted."""
@@ -85,7 +86,7 @@ def read_eval_file(path: str | Path, modes: Iterable[str] | None = None) -> list
     shown = str(path)
     known = set(modes) if modes is not None else None
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(Path(path), "pack", follow=True)
     except FileNotFoundError:
         raise ModesError(f"{shown}: no such file") from None
     except (OSError, UnicodeDecodeError) as error:

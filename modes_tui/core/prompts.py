@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 import jinja2
 
+from modes_tui.core.files import read_bytes
+
 DEFAULT_SYSTEM = (
     "You are a helpful assistant in a terminal. Answer in Markdown. Today is {{ date }}."
 )
@@ -181,7 +183,9 @@ def read_pack_file(path: Path) -> str:
                 f"is {size / 1024 / 1024:.1f} MB; a pack file may hold at most "
                 f"{MAX_PACK_FILE_BYTES // 1024 // 1024} MB (is it the right file?)"
             )
-        data = path.read_bytes()
+        # A linked pack file is fine (packs are the user's own files); a FIFO or a
+        # device is not: it would hang the load or never end.
+        data = read_bytes(path, "pack", follow=True)
     except OSError as error:
         raise UnreadablePackFile(f"cannot read: {error.strerror or error}") from None
     if b"\0" in data:

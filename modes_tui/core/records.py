@@ -20,7 +20,8 @@ and ignores fields it does not know, so old apps read new logs as far as they ca
 |             | fallback {from, kind, error} (when a fallback model took over)           |
 | assistant   | message (Message.to_dict()), usage {prompt_tokens, completion_tokens,   |
 |             | cost}, error (str, when the turn failed), cost (the turn's ledger entry: |
-|             | models, tokens, cost, baseline_cost, baseline_model; also on a cancel)   |
+|             | models, tokens, cost, baseline_cost, baseline_model; also on a cancel);  |
+|             | a checkpoint: partial; later ones continues (AssistantRecord.continues)  |
 | tool_result | call (ToolCall.to_dict()), outcome, result, duration_ms                  |
 | ui_event    | event (forced_mode, cancel, clear, retry, resumed, forked, ...), plus    |
 |             | its own fields; `correction`: of (turn), answered_mode, corrected_mode,  |
@@ -250,6 +251,9 @@ class AssistantRecord(_OnDisk):
     """The turn's cost ledger entry (when `closes_turn`; None: nothing priced)."""
     partial: bool = False
     """A checkpoint of a streaming answer; a later assistant record of the turn replaces it."""
+    continues: Mapping[str, int] | None = None
+    """A later checkpoint of its round: the message holds what came after `content` (and
+    `reasoning`) characters; loading (`store.session_reader`) joins it to the ones before."""
     error: str | None = None
     """Why the turn failed, when it did."""
     failure_kind: str = "unknown"
@@ -271,6 +275,8 @@ class AssistantRecord(_OnDisk):
             written["cost"] = self.cost
         if self.partial:
             written["partial"] = True
+        if self.continues is not None:
+            written["continues"] = dict(self.continues)
         if self.error is not None:
             written["error"] = self.error
             written["kind"] = self.failure_kind
@@ -287,7 +293,7 @@ class AssistantRecord(_OnDisk):
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise RecordError("assistant", "message", _inner(error)) from error
         usage, turn_usage, cost = data.get("usage"), data.get("turn_usage"), data.get("cost")
-        error_text = data.get("error")
+        error_text, continues = data.get("error"), data.get("continues")
         return cls(
             turn=_turn(data, "assistant"),
             message=message,
@@ -296,6 +302,7 @@ class AssistantRecord(_OnDisk):
             turn_usage=turn_usage if isinstance(turn_usage, Mapping) else None,
             cost=cost if isinstance(cost, Mapping) else None,
             partial=bool(data.get("partial")),
+            continues=continues if isinstance(continues, Mapping) else None,
             error=str(error_text) if error_text else None,
             failure_kind=str(data.get("kind") or "unknown"),
             hint=str(data.get("hint") or ""),

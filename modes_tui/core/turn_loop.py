@@ -428,12 +428,19 @@ def settle(engine: Engine, state: TurnState, *, cancelled: bool) -> Message | No
 
 
 def checkpoint_answer(engine: Engine, state: TurnState) -> None:
-    """Write the answer so far (`partial: true`), so a crash loses none of it."""
+    """Write what arrived since the last checkpoint (`partial: true`), so a crash loses none
+    of the answer. The first checkpoint of a round holds the text so far; each later one only
+    what is new, marked with where it `continues`, so the log grows with the answer, not
+    with its square (a 9 MB answer once grew its log to 921 MB)."""
     state.next_checkpoint = time.monotonic() + engine.checkpoint_seconds
-    message = stamp(
-        engine, Message("assistant", state.partial(), reasoning="".join(state.reasoning)), state
+    text, reasoning, mark = state.since_checkpoint()
+    done = state.checkpointed
+    continues = (
+        None if done is None else {"content": done.text_chars, "reasoning": done.reasoning_chars}
     )
-    engine._record(AssistantRecord(engine.turn, message, partial=True))
+    message = stamp(engine, Message("assistant", text, reasoning=reasoning), state)
+    engine._record(AssistantRecord(engine.turn, message, partial=True, continues=continues))
+    state.checkpointed = mark
 
 
 def fail(

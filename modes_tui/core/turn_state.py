@@ -45,6 +45,20 @@ class TurnSetup:
     """Models still to try, in order, if this one fails with a retryable error."""
 
 
+@dataclass(frozen=True, slots=True)
+class Checkpointed:
+    """How much of a round's streaming answer the checkpoints written so far hold."""
+
+    text_chunks: int = 0
+    """Chunks of text already written."""
+    text_chars: int = 0
+    """Characters of text already written (where the next checkpoint continues)."""
+    reasoning_chunks: int = 0
+    """Chunks of reasoning already written."""
+    reasoning_chars: int = 0
+    """Characters of reasoning already written."""
+
+
 @dataclass
 class TurnState:
     """What the running turn has produced so far."""
@@ -66,12 +80,32 @@ class TurnState:
     """(model, prompt tokens, completion tokens, cost) of every call, for the ledger."""
     next_checkpoint: float = float("inf")
     """When (time.monotonic) to write the streaming answer to the session log next."""
+    checkpointed: Checkpointed | None = None
+    """How much of this round's answer the checkpoints hold (None: no checkpoint yet)."""
 
     def new_round(self) -> None:
         self.text.clear()
         self.reasoning.clear()
         self.round_message = None
         self.round_usage = None
+        self.checkpointed = None
+
+    def since_checkpoint(self) -> tuple[str, str, Checkpointed]:
+        """The text and reasoning that arrived after the last checkpoint, and the new mark.
+
+        Joins only the new chunks: a checkpoint costs what arrived since the last one, so a
+        long answer is neither written nor copied again at every checkpoint.
+        """
+        done = self.checkpointed or Checkpointed()
+        text = "".join(self.text[done.text_chunks :])
+        reasoning = "".join(self.reasoning[done.reasoning_chunks :])
+        mark = Checkpointed(
+            len(self.text),
+            done.text_chars + len(text),
+            len(self.reasoning),
+            done.reasoning_chars + len(reasoning),
+        )
+        return text, reasoning, mark
 
     def partial(self) -> str:
         return "".join(self.text)

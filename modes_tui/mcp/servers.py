@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from modes_tui.core.errors import ModesError, ToolError
+from modes_tui.core.files import open_append, open_regular, private_folder
 from modes_tui.core.tools import Tool
 from modes_tui.core.toolservers import ServerTools
 from modes_tui.core.variables import expand_secret_values
@@ -50,6 +51,8 @@ PING_TIMEOUT = 5.0
 """Seconds a running server has to answer the ping that checks it is still there."""
 STOP_TIMEOUT = 10.0
 """Seconds to wait for a server to stop (the SDK's own escalation takes up to ~6 s)."""
+_TAIL_BYTES = 64 * 1024
+"""How much of the end of a server's log is read for its last line."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -292,9 +295,10 @@ class _Connection:
     def _open_log(self) -> TextIO:
         if self.log_dir is None:
             return open(os.devnull, "w", encoding="utf-8")
-        self.log_dir.mkdir(parents=True, exist_ok=True)
+        # 0600 in a 0700 folder: a server's stderr may echo its arguments, tokens included
+        private_folder(self.log_dir)
         path = self.log_dir / f"mcp-{self.name}.log"
-        handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in _run
+        handle = os.fdopen(open_append(path), "a", encoding="utf-8")
         self._log_start = handle.tell()
         return handle
 
@@ -304,11 +308,14 @@ class _Connection:
             return ""
         path = self.log_dir / f"mcp-{self.name}.log"
         try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                handle.seek(self._log_start)
-                lines = [line.strip() for line in handle.read().splitlines() if line.strip()]
+            with os.fdopen(open_regular(path), "rb") as handle:
+                # the last line is all we want: never read more than its neighbourhood
+                end = handle.seek(0, os.SEEK_END)
+                handle.seek(max(self._log_start, end - _TAIL_BYTES))
+                text = handle.read(_TAIL_BYTES).decode("utf-8", errors="replace")
         except OSError:
             return ""
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
         return lines[-1][:300] if lines else ""
 
     def _reason(self, error: BaseException) -> str:

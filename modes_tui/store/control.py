@@ -20,7 +20,9 @@ warnings. `modes-tui mode` still says where the setting came from ("no control f
 
 Writes are atomic (`core.files.atomic_write`: temp file, fsync, `os.replace`), so a reader in
 another process sees the old file or the new one, never half of either. A write keeps the
-other packs' settings (it reads the file, changes one entry, replaces the file).
+other packs' settings (it reads the file, changes one entry, replaces the file). The file must
+be a regular file: a symlink, a FIFO or a device at its place reads as `auto` plus a warning
+and is never written through (`core.files`); it is read with a size limit.
 """
 
 from __future__ import annotations
@@ -33,8 +35,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.control import AUTO, OFF, ControlReading, Source
-from modes_tui.core.errors import ModesError, UnknownMode
-from modes_tui.core.files import atomic_write, remove_stale_temps
+from modes_tui.core.errors import (
+    FileReadError,
+    FileTooLargeError,
+    FileWriteError,
+    ModesError,
+    UnknownMode,
+)
+from modes_tui.core.files import atomic_write, private_folder, read_bytes, remove_stale_temps
 from modes_tui.core.ports import ControlSource
 from modes_tui.core.profiles import NAME_PATTERN
 
@@ -78,9 +86,16 @@ class ControlFile:
     def read(self) -> ControlReading:
         """The setting now: auto when the file is missing, auto plus a warning when unusable."""
         try:
-            raw = self.path.read_bytes()
+            raw = read_bytes(self.path, "control")
         except FileNotFoundError:
             return ControlReading(AUTO)
+        except FileTooLargeError as error:
+            return self._unusable(f"{error.strerror} (it holds one short key)")
+        except FileReadError as error:
+            return self._unusable(
+                f"{error.strerror}, not a regular file",
+                fix=f"Remove it (rm {self.path}), then write a new one with",
+            )
         except OSError as error:
             return self._unusable(f"cannot be read ({error.strerror or error})")
         return self._parse(raw)
@@ -121,12 +136,12 @@ class ControlFile:
             return self._unusable(f"mode {mode!r}{where} is not in the active pack ({choices})")
         return ControlReading(mode, source=source)
 
-    def _unusable(self, what: str) -> ControlReading:
+    def _unusable(self, what: str, *, fix: str = "Fix it with") -> ControlReading:
         option = f" --pack {self.pack}" if self.pack is not None else ""
         return ControlReading(
             AUTO,
             f"control file {self.path}: {what}; using auto. "
-            f"Fix it with `modes-tui mode auto{option}` (or a mode name).",
+            f"{fix} `modes-tui mode auto{option}` (or a mode name).",
         )
 
     def valid_names(self) -> list[str] | None:
@@ -146,9 +161,11 @@ class ControlFile:
             data[PACKS] = {**data.get(PACKS, {}), self.pack: mode}
         payload = (json.dumps(data) + "\n").encode("utf-8")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(self.path.parent)
             atomic_write(self.path, payload)
             remove_stale_temps(self.path)
+        except FileWriteError as error:
+            raise ModesError(f"the control file was not changed: {error}") from error
         except OSError as error:
             raise ModesError(
                 f"cannot write the control file {self.path}: {error.strerror or error}; "
@@ -160,7 +177,7 @@ class ControlFile:
         """What a write keeps: the settings of the file now, those of a usable shape only
         (an unusable file is replaced, as it always was)."""
         try:
-            data = json.loads(self.path.read_bytes().decode("utf-8-sig"))
+            data = json.loads(read_bytes(self.path, "control").decode("utf-8-sig"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             return {}
         if _shape_problem(data) is not None:
@@ -190,7 +207,7 @@ class ControlFile:
     def signature(self) -> _Signature:
         """What changes whenever the file is replaced or edited (None: no file)."""
         try:
-            stat = os.stat(self.path)
+            stat = os.lstat(self.path)  # a link swapped in is a change (and a warning)
         except OSError:
             return None
         # os.replace gives a new inode; ctime catches in-place edits that keep the size.

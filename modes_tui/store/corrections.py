@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.corrections import Correction
 from modes_tui.core.errors import CorrectionsError, cut_repr
+from modes_tui.core.files import open_append, private_folder, read_bytes
 from modes_tui.store.session_log import _write_all, utc_now
 from modes_tui.store.session_reader import SessionProblem
 
@@ -95,7 +96,7 @@ class CorrectionStore:
     def revision(self) -> str:
         """Changes with every write, this process's or another's (inode, size, mtime)."""
         try:
-            stat = os.stat(self.path)
+            stat = os.lstat(self.path)
         except FileNotFoundError:
             return "absent"
         except OSError as error:
@@ -126,7 +127,7 @@ class CorrectionStore:
 
     def _read(self, revision: str) -> _Snapshot:
         try:
-            data = self.path.read_bytes()
+            data = read_bytes(self.path, "corrections")
         except FileNotFoundError:
             return _Snapshot(revision, (), (), True)
         except OSError as error:
@@ -168,8 +169,8 @@ class CorrectionStore:
         data = encode_record(record)
         with self._lock:
             try:
-                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+                private_folder(self.path.parent)
+                fd = open_append(self.path, read=True)
             except OSError as error:
                 raise CorrectionsError(
                     f"cannot open corrections file {self.path}: {error.strerror or error}; "

@@ -4,23 +4,38 @@ The transcript is rendered from the replayed event stream, the same events a UI 
 so an export cannot drift from what the app displays. It keeps everything that was said:
 user text, answers, reasoning (folded), tool calls with their full results, and one route
 line per turn.
+
+`write_export` is how an export reaches a file: replaced atomically, never through a link
+or into a FIFO or device at that name, mode 0644 (a file the user names to share or keep,
+like one a shell redirection makes).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, assert_never
 
 from modes_tui.core.events import ReasoningDelta, TextDelta, TurnEvent
+from modes_tui.core.files import atomic_write
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.core.transcript import TurnTranscript, fold_turn
 from modes_tui.route_format import markdown_line
 from modes_tui.store.replay import Replay, ReplayedTurn
 from modes_tui.store.reroute import NO_MODE, RerouteReport
 from modes_tui.store.sessions import SessionSummary
+
+EXPORT_MODE = 0o644
+"""An export is the user's file to share; the session log it comes from stays 0600."""
+
+
+def write_export(path: str | os.PathLike[str], text: str) -> None:
+    """Write an export to `path`; FileWriteError (naming the file) for a link, a special
+    file, or a folder that cannot take it. The previous file is intact on any failure."""
+    atomic_write(path, text.encode("utf-8"), mode=EXPORT_MODE)
 
 
 def fence(text: str, language: str = "") -> str:

@@ -27,6 +27,7 @@ from modes_tui.core.control import OFF
 from modes_tui.core.conversation import Conversation
 from modes_tui.core.correcting import RoutedTurn
 from modes_tui.core.errors import SessionError
+from modes_tui.core.files import read_bytes
 from modes_tui.core.paths import Dirs
 from modes_tui.core.ports import Restorable
 from modes_tui.core.records import (
@@ -302,7 +303,7 @@ class CurrentSession:
         if self.log is None:
             raise SessionError("nothing recorded yet in this session: send a message first")
         try:
-            data = self.log.path.read_bytes()
+            data = read_bytes(self.log.path, "session")
         except OSError as error:
             raise SessionError(
                 f"cannot read session file {self.log.path}: {error.strerror or error}"

@@ -17,8 +17,10 @@ import contextlib
 import os
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
+from modes_tui.core.files import open_append, private_folder, read_bytes
 from modes_tui.core.paths import Dirs
 
 DAY_SECONDS = 24 * 60 * 60
@@ -44,10 +46,42 @@ class RuntimeState:
         return self.root / "tmp"
 
     def ensure(self) -> RuntimeState:
-        """Create the folders; return self."""
+        """Create the folders (0700: the input history is what the user typed); return self."""
         for folder in (self.root, self.cache, self.scratch):
-            folder.mkdir(parents=True, exist_ok=True)
+            private_folder(folder)
         return self
+
+
+def read_input_history(path: Path) -> list[str]:
+    """The entries of the input history file, newest first (prompt_toolkit's FileHistory
+    format: `+`-prefixed lines, entries apart by other lines). A missing file is empty;
+    FileReadError for a link or a special file, FileTooLargeError past the limit."""
+    try:
+        data = read_bytes(path, "history")
+    except FileNotFoundError:
+        return []
+    entries: list[str] = []
+    lines: list[str] = []
+    for line in data.decode("utf-8", errors="replace").splitlines():
+        if line.startswith("+"):
+            lines.append(line[1:])
+        elif lines:
+            entries.append("\n".join(lines))
+            lines = []
+    if lines:
+        entries.append("\n".join(lines))
+    return entries[::-1]
+
+
+def append_input_history(path: Path, entry: str) -> None:
+    """Add one entry to the input history file (0600 in a 0700 folder: what the user typed)."""
+    private_folder(path.parent)
+    lines = [f"\n# {datetime.now()}"] + [f"+{line}" for line in entry.split("\n")]
+    fd = open_append(path)
+    try:
+        os.write(fd, ("\n".join(lines) + "\n").encode("utf-8", errors="replace"))
+    finally:
+        os.close(fd)
 
 
 def runtime_state(dirs: Dirs) -> RuntimeState:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.errors import SessionError
-from modes_tui.core.files import atomic_write
+from modes_tui.core.files import atomic_write, open_append, open_regular, private_folder
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.ports import SessionWriter
 from modes_tui.core.records import (
@@ -84,7 +84,7 @@ class SessionLog:
 
         folder = (dirs or app_dirs()).sessions
         try:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_folder(folder)
         except OSError as error:
             raise SessionError(
                 f"cannot create the sessions folder {folder}: {error.strerror or error}; "
@@ -96,6 +96,7 @@ class SessionLog:
             chosen = session_id or new_session_id()
             path = folder / f"{chosen}{SUFFIX}"
             try:
+                # O_EXCL: never a file (or a link) that is there already
                 fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
             except FileExistsError:
                 if session_id is not None:
@@ -131,7 +132,7 @@ class SessionLog:
         """Append to a loaded session again (after `/replay`, to carry on talking)."""
         log = cls(session.path, fsync=fsync)
         try:
-            with open(session.path, "rb") as handle:
+            with os.fdopen(open_regular(session.path), "rb") as handle:
                 handle.seek(0, os.SEEK_END)
                 if handle.tell() > 0:
                     handle.seek(-1, os.SEEK_END)
@@ -227,7 +228,7 @@ class SessionLog:
 
     def _open(self) -> int:
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self._fd = open_append(self.path)
         return self._fd
 
     def _note(self, type: str, turn: int, record: Mapping[str, Any]) -> None:
@@ -254,7 +255,7 @@ class SessionLog:
         # A cache: no fsync (the log is the truth), and failing to write it is no error.
         # 0600 like the log: the title is the user's first message.
         with contextlib.suppress(OSError):
-            path.parent.mkdir(mode=0o700, exist_ok=True)
+            private_folder(path.parent)
             atomic_write(path, payload, fsync=False)
 
 

@@ -4,6 +4,13 @@
 writer died mid-record) is reported with its file and line number and skipped; a corrupt
 line in the middle is reported and skipped too; nothing around it is lost.
 
+**Checkpoints** of a streaming answer (`assistant` records with `partial`) after the first of
+a round hold only the text that arrived since the one before (`continues`: how many
+characters came before). Loading joins each such run into one whole checkpoint, in place
+of the last of the run, so replay, resume, search and export see whole answers, a torn
+last line loses only the text after the last complete checkpoint, and logs written before
+(a whole answer in every checkpoint, no `continues`) read as they always did.
+
 **Schema versions**: each record carries `v`. Older records are migrated on load by the
 chain in `MIGRATIONS` (v0 -> v1 -> ...); records from a newer version are kept as they
 are and reported once, so an older modes-tui shows what it can and says to upgrade.
@@ -36,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from modes_tui.core.errors import SessionError, cut_repr
+from modes_tui.core.files import read_bytes
 from modes_tui.core.paths import Dirs
 from modes_tui.core.records import (
     RECORD_TYPES,
@@ -172,7 +180,7 @@ def load_session(ref: str | os.PathLike[str], dirs: Dirs | None = None) -> Loade
     """Read a session by id, id prefix, `latest`, or path. Raises SessionError if not found."""
     path = resolve_session(ref, dirs)
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, "session")
     except OSError as error:
         raise SessionError(f"cannot read session file {path}: {error.strerror or error}") from error
     return parse_session(path, data)
@@ -290,6 +298,7 @@ def _parse_session(path: Path, data: bytes) -> LoadedSession:
             )
         )
 
+    records, numbers = _join_checkpoints(path, records, numbers, problems)
     meta: dict[str, Any] = {}
     for record in records:
         if record.get("type") == "meta":
@@ -311,6 +320,72 @@ def _parse_session(path: Path, data: bytes) -> LoadedSession:
         lines=tuple(numbers),
         problems=tuple(problems),
     )
+
+
+def _join_checkpoints(
+    path: Path,
+    records: list[dict[str, Any]],
+    numbers: list[int],
+    problems: list[SessionProblem],
+) -> tuple[list[dict[str, Any]], list[int]]:
+    """Each run of checkpoints joined into its last record (see the module docstring)."""
+    if not any("continues" in record for record in records):
+        return records, numbers  # a log without delta checkpoints: nothing to join
+    dropped: set[int] = set()
+    run: int | None = None  # index of the run's whole checkpoint so far
+    for index, record in enumerate(records):
+        kind = record.get("type")
+        if kind == "assistant" and record.get("partial"):
+            if "continues" in record:
+                before = records[run] if run is not None else None
+                records[index] = _joined(path, numbers[index], before, record, problems)
+                if run is not None:
+                    dropped.add(run)  # its text is inside this record now
+            run = index
+        elif kind in ("assistant", "user"):
+            run = None
+    kept = [i for i in range(len(records)) if i not in dropped]
+    return [records[i] for i in kept], [numbers[i] for i in kept]
+
+
+def _joined(
+    path: Path,
+    line: int,
+    before: dict[str, Any] | None,
+    record: dict[str, Any],
+    problems: list[SessionProblem],
+) -> dict[str, Any]:
+    """`record` (a delta checkpoint) with the text of `before` (the run so far) in front."""
+    joined = dict(record)
+    continues = joined.pop("continues")
+    message = joined.get("message")
+    head = before.get("message") if before is not None else None
+    if not isinstance(message, dict):
+        return joined  # the record check reports it
+    if not isinstance(head, dict) or before is None or before.get("turn") != record.get("turn"):
+        problems.append(
+            SessionProblem(
+                path, line, "a checkpoint continues one that is missing: only its end is kept"
+            )
+        )
+        return joined
+    wanted = continues if isinstance(continues, dict) else {}
+    message = dict(message)
+    for key in ("content", "reasoning"):
+        earlier = str(head.get(key) or "")
+        if wanted.get(key, len(earlier)) != len(earlier):
+            problems.append(
+                SessionProblem(
+                    path,
+                    line,
+                    f"a checkpoint continues at {key} character {wanted.get(key)}, but the ones "
+                    f"before hold {len(earlier)}: joined as they are, some text may be missing",
+                )
+            )
+        if earlier or key in message:
+            message[key] = earlier + str(message.get(key) or "")
+    joined["message"] = message
+    return joined
 
 
 def _first_line(error: BaseException) -> str:

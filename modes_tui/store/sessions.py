@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from modes_tui.core.errors import SessionError
+from modes_tui.core.files import open_regular, read_bytes
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.store.session_files import SUFFIX, SUMMARIES
 from modes_tui.store.titles import renamed_titles
@@ -109,8 +110,8 @@ def resolve_session(ref: str | os.PathLike[str], dirs: Dirs | None = None) -> Pa
     looks_like_path = not isinstance(ref, str) or os.sep in text or text.endswith(SUFFIX)
     if looks_like_path:
         path = Path(text).expanduser()
-        if path.is_file():
-            return path
+        if path.is_file() or path.is_symlink() or path.exists():
+            return path  # reading it says what is wrong with a link or a special file
         if not isinstance(ref, str) or os.sep in text:
             raise SessionError(f"no session file at {path}; {how_to}")
         text = text.removesuffix(SUFFIX)
@@ -162,7 +163,7 @@ def list_sessions(dirs: Dirs | None = None, limit: int | None = None) -> list[Se
 
 def _summary(session_id: str, path: Path, updated: float) -> SessionSummary:
     try:
-        data = json.loads(summary_path(path).read_bytes())
+        data = json.loads(read_bytes(summary_path(path), "summary"))
         if isinstance(data, dict) and data.get("id") == session_id:
             return SessionSummary(
                 id=session_id,
@@ -184,7 +185,7 @@ def _summary_from_head(session_id: str, path: Path, updated: float) -> SessionSu
         return SessionSummary(session_id, path, None, updated, None, None, problem=problem)
 
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_regular(path), "rb") as handle:
             head = handle.readline(HEAD_LIMIT)
     except OSError as error:
         return broken(f"cannot be read: {error.strerror or error}")

@@ -23,7 +23,8 @@ from typing import Any
 
 import yaml
 
-from modes_tui.core.errors import SettingsError, cut_repr
+from modes_tui.core.errors import FileReadError, SettingsError, cut_repr
+from modes_tui.core.files import atomic_write, private_folder, read_text
 from modes_tui.core.ledger import budget_from_text, check_budget
 from modes_tui.core.models import (
     EMBEDDED_MODEL,
@@ -181,9 +182,11 @@ def remember_configured_secrets(settings: Settings, env: Mapping[str, str]) -> N
 
 def _read_file(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, "settings")
     except FileNotFoundError:
         return {}
+    except FileReadError as error:
+        raise SettingsError(f"settings file {error}") from error
     except (OSError, UnicodeDecodeError) as error:
         raise SettingsError(f"{path}: cannot be read ({error}); fix or remove the file") from error
     try:
@@ -323,7 +326,7 @@ def save_setting(dirs: Dirs, key: str, value: str) -> Path:
     path = dirs.settings_file
     _read_file(path)  # refuses to touch a file it could not read back
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_text(path, "settings").splitlines()
     except FileNotFoundError:
         lines = []
     entry = f"{key}: {json.dumps(value)}"
@@ -333,8 +336,6 @@ def save_setting(dirs: Dirs, key: str, value: str) -> Path:
             break
     else:
         lines.append(entry)
-    from modes_tui.core.files import atomic_write
-
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     atomic_write(path, ("\n".join(lines) + "\n").encode("utf-8"))
     return path

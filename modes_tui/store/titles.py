@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from modes_tui.core.errors import SessionError
-from modes_tui.core.files import atomic_write
+from modes_tui.core.files import atomic_write, private_folder, read_bytes
 from modes_tui.store.session_files import SUFFIX, SUMMARIES
 
 TITLE_CHARS = 50
@@ -239,7 +239,7 @@ def write_renamed(log: Path, session_id: str, title: str) -> None:
     path = renamed_path(log)
     payload = json.dumps({"id": session_id, "title": title}, ensure_ascii=False).encode()
     with contextlib.suppress(OSError):
-        path.parent.mkdir(mode=0o700, exist_ok=True)
+        private_folder(path.parent)
         atomic_write(path, payload, fsync=False)
 
 
@@ -254,7 +254,7 @@ def renamed_titles(sessions_folder: Path) -> dict[str, str]:
     for name in names:
         session_id = name.removesuffix(RENAMED_SUFFIX)
         try:
-            data = json.loads((sessions_folder / SUMMARIES / name).read_bytes())
+            data = json.loads(read_bytes(sessions_folder / SUMMARIES / name, "summary"))
         except (OSError, ValueError):
             continue
         if isinstance(data, dict) and data.get("id") == session_id and data.get("title"):

@@ -151,10 +151,10 @@ class CommandsApp(TurnsApp):
             if sessions is not None and session_id is not None:
                 path = sessions.export(session_id)
             else:
-                from modes_tui.store.export import conversation_markdown
+                from modes_tui.store.export import conversation_markdown, write_export
 
                 path = Path.cwd() / "modes-tui-conversation.md"
-                path.write_text(conversation_markdown(self.records), encoding="utf-8")
+                write_export(path, conversation_markdown(self.records))
         except (ModesError, OSError) as error:
             self.status.error(f"Export failed: {error}")
             return

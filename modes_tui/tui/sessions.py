@@ -13,7 +13,7 @@ from modes_tui.core.paths import Dirs
 from modes_tui.core.routing import Router
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.core.transcript import Reroute
-from modes_tui.store.export import session_markdown
+from modes_tui.store.export import session_markdown, write_export
 from modes_tui.store.replay import replay
 from modes_tui.store.reroute import RerouteReport, reroute
 from modes_tui.store.session_reader import load_session
@@ -67,7 +67,7 @@ class StoreSessions:
     def export(self, session_id: str) -> Path:
         session = load_session(session_id, self.dirs)
         target = self.export_dir / f"modes-tui-{session.id}.md"
-        target.write_text(session_markdown(replay(session)), encoding="utf-8")
+        write_export(target, session_markdown(replay(session)))
         return target
 
 

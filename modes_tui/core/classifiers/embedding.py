@@ -36,7 +36,7 @@ import numpy as np
 
 from modes_tui.core.classifiers.mode_index import ModeIndex, Scored, ScoringParams
 from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
-from modes_tui.core.files import atomic_file
+from modes_tui.core.files import atomic_file, open_bounded, private_folder
 from modes_tui.core.follow_up import follow_up_score
 from modes_tui.core.learning import correction_note, learned_examples, split_negatives
 from modes_tui.core.profiles import Profile
@@ -89,13 +89,12 @@ class EmbeddingCache:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
     def _read(self, path: Path) -> dict[str, Vector]:
-        if not path.exists():
-            return {}
         try:
-            with np.load(path, allow_pickle=False) as data:
+            # a link or a special file in its place is a damaged cache: rebuilt, never read
+            with open_bounded(path, "cache") as handle, np.load(handle, allow_pickle=False) as data:
                 keys = data["keys"]
                 vectors = data["vectors"].astype(np.float32, copy=False)
-            os.utime(path)
+            os.utime(path, follow_symlinks=False)
         except (OSError, ValueError, KeyError):
             return {}
         return {str(k): vectors[i] for i, k in enumerate(keys)}
@@ -123,7 +122,7 @@ class EmbeddingCache:
             keys = np.array(sorted(merged), dtype="U32")
             matrix = np.stack([merged[k] for k in keys])
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                private_folder(path.parent)
                 with atomic_file(path, fsync=False) as handle:
                     np.savez(handle, keys=keys, vectors=matrix)
             except OSError:

@@ -1,0 +1,119 @@
+"""Every file the app opens goes through `core.files`, or is on this list with its reason.
+
+`core.files` refuses links, FIFOs and devices, bounds reads and creates private files; a
+bare `open()`, `Path.read_text()` or `os.open()` elsewhere would skip all of that (a FIFO
+as state.json once hung the app, a link made it overwrite another file). This test reads
+the source of `modes_tui` and fails on any such call that is not listed below, and on a
+listed one that is gone, so the list stays the truth.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "modes_tui"
+
+SAFE_MODULE = "core/files.py"
+"""The one module that opens files by name: every other module calls it."""
+
+PATH_METHODS = frozenset(
+    {"open", "read_text", "write_text", "read_bytes", "write_bytes", "touch", "mkdir"}
+)
+"""Path methods that open or create by name (`Path.mkdir` makes a folder with the umask's
+mode instead of 0700)."""
+
+RAW_CALLS = frozenset({"os.open", "os.mkdir", "os.makedirs", "tempfile.mkstemp", "FileHistory"})
+"""Calls that open or create by name, spelled as the source spells them."""
+
+ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
+    ("cli/__init__.py", "os.open"): (
+        1,
+        "os.devnull, to silence stdout after a broken pipe: a device by design",
+    ),
+    ("mcp/servers.py", "open"): (1, "os.devnull for a server started without a log folder"),
+    ("store/session_log.py", "os.open"): (
+        1,
+        "creates a new session file with O_CREAT|O_EXCL: never opens an existing file or a link",
+    ),
+    ("core/confined.py", "os.open"): (
+        4,
+        "the model's file tools: openat under the working directory's descriptor, one "
+        "component at a time with O_NOFOLLOW (issue 20 item 7)",
+    ),
+    ("core/workspace.py", ".open"): (
+        5,
+        "the model's file tools, through core/confined.py's ConfinedRoot.open (issue 20 item 7)",
+    ),
+    ("llm/encoders.py", ".open"): (1, "model weights shipped in an installed package, read-only"),
+    ("llm/encoders.py", ".read_text"): (
+        2,
+        "model config shipped in an installed package, read-only",
+    ),
+    ("llm/gguf.py", ".open"): (
+        2,
+        "the model's chunks in an installed package, and hashing the assembled model (checked "
+        "to be a regular file first) or the user's own local_model_path",
+    ),
+}
+"""(module under modes_tui/, call) -> (how many, why it may open by name)."""
+
+
+def calls_by_name(tree: ast.AST) -> list[str]:
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("open", *RAW_CALLS):
+            found.append(func.id)
+        elif isinstance(func, ast.Attribute):
+            spelled = ast.unparse(func)
+            if spelled in RAW_CALLS:
+                found.append(spelled)
+            elif func.attr in PATH_METHODS and spelled not in ("os.open",):
+                found.append(f".{func.attr}")
+    return found
+
+
+def scan() -> Counter[tuple[str, str]]:
+    counted: Counter[tuple[str, str]] = Counter()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).as_posix()
+        if module == SAFE_MODULE:
+            continue
+        for call in calls_by_name(ast.parse(path.read_text(encoding="utf-8"))):
+            counted[(module, call)] += 1
+    return counted
+
+
+def test_no_module_opens_a_file_by_name_outside_the_safe_module_unless_listed() -> None:
+    found = scan()
+    unlisted = {key: count for key, count in found.items() if key not in ALLOWED}
+    assert not unlisted, (
+        f"{unlisted}: open files through modes_tui.core.files (read_bytes, read_text, "
+        "open_append, atomic_write, private_folder), or add the call to ALLOWED with its reason"
+    )
+    changed = {
+        key: (count, ALLOWED[key][0]) for key, count in found.items() if count != ALLOWED[key][0]
+    }
+    assert not changed, f"(found, allowed) differ: {changed}; update ALLOWED and its reason"
+    gone = set(ALLOWED) - set(found)
+    assert not gone, f"{gone} are allowed but no longer used: remove them from ALLOWED"
+
+
+def test_the_scan_sees_each_kind_of_unsafe_call() -> None:
+    source = (
+        "open(p)\nPath(p).read_text()\nq.write_bytes(b'')\nos.open(p, 0)\n"
+        "tempfile.mkstemp()\nFileHistory(p)\nfolder.mkdir()\nread_bytes(p, 'control')\n"
+    )
+    assert calls_by_name(ast.parse(source)) == [
+        "open",
+        ".read_text",
+        ".write_bytes",
+        "os.open",
+        "tempfile.mkstemp",
+        "FileHistory",
+        ".mkdir",
+    ]
