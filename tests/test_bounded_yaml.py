@@ -1,5 +1,5 @@
-"""Bounded parsing (issue 20, item 6): no YAML file we read may expand aliases, and an error
-message quotes at most a cut value, never a whole `repr`.
+"""Bounded parsing (issue 20, item 6): no YAML file we read may expand its aliases past a
+bound, and an error message quotes at most a cut value, never a whole `repr`.
 
 The bombs nest nine levels of nine aliases: expanded, they hold 9**9 (387 million) strings,
 and walking or printing them takes minutes and all the memory there is. A test that simply
@@ -17,7 +17,12 @@ from modes_tui.cli import main
 from modes_tui.core.errors import SHOWN_AT_MOST, DeclarationError, SettingsError, cut_repr
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
-from modes_tui.core.yaml_files import ALIAS_REFUSED, load_yaml
+from modes_tui.core.yaml_files import (
+    ALIAS_RECURSIVE,
+    ALIASES_TOO_LARGE,
+    MAX_EXPANDED_VALUES,
+    load_yaml,
+)
 from modes_tui.store.settings import load_settings
 
 
@@ -29,12 +34,34 @@ def bomb(key: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_the_loader_refuses_an_alias_with_its_line() -> None:
-    assert load_yaml("a: &x 1\nb: [2, 3]\n") == {"a": 1, "b": [2, 3]}  # an anchor alone is fine
+def test_the_loader_keeps_ordinary_aliases() -> None:
+    assert load_yaml("a: &x 1\nb: [2, 3]\n") == {"a": 1, "b": [2, 3]}  # an anchor alone
+    assert load_yaml("a: &x [1]\nb: *x\n") == {"a": [1], "b": [1]}
+    shared = {"X-Team": "blue"}  # PyYAML's own dump writes &id001 / *id001 for this
+    dumped = yaml.safe_dump({"models": {"one": {"headers": shared}, "two": {"headers": shared}}})
+    assert "*id001" in dumped
+    assert load_yaml(dumped)["models"]["two"]["headers"] == {"X-Team": "blue"}
+
+
+def test_the_loader_refuses_aliases_that_expand_too_far_with_their_line() -> None:
     with pytest.raises(yaml.YAMLError) as raised:
-        load_yaml("a: &x [1]\nb: *x\n")
-    assert raised.value.problem == ALIAS_REFUSED  # type: ignore[attr-defined]
-    assert raised.value.problem_mark.line == 1  # type: ignore[attr-defined]
+        load_yaml(bomb("theme"))
+    assert raised.value.problem == ALIASES_TOO_LARGE  # type: ignore[attr-defined]
+    # levels 0-4 hold 66,430 values; level 5 (line 7) is the first past 100,000
+    assert raised.value.problem_mark.line + 1 == 7  # type: ignore[attr-defined]
+    # the document, two keys, `a` (1,000 values) and `b` (1 + 98 x 1,000): 99,004 values
+    wide = "a: &a [" + ", ".join(["1"] * 999) + "]\nb: [" + ", ".join(["*a"] * 98) + "]\n"
+    assert len(load_yaml(wide)["b"]) == 98
+    with pytest.raises(yaml.YAMLError):
+        load_yaml(wide.replace("*a]", "*a, *a]"))  # one more alias: 100,004
+    assert MAX_EXPANDED_VALUES == 100_000
+
+
+@pytest.mark.parametrize("text", ["a: &x [1, *x]\n", "a: &x {b: {c: *x}}\n"])
+def test_the_loader_refuses_a_value_that_contains_itself(text: str) -> None:
+    with pytest.raises(yaml.YAMLError) as raised:
+        load_yaml(text)
+    assert raised.value.problem == ALIAS_RECURSIVE  # type: ignore[attr-defined]
 
 
 def test_an_alias_bomb_in_config_yaml_is_a_clear_error(
@@ -46,11 +73,11 @@ def test_an_alias_bomb_in_config_yaml_is_a_clear_error(
     with pytest.raises(SettingsError) as raised:
         load_settings(app_dirs())
     message = str(raised.value)
-    assert message.startswith(f"{config}: not valid YAML at line 3, column "), message
-    assert "aliases (*name) are not allowed; write the value out in full" in message
+    assert message.startswith(f"{config}: not valid YAML at line 7, column "), message
+    assert ALIASES_TOO_LARGE in message
     assert main(["models"]) == 1
     err = capsys.readouterr().err
-    assert "aliases (*name) are not allowed" in err and "Traceback" not in err
+    assert "aliases (*name) expand this document past" in err and "Traceback" not in err
     assert len(err) < 400
 
 
@@ -64,20 +91,22 @@ def test_an_alias_bomb_in_a_profile_is_a_clear_error(
     (pack / "code.yaml").write_text("description: Code.\n", encoding="utf-8")
     with pytest.raises(DeclarationError) as raised:
         load_pack(profiles_dir=pack)
-    assert "bombed/chat.yaml: line 4, column 10: not valid YAML: aliases" in str(raised.value)
+    assert "bombed/chat.yaml: line 8, column 5: not valid YAML: aliases" in str(raised.value)
     assert main(["profiles", "--profiles", str(pack)]) == 1
     err = capsys.readouterr().err
-    assert "aliases (*name) are not allowed" in err and "Traceback" not in err
+    assert "aliases (*name) expand this document past" in err and "Traceback" not in err
 
 
-def test_a_router_yaml_alias_is_refused_too(tmp_path: Path) -> None:
+def test_router_yaml_goes_through_the_same_loader(tmp_path: Path) -> None:
     pack = tmp_path / "p"
     pack.mkdir()
     (pack / "router.yaml").write_text(
         "classifier: keyword\nfallback: &f chat\ninstructions: *f\n", encoding="utf-8"
     )
     (pack / "chat.yaml").write_text("description: Chat.\n", encoding="utf-8")
-    with pytest.raises(DeclarationError, match=r"p/router.yaml: line 3, column 15: not valid"):
+    assert load_pack(profiles_dir=pack).router.instructions == "chat"  # an alias is fine
+    (pack / "router.yaml").write_text("classifier: keyword\n" + bomb("x"), encoding="utf-8")
+    with pytest.raises(DeclarationError, match=r"p/router.yaml: line 8, column 5: not valid"):
         load_pack(profiles_dir=pack)
 
 

@@ -1,12 +1,18 @@
-"""YAML as modes-tui reads it: safe types only, and no aliases.
+"""YAML as modes-tui reads it: safe types only, and aliases that cannot explode.
 
 An alias (`*name`) repeats a node that an anchor (`&name`) named. Nine anchors of nine
 aliases each expand to 9**9 (387 million) strings, in a file of a few hundred bytes: a
 "billion laughs". Walking such a value (validating it, or building its `repr` for an error
-message) takes minutes and all the memory there is. No file of ours needs aliases, so the
-loader refuses the first one with the file's line and column, before anything is built.
-Every YAML file modes-tui reads (config.yaml, profiles, router.yaml) goes through
-`load_yaml`.
+message) takes minutes and all the memory there is.
+
+Aliases themselves are ordinary YAML: people use anchors to share a block of headers between
+two models, and PyYAML's own `safe_dump` writes `&id001`/`*id001` whenever a value appears
+twice. So the loader keeps them and bounds what they expand to instead: while composing, it
+counts the values the document holds once every alias is expanded (linear in the file, each
+node counted once through a memo) and stops at the first node past `MAX_EXPANDED_VALUES`,
+naming its line, before anything is built. An alias to a node that contains it (a recursive
+value, which no validator can walk) is refused the same way.
+Every YAML file modes-tui reads (config.yaml, profiles, router.yaml) goes through `load_yaml`.
 """
 
 from __future__ import annotations
@@ -16,30 +22,63 @@ from typing import Any
 import yaml
 from yaml.composer import ComposerError
 from yaml.events import AliasEvent
-from yaml.nodes import Node
+from yaml.nodes import CollectionNode, MappingNode, Node
 
-ALIAS_REFUSED = "aliases (*name) are not allowed; write the value out in full"
-"""The problem named when a file uses an alias."""
+MAX_EXPANDED_VALUES = 100_000
+"""How many values (scalars, lists, mappings) a document may hold with its aliases expanded.
+A real config or profile holds a few hundred; a bomb passes this at its third level."""
+
+ALIASES_TOO_LARGE = (
+    f"aliases (*name) expand this document past {MAX_EXPANDED_VALUES:,} values; "
+    "write the repeated parts out, or repeat them less"
+)
+"""The problem named when aliases make a document too large."""
+
+ALIAS_RECURSIVE = "an alias (*name) refers to a value that contains it; write the value out"
+"""The problem named when an alias makes a value contain itself."""
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """`yaml.SafeLoader` that refuses aliases before composing them."""
+class _BoundedAliasLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` that counts the expanded size of every node it composes."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._expanded: dict[int, int] = {}
 
     def compose_node(self, parent: Node | None, index: int) -> Node | None:
         if self.check_event(AliasEvent):
-            event = self.peek_event()
-            raise ComposerError(None, None, ALIAS_REFUSED, event.start_mark)
-        return super().compose_node(parent, index)
+            mark = self.peek_event().start_mark
+            target = super().compose_node(parent, index)
+            if target is not None and id(target) not in self._expanded:
+                # anchored but not finished: the alias sits inside the value it names
+                raise ComposerError(None, None, ALIAS_RECURSIVE, mark)
+            return target  # counted when it was composed; its size is added by the parent
+        node = super().compose_node(parent, index)
+        if node is None:
+            return node
+        size = 1 + sum(self._expanded[id(child)] for child in _children(node))
+        if size > MAX_EXPANDED_VALUES:
+            raise ComposerError(None, None, ALIASES_TOO_LARGE, node.start_mark)
+        self._expanded[id(node)] = size
+        return node
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, CollectionNode):
+        return list(node.value)
+    return []
 
 
 def load_yaml(text: str) -> Any:
     """The value of the YAML document `text`; `yaml.YAMLError` (with `problem` and
-    `problem_mark`) when it is not valid YAML or uses an alias."""
-    return yaml.load(text, Loader=_NoAliasLoader)
+    `problem_mark`) when it is not valid YAML or its aliases expand too far."""
+    return yaml.load(text, Loader=_BoundedAliasLoader)
 
 
 def yaml_problem(error: yaml.YAMLError) -> tuple[str, str]:
-    """Where and what is wrong: (`line 3, column 8`, `aliases (*name) are not allowed; ...`);
+    """Where and what is wrong: (`line 3, column 8`, `aliases (*name) expand ...`);
     the place is empty when the parser did not say."""
     mark = getattr(error, "problem_mark", None)
     reason = str(getattr(error, "problem", None) or str(error).splitlines()[0])
