@@ -138,6 +138,13 @@ class ConfinedRoot:
         """The components of `raw` under the root; ToolError for a path that cannot be one."""
         if "\0" in raw:
             raise ToolError(f"`{shown_path(raw)}` contains a NUL character; no file name can")
+        try:
+            os.fsencode(raw)
+        except UnicodeEncodeError:  # a lone surrogate from JSON ("\ud800"): os.open would raise
+            raise ToolError(
+                f"`{shown_path(raw)}` holds a character that cannot be a file name "
+                "(a lone surrogate); give the name as it is listed"
+            ) from None
         if len(raw) > MAX_PATH_CHARS:
             raise ToolError(
                 f"the path `{shown_path(raw, 60)}` is {len(raw)} characters long; paths "
