@@ -163,6 +163,12 @@ def file_tools(workspace: Workspace) -> list[Tool]:
                 os.close(folder.fd)
             outcome = search.finish()
         if not outcome.matches:
+            if stopped:  # "no matches" alone would say the rest was searched too
+                return (
+                    f"no matches for `{pattern}` in {folder.relative} in the first "
+                    f"{workspace.max_search_files} files (stopped there; narrow the search "
+                    "with path or glob)"
+                )
             return f"no matches for `{pattern}` in {folder.relative}"
         header = f"{len(outcome.matches)} matches"
         if stopped or outcome.full:
@@ -285,12 +291,13 @@ def _feed(
     for relative in candidates:
         if glob and not fnmatch.fnmatch(relative.rsplit("/", 1)[-1], glob):
             continue
-        data = _searchable(root, relative, workspace.max_search_bytes)
-        if data is None:
-            continue
+        # counted before it is opened: a binary or oversized file costs an open and a read
         scanned += 1
         if scanned > workspace.max_search_files:
             return True
+        data = _searchable(root, relative, workspace.max_search_bytes)
+        if data is None:
+            continue
         if not search.add(relative, data):
             return False  # the child stopped reading: full, timed out, or failed
     return False
