@@ -311,3 +311,48 @@ async def test_a_deep_tree_is_walked_to_a_bounded_depth(tmp_path: Path) -> None:
     listing = (await call(tools["list_files"], recursive=True)).splitlines()
     assert max(line.count("/") for line in listing[1:]) == MAX_WALK_DEPTH + 1
     assert (await call(tools["search_files"], pattern="x")).startswith("no matches")
+
+
+# --------------------------------------------------------------------------- review findings
+
+
+async def test_a_path_with_a_lone_surrogate_is_a_tool_error(tmp_path: Path) -> None:
+    # JSON allows "\ud800" in the model's arguments; no file name can hold it
+    tools = tools_for(tmp_path)
+    for name, arguments in (
+        ("read_file", {"path": "a\ud800"}),
+        ("list_files", {"path": "\ud800"}),
+        ("search_files", {"pattern": "x", "path": "\ud800/x"}),
+    ):
+        with pytest.raises(ToolError, match="cannot be a file name"):
+            await call(tools[name], **arguments)
+
+
+async def test_an_absolute_link_through_a_linked_alias_of_the_folder_is_followed(
+    tmp_path: Path,
+) -> None:
+    # `ln -s "$PWD/notes.md" alias` in a project reached through a link (a symlinked home,
+    # macOS's /tmp): the target names the folder by its alias, yet it stays inside
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "notes.md").write_text("inside\n")
+    os.symlink(real, tmp_path / "alias")
+    os.symlink(tmp_path / "alias" / "notes.md", real / "by-alias")
+    os.symlink(tmp_path / "alias" / ".." / "secret", real / "alias-out")
+    (tmp_path / "secret").write_text(SECRET)
+    tools = tools_for(real)
+    assert await call(tools["read_file"], path="by-alias") == "inside\n"
+    assert await call(tools["read_file"], path=str(tmp_path / "alias" / "notes.md")) == "inside\n"
+    with pytest.raises(ToolError, match="leads outside the working directory"):
+        await call(tools["read_file"], path="alias-out")
+
+
+async def test_the_search_cap_counts_every_file_it_opens(tmp_path: Path) -> None:
+    # binary and oversized files cost an open and a read too: they count against the cap
+    for index in range(5):
+        (tmp_path / f"a{index}.bin").write_bytes(b"\0needle")
+    (tmp_path / "z.txt").write_text("needle\n")
+    tools = tools_for(tmp_path, max_search_files=3)
+    found = await call(tools["search_files"], pattern="needle")
+    assert found.startswith("no matches for `needle` in . in the first 3 files")
+    assert "narrow the search with path or glob" in found
