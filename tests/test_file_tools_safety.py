@@ -356,3 +356,14 @@ async def test_the_search_cap_counts_every_file_it_opens(tmp_path: Path) -> None
     found = await call(tools["search_files"], pattern="needle")
     assert found.startswith("no matches for `needle` in . in the first 3 files")
     assert "narrow the search with path or glob" in found
+
+
+async def test_search_numbers_lines_as_read_file_does(tmp_path: Path) -> None:
+    # a form feed (a page break in C and Python sources), a lone CR, U+2028: not line breaks
+    # for read_file, so not for search either, or start_line=N reads the wrong line
+    (tmp_path / "paged.py").write_text("a = 1\n\x0c\nb = 2\r\nx\ry\u2028z\nneedle = 3\r\n")
+    tools = tools_for(tmp_path)
+    found = await call(tools["search_files"], pattern="^needle = 3$", path="paged.py")
+    assert found.splitlines() == ["1 matches", "paged.py:5: needle = 3"]
+    line = await call(tools["read_file"], path="paged.py", start_line=5, end_line=5)
+    assert line.splitlines()[1] == "needle = 3"
