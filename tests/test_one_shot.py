@@ -294,3 +294,33 @@ async def test_a_one_shot_typed_while_the_app_starts_says_why_and_keeps_the_text
             assert route is not None and (route.mode_name, route.one_shot) == ("write", True)
     finally:
         win.log.close()
+
+
+# --------------------------------------------------------------------------- retry
+
+
+async def test_a_retried_one_shot_is_answered_in_its_mode_again() -> None:
+    # the keyword classifier sends this to code: a retry that routed it would lose the
+    # `/write` the user typed; the message after it routes again
+    from modes_tui.core.events import RouteDecided, TextDelta
+
+    model = ScriptedModel()
+    model.script(ScriptedReply("word " * 50, chunk_size=5), ScriptedReply("Drafted."))
+    engine = engine_with(model)
+    routes: list[Route] = []
+    async for event in engine.run_turn("my python script segfaults", force="write"):
+        if isinstance(event, RouteDecided):
+            routes.append(event.route)
+        if isinstance(event, TextDelta):
+            engine.cancel()
+    async for event in engine.retry():
+        if isinstance(event, RouteDecided):
+            routes.append(event.route)
+    async for event in engine.run_turn("my python script segfaults"):
+        if isinstance(event, RouteDecided):
+            routes.append(event.route)
+    assert [(r.mode_name, r.decided_by, r.one_shot) for r in routes] == [
+        ("write", "caller", True),
+        ("write", "caller", True),
+        ("code", "classifier", False),
+    ]
