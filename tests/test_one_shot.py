@@ -324,3 +324,40 @@ async def test_a_retried_one_shot_is_answered_in_its_mode_again() -> None:
         ("write", "caller", True),
         ("code", "classifier", False),
     ]
+
+
+async def test_editing_a_one_shot_turn_replaces_it_in_its_mode(tmp_path: Path) -> None:
+    # up shows the line as typed (`/write ...`): Enter replaces the turn ("Enter replaces
+    # it", the status line says) in that mode; a literal slash comes back escaped
+    win = window("default", tmp_path)
+    win.model.script(
+        ScriptedReply("One."), ScriptedReply("Two."), ScriptedReply("Three."), ScriptedReply("4")
+    )
+    try:
+        async with build_app(win.services, tz=UTC).run_test(size=SIZE) as pilot:
+            app = pilot.app
+            assert isinstance(app, ModesApp)
+            await until(pilot, lambda: app.engine is not None)
+            await say(pilot, "/write my python scirpt segfaults")
+            await pilot.press("up")
+            assert app.prompt.value == "/write my python scirpt segfaults"
+            assert "Editing turn 1" in str(app.status.render())
+            await say(pilot, "/write my python script segfaults")
+            assert app.records[0].superseded_by == 2
+            route = app.records[-1].route
+            assert route is not None and (route.mode_name, route.one_shot) == ("write", True)
+            assert app.records[-1].user_text == "my python script segfaults"
+            await say(pilot, "//etc/hosts is empty")
+            await pilot.press("up")
+            assert app.prompt.value == "//etc/hosts is empty"
+            await say(pilot, "//etc/hosts is empty, why")
+            assert app.records[2].superseded_by == 4
+            assert app.records[-1].user_text == "/etc/hosts is empty, why"
+            assert [r.messages[-1]["content"] for r in win.model.requests] == [
+                "my python scirpt segfaults",
+                "my python script segfaults",
+                "/etc/hosts is empty",
+                "/etc/hosts is empty, why",
+            ]
+    finally:
+        win.log.close()
