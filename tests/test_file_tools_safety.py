@@ -367,3 +367,18 @@ async def test_search_numbers_lines_as_read_file_does(tmp_path: Path) -> None:
     assert found.splitlines() == ["1 matches", "paged.py:5: needle = 3"]
     line = await call(tools["read_file"], path="paged.py", start_line=5, end_line=5)
     assert line.splitlines()[1] == "needle = 3"
+
+
+async def test_a_file_named_for_search_but_not_searched_says_why(tmp_path: Path) -> None:
+    # "no matches" would tell the model the text is not there; it was never looked at
+    (tmp_path / "big.log").write_text("needle\n" * 300)
+    (tmp_path / "blob.bin").write_bytes(b"needle\0")
+    search = tools_for(tmp_path, max_search_bytes=1_000)["search_files"]
+    with pytest.raises(
+        ToolError, match=r"`big\.log` is 2\.1 KB; search_files looks in files up to "
+    ):
+        await call(search, pattern="needle", path="big.log")
+    with pytest.raises(
+        ToolError, match=r"`blob\.bin` is a binary file; search_files looks in text"
+    ):
+        await call(search, pattern="needle", path="blob.bin")

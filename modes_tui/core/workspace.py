@@ -278,6 +278,7 @@ def _feed(
 ) -> bool:
     """Send every searchable file under `folder` to `search`; True when a cap stopped it."""
     if folder.is_regular:
+        _check_named_file(folder, workspace.max_search_bytes)
         candidates: Iterator[str] = iter([folder.relative])
     elif folder.is_dir:
         candidates = (
@@ -301,6 +302,22 @@ def _feed(
         if not search.add(relative, data):
             return False  # the child stopped reading: full, timed out, or failed
     return False
+
+
+def _check_named_file(opened: Opened, cap: int) -> None:
+    """ToolError when a file named as the search's path would be skipped: "no matches"
+    would say the text is not in it, yet it was never looked at."""
+    size = opened.status.st_size
+    if size > cap:
+        raise ToolError(
+            f"`{opened.relative}` is {_size(size)}; search_files looks in files up to "
+            f"{_size(cap)}: read it in parts with read_file (start_line, end_line)"
+        )
+    head = os.pread(opened.fd, 8192, 0)
+    if _looks_binary(head):
+        raise ToolError(
+            f"`{opened.relative}` is a binary file; search_files looks in text files only"
+        )
 
 
 def _searchable(root: ConfinedRoot, relative: str, cap: int) -> bytes | None:
