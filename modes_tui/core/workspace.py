@@ -308,16 +308,15 @@ def _check_named_file(opened: Opened, cap: int) -> None:
     """ToolError when a file named as the search's path would be skipped: "no matches"
     would say the text is not in it, yet it was never looked at."""
     size = opened.status.st_size
+    shown = shown_path(opened.relative)
     if size > cap:
         raise ToolError(
-            f"`{opened.relative}` is {_size(size)}; search_files looks in files up to "
+            f"`{shown}` is {_size(size)}; search_files looks in files up to "
             f"{_size(cap)}: read it in parts with read_file (start_line, end_line)"
         )
     head = os.pread(opened.fd, 8192, 0)
     if _looks_binary(head):
-        raise ToolError(
-            f"`{opened.relative}` is a binary file; search_files looks in text files only"
-        )
+        raise ToolError(f"`{shown}` is a binary file; search_files looks in text files only")
 
 
 def _searchable(root: ConfinedRoot, relative: str, cap: int) -> bytes | None:
