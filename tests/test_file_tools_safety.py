@@ -311,3 +311,74 @@ async def test_a_deep_tree_is_walked_to_a_bounded_depth(tmp_path: Path) -> None:
     listing = (await call(tools["list_files"], recursive=True)).splitlines()
     assert max(line.count("/") for line in listing[1:]) == MAX_WALK_DEPTH + 1
     assert (await call(tools["search_files"], pattern="x")).startswith("no matches")
+
+
+# --------------------------------------------------------------------------- review findings
+
+
+async def test_a_path_with_a_lone_surrogate_is_a_tool_error(tmp_path: Path) -> None:
+    # JSON allows "\ud800" in the model's arguments; no file name can hold it
+    tools = tools_for(tmp_path)
+    for name, arguments in (
+        ("read_file", {"path": "a\ud800"}),
+        ("list_files", {"path": "\ud800"}),
+        ("search_files", {"pattern": "x", "path": "\ud800/x"}),
+    ):
+        with pytest.raises(ToolError, match="cannot be a file name"):
+            await call(tools[name], **arguments)
+
+
+async def test_an_absolute_link_through_a_linked_alias_of_the_folder_is_followed(
+    tmp_path: Path,
+) -> None:
+    # `ln -s "$PWD/notes.md" alias` in a project reached through a link (a symlinked home,
+    # macOS's /tmp): the target names the folder by its alias, yet it stays inside
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "notes.md").write_text("inside\n")
+    os.symlink(real, tmp_path / "alias")
+    os.symlink(tmp_path / "alias" / "notes.md", real / "by-alias")
+    os.symlink(tmp_path / "alias" / ".." / "secret", real / "alias-out")
+    (tmp_path / "secret").write_text(SECRET)
+    tools = tools_for(real)
+    assert await call(tools["read_file"], path="by-alias") == "inside\n"
+    assert await call(tools["read_file"], path=str(tmp_path / "alias" / "notes.md")) == "inside\n"
+    with pytest.raises(ToolError, match="leads outside the working directory"):
+        await call(tools["read_file"], path="alias-out")
+
+
+async def test_the_search_cap_counts_every_file_it_opens(tmp_path: Path) -> None:
+    # binary and oversized files cost an open and a read too: they count against the cap
+    for index in range(5):
+        (tmp_path / f"a{index}.bin").write_bytes(b"\0needle")
+    (tmp_path / "z.txt").write_text("needle\n")
+    tools = tools_for(tmp_path, max_search_files=3)
+    found = await call(tools["search_files"], pattern="needle")
+    assert found.startswith("no matches for `needle` in . in the first 3 files")
+    assert "narrow the search with path or glob" in found
+
+
+async def test_search_numbers_lines_as_read_file_does(tmp_path: Path) -> None:
+    # a form feed (a page break in C and Python sources), a lone CR, U+2028: not line breaks
+    # for read_file, so not for search either, or start_line=N reads the wrong line
+    (tmp_path / "paged.py").write_text("a = 1\n\x0c\nb = 2\r\nx\ry\u2028z\nneedle = 3\r\n")
+    tools = tools_for(tmp_path)
+    found = await call(tools["search_files"], pattern="^needle = 3$", path="paged.py")
+    assert found.splitlines() == ["1 matches", "paged.py:5: needle = 3"]
+    line = await call(tools["read_file"], path="paged.py", start_line=5, end_line=5)
+    assert line.splitlines()[1] == "needle = 3"
+
+
+async def test_a_file_named_for_search_but_not_searched_says_why(tmp_path: Path) -> None:
+    # "no matches" would tell the model the text is not there; it was never looked at
+    (tmp_path / "big.log").write_text("needle\n" * 300)
+    (tmp_path / "blob.bin").write_bytes(b"needle\0")
+    search = tools_for(tmp_path, max_search_bytes=1_000)["search_files"]
+    with pytest.raises(
+        ToolError, match=r"`big\.log` is 2\.1 KB; search_files looks in files up to "
+    ):
+        await call(search, pattern="needle", path="big.log")
+    with pytest.raises(
+        ToolError, match=r"`blob\.bin` is a binary file; search_files looks in text"
+    ):
+        await call(search, pattern="needle", path="blob.bin")

@@ -294,3 +294,70 @@ async def test_a_one_shot_typed_while_the_app_starts_says_why_and_keeps_the_text
             assert route is not None and (route.mode_name, route.one_shot) == ("write", True)
     finally:
         win.log.close()
+
+
+# --------------------------------------------------------------------------- retry
+
+
+async def test_a_retried_one_shot_is_answered_in_its_mode_again() -> None:
+    # the keyword classifier sends this to code: a retry that routed it would lose the
+    # `/write` the user typed; the message after it routes again
+    from modes_tui.core.events import RouteDecided, TextDelta
+
+    model = ScriptedModel()
+    model.script(ScriptedReply("word " * 50, chunk_size=5), ScriptedReply("Drafted."))
+    engine = engine_with(model)
+    routes: list[Route] = []
+    async for event in engine.run_turn("my python script segfaults", force="write"):
+        if isinstance(event, RouteDecided):
+            routes.append(event.route)
+        if isinstance(event, TextDelta):
+            engine.cancel()
+    async for event in engine.retry():
+        if isinstance(event, RouteDecided):
+            routes.append(event.route)
+    async for event in engine.run_turn("my python script segfaults"):
+        if isinstance(event, RouteDecided):
+            routes.append(event.route)
+    assert [(r.mode_name, r.decided_by, r.one_shot) for r in routes] == [
+        ("write", "caller", True),
+        ("write", "caller", True),
+        ("code", "classifier", False),
+    ]
+
+
+async def test_editing_a_one_shot_turn_replaces_it_in_its_mode(tmp_path: Path) -> None:
+    # up shows the line as typed (`/write ...`): Enter replaces the turn ("Enter replaces
+    # it", the status line says) in that mode; a literal slash comes back escaped
+    win = window("default", tmp_path)
+    win.model.script(
+        ScriptedReply("One."), ScriptedReply("Two."), ScriptedReply("Three."), ScriptedReply("4")
+    )
+    try:
+        async with build_app(win.services, tz=UTC).run_test(size=SIZE) as pilot:
+            app = pilot.app
+            assert isinstance(app, ModesApp)
+            await until(pilot, lambda: app.engine is not None)
+            await say(pilot, "/write my python scirpt segfaults")
+            await pilot.press("up")
+            assert app.prompt.value == "/write my python scirpt segfaults"
+            assert "Editing turn 1" in str(app.status.render())
+            await say(pilot, "/write my python script segfaults")
+            assert app.records[0].superseded_by == 2
+            route = app.records[-1].route
+            assert route is not None and (route.mode_name, route.one_shot) == ("write", True)
+            assert app.records[-1].user_text == "my python script segfaults"
+            await say(pilot, "//etc/hosts is empty")
+            await pilot.press("up")
+            assert app.prompt.value == "//etc/hosts is empty"
+            await say(pilot, "//etc/hosts is empty, why")
+            assert app.records[2].superseded_by == 4
+            assert app.records[-1].user_text == "/etc/hosts is empty, why"
+            assert [r.messages[-1]["content"] for r in win.model.requests] == [
+                "my python scirpt segfaults",
+                "my python script segfaults",
+                "/etc/hosts is empty",
+                "/etc/hosts is empty, why",
+            ]
+    finally:
+        win.log.close()

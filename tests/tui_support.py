@@ -146,14 +146,14 @@ class ScriptEngine:
         async for event in self._play(self._last, text):
             yield event
 
-    async def resend(self, text: str) -> AsyncIterator[TurnEvent]:
+    async def resend(self, text: str, *, force: str | None = None) -> AsyncIterator[TurnEvent]:
         """Drop the last user turn and run `text` in its place."""
         self.resent.append(text)
         messages = self.conversation.messages
         last = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
         if last is not None:
             del messages[last:]
-        async for event in self.run_turn(text):
+        async for event in self.run_turn(text, force=force):
             yield event
 
     async def retry(self) -> AsyncIterator[TurnEvent]:

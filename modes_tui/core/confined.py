@@ -138,6 +138,13 @@ class ConfinedRoot:
         """The components of `raw` under the root; ToolError for a path that cannot be one."""
         if "\0" in raw:
             raise ToolError(f"`{shown_path(raw)}` contains a NUL character; no file name can")
+        try:
+            os.fsencode(raw)
+        except UnicodeEncodeError:  # a lone surrogate from JSON ("\ud800"): os.open would raise
+            raise ToolError(
+                f"`{shown_path(raw)}` holds a character that cannot be a file name "
+                "(a lone surrogate); give the name as it is listed"
+            ) from None
         if len(raw) > MAX_PATH_CHARS:
             raise ToolError(
                 f"the path `{shown_path(raw, 60)}` is {len(raw)} characters long; paths "
@@ -145,16 +152,33 @@ class ConfinedRoot:
             )
         path = PurePosixPath(os.path.expanduser(raw.strip() or "."))
         if path.is_absolute():
-            lexical = PurePosixPath(os.path.normpath(path))
-            if not lexical.is_relative_to(self.real):
+            inside = self.inside(path)
+            if inside is None:
                 raise _outside(raw, self.real)
-            path = lexical.relative_to(self.real)
+            path = inside
         depth = 0
         for part in path.parts:
             depth += -1 if part == ".." else 0 if part == "." else 1
             if depth < 0:
                 raise _outside(raw, self.real)
         return [part for part in path.parts if part != "."]
+
+    def inside(self, absolute: PurePosixPath) -> PurePosixPath | None:
+        """`absolute` relative to the root, or None when it names a place outside it.
+
+        Lexically first; then with its links resolved by name, for a root reached through a
+        link (`ln -s "$PWD/notes.md"` in a symlinked home, macOS's /tmp). Resolving by name
+        can race, but its result only says where the walk starts: that path is walked under
+        the root's descriptor like any other, so a race can change which file inside is
+        named, never open one outside.
+        """
+        lexical = PurePosixPath(os.path.normpath(absolute))
+        if lexical.is_relative_to(self.real):
+            return lexical.relative_to(self.real)
+        resolved = PurePosixPath(os.path.realpath(absolute))
+        if resolved.is_relative_to(self.real):
+            return resolved.relative_to(self.real)
+        return None
 
     def open(self, raw: str, flags: int = os.O_RDONLY, mode: int = 0o600) -> Opened:
         """Open `raw` under the root with `flags` for its last component; ToolError if not.
@@ -241,11 +265,11 @@ class _Walk:
         self.last_link = target
         link = PurePosixPath(target)
         if link.is_absolute():
-            lexical = PurePosixPath(os.path.normpath(link))
-            if not lexical.is_relative_to(self.root.real):
+            inside = self.root.inside(link)
+            if inside is None:
                 raise _link_outside(self.raw, self.root.real, target)
             self.close()  # an absolute target inside starts again from the root
-            link = lexical.relative_to(self.root.real)
+            link = inside
         pending.extend(reversed(link.parts))
         return None
 

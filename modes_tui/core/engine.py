@@ -151,6 +151,8 @@ class Engine:
         """Corrections of this conversation's turns (`correct`, `undo_correction`)."""
 
         self._mode: str | None = None
+        self._turn_force: str | None = None
+        """The mode the caller chose for the latest message (`/MODE text`), kept for a retry."""
         self._running = False
         self._stopper = TurnStopper()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -181,17 +183,19 @@ class Engine:
         return self._play(text, force)
 
     def retry(self) -> AsyncGenerator[TurnEvent, None]:
-        """Run the last turn again from its user message (which is not added twice)."""
-        return self._play(None, None)
+        """Run the last turn again from its user message (which is not added twice), in the
+        mode the caller chose for it, if it chose one (`/code why is this slow`)."""
+        return self._play(None, self._turn_force)
 
-    def resend(self, text: str) -> AsyncGenerator[TurnEvent, None]:
-        """Replace the last turn with `text` (the user edited their last message).
+    def resend(self, text: str, *, force: str | None = None) -> AsyncGenerator[TurnEvent, None]:
+        """Replace the last turn with `text` (the user edited their last message); `force`
+        as in `run_turn` (an edited `/MODE text` stays in MODE).
 
         The last user message and everything after it leave the history, and `text` runs as
         a new turn. The session log keeps the old turn and records a `ui_event`
         `supersede` naming it, so a replay or a resume knows it was replaced.
         """
-        return self._play(text, None, supersede=True)
+        return self._play(text, force, supersede=True)
 
     def correct(self, mode: str, *, turn: int | None = None) -> AsyncGenerator[TurnEvent, None]:
         """Say turn `turn` (default: the latest) belonged to `mode`: `async for event in ...`.

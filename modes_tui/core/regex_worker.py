@@ -36,6 +36,18 @@ def _say(out: TextIO, value: dict[str, Any]) -> None:
     out.flush()
 
 
+def _lines(data: bytes) -> list[str]:
+    """The lines as read_file numbers them: split at "\n" only, a CRLF's "\r" dropped.
+
+    str.splitlines also breaks at a form feed, a lone CR, U+2028 and more, so a line number
+    it gives is not the one read_file's start_line reads.
+    """
+    lines = [line.removesuffix("\r") for line in data.decode("utf-8", "replace").split("\n")]
+    if lines[-1] == "":
+        lines.pop()  # the end of the last line, not a line of its own
+    return lines
+
+
 def _search_file(
     regex: re.Pattern[str],
     data: bytes,
@@ -47,7 +59,7 @@ def _search_file(
     """Matches of one file to stdout; ("timeout" | "full", line) when it must stop."""
     number = 0
     try:
-        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        for number, line in enumerate(_lines(data), 1):
             if regex.search(line):
                 text = line.strip()
                 if len(text) > settings["max_chars"]:

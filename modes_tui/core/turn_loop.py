@@ -116,6 +116,7 @@ async def play(
                 del engine.conversation.messages[last:]
                 engine._record(UiEventRecord(engine.turn, "supersede", {"superseded": engine.turn}))
             engine.turn += 1
+            engine._turn_force = force  # a retry of this turn keeps its `/MODE text` mode
             engine.conversation.append(Message("user", text))
             engine._record(UserRecord(engine.turn, text))
         state.user_index = len(engine.conversation) - 1

@@ -163,6 +163,12 @@ def file_tools(workspace: Workspace) -> list[Tool]:
                 os.close(folder.fd)
             outcome = search.finish()
         if not outcome.matches:
+            if stopped:  # "no matches" alone would say the rest was searched too
+                return (
+                    f"no matches for `{pattern}` in {folder.relative} in the first "
+                    f"{workspace.max_search_files} files (stopped there; narrow the search "
+                    "with path or glob)"
+                )
             return f"no matches for `{pattern}` in {folder.relative}"
         header = f"{len(outcome.matches)} matches"
         if stopped or outcome.full:
@@ -272,6 +278,7 @@ def _feed(
 ) -> bool:
     """Send every searchable file under `folder` to `search`; True when a cap stopped it."""
     if folder.is_regular:
+        _check_named_file(folder, workspace.max_search_bytes)
         candidates: Iterator[str] = iter([folder.relative])
     elif folder.is_dir:
         candidates = (
@@ -285,15 +292,31 @@ def _feed(
     for relative in candidates:
         if glob and not fnmatch.fnmatch(relative.rsplit("/", 1)[-1], glob):
             continue
-        data = _searchable(root, relative, workspace.max_search_bytes)
-        if data is None:
-            continue
+        # counted before it is opened: a binary or oversized file costs an open and a read
         scanned += 1
         if scanned > workspace.max_search_files:
             return True
+        data = _searchable(root, relative, workspace.max_search_bytes)
+        if data is None:
+            continue
         if not search.add(relative, data):
             return False  # the child stopped reading: full, timed out, or failed
     return False
+
+
+def _check_named_file(opened: Opened, cap: int) -> None:
+    """ToolError when a file named as the search's path would be skipped: "no matches"
+    would say the text is not in it, yet it was never looked at."""
+    size = opened.status.st_size
+    shown = shown_path(opened.relative)
+    if size > cap:
+        raise ToolError(
+            f"`{shown}` is {_size(size)}; search_files looks in files up to "
+            f"{_size(cap)}: read it in parts with read_file (start_line, end_line)"
+        )
+    head = os.pread(opened.fd, 8192, 0)
+    if _looks_binary(head):
+        raise ToolError(f"`{shown}` is a binary file; search_files looks in text files only")
 
 
 def _searchable(root: ConfinedRoot, relative: str, cap: int) -> bytes | None:

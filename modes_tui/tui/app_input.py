@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import on
 from textual.widgets import TextArea
 
-from modes_tui.commands import CommandError, OneShot, is_command, message_text, parse_command
+from modes_tui.commands import CommandError, OneShot, is_command, parse_command
+from modes_tui.core.control import OFF
 from modes_tui.tui.app_commands import CommandsApp
 from modes_tui.tui.pending import PendingMessages
 from modes_tui.tui.prompt import PromptInput
 from modes_tui.tui.render import plural
+
+if TYPE_CHECKING:
+    from modes_tui.core.transcript import TurnTranscript
 
 
 class InputApp(CommandsApp):
@@ -36,8 +42,8 @@ class InputApp(CommandsApp):
         self.prompt.value = ""
         editing, self._editing = self._editing, None
         idle = not self._turn_running and not len(self.pending)
-        if editing is not None and idle and not is_command(text):
-            self.resend_turn(editing, message_text(text))
+        if editing is not None and idle:
+            self.send_line(text, replacing=editing)  # `/MODE text` too: Enter replaces it
             return
         if self._turn_running or len(self.pending):
             # queued as typed (`//x`, `/code x`): what runs, or comes back with up, is the line
@@ -84,7 +90,7 @@ class InputApp(CommandsApp):
         if self.chat.view(last.number) is None:
             return False  # cleared away (/clear): there is no turn on screen to replace
         self._editing = last
-        self.prompt.recall(last.user_text)
+        self.prompt.recall(typed_line(last))
         self.status.idle(f"Editing turn {last.number} · Enter replaces it · esc keeps it")
         return True
 
@@ -107,3 +113,14 @@ class InputApp(CommandsApp):
     def _waiting_removed(self, event: PendingMessages.Removed) -> None:
         event.stop()
         self.prompt.focus()  # the clicked ✕ is gone: the keys go to the prompt, not nowhere
+
+
+def typed_line(record: TurnTranscript) -> str:
+    """The line that sends `record`'s message again as it was sent: `/MODE text` for a
+    one-shot, `//x` for a message that starts with a slash, else the message itself."""
+    route = record.route
+    if route is not None and route.one_shot and route.mode_name != OFF:
+        return f"/{route.mode_name} {record.user_text}"
+    if record.user_text.startswith("/"):
+        return f"/{record.user_text}"
+    return record.user_text

@@ -52,18 +52,19 @@ class TurnsApp(AppBase):
         finally:
             self._turn_running = False
 
-    def send_line(self, text: str) -> None:
+    def send_line(self, text: str, *, replacing: TurnTranscript | None = None) -> None:
         """Run a typed line as a turn: `/MODE text` in MODE for this message only, `//x` as
-        `/x`, anything else as it is."""
+        `/x`, anything else as it is; in place of turn `replacing` when one is edited."""
         try:
             shot = one_shot(text, self.settings())
         except CommandError as error:  # cannot happen for a line checked when it was sent
             self.status.error(str(error))
             return
-        if shot is not None:
-            self.run_turn(shot.text, force=shot.mode)
+        message, force = (shot.text, shot.mode) if shot else (message_text(text), None)
+        if replacing is not None:
+            self.resend_turn(replacing, message, force=force)
         else:
-            self.run_turn(message_text(text))
+            self.run_turn(message, force=force)
 
     @work(exclusive=True, exit_on_error=False, group="turn", name="retry")
     async def retry_turn(self, record: TurnTranscript) -> None:
@@ -219,8 +220,10 @@ class TurnsApp(AppBase):
             self.send_line(text)
 
     @work(exclusive=True, exit_on_error=False, group="turn", name="resend")
-    async def resend_turn(self, old: TurnTranscript, text: str) -> None:
-        """Run an edited last message in place of its turn."""
+    async def resend_turn(
+        self, old: TurnTranscript, text: str, *, force: str | None = None
+    ) -> None:
+        """Run an edited last message in place of its turn (`force`: its `/MODE`)."""
         from modes_tui.core.transcript import TurnTranscript
 
         engine = self.engine
@@ -238,7 +241,7 @@ class TurnsApp(AppBase):
             self.panel.refresh_record(old)
             new_view = await self.chat.start_turn(record)
             self.status.busy(f"Resending as turn {record.number}: routing…")
-            await self._play(record, new_view, engine.resend(text))
+            await self._play(record, new_view, engine.resend(text, force=force))
         finally:
             self._turn_running = False
 

@@ -47,8 +47,8 @@ class TurnEngine(Restorable, Protocol):
         """Run the last turn again."""
         ...
 
-    def resend(self, text: str) -> AsyncIterator[TurnEvent]:
-        """Replace the last turn with an edited message."""
+    def resend(self, text: str, *, force: str | None = None) -> AsyncIterator[TurnEvent]:
+        """Replace the last turn with an edited message (`force`: its `/MODE`)."""
         ...
 
     def correct(self, mode: str, *, turn: int | None = None) -> AsyncIterator[TurnEvent]:
