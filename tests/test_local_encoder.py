@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,15 +34,45 @@ def minilm():  # type: ignore[no-untyped-def]
     return MiniLMEncoder()
 
 
-def test_the_numpy_encoder_matches_sentence_transformers(minilm) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def reference():  # type: ignore[no-untyped-def]
     pytest.importorskip("sentence_transformers")
     from modes_tui.llm.encoders import SentenceTransformerEncoder
 
+    return SentenceTransformerEncoder()
+
+
+def test_the_numpy_encoder_matches_sentence_transformers(minilm, reference) -> None:  # type: ignore[no-untyped-def]
     lean = minilm.encode(TEXTS)
-    reference = SentenceTransformerEncoder().encode(TEXTS)
-    assert lean.shape == reference.shape == (len(TEXTS), 384)
-    cosines = (lean * reference).sum(axis=1)
+    expected = reference.encode(TEXTS)
+    assert lean.shape == expected.shape == (len(TEXTS), 384)
+    cosines = (lean * expected).sum(axis=1)
     assert (cosines > 0.999).all(), cosines
+
+
+def eval_messages() -> list[str]:
+    """Every distinct message (and history turn) of the shipped eval files."""
+    texts: list[str] = []
+    for path in sorted((Path(__file__).parent.parent / "bench" / "evals").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            texts += [row["text"], *(turn["content"] for turn in row.get("history", []))]
+    return list(dict.fromkeys(texts))
+
+
+def test_the_fast_forward_pass_gives_the_reference_vectors_to_float32_noise(  # type: ignore[no-untyped-def]
+    minilm, reference
+) -> None:
+    """The panelled weights, pre-scaled queries and unmasked lone messages change no vector
+    beyond float32 rounding: each message alone (as a route encodes it) and in batches (as a
+    pack's examples are), against sentence-transformers on a few hundred real messages."""
+    texts = eval_messages()
+    assert len(texts) >= 300
+    expected = reference.encode(texts)
+    alone = np.stack([minilm.encode([text])[0] for text in texts])
+    batched = minilm.encode(texts)
+    assert np.abs(alone - expected).max() <= 1e-5
+    assert np.abs(batched - expected).max() <= 1e-5
 
 
 def test_vectors_are_normalised_and_batch_independent(minilm) -> None:  # type: ignore[no-untyped-def]
