@@ -16,7 +16,7 @@ import json
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, assert_never
 
@@ -42,7 +42,7 @@ from modes_tui.core.events import (
 )
 from modes_tui.core.ledger import money
 from modes_tui.core.ports import Restorable
-from modes_tui.core.questions import Question
+from modes_tui.core.questions import ANSWER_ARMING_SECONDS, Question
 from modes_tui.core.terminal_text import (
     TerminalStream,
     decode_typed,
@@ -51,6 +51,7 @@ from modes_tui.core.terminal_text import (
 )
 from modes_tui.core.transcript import TurnTranscript
 from modes_tui.plain_sessions import run_session_command
+from modes_tui.plain_typeahead import SetAside, take_pending
 from modes_tui.route_format import repl_line
 
 if TYPE_CHECKING:
@@ -93,6 +94,8 @@ class ReplContext:
     """The session being recorded, for /resume, /fork and /rename."""
     pack_name: str = ""
     """The pack in use (a resumed session from another pack is pointed out)."""
+    typed_ahead: SetAside = field(default_factory=SetAside)
+    """Text typed before a confirmation question, put in the next prompt."""
 
 
 class Printer:
@@ -340,38 +343,98 @@ class PipeConfirmer:
     # and refuses a turn past the budget, and says why in the route and the error.
 
 
-class PromptConfirmer:
-    """Asks at the terminal before a tool that needs confirmation runs."""
+ANSWERS = {"y": True, "yes": True, "n": False, "no": False, "": False}
+"""What answers a REPL question; Enter alone is no (the default). Any other text is not an
+answer: it is set aside for the next message and the question is asked again."""
 
-    def __init__(self, input: Any = None, output: Any = None) -> None:
+
+class PromptConfirmer:
+    """Asks at the terminal before a tool that needs confirmation runs.
+
+    A confirmation needs a deliberate answer: what was typed before the question, or in
+    its first `arming` seconds, is never read as the answer; it is named and set aside in
+    `kept`, and the REPL puts it in the next prompt (`plain_typeahead`)."""
+
+    def __init__(
+        self,
+        input: Any = None,
+        output: Any = None,
+        *,
+        kept: SetAside | None = None,
+        arming: float = ANSWER_ARMING_SECONDS,
+    ) -> None:
         self.input = input
         self.output = output
+        self.kept = kept if kept is not None else SetAside()
+        """Text typed ahead of the questions, for the next message."""
+        self.arming = arming
+        self.answering = False
+        """True while a question waits for its answer (keys typed now answer it)."""
+        self.prompts = 0
+        """Answer prompts shown so far (a question is asked again after a non-answer)."""
 
     async def confirm(self, call: ToolCall, tool: Any) -> bool:
-        from prompt_toolkit import PromptSession
-
         # escaped, not removed: the user sees exactly what would run, and it stays inert
         args = json_terminal_safe(json.dumps(dict(call.arguments), ensure_ascii=False))
-        try:
-            answer = await PromptSession[str](input=self.input, output=self.output).prompt_async(
-                f"Run {terminal_safe(call.name)}({args})? [y/N] "
-            )
-        except (KeyboardInterrupt, EOFError):
-            # Ctrl+C or Ctrl+D at the question means no, never "leave the REPL mid-turn"
-            return False
-        return answer.strip().lower() in {"y", "yes"}
+        return await self._yes_or_no(f"Run {terminal_safe(call.name)}({args})?")
 
     async def ask(self, question: Question) -> bool:
         """A question about the next turn (entering a mode, the budget), on the prompt."""
+        return await self._yes_or_no(terminal_safe(question.text))  # it may quote a model
+
+    async def _yes_or_no(self, question: str) -> bool:
+        while True:
+            await self._arm(question)
+            answer = await self._answer()
+            if answer is None:
+                return False
+            verdict = ANSWERS.get(answer.strip().lower())
+            if verdict is not None:
+                return verdict
+            self._set_aside(answer, "not y or n")  # asked again, after its own wait
+
+    async def _arm(self, question: str) -> None:
+        """Show the question; set aside what was typed before it and in its first moment."""
+        from prompt_toolkit.application.current import get_app_session
+
+        source = self.input if self.input is not None else get_app_session().input
+        before = take_pending(source)  # typed while the turn ran: not an answer
+        self._say(question)
+        await asyncio.sleep(self.arming)
+        during = take_pending(source)  # typed as the question appeared: not one either
+        early = "\n".join(text for text in (before, during) if text)
+        if early:
+            self._set_aside(early, "typed before the question, so not its answer", during)
+
+    async def _answer(self) -> str | None:
+        """One line typed at `[y/N]`; None for Ctrl+C or Ctrl+D (a no, never "leave the
+        REPL mid-turn")."""
         from prompt_toolkit import PromptSession
 
+        self.prompts += 1
+        self.answering = True
         try:
-            answer = await PromptSession[str](input=self.input, output=self.output).prompt_async(
-                terminal_safe(f"{question.text} [y/N] ")  # it may quote a routing model
+            return await PromptSession[str](input=self.input, output=self.output).prompt_async(
+                "[y/N] "
             )
         except (KeyboardInterrupt, EOFError):
-            return False
-        return answer.strip().lower() in {"y", "yes"}
+            return None
+        finally:
+            self.answering = False
+
+    def _set_aside(self, text: str, why: str, echoed: str = "") -> None:
+        self.kept.add(text)
+        shown = text if len(text) <= 80 else text[:79] + "…"
+        # keys typed in the wait were echoed after the question: start a line of our own
+        self._say(
+            f"{chr(10) if echoed else ''}({why}: {json.dumps(shown, ensure_ascii=False)}; "
+            "kept for your next message)"
+        )
+
+    def _say(self, text: str) -> None:
+        from prompt_toolkit import print_formatted_text
+
+        print_formatted_text(text, output=self.output)
 
 
 def slash_completer(context: ReplContext) -> Any:
@@ -484,7 +547,7 @@ async def run_interactive(
     interrupted = False
     while True:
         try:
-            line = await session.prompt_async("› ")
+            line = await session.prompt_async("› ", default=context.typed_ahead.take())
         except KeyboardInterrupt:
             if interrupted:
                 return 0

@@ -28,6 +28,7 @@ from modes_tui.plain import (
 )
 from modes_tui.runtime import build_engine
 from tests.cli_support import run_cli
+from tests.repl_support import answer_when_asked
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -252,11 +253,12 @@ async def test_ctrl_c_or_ctrl_d_at_the_confirmation_question_declines(key: str) 
     from modes_tui.plain import PromptConfirmer
 
     with create_pipe_input() as pipe:
-        pipe.send_text(key)
-        confirmer = PromptConfirmer(input=pipe, output=DummyOutput())
-        assert (
-            await confirmer.confirm(ToolCall("1", "run_command", {"command": "ls"}), None) is False
+        confirmer = PromptConfirmer(input=pipe, output=DummyOutput(), arming=0)
+        asked = asyncio.create_task(
+            confirmer.confirm(ToolCall("1", "run_command", {"command": "ls"}), None)
         )
+        await answer_when_asked(confirmer, pipe, key)
+        assert await asked is False
 
 
 async def test_yes_at_the_confirmation_question_runs() -> None:
@@ -264,11 +266,12 @@ async def test_yes_at_the_confirmation_question_runs() -> None:
     from modes_tui.plain import PromptConfirmer
 
     with create_pipe_input() as pipe:
-        pipe.send_text("y\r")
-        confirmer = PromptConfirmer(input=pipe, output=DummyOutput())
-        assert (
-            await confirmer.confirm(ToolCall("1", "run_command", {"command": "ls"}), None) is True
+        confirmer = PromptConfirmer(input=pipe, output=DummyOutput(), arming=0)
+        asked = asyncio.create_task(
+            confirmer.confirm(ToolCall("1", "run_command", {"command": "ls"}), None)
         )
+        await answer_when_asked(confirmer, pipe, "y\r")
+        assert await asked is True
 
 
 def test_a_repl_that_received_no_message_leaves_no_session(modes_home: Path) -> None:

@@ -32,6 +32,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         run_lines,
     )
     from modes_tui.plain_sessions import show_resumed
+    from modes_tui.plain_typeahead import SetAside
     from modes_tui.runtime import RunOptions, Runtime
     from modes_tui.store.control import ControlFile, RunOnlySetting
     from modes_tui.store.runtime import runtime_state
@@ -48,7 +49,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
     pack, control, session = runtime.pack, runtime.control, runtime.current
     assert control is not None and session is not None  # a chat's runtime has both
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
-    confirm: Confirmer = PromptConfirmer() if interactive else PipeConfirmer()
+    kept = SetAside()  # what was typed ahead of a question, back in the next prompt
+    confirm: Confirmer = PromptConfirmer(kept=kept) if interactive else PipeConfirmer()
     try:
         engine = runtime.engine(confirm)
 
@@ -78,6 +80,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             history_file=runtime_state(runtime.dirs).input_history,
             session=session,
             pack_name=pack.name,
+            typed_ahead=kept,
         )
         printer = Printer(sys.stdout, json_lines=args.json, err=None if interactive else sys.stderr)
         if runtime.resumed is not None:
