@@ -51,7 +51,7 @@ from modes_tui.core.terminal_text import (
 )
 from modes_tui.core.transcript import TurnTranscript
 from modes_tui.plain_sessions import run_session_command
-from modes_tui.plain_typeahead import SetAside, take_pending
+from modes_tui.plain_typeahead import QUIET_WAITS_AT_MOST, SetAside, as_typed, take_pending
 from modes_tui.route_format import repl_line
 
 if TYPE_CHECKING:
@@ -394,17 +394,24 @@ class PromptConfirmer:
             self._set_aside(answer, "not y or n")  # asked again, after its own wait
 
     async def _arm(self, question: str) -> None:
-        """Show the question; set aside what was typed before it and in its first moment."""
+        """Show the question once typing has paused; what was typed before it, or since
+        (each key starts the wait again), is set aside, never read as its answer."""
         from prompt_toolkit.application.current import get_app_session
 
         source = self.input if self.input is not None else get_app_session().input
-        before = take_pending(source)  # typed while the turn ran: not an answer
+        before = as_typed(take_pending(source))  # typed while the turn ran
         self._say(question)
-        await asyncio.sleep(self.arming)
-        during = take_pending(source)  # typed as the question appeared: not one either
+        typed = ""
+        for _ in range(QUIET_WAITS_AT_MOST):
+            await asyncio.sleep(self.arming)
+            keys = take_pending(source)
+            if not keys:
+                break
+            typed += keys
+        during = as_typed(typed)
         early = "\n".join(text for text in (before, during) if text)
         if early:
-            self._set_aside(early, "typed before the question, so not its answer", during)
+            self._set_aside(early, "typed before the question, so not its answer", typed)
 
     async def _answer(self) -> str | None:
         """One line typed at `[y/N]`; None for Ctrl+C or Ctrl+D (a no, never "leave the

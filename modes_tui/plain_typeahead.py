@@ -19,7 +19,11 @@ from typing import Any
 
 from modes_tui.core.terminal_text import terminal_safe
 
-__all__ = ["SetAside", "as_typed", "take_pending"]
+__all__ = ["QUIET_WAITS_AT_MOST", "SetAside", "as_typed", "take_pending"]
+
+QUIET_WAITS_AT_MOST = 20
+"""A question waits for a pause in typing at most this many arming times (then asks: what
+is typed into its prompt that is not y or n is set aside too)."""
 
 READ_AT_MOST = 64 * 1024
 """Bytes taken from the terminal per question: more than anyone types ahead, and bounded."""
@@ -33,7 +37,7 @@ _KEY_SEQUENCE = re.compile(
 
 def take_pending(input: Any) -> str:
     """Everything typed that no prompt has read yet on `input` (a prompt-toolkit Input),
-    as the text it stands for; the terminal's pending input is empty afterwards."""
+    as raw keys (`as_typed` makes them text); the terminal's pending input is empty after."""
     from prompt_toolkit.input.typeahead import get_typeahead
 
     keys = "".join(press.data for press in get_typeahead(input))
@@ -42,8 +46,8 @@ def take_pending(input: Any) -> str:
     try:
         fd = input.fileno()
     except (AttributeError, OSError, ValueError):
-        return as_typed(keys)
-    return as_typed(keys + _read_waiting(fd).decode("utf-8", errors="replace"))
+        return keys
+    return keys + _read_waiting(fd).decode("utf-8", errors="replace")
 
 
 def _read_waiting(fd: int) -> bytes:

@@ -16,7 +16,7 @@ from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.questions import Question
 from modes_tui.core.routing import Decision, Router
 from modes_tui.llm.fake import ScriptedModel
-from tests.repl_support import answer_when_asked
+from tests.repl_support import answer_when_asked, within
 from tests.test_engine import Control, Recorder
 
 MODES: dict[str, dict[str, Any]] = {
@@ -249,7 +249,7 @@ async def test_the_repl_asks_on_the_prompt(typed: str, expected: bool) -> None:
         question = Question("enter_mode", "Enter shell?", "Answer in shell?")
         asked = asyncio.create_task(asker.ask(question))
         await answer_when_asked(asker, pipe, typed)
-        assert await asked is expected
+        assert await within(asked) is expected
 
 
 async def test_the_repl_asks_before_entering_shell_and_routes_by_the_answer(pack: Pack) -> None:
@@ -263,7 +263,7 @@ async def test_the_repl_asks_before_entering_shell_and_routes_by_the_answer(pack
         engine = engine_for(pack, CountingClassifier(pick="shell"), confirm=asker)
         routed = asyncio.create_task(route_of(engine))
         await answer_when_asked(asker, pipe, "n\r")
-        assert (await routed).route.mode_name == "chat"
+        assert (await within(routed)).route.mode_name == "chat"
         routed = asyncio.create_task(route_of(engine))
         await answer_when_asked(asker, pipe, "y\r", prompt=2)
-        assert (await routed).route.mode_name == "shell"
+        assert (await within(routed)).route.mode_name == "shell"

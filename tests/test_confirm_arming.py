@@ -161,6 +161,26 @@ async def test_typing_as_the_command_dialog_opens_runs_nothing_and_keeps_the_tex
         assert TYPED not in sent  # the early Enter sent nothing
 
 
+async def test_a_dialog_stays_unarmed_while_the_user_types_on_without_a_pause(rig: Rig) -> None:
+    ran = touch(rig)
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await in_shell(pilot)
+        app.prompt.value = "make the file"
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
+        for word in ("yes ", "you ", "may ", "see ", "my ", "yaml ", "file"):
+            rig.clock.now += ANSWER_ARMING_SECONDS * 0.8  # a pause shorter than the arming
+            await pilot.press(*word)
+        # far more than the arming time since it opened, but never that long without a key
+        assert not ran.exists() and not dialog(app).armed
+        assert app.prompt.value == TYPED
+
+        await arm(pilot, rig)
+        await pilot.press("n")
+        await until(pilot, lambda: not app._turn_running)
+        assert not ran.exists() and app.prompt.value == TYPED
+
+
 async def test_keys_pressed_with_the_enter_that_opens_the_dialog_do_not_answer_it(
     rig: Rig,
 ) -> None:

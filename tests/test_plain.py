@@ -28,7 +28,7 @@ from modes_tui.plain import (
 )
 from modes_tui.runtime import build_engine
 from tests.cli_support import run_cli
-from tests.repl_support import answer_when_asked
+from tests.repl_support import answer_when_asked, within
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -258,7 +258,7 @@ async def test_ctrl_c_or_ctrl_d_at_the_confirmation_question_declines(key: str) 
             confirmer.confirm(ToolCall("1", "run_command", {"command": "ls"}), None)
         )
         await answer_when_asked(confirmer, pipe, key)
-        assert await asked is False
+        assert await within(asked) is False
 
 
 async def test_yes_at_the_confirmation_question_runs() -> None:
@@ -271,7 +271,7 @@ async def test_yes_at_the_confirmation_question_runs() -> None:
             confirmer.confirm(ToolCall("1", "run_command", {"command": "ls"}), None)
         )
         await answer_when_asked(confirmer, pipe, "y\r")
-        assert await asked is True
+        assert await within(asked) is True
 
 
 def test_a_repl_that_received_no_message_leaves_no_session(modes_home: Path) -> None:

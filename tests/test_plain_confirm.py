@@ -22,7 +22,7 @@ from modes_tui.plain import PromptConfirmer
 from modes_tui.plain_typeahead import SetAside, as_typed
 from tests.cli_support import run_cli
 from tests.pty_support import Terminal, terminal
-from tests.repl_support import answer_when_asked
+from tests.repl_support import answer_when_asked, within
 
 COMMAND_CHAT = ["--model", "scripted/command", "chat", "--plain", "--classifier", "keyword"]
 NOTE = "typed before the question, so not its answer"
@@ -105,7 +105,7 @@ async def test_keys_waiting_before_the_question_are_set_aside_not_answered(
         confirmer = PromptConfirmer(input=pipe, output=DummyOutput(), kept=kept, arming=0)
         asked = asyncio.create_task(confirmer.confirm(CALL, None))
         await answer_when_asked(confirmer, pipe, deliberate)
-        assert await asked is expected  # the deliberate answer, not the early key
+        assert await within(asked) is expected  # the deliberate answer, not the early key
     assert kept.take() == as_typed(early)
 
 
@@ -117,8 +117,21 @@ async def test_keys_typed_in_the_arming_time_are_set_aside_too() -> None:
         await asyncio.sleep(0.05)  # the question is on screen, not yet armed
         pipe.send_text("y\r")
         await answer_when_asked(confirmer, pipe, "\r")  # Enter alone: the default, no
-        assert await asked is False
+        assert await within(asked) is False
     assert kept.take() == "y"
+
+
+async def test_the_question_waits_for_a_pause_in_typing() -> None:
+    kept = SetAside()
+    with create_pipe_input() as pipe:
+        confirmer = PromptConfirmer(input=pipe, output=DummyOutput(), kept=kept, arming=0.2)
+        asked = asyncio.create_task(confirmer.confirm(CALL, None))
+        for keys in ("yes you ", "may see ", "my yaml\r"):  # a key every 0.15 s: no pause
+            await asyncio.sleep(0.15)
+            pipe.send_text(keys)
+        await answer_when_asked(confirmer, pipe, "n\r")
+        assert await within(asked) is False
+    assert kept.take() == "yes you may see my yaml"
 
 
 async def test_text_that_is_not_y_or_n_is_kept_and_the_question_asked_again() -> None:
@@ -128,7 +141,7 @@ async def test_text_that_is_not_y_or_n_is_kept_and_the_question_asked_again() ->
         asked = asyncio.create_task(confirmer.confirm(CALL, None))
         await answer_when_asked(confirmer, pipe, "you may see my yaml file\r")
         await answer_when_asked(confirmer, pipe, "yes\r", prompt=2)
-        assert await asked is True
+        assert await within(asked) is True
     assert kept.take() == "you may see my yaml file"
 
 

@@ -2,11 +2,12 @@
 
 A confirmation (run this tool? enter this mode? pass the budget?) pops up while the user
 may be typing their next message, and the `y` of "yes you may see my yaml file" or the
-`n` of "and in Go?" would answer it. So for `ANSWER_ARMING_SECONDS` after it opens a
-dialog is unarmed: its buttons are disabled, no key answers it, and every key that
-reaches it (typed before it opened and still queued, or typed in that time) goes to the
-prompt behind it, in order, so the sentence being typed is kept. Then it arms: the buttons
-are enabled, the hint names the answer keys, and y / n / Esc / Enter / clicks work.
+`n` of "and in Go?" would answer it. So a dialog opens unarmed: its buttons are disabled,
+no key answers it, and every key that reaches it (typed before it opened and still queued,
+or typed since) goes to the prompt behind it, in order, so the sentence being typed is
+kept. It arms once no key has come for `ANSWER_ARMING_SECONDS`: each early key starts the
+wait again, so someone typing on without looking never answers it mid-sentence. Then the
+buttons are enabled, the hint names the answer keys, and y / n / Esc / Enter / clicks work.
 
 A click before arming does nothing (the buttons are disabled): a click aimed at what the
 dialog just covered is no more an answer than a typed key. The clock is injected, so tests
@@ -31,7 +32,7 @@ Clock = Callable[[], float]
 NEW_LINE_KEYS = frozenset({"enter", "shift+enter", "ctrl+j", "alt+enter", "ctrl+enter"})
 """Keys that end a line: in the prompt they would send, so early ones become a line break."""
 
-UNARMED_HINT = "Keys typed now go to your message; the answer keys work in a moment."
+UNARMED_HINT = "Keys typed now go to your message; the answer keys work after a pause in typing."
 
 
 class EarlyKeys:
@@ -92,7 +93,8 @@ class ArmedDialog(ModalScreen[bool]):
         super().__init__()
         self._clock = clock
         self._arming = arming
-        self._opened: float | None = None
+        self._quiet_since: float | None = None
+        """When the dialog opened, or the last early key came: arming counts from here."""
         self.armed = False
         """True once keys and clicks answer the dialog."""
         self.early = EarlyKeys(prompt)
@@ -103,15 +105,15 @@ class ArmedDialog(ModalScreen[bool]):
         return Static(UNARMED_HINT, id="answer-hint")
 
     def on_mount(self) -> None:
-        self._opened = self._clock()
+        self._quiet_since = self._clock()
         for button in self.query(Button):
             button.disabled = True
         self._check_armed()
 
     def _remaining(self) -> float:
-        if self._opened is None:
+        if self._quiet_since is None:
             return self._arming
-        return self._arming - (self._clock() - self._opened)
+        return self._arming - (self._clock() - self._quiet_since)
 
     def _check_armed(self) -> None:
         """Arm when the time is up, else look again when it should be."""
@@ -133,7 +135,7 @@ class ArmedDialog(ModalScreen[bool]):
 
     def answers_now(self) -> bool:
         """Whether input may answer: armed already, or the time just ran out."""
-        if not self.armed and self._opened is not None and self._remaining() <= 0:
+        if not self.armed and self._quiet_since is not None and self._remaining() <= 0:
             self._arm()
         return self.armed
 
@@ -144,6 +146,7 @@ class ArmedDialog(ModalScreen[bool]):
             return
         event.stop()
         event.prevent_default()
+        self._quiet_since = self._clock()
         self.early.key(event)
 
     def on_paste(self, event: events.Paste) -> None:
@@ -151,4 +154,5 @@ class ArmedDialog(ModalScreen[bool]):
             return
         event.stop()
         event.prevent_default()
+        self._quiet_since = self._clock()
         self.early.text(event.text)
