@@ -300,3 +300,18 @@ async def test_early_keys_edit_the_prompt_as_typed_and_an_early_enter_is_a_line_
         await pilot.press("n")
         await until(pilot, lambda: not screen.is_attached)
         assert prompt.text == "draft a\nc pasted"
+
+
+async def test_keys_typed_before_the_dialog_opened_never_answer_it_however_late_read() -> None:
+    clock = FakeClock()
+    app = PromptBehind(clock)
+    async with app.run_test() as pilot:
+        prompt = app.query_one("#prompt", TextArea)
+        typed = [events.Key("y", "y"), events.Key("enter", "\r")]  # stamped as typed: now
+        screen = app.ask()
+        await pilot.pause()
+        clock.pass_arming()  # a busy app reads them only after the arming time
+        for key in typed:
+            app.post_message(key)
+        await pilot.pause(0.1)
+        assert screen.is_attached and prompt.text == "y"

@@ -11,7 +11,8 @@ buttons are enabled, the hint names the answer keys, and y / n / Esc / Enter / c
 
 A click before arming does nothing (the buttons are disabled): a click aimed at what the
 dialog just covered is no more an answer than a typed key. The clock is injected, so tests
-decide when a dialog arms instead of sleeping.
+decide when a dialog arms instead of sleeping. A key typed before the dialog opened is
+early even when a busy app reads it late: Textual stamps every key when it reads it.
 """
 
 from __future__ import annotations
@@ -93,6 +94,9 @@ class ArmedDialog(ModalScreen[bool]):
         super().__init__()
         self._clock = clock
         self._arming = arming
+        self._opened_stamp = float("inf")
+        """The time Textual stamped on the dialog's Mount: a key stamped earlier was typed
+        before the dialog existed, however late the app gets to it."""
         self._quiet_since: float | None = None
         """When the dialog opened, or the last early key came: arming counts from here."""
         self.armed = False
@@ -104,8 +108,9 @@ class ArmedDialog(ModalScreen[bool]):
         """The line under the question: wait, then which keys answer."""
         return Static(UNARMED_HINT, id="answer-hint")
 
-    def on_mount(self) -> None:
+    def on_mount(self, event: events.Mount) -> None:
         self._quiet_since = self._clock()
+        self._opened_stamp = event.time
         for button in self.query(Button):
             button.disabled = True
         self._check_armed()
@@ -142,7 +147,7 @@ class ArmedDialog(ModalScreen[bool]):
     def on_key(self, event: events.Key) -> None:
         # The screen sees a key before the app checks the dialog's bindings (y, n, Esc):
         # stopping it here is what keeps an early key from answering.
-        if self.answers_now():
+        if event.time >= self._opened_stamp and self.answers_now():
             return
         event.stop()
         event.prevent_default()
@@ -150,7 +155,7 @@ class ArmedDialog(ModalScreen[bool]):
         self.early.key(event)
 
     def on_paste(self, event: events.Paste) -> None:
-        if self.answers_now():
+        if event.time >= self._opened_stamp and self.answers_now():
             return
         event.stop()
         event.prevent_default()
