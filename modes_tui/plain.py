@@ -351,9 +351,9 @@ answer: it is set aside for the next message and the question is asked again."""
 class PromptConfirmer:
     """Asks at the terminal before a tool that needs confirmation runs.
 
-    A confirmation needs a deliberate answer: what was typed before the question, or in
-    its first `arming` seconds, is never read as the answer; it is named and set aside in
-    `kept`, and the REPL puts it in the next prompt (`plain_typeahead`)."""
+    A confirmation needs a deliberate answer: what was typed before the question, or after
+    it before typing paused for `arming` seconds, is never read as the answer; it is named
+    and set aside in `kept`, and the REPL puts it in the next prompt (`plain_typeahead`)."""
 
     def __init__(
         self,
