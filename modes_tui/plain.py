@@ -5,7 +5,8 @@ and mode names, persistent input history, Ctrl+C cancels a turn (a second Ctrl+C
 prompt exits), Ctrl+D exits. With stdin not a terminal it reads one message per line and
 prints the answers, so it can be scripted; `--json` prints one JSON event per line.
 
-This is the only module that imports prompt_toolkit, and it only translates engine events.
+With `plain_questions` (its yes/no questions), the only modules that import prompt_toolkit;
+this one only translates engine events.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ from modes_tui.core.events import (
 )
 from modes_tui.core.ledger import money
 from modes_tui.core.ports import Restorable
-from modes_tui.core.questions import ANSWER_ARMING_SECONDS, Question
 from modes_tui.core.terminal_text import (
     TerminalStream,
     decode_typed,
@@ -50,8 +50,8 @@ from modes_tui.core.terminal_text import (
     terminal_safe,
 )
 from modes_tui.core.transcript import TurnTranscript
+from modes_tui.plain_questions import SetAside
 from modes_tui.plain_sessions import run_session_command
-from modes_tui.plain_typeahead import QUIET_WAITS_AT_MOST, SetAside, as_typed, take_pending
 from modes_tui.route_format import repl_line
 
 if TYPE_CHECKING:
@@ -341,107 +341,6 @@ class PipeConfirmer:
 
     # No `ask`: with nobody to answer, the engine keeps the turn out of a confirm-first mode
     # and refuses a turn past the budget, and says why in the route and the error.
-
-
-ANSWERS = {"y": True, "yes": True, "n": False, "no": False, "": False}
-"""What answers a REPL question; Enter alone is no (the default). Any other text is not an
-answer: it is set aside for the next message and the question is asked again."""
-
-
-class PromptConfirmer:
-    """Asks at the terminal before a tool that needs confirmation runs.
-
-    A confirmation needs a deliberate answer: what was typed before the question, or after
-    it before typing paused for `arming` seconds, is never read as the answer; it is named
-    and set aside in `kept`, and the REPL puts it in the next prompt (`plain_typeahead`)."""
-
-    def __init__(
-        self,
-        input: Any = None,
-        output: Any = None,
-        *,
-        kept: SetAside | None = None,
-        arming: float = ANSWER_ARMING_SECONDS,
-    ) -> None:
-        self.input = input
-        self.output = output
-        self.kept = kept if kept is not None else SetAside()
-        """Text typed ahead of the questions, for the next message."""
-        self.arming = arming
-        self.answering = False
-        """True while a question waits for its answer (keys typed now answer it)."""
-        self.prompts = 0
-        """Answer prompts shown so far (a question is asked again after a non-answer)."""
-
-    async def confirm(self, call: ToolCall, tool: Any) -> bool:
-        # escaped, not removed: the user sees exactly what would run, and it stays inert
-        args = json_terminal_safe(json.dumps(dict(call.arguments), ensure_ascii=False))
-        return await self._yes_or_no(f"Run {terminal_safe(call.name)}({args})?")
-
-    async def ask(self, question: Question) -> bool:
-        """A question about the next turn (entering a mode, the budget), on the prompt."""
-        return await self._yes_or_no(terminal_safe(question.text))  # it may quote a model
-
-    async def _yes_or_no(self, question: str) -> bool:
-        while True:
-            await self._arm(question)
-            answer = await self._answer()
-            if answer is None:
-                return False
-            verdict = ANSWERS.get(answer.strip().lower())
-            if verdict is not None:
-                return verdict
-            self._set_aside(answer, "not y or n")  # asked again, after its own wait
-
-    async def _arm(self, question: str) -> None:
-        """Show the question once typing has paused; what was typed before it, or since
-        (each key starts the wait again), is set aside, never read as its answer."""
-        from prompt_toolkit.application.current import get_app_session
-
-        source = self.input if self.input is not None else get_app_session().input
-        before = as_typed(take_pending(source))  # typed while the turn ran
-        self._say(question)
-        typed = ""
-        for _ in range(QUIET_WAITS_AT_MOST):
-            await asyncio.sleep(self.arming)
-            keys = take_pending(source)
-            if not keys:
-                break
-            typed += keys
-        during = as_typed(typed)
-        early = "\n".join(text for text in (before, during) if text)
-        if early:
-            self._set_aside(early, "typed before the question, so not its answer", typed)
-
-    async def _answer(self) -> str | None:
-        """One line typed at `[y/N]`; None for Ctrl+C or Ctrl+D (a no, never "leave the
-        REPL mid-turn")."""
-        from prompt_toolkit import PromptSession
-
-        self.prompts += 1
-        self.answering = True
-        try:
-            return await PromptSession[str](input=self.input, output=self.output).prompt_async(
-                "[y/N] "
-            )
-        except (KeyboardInterrupt, EOFError):
-            return None
-        finally:
-            self.answering = False
-
-    def _set_aside(self, text: str, why: str, echoed: str = "") -> None:
-        self.kept.add(text)
-        shown = text if len(text) <= 80 else text[:79] + "…"
-        # keys typed in the wait were echoed after the question: start a line of our own
-        self._say(
-            f"{chr(10) if echoed else ''}({why}: {json.dumps(shown, ensure_ascii=False)}; "
-            "kept for your next message)"
-        )
-
-    def _say(self, text: str) -> None:
-        from prompt_toolkit import print_formatted_text
-
-        print_formatted_text(text, output=self.output)
 
 
 def slash_completer(context: ReplContext) -> Any:

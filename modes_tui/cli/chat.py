@@ -25,14 +25,13 @@ def cmd_chat(args: argparse.Namespace) -> int:
     from modes_tui.plain import (
         PipeConfirmer,
         Printer,
-        PromptConfirmer,
         ReplContext,
         piped_lines,
         run_interactive,
         run_lines,
     )
+    from modes_tui.plain_questions import PromptConfirmer, SetAside
     from modes_tui.plain_sessions import show_resumed
-    from modes_tui.plain_typeahead import SetAside
     from modes_tui.runtime import RunOptions, Runtime
     from modes_tui.store.control import ControlFile, RunOnlySetting
     from modes_tui.store.runtime import runtime_state
