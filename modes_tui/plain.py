@@ -5,7 +5,8 @@ and mode names, persistent input history, Ctrl+C cancels a turn (a second Ctrl+C
 prompt exits), Ctrl+D exits. With stdin not a terminal it reads one message per line and
 prints the answers, so it can be scripted; `--json` prints one JSON event per line.
 
-This is the only module that imports prompt_toolkit, and it only translates engine events.
+With `plain_questions` (its yes/no questions), the only modules that import prompt_toolkit;
+this one only translates engine events.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import json
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, assert_never
 
@@ -42,7 +43,6 @@ from modes_tui.core.events import (
 )
 from modes_tui.core.ledger import money
 from modes_tui.core.ports import Restorable
-from modes_tui.core.questions import Question
 from modes_tui.core.terminal_text import (
     TerminalStream,
     decode_typed,
@@ -50,6 +50,7 @@ from modes_tui.core.terminal_text import (
     terminal_safe,
 )
 from modes_tui.core.transcript import TurnTranscript
+from modes_tui.plain_questions import SetAside
 from modes_tui.plain_sessions import run_session_command
 from modes_tui.route_format import repl_line
 
@@ -93,6 +94,8 @@ class ReplContext:
     """The session being recorded, for /resume, /fork and /rename."""
     pack_name: str = ""
     """The pack in use (a resumed session from another pack is pointed out)."""
+    typed_ahead: SetAside = field(default_factory=SetAside)
+    """Text typed before a confirmation question, put in the next prompt."""
 
 
 class Printer:
@@ -340,40 +343,6 @@ class PipeConfirmer:
     # and refuses a turn past the budget, and says why in the route and the error.
 
 
-class PromptConfirmer:
-    """Asks at the terminal before a tool that needs confirmation runs."""
-
-    def __init__(self, input: Any = None, output: Any = None) -> None:
-        self.input = input
-        self.output = output
-
-    async def confirm(self, call: ToolCall, tool: Any) -> bool:
-        from prompt_toolkit import PromptSession
-
-        # escaped, not removed: the user sees exactly what would run, and it stays inert
-        args = json_terminal_safe(json.dumps(dict(call.arguments), ensure_ascii=False))
-        try:
-            answer = await PromptSession[str](input=self.input, output=self.output).prompt_async(
-                f"Run {terminal_safe(call.name)}({args})? [y/N] "
-            )
-        except (KeyboardInterrupt, EOFError):
-            # Ctrl+C or Ctrl+D at the question means no, never "leave the REPL mid-turn"
-            return False
-        return answer.strip().lower() in {"y", "yes"}
-
-    async def ask(self, question: Question) -> bool:
-        """A question about the next turn (entering a mode, the budget), on the prompt."""
-        from prompt_toolkit import PromptSession
-
-        try:
-            answer = await PromptSession[str](input=self.input, output=self.output).prompt_async(
-                terminal_safe(f"{question.text} [y/N] ")  # it may quote a routing model
-            )
-        except (KeyboardInterrupt, EOFError):
-            return False
-        return answer.strip().lower() in {"y", "yes"}
-
-
 def slash_completer(context: ReplContext) -> Any:
     """Completion for slash commands, mode names after `/mode `, and `/MODE` one-shots
     (after the commands: a command wins over a mode of the same name)."""
@@ -484,7 +453,7 @@ async def run_interactive(
     interrupted = False
     while True:
         try:
-            line = await session.prompt_async("› ")
+            line = await session.prompt_async("› ", default=context.typed_ahead.take())
         except KeyboardInterrupt:
             if interrupted:
                 return 0

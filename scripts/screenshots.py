@@ -245,6 +245,7 @@ async def shoot(out: Path) -> list[Path]:
         app.prompt.value = "what's in this folder?"
         await pilot.press("enter")
         await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmToolScreen")
+        await until(pilot, lambda: bool(getattr(app.screen, "armed", False)))  # takes answers
         await pilot.pause(0.3)
         save("forced")
         await pilot.press("n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.questions import Question
 from modes_tui.core.routing import Decision, Router
 from modes_tui.llm.fake import ScriptedModel
+from tests.repl_support import answer_when_asked, within
 from tests.test_engine import Control, Recorder
 
 MODES: dict[str, dict[str, Any]] = {
@@ -240,28 +242,28 @@ async def test_the_repl_asks_on_the_prompt(typed: str, expected: bool) -> None:
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
 
-    from modes_tui.plain import PromptConfirmer
+    from modes_tui.plain_questions import PromptConfirmer
 
     with create_pipe_input() as pipe:
-        pipe.send_text(typed)
-        asker = PromptConfirmer(input=pipe, output=DummyOutput())
+        asker = PromptConfirmer(input=pipe, output=DummyOutput(), arming=0)
         question = Question("enter_mode", "Enter shell?", "Answer in shell?")
-        assert await asker.ask(question) is expected
+        asked = asyncio.create_task(asker.ask(question))
+        await answer_when_asked(asker, pipe, typed)
+        assert await within(asked) is expected
 
 
 async def test_the_repl_asks_before_entering_shell_and_routes_by_the_answer(pack: Pack) -> None:
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
 
-    from modes_tui.plain import PromptConfirmer
+    from modes_tui.plain_questions import PromptConfirmer
 
     with create_pipe_input() as pipe:
-        engine = engine_for(
-            pack,
-            CountingClassifier(pick="shell"),
-            confirm=PromptConfirmer(input=pipe, output=DummyOutput()),
-        )
-        pipe.send_text("n\r")
-        assert (await route_of(engine)).route.mode_name == "chat"
-        pipe.send_text("y\r")
-        assert (await route_of(engine)).route.mode_name == "shell"
+        asker = PromptConfirmer(input=pipe, output=DummyOutput(), arming=0)
+        engine = engine_for(pack, CountingClassifier(pick="shell"), confirm=asker)
+        routed = asyncio.create_task(route_of(engine))
+        await answer_when_asked(asker, pipe, "n\r")
+        assert (await within(routed)).route.mode_name == "chat"
+        routed = asyncio.create_task(route_of(engine))
+        await answer_when_asked(asker, pipe, "y\r", prompt=2)
+        assert (await within(routed)).route.mode_name == "shell"

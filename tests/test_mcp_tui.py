@@ -24,7 +24,7 @@ from modes_tui.tui.confirm import ConfirmToolScreen
 from modes_tui.tui.services import AppServices, Confirmer
 from modes_tui.tui.turn_view import ToolCallView
 from tests.mcp_support import MARK, marked_processes, wait_until_gone
-from tests.tui_support import all_text, plain
+from tests.tui_support import all_text, answer_dialog, plain
 
 
 async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 60.0) -> None:
@@ -102,7 +102,7 @@ async def test_the_dialog_asks_for_an_mcp_tool_and_the_panel_names_a_server_that
                 ),
             )
             assert "time__convert_time" in plain(app.screen.query_one("#confirm-title"))
-            await pilot.press("y")
+            await answer_dialog(pilot, "y")
             await until(pilot, lambda: bool(app.records) and not app._turn_running)
 
             shown = all_text(app.chat.query(ToolCallView))

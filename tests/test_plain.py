@@ -28,6 +28,7 @@ from modes_tui.plain import (
 )
 from modes_tui.runtime import build_engine
 from tests.cli_support import run_cli
+from tests.repl_support import answer_when_asked, within
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -249,26 +250,28 @@ def test_a_failed_turn_in_a_pipe_exits_1_with_the_error_on_stderr(modes_home: Pa
 @pytest.mark.parametrize("key", ["\x03", "\x04"])
 async def test_ctrl_c_or_ctrl_d_at_the_confirmation_question_declines(key: str) -> None:
     from modes_tui.core.conversation import ToolCall
-    from modes_tui.plain import PromptConfirmer
+    from modes_tui.plain_questions import PromptConfirmer
 
     with create_pipe_input() as pipe:
-        pipe.send_text(key)
-        confirmer = PromptConfirmer(input=pipe, output=DummyOutput())
-        assert (
-            await confirmer.confirm(ToolCall("1", "run_command", {"command": "ls"}), None) is False
+        confirmer = PromptConfirmer(input=pipe, output=DummyOutput(), arming=0)
+        asked = asyncio.create_task(
+            confirmer.confirm(ToolCall("1", "run_command", {"command": "ls"}), None)
         )
+        await answer_when_asked(confirmer, pipe, key)
+        assert await within(asked) is False
 
 
 async def test_yes_at_the_confirmation_question_runs() -> None:
     from modes_tui.core.conversation import ToolCall
-    from modes_tui.plain import PromptConfirmer
+    from modes_tui.plain_questions import PromptConfirmer
 
     with create_pipe_input() as pipe:
-        pipe.send_text("y\r")
-        confirmer = PromptConfirmer(input=pipe, output=DummyOutput())
-        assert (
-            await confirmer.confirm(ToolCall("1", "run_command", {"command": "ls"}), None) is True
+        confirmer = PromptConfirmer(input=pipe, output=DummyOutput(), arming=0)
+        asked = asyncio.create_task(
+            confirmer.confirm(ToolCall("1", "run_command", {"command": "ls"}), None)
         )
+        await answer_when_asked(confirmer, pipe, "y\r")
+        assert await within(asked) is True
 
 
 def test_a_repl_that_received_no_message_leaves_no_session(modes_home: Path) -> None:

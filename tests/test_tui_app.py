@@ -38,6 +38,7 @@ from tests.tui_support import (
     MemoryControl,
     ScriptEngine,
     all_text,
+    answer_dialog,
     answer_events,
     default_pack,
     plain,
@@ -236,7 +237,7 @@ async def test_a_tool_confirmation_accepted_or_refused(accept: bool) -> None:
         await send(pilot, "list files")
         await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
         assert "run_command" in plain(app.screen.query_one("#confirm-title", Static))
-        await pilot.press("y" if accept else "n")
+        await answer_dialog(pilot, "y" if accept else "n")
         await until(pilot, idle(app))
         tools = app.chat.query(ToolCallView)
         assert len(tools) == 1

@@ -27,7 +27,7 @@ from modes_tui.tui.replay import ReplayScreen
 from modes_tui.tui.services import AppServices, Confirmer
 from modes_tui.tui.sessions import StoreSessions
 from modes_tui.tui.turn_view import AnswerSegment, ToolCallView, TurnNote
-from tests.tui_support import all_text, plain, started, until
+from tests.tui_support import all_text, answer_dialog, plain, started, until
 
 SIZE = (120, 40)
 
@@ -95,7 +95,7 @@ async def enter_shell(pilot: Pilot[None], app: ModesApp, *, answer: str) -> None
     from modes_tui.tui.confirm import QuestionScreen
 
     await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
-    await pilot.press(answer)
+    await answer_dialog(pilot, answer)
     await until(pilot, lambda: not app._turn_running)
 
 
@@ -112,7 +112,7 @@ async def test_the_router_asks_before_entering_shell_and_a_no_keeps_the_turn_in_
         question = app.screen
         assert isinstance(question, QuestionScreen)
         assert plain(question.query_one("#question-title")).strip() == "Enter shell?"
-        await pilot.press("n")
+        await answer_dialog(pilot, "n")
         await until(pilot, lambda: not app._turn_running)
         entry = app.panel.entries[-1]
         assert entry.route is not None
@@ -207,7 +207,7 @@ async def test_a_command_needs_confirmation(rig: Rig, accept: bool) -> None:
         await say(pilot, "say hi in the terminal", wait=False)
         await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
         assert "run_command" in plain(app.screen.query_one("#confirm-title"))
-        await pilot.press("y" if accept else "n")
+        await answer_dialog(pilot, "y" if accept else "n")
         await until(pilot, lambda: bool(app.records) and not app._turn_running)
         activity = app.records[-1].tools[0]
         shown = plain(app.chat.query_one(ToolCallView))
@@ -308,7 +308,7 @@ async def test_a_turn_past_the_budget_asks_in_a_dialog_and_a_no_keeps_the_messag
         assert "past its budget of $0.10: $0.25 spent so far" in plain(
             app.screen.query_one("#question-text")
         )
-        await pilot.press("n")
+        await answer_dialog(pilot, "n")
         await until(pilot, lambda: not app._turn_running)
         assert "not sent: this turn" in plain(app.status)
         assert rig.model.requests == []
@@ -316,6 +316,6 @@ async def test_a_turn_past_the_budget_asks_in_a_dialog_and_a_no_keeps_the_messag
 
         await say(pilot, "hello again", wait=False)
         await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
-        await pilot.press("y")
+        await answer_dialog(pilot, "y")
         await until(pilot, lambda: not app._turn_running and len(rig.model.requests) == 1)
         assert "│ cost $0.25 · budget $0.10" in header(app)

@@ -377,3 +377,11 @@ async def started(pilot: Pilot[None]) -> ModesApp:
     assert isinstance(app, ModesApp)
     await until(pilot, lambda: app.engine is not None)
     return app
+
+
+async def answer_dialog(pilot: Pilot[None], key: str) -> None:
+    """Press `key` in the dialog on screen once it takes answers: a confirmation ignores
+    keys for a moment after it opens (`modes_tui.tui.arming`)."""
+    app = pilot.app
+    await until(pilot, lambda: bool(getattr(app.screen, "armed", False)))
+    await pilot.press(key)

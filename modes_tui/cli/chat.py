@@ -25,12 +25,12 @@ def cmd_chat(args: argparse.Namespace) -> int:
     from modes_tui.plain import (
         PipeConfirmer,
         Printer,
-        PromptConfirmer,
         ReplContext,
         piped_lines,
         run_interactive,
         run_lines,
     )
+    from modes_tui.plain_questions import PromptConfirmer, SetAside
     from modes_tui.plain_sessions import show_resumed
     from modes_tui.runtime import RunOptions, Runtime
     from modes_tui.store.control import ControlFile, RunOnlySetting
@@ -48,7 +48,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
     pack, control, session = runtime.pack, runtime.control, runtime.current
     assert control is not None and session is not None  # a chat's runtime has both
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
-    confirm: Confirmer = PromptConfirmer() if interactive else PipeConfirmer()
+    kept = SetAside()  # what was typed ahead of a question, back in the next prompt
+    confirm: Confirmer = PromptConfirmer(kept=kept) if interactive else PipeConfirmer()
     try:
         engine = runtime.engine(confirm)
 
@@ -78,6 +79,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             history_file=runtime_state(runtime.dirs).input_history,
             session=session,
             pack_name=pack.name,
+            typed_ahead=kept,
         )
         printer = Printer(sys.stdout, json_lines=args.json, err=None if interactive else sys.stderr)
         if runtime.resumed is not None:

@@ -11,7 +11,7 @@ fakes. What crosses the model seam (requests, model events) is in `modes_tui.cor
     Classifier      core.classifiers.* (keyword, embedding, chat, judge, cascade)
     SessionWriter   store.sessions.SessionLog                  a list of records
     ControlSource   store.control.ControlFile                  a fixed reading
-    Confirmer       tui.confirm.DialogConfirmer, plain.PromptConfirmer / PipeConfirmer
+    Confirmer       tui.confirm.DialogConfirmer, plain_questions.PromptConfirmer / plain.PipeConfirmer
     Guard           core.guards (repeated calls, tool budget, confirmation), user guards
 
 Every port is defined here, so a consumer imports them from one place; the values they speak

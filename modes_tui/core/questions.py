@@ -12,6 +12,18 @@ from typing import Literal, Protocol, runtime_checkable
 
 QuestionKind = Literal["enter_mode", "budget"]
 
+ANSWER_ARMING_SECONDS = 1.0
+"""How long typing must pause before a question (or a tool confirmation) takes answers.
+
+A dialog that opens on its own while the user types would otherwise take the next `y`,
+`n` or Enter of their sentence as its answer. Keys typed before it opens, or before this
+much time has passed with no key (after it opened, or after the last key), go back to the
+prompt (TUI) or are set aside for the next message (REPL); only a key pressed once the
+question shows it is ready answers it. A second is longer than the gap between two keys
+of someone typing on, and than most pauses mid-sentence, and shorter than reading the
+question takes.
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class Question:

@@ -145,3 +145,26 @@ def slow_responder(request: ModelRequest) -> ScriptedReply:
     said = echo_responder(request).text
     lines = [f"{number:04d} {said}" for number in range(1, 1001)]
     return ScriptedReply("\n".join(lines), chunk_size=20, delay=SLOW_CHUNK_SECONDS)
+
+
+def command_responder(request: ModelRequest) -> ScriptedReply:
+    """Asks to run the user's message as a shell command, then says what it printed.
+
+    `--model scripted/command` shows the confirmation offline (demos, the REPL's terminal
+    tests): where the mode offers `run_command` (shell), the message is the command, run
+    only after a yes; elsewhere it answers like `scripted/echo`. The first words stream
+    slowly, as a real model's would, so there is time to type ahead of the question.
+    """
+    last = request.messages[-1] if request.messages else {}
+    if last.get("role") == "tool":
+        result = str(last.get("content") or "")
+        return ScriptedReply(f"(scripted model) The command answered: {result[:200]}")
+    if not any(tool.name == "run_command" for tool in request.tools):
+        return echo_responder(request)
+    command = echo_responder(request).text.split("You said: ", 1)[-1]
+    return ScriptedReply(
+        f"(scripted model) I will run `{command}` if you say yes.",
+        chunk_size=4,
+        delay=SLOW_CHUNK_SECONDS * 2,
+        tool_calls=[("run_command", {"command": command})],
+    )

@@ -48,11 +48,18 @@ def mcp_servers(settings: Settings, dirs: Dirs | None = None) -> McpServers | No
 
 def scripted_model(model_id: str | None) -> ChatModel | None:
     """A scripted model for `--model scripted/...` (offline demos and tests), else None."""
-    from modes_tui.llm.fake import SCRIPTED_PREFIX, ScriptedModel, echo_responder, slow_responder
+    from modes_tui.llm.fake import (
+        SCRIPTED_PREFIX,
+        ScriptedModel,
+        command_responder,
+        echo_responder,
+        slow_responder,
+    )
 
     if model_id and model_id.startswith(SCRIPTED_PREFIX):
-        slow = model_id == f"{SCRIPTED_PREFIX}slow"
-        return ScriptedModel(responder=slow_responder if slow else echo_responder)
+        special = {"slow": slow_responder, "command": command_responder}
+        name = model_id.removeprefix(SCRIPTED_PREFIX)
+        return ScriptedModel(responder=special.get(name, echo_responder))
     return None
 
 

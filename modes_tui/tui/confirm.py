@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.syntax import Syntax
@@ -12,19 +13,21 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.css.query import NoMatches
+from textual.widgets import Button, Static, TextArea
 
 from modes_tui.core.conversation import ToolCall
-from modes_tui.core.questions import Question
+from modes_tui.core.questions import ANSWER_ARMING_SECONDS, Question
 from modes_tui.core.terminal_text import json_terminal_safe, terminal_safe
+from modes_tui.tui.arming import ArmedDialog, Clock
 
 if TYPE_CHECKING:
     from textual.app import App
 
 
-class ConfirmToolScreen(ModalScreen[bool]):
-    """Run this tool call? Yes runs it; No tells the model the user refused."""
+class ConfirmToolScreen(ArmedDialog):
+    """Run this tool call? Yes runs it; No tells the model the user refused. Armed after a
+    moment (`tui.arming`): keys typed before that go to the prompt."""
 
     DEFAULT_CSS = """
     ConfirmToolScreen { align: center middle; }
@@ -48,8 +51,11 @@ class ConfirmToolScreen(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "Refuse", id="confirm.no"),
     ]
 
-    def __init__(self, call: ToolCall, description: str = "") -> None:
-        super().__init__()
+    ANSWER_HINT = "y runs it · n or Esc refuses"
+    FOCUS_WHEN_ARMED = "refuse"
+
+    def __init__(self, call: ToolCall, description: str = "", **arming: Any) -> None:
+        super().__init__(**arming)
         self.call = call
         self.description = description
 
@@ -67,12 +73,10 @@ class ConfirmToolScreen(ModalScreen[bool]):
                 json.dumps(dict(self.call.arguments), indent=2, ensure_ascii=False)
             )
             yield Static(Syntax(arguments, "json", word_wrap=True), id="confirm-arguments")
+            yield self.hint()
             with Horizontal():
                 yield Button("Refuse (n)", variant="error", id="refuse")
                 yield Button("Run (y)", variant="success", id="run")
-
-    def on_mount(self) -> None:
-        self.query_one("#refuse", Button).focus()
 
     @on(Button.Pressed, "#run")
     def _run(self) -> None:
@@ -83,12 +87,14 @@ class ConfirmToolScreen(ModalScreen[bool]):
         self.dismiss(False)
 
     def action_answer(self, answer: bool) -> None:
-        """Close with `answer`."""
-        self.dismiss(answer)
+        """Close with `answer` (a footer click before arming is no answer either)."""
+        if self.answers_now():
+            self.dismiss(answer)
 
 
-class QuestionScreen(ModalScreen[bool]):
-    """A yes/no question about the next turn (entering a confirm-first mode, the budget)."""
+class QuestionScreen(ArmedDialog):
+    """A yes/no question about the next turn (entering a confirm-first mode, the budget),
+    armed like the tool confirmation."""
 
     DEFAULT_CSS = """
     QuestionScreen { align: center middle; }
@@ -110,20 +116,21 @@ class QuestionScreen(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "No", id="question.no"),
     ]
 
-    def __init__(self, question: Question) -> None:
-        super().__init__()
+    ANSWER_HINT = "y: yes · n or Esc: no"
+    FOCUS_WHEN_ARMED = "no"
+
+    def __init__(self, question: Question, **arming: Any) -> None:
+        super().__init__(**arming)
         self.question = question
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text(terminal_safe(self.question.title)), id="question-title")
             yield Static(Text(terminal_safe(self.question.text)), id="question-text")
+            yield self.hint()
             with Horizontal():
                 yield Button("No (n)", variant="error", id="no")
                 yield Button("Yes (y)", variant="success", id="yes")
-
-    def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
 
     @on(Button.Pressed, "#yes")
     def _yes(self) -> None:
@@ -134,26 +141,44 @@ class QuestionScreen(ModalScreen[bool]):
         self.dismiss(False)
 
     def action_answer(self, answer: bool) -> None:
-        """Close with `answer`."""
-        self.dismiss(answer)
+        """Close with `answer` (a footer click before arming is no answer either)."""
+        if self.answers_now():
+            self.dismiss(answer)
 
 
 class DialogConfirmer:
-    """The engine's `Confirmer`: asks through `ConfirmToolScreen` and waits for the answer."""
+    """The engine's `Confirmer`: asks through `ConfirmToolScreen` and waits for the answer.
 
-    def __init__(self, app: App[Any]) -> None:
+    `clock` and `arming` say when a dialog starts taking answers (tests pass a clock they
+    move by hand); keys typed before that go to the prompt of the app's chat screen."""
+
+    def __init__(
+        self, app: App[Any], *, clock: Clock = time.monotonic, arming: float = ANSWER_ARMING_SECONDS
+    ) -> None:
         self.app = app
+        self.clock = clock
+        self.arming = arming
 
     async def confirm(self, call: ToolCall, tool: Any) -> bool:
         """True when the user lets the call run."""
         description = str(getattr(tool, "description", "") or "")
-        return await self._show(ConfirmToolScreen(call, description))
+        return await self._show(ConfirmToolScreen(call, description, **self._arming()))
 
     async def ask(self, question: Question) -> bool:
         """True when the user says yes to entering a mode or passing the budget."""
-        return await self._show(QuestionScreen(question))
+        return await self._show(QuestionScreen(question, **self._arming()))
 
-    async def _show(self, screen: ModalScreen[bool]) -> bool:
+    def _arming(self) -> dict[str, Any]:
+        return {"clock": self.clock, "arming": self.arming, "prompt": self._prompt()}
+
+    def _prompt(self) -> TextArea | None:
+        """The prompt on the chat screen (the first one), wherever the user is now."""
+        try:
+            return self.app.screen_stack[0].query_one("#prompt", TextArea)
+        except (NoMatches, IndexError):
+            return None
+
+    async def _show(self, screen: ArmedDialog) -> bool:
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
         def done(result: bool | None) -> None:

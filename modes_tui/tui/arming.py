@@ -1,0 +1,163 @@
+"""A dialog that opens on its own needs a deliberate answer: arming.
+
+A confirmation (run this tool? enter this mode? pass the budget?) pops up while the user
+may be typing their next message, and the `y` of "yes you may see my yaml file" or the
+`n` of "and in Go?" would answer it. So a dialog opens unarmed: its buttons are disabled,
+no key answers it, and every key that reaches it (typed before it opened and still queued,
+or typed since) goes to the prompt behind it, in order, so the sentence being typed is
+kept. It arms once no key has come for `ANSWER_ARMING_SECONDS`: each early key starts the
+wait again, so someone typing on without looking never answers it mid-sentence. Then the
+buttons are enabled, the hint names the answer keys, and y / n / Esc / Enter / clicks work.
+
+A click before arming does nothing (the buttons are disabled): a click aimed at what the
+dialog just covered is no more an answer than a typed key. The clock is injected, so tests
+decide when a dialog arms instead of sleeping. A key typed before the dialog opened is
+early even when a busy app reads it late: Textual stamps every key when it reads it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import ClassVar
+
+from textual import events
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static, TextArea
+
+from modes_tui.core.questions import ANSWER_ARMING_SECONDS
+
+Clock = Callable[[], float]
+"""Seconds from any fixed point (`time.monotonic`)."""
+
+NEW_LINE_KEYS = frozenset({"enter", "shift+enter", "ctrl+j", "alt+enter", "ctrl+enter"})
+"""Keys that end a line: in the prompt they would send, so early ones become a line break."""
+
+UNARMED_HINT = "Keys typed now go to your message; the answer keys work after a pause in typing."
+
+
+class EarlyKeys:
+    """Keys that reached an unarmed dialog, put into the prompt as the user meant them.
+
+    Printable keys are inserted at the prompt's cursor; backspace deletes there; a key that
+    would send becomes a line break before the next text (an early Enter must not send a
+    message, nor answer); every other key (arrows, tab, Esc) is dropped.
+    """
+
+    def __init__(self, prompt: TextArea | None) -> None:
+        self.prompt = prompt
+        self._line_break = False
+        self.kept = ""
+        """What went to the prompt, for the dialog's own record."""
+
+    def key(self, event: events.Key) -> None:
+        """Take one key the dialog must not answer with."""
+        if event.key in NEW_LINE_KEYS:
+            self._line_break = bool(self.kept) or bool(self.prompt and self.prompt.text)
+        elif event.key == "backspace":
+            if self._line_break:
+                self._line_break = False
+            elif self.prompt is not None:
+                self.prompt.action_delete_left()
+                self.kept = self.kept[:-1]
+        elif event.is_printable and event.character:
+            self.text(event.character)
+
+    def text(self, text: str) -> None:
+        """Insert `text` (a typed character or a paste) after any pending line break."""
+        if self._line_break:
+            text, self._line_break = "\n" + text, False
+        self.kept += text
+        if self.prompt is not None:
+            self.prompt.insert(text)
+
+
+class ArmedDialog(ModalScreen[bool]):
+    """A yes/no dialog that ignores keys and clicks until it is armed (see the module)."""
+
+    DEFAULT_CSS = """
+    ArmedDialog #answer-hint { color: $text-muted; margin-top: 1; }
+    """
+
+    ANSWER_HINT: ClassVar[str] = ""
+    """The keys that answer, shown once armed."""
+    FOCUS_WHEN_ARMED: ClassVar[str] = ""
+    """The id of the button focused once armed (the safe answer)."""
+
+    def __init__(
+        self,
+        *,
+        clock: Clock = time.monotonic,
+        arming: float = ANSWER_ARMING_SECONDS,
+        prompt: TextArea | None = None,
+    ) -> None:
+        super().__init__()
+        self._clock = clock
+        self._arming = arming
+        self._opened_stamp = float("inf")
+        """The time Textual stamped on the dialog's Mount: a key stamped earlier was typed
+        before the dialog existed, however late the app gets to it."""
+        self._quiet_since: float | None = None
+        """When the dialog opened, or the last early key came: arming counts from here."""
+        self.armed = False
+        """True once keys and clicks answer the dialog."""
+        self.early = EarlyKeys(prompt)
+        """The keys sent back to the prompt while unarmed."""
+
+    def hint(self) -> Static:
+        """The line under the question: wait, then which keys answer."""
+        return Static(UNARMED_HINT, id="answer-hint")
+
+    def on_mount(self, event: events.Mount) -> None:
+        self._quiet_since = self._clock()
+        self._opened_stamp = event.time
+        for button in self.query(Button):
+            button.disabled = True
+        self._check_armed()
+
+    def _remaining(self) -> float:
+        if self._quiet_since is None:
+            return self._arming
+        return self._arming - (self._clock() - self._quiet_since)
+
+    def _check_armed(self) -> None:
+        """Arm when the time is up, else look again when it should be."""
+        if self.armed:
+            return
+        remaining = self._remaining()
+        if remaining <= 0:
+            self._arm()
+        else:
+            self.set_timer(remaining, self._check_armed)
+
+    def _arm(self) -> None:
+        self.armed = True
+        for button in self.query(Button):
+            button.disabled = False
+        self.query_one("#answer-hint", Static).update(self.ANSWER_HINT)
+        if self.FOCUS_WHEN_ARMED:
+            self.query_one(f"#{self.FOCUS_WHEN_ARMED}", Button).focus()
+
+    def answers_now(self) -> bool:
+        """Whether input may answer: armed already, or the time just ran out."""
+        if not self.armed and self._quiet_since is not None and self._remaining() <= 0:
+            self._arm()
+        return self.armed
+
+    def on_key(self, event: events.Key) -> None:
+        # The screen sees a key before the app checks the dialog's bindings (y, n, Esc):
+        # stopping it here is what keeps an early key from answering.
+        if event.time >= self._opened_stamp and self.answers_now():
+            return
+        event.stop()
+        event.prevent_default()
+        self._quiet_since = self._clock()
+        self.early.key(event)
+
+    def on_paste(self, event: events.Paste) -> None:
+        if event.time >= self._opened_stamp and self.answers_now():
+            return
+        event.stop()
+        event.prevent_default()
+        self._quiet_since = self._clock()
+        self.early.text(event.text)
