@@ -161,7 +161,9 @@ async def test_each_turn_is_priced_and_compared_with_always_the_priciest_mode(
     assert ledger.baseline_model == "pricey"
     assert ledger.turns[0].cost == pytest.approx(0.0012)
     assert ledger.saved == pytest.approx(0.12 - 0.0012)
-    await run(engine, "prove it")  # answered by the priciest model: nothing saved on this turn
+    # answered by the priciest model: nothing saved on this turn (a self-contained request:
+    # "prove it" would now be a follow-up of the chat turn and stay there)
+    await run(engine, "prove that the square root of two is irrational")
     assert ledger.turns[1].cost == pytest.approx(0.12)
     assert ledger.saved == pytest.approx(0.12 - 0.0012)
     assert ledger.header() == "$0.1212 · saved $0.1188 vs always pricey"

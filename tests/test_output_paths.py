@@ -106,6 +106,8 @@ SINKS = {
 NOT_OUTPUT = {
     ("modes_tui/cli/mode.py", "control.write"),  # the control file, not the terminal
     ("modes_tui/cli/chat.py", "control.write"),
+    # the terminal keeper's pipe: the saved terminal settings, as JSON, to our own child
+    ("modes_tui/cli/terminal_guard.py", "keeper.stdin.write"),
     # the tool question: its name through terminal_safe, its arguments json_terminal_safe
     ("modes_tui/plain.py", "?.prompt_async"),
 }
@@ -396,6 +398,27 @@ def test_markdown_export_to_a_file_is_inert_and_json_keeps_the_value(
 # --------------------------------------------------------------------------- the TUI
 
 WIDGET_CALLS = {"Static", "Label", "notify", "Markdown", "SystemNote", "update", "Collapsible"}
+
+
+def _our_widget_classes(folder: Path, bases: set[str]) -> set[str]:
+    """Our classes that are (through any chain of our own) one of `bases`: a new subclass of
+    Static, Markdown or Collapsible is scanned too, whatever it is called."""
+    classes = {
+        node.name: {_name(base).rsplit(".", 1)[-1] for base in node.bases}
+        for path in folder.glob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef)
+    }
+    found = set(bases)
+    while grown := {name for name, of in classes.items() if of & found} - found:
+        found |= grown
+    return found
+
+
+WIDGET_CALLS = _our_widget_classes(REPO / "modes_tui" / "tui", WIDGET_CALLS)
+COLLAPSIBLES = _our_widget_classes(REPO / "modes_tui" / "tui", {"Collapsible"})
+"""Widgets whose positional arguments are child widgets (checked themselves): their `title`
+is the text they show."""
 """Calls that put text on the TUI's screen."""
 RENDERS = {"Text", "Text.assemble", "Syntax", "Group", "terminal_safe", "escape", "Content"}
 RENDERS |= {"route_card", "tool_summary", "strip_line", "turn_plain_text", "_json"}
@@ -409,7 +432,18 @@ REVIEWED = {
     ("modes_tui/tui/inspector.py", "Static", "title"): "the screen's title, a Text",
     ("modes_tui/tui/inspector.py", "Markdown", "record.answer"): "a transcript of safe events",
     ("modes_tui/tui/turn_view.py", "Static", "self._text"): "a NoteBlock's Text",
-    ("modes_tui/tui/turn_view.py", "Static", "text"): "a Text built from safe events",
+    ("modes_tui/tui/turn_view.py", "EndingNote", "text"): "a Text built from safe events",
+    ("modes_tui/tui/turn_view.py", "AnswerSegment", "segment"): "Markdown of safe events",
+    ("modes_tui/tui/turn_view.py", "AnswerSegment", "self.record.answer"): "the same, joined",
+    (
+        "modes_tui/tui/turn_view.py",
+        "AnswerSegment",
+        "old.answer or '_(no answer)_'",
+    ): "a superseded answer of safe events",
+    ("modes_tui/tui/chat.py", "LiteTurn", "r"): "a record; the widget shows turn_plain_text",
+    ("modes_tui/tui/chat.py", "LiteTurn", "view.record"): "the same",
+    ("modes_tui/tui/arming.py", "Static", "UNARMED_HINT"): "a fixed sentence",
+    ("modes_tui/tui/arming.py", "update", "self.ANSWER_HINT"): "a fixed sentence per dialog",
     ("modes_tui/tui/turn_view.py", "Static", "meta"): "numbers and the mode name, a Text",
     ("modes_tui/tui/turn_view.py", "update", "text"): "a Markdown stream of safe events",
     ("modes_tui/tui/pending.py", "Static", "line"): "a Text of the typed message",
@@ -427,7 +461,7 @@ REVIEWED = {
         "Static",
         "f'Sessions · {len(self.sessions)} · Enter replays, r resumes, Esc closes'",
     ): "a count",
-    ("modes_tui/tui/turn_view.py", "Collapsible", "old.title"): "two mode names",
+    ("modes_tui/tui/turn_view.py", "Fold", "old.title"): "two mode names",
     (
         "modes_tui/tui/correct.py",
         "Static",
@@ -448,7 +482,7 @@ def widget_calls(path: Path) -> set[tuple[str, str, str]]:
         called = _name(node.func).rsplit(".", 1)[-1]
         if called not in WIDGET_CALLS:
             continue
-        if called == "Collapsible":  # its children are widgets (checked themselves)
+        if called in COLLAPSIBLES:  # its children are widgets (checked themselves)
             titles = [k.value for k in node.keywords if k.arg == "title"]
             if not titles:
                 continue
