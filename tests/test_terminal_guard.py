@@ -2,7 +2,8 @@
 
 The terminal UI runs in a pseudo-terminal, draws its first frame, and is killed by a signal
 it cannot handle (SIGSEGV, SIGKILL). Afterwards the last bytes on the terminal are the reset
-sequences and the terminal is back in the mode it was in before (echo, line editing).
+sequences and the terminal is back in the mode it was in before (echo, line editing). The
+plain REPL gets the same: killed while prompt_toolkit waits for a line in raw mode.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ from pathlib import Path
 
 import pytest
 
+from modes_tui.cli.terminal_guard import REPL_RESET as REPL_RESET_TEXT
 from modes_tui.cli.terminal_guard import RESET as RESET_TEXT
 
 REPO = Path(__file__).resolve().parent.parent
 ALT_SCREEN_ON = b"\x1b[?1049h"
 RESET = RESET_TEXT.encode()
+REPL_RESET = REPL_RESET_TEXT.encode()
+BRACKETED_PASTE_ON = b"\x1b[?2004h"
 
 
 def read_until(master: int, done: bytes | None, timeout: float, seen: bytearray) -> None:
@@ -43,7 +47,9 @@ def read_until(master: int, done: bytes | None, timeout: float, seen: bytearray)
             seen += chunk
 
 
-def start_tui(home: Path) -> tuple[subprocess.Popen[bytes], int, int, list[object]]:
+def start_tui(
+    home: Path, *, plain: bool = False
+) -> tuple[subprocess.Popen[bytes], int, int, list[object]]:
     master, slave = pty.openpty()
     before = termios.tcgetattr(slave)
     os.set_blocking(master, False)
@@ -64,6 +70,7 @@ def start_tui(home: Path) -> tuple[subprocess.Popen[bytes], int, int, list[objec
             "--model",
             "scripted/demo",
             "chat",
+            *(["--plain"] if plain else []),
             "--classifier",
             "keyword",
         ],
@@ -122,3 +129,56 @@ def test_a_normal_quit_writes_no_second_reset(tmp_path: Path) -> None:
         os.close(slave)
     assert b"\x1b[?1049l" in seen  # Textual gave the terminal back itself
     assert RESET not in seen  # and the keeper stayed quiet
+
+
+def close(app: subprocess.Popen[bytes], master: int, slave: int) -> None:
+    if app.poll() is None:
+        app.kill()
+        app.wait(timeout=30)
+    os.close(master)
+    os.close(slave)
+
+
+def wait_for_repl_prompt(master: int, slave: int, seen: bytearray) -> None:
+    read_until(master, BRACKETED_PASTE_ON, 60, seen)  # prompt_toolkit waits for a line
+    read_until(master, None, 1.0, seen)  # let the prompt settle
+    assert "›".encode() in seen, bytes(seen[-500:])
+    mode = termios.tcgetattr(slave)[3]
+    assert not mode & termios.ICANON and not mode & termios.ECHO  # prompt_toolkit's raw mode
+
+
+@pytest.mark.parametrize(
+    "sig", [signal.SIGSEGV, signal.SIGKILL, signal.SIGTERM], ids=lambda sig: sig.name
+)
+def test_a_killed_repl_leaves_the_terminal_reset(tmp_path: Path, sig: signal.Signals) -> None:
+    app, master, slave, before = start_tui(tmp_path, plain=True)
+    seen = bytearray()
+    try:
+        wait_for_repl_prompt(master, slave, seen)
+        os.kill(app.pid, sig)
+        assert app.wait(timeout=30) == -sig
+        after = len(seen)
+        read_until(master, REPL_RESET, 10, seen)
+        read_until(master, None, 0.5, seen)  # nothing may follow the reset
+        restored = termios.tcgetattr(slave)
+    finally:
+        close(app, master, slave)
+    assert bytes(seen[after:]).endswith(REPL_RESET), bytes(seen[-300:])
+    assert restored[3] & termios.ICANON and restored[3] & termios.ECHO
+    assert restored[3] == before[3]
+
+
+def test_a_normal_repl_exit_writes_no_second_reset(tmp_path: Path) -> None:
+    app, master, slave, before = start_tui(tmp_path, plain=True)
+    seen = bytearray()
+    try:
+        wait_for_repl_prompt(master, slave, seen)
+        os.write(master, b"\x04")  # ctrl+d
+        assert app.wait(timeout=30) == 0
+        read_until(master, None, 1.0, seen)
+        restored = termios.tcgetattr(slave)
+    finally:
+        close(app, master, slave)
+    assert b"\x1b[?2004l" in seen  # prompt_toolkit gave the terminal back itself
+    assert REPL_RESET not in seen  # and the keeper stayed quiet
+    assert restored[3] == before[3]

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import dataclasses
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Coroutine
 from typing import TYPE_CHECKING
 
 from modes_tui.cli.common import EXIT_OK, say_err, setting_meaning, settings_for
@@ -84,15 +84,24 @@ def cmd_chat(args: argparse.Namespace) -> int:
         printer = Printer(sys.stdout, json_lines=args.json, err=None if interactive else sys.stderr)
         if runtime.resumed is not None:
             show_resumed(runtime.resumed, context, printer, about_pack=runtime.pack_note is None)
-        lines = None if interactive else piped_lines(sys.stdin.buffer, sys.stderr)
-        work = (
-            run_interactive(context, printer)
-            if lines is None
-            else run_lines(lines, context, printer)
-        )
-        return asyncio.run(_closing(work, runtime.servers))
+        if not interactive:
+            lines = piped_lines(sys.stdin.buffer, sys.stderr)
+            return asyncio.run(_closing(run_lines(lines, context, printer), runtime.servers))
+        return _guarded(_closing(run_interactive(context, printer), runtime.servers))
     finally:
         session.close()
+
+
+def _guarded(work: Coroutine[object, object, int]) -> int:
+    """Run the REPL with the terminal guarded: a death by signal leaves prompt_toolkit's raw
+    mode and bracketed paste on, with no chance to undo them; the keeper does."""
+    from modes_tui.cli.terminal_guard import REPL_RESET, TerminalGuard
+
+    guard = TerminalGuard.start(output=sys.stdout.fileno(), reset=REPL_RESET)
+    try:
+        return asyncio.run(work)
+    finally:
+        guard.release()  # prompt_toolkit gives the terminal back after every prompt
 
 
 async def _closing(work: Awaitable[int], servers: McpServers | None) -> int:

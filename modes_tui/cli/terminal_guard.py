@@ -8,6 +8,10 @@ codes at every mouse move. So `TerminalGuard` starts a tiny keeper process befor
 runs: it holds the terminal's settings from before the app and waits on a pipe. The app
 writes `ok` when Textual has given the terminal back; if the pipe closes without it (the app
 died), the keeper restores the settings and writes the reset sequences.
+
+The plain REPL (prompt_toolkit) is guarded by the same keeper with `REPL_RESET`: it sets raw
+mode and bracketed paste while it waits for a line, and hides the cursor and turns off line
+wrap while it draws, but never uses the alternate screen or the mouse.
 """
 
 from __future__ import annotations
@@ -32,6 +36,15 @@ RESET = (
 )
 """What Textual's driver writes when the app stops, in one write."""
 
+REPL_RESET = (
+    "\x1b[0m"  # colours and styles off (a death in the middle of drawing the completion menu)
+    "\x1b[?2004l"  # bracketed paste off
+    "\x1b[?7h"  # line wrap on (prompt_toolkit turns it off while it draws)
+    "\x1b[?25h"  # the cursor shown (hidden while it draws)
+)
+"""What prompt_toolkit leaves on if it dies. Not `?1049l`: outside the alternate screen
+xterm takes it as "restore the saved cursor" and would move the cursor to a stale place."""
+
 _KEEPER = """
 import json, os, signal, sys, termios
 signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -40,7 +53,7 @@ saved = json.loads(sys.stdin.readline() or "null")
 if sys.stdin.read().strip() != "ok":
     if saved is not None:
         try:
-            termios.tcsetattr(2, termios.TCSANOW, saved)
+            termios.tcsetattr(1, termios.TCSANOW, saved)
         except (termios.error, OSError):
             pass
     try:
@@ -60,10 +73,11 @@ class TerminalGuard:
         self._ready = threading.Event()
 
     @classmethod
-    def start(cls) -> TerminalGuard:
-        """Guard the terminal on stderr (where Textual draws), if it is one."""
+    def start(cls, *, output: int = 2, reset: str = RESET) -> TerminalGuard:
+        """Guard the terminal on stdin and `output` (stderr, where Textual draws; stdout for
+        the REPL), if both are one: `reset` is written to `output` if the app dies."""
         guard = cls()
-        if not (os.isatty(0) and os.isatty(2)):
+        if not (os.isatty(0) and os.isatty(output)):
             guard._ready.set()
             return guard
         try:
@@ -73,16 +87,21 @@ class TerminalGuard:
             return guard
         # off the main thread: starting a process must not delay the first frame
         threading.Thread(
-            target=guard._spawn, args=(saved,), name="modes-tui-terminal-guard", daemon=True
+            target=guard._spawn,
+            args=(saved, output, reset),
+            name="modes-tui-terminal-guard",
+            daemon=True,
         ).start()
         return guard
 
-    def _spawn(self, saved: list[object]) -> None:
+    def _spawn(self, saved: list[object], output: int, reset: str) -> None:
         try:
             keeper = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _KEEPER, RESET],
+                [sys.executable, "-I", "-S", "-c", _KEEPER, reset],
                 stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
+                # the keeper's stdout: the terminal the settings came from, to put them back
+                stdout=0,
+                stderr=output,  # where the reset sequences go
                 # its own session: no terminal signals, and no job control on its writes
                 start_new_session=True,
             )
