@@ -406,3 +406,50 @@ def test_the_judge_refuses_the_embedded_model_at_load() -> None:
     assert LiteLLMChatModel().supports_logprobs("local/gemma-3-270m") is False
     with pytest.raises(DeclarationError, match="logprobs"):
         build_classifier(load_pack("default"), "judge", classifier_services("local/gemma-3-270m"))
+
+
+# --------------------------------------------------------------------------- the shared base
+
+
+def test_chat_and_judge_send_one_routing_frame_and_differ_only_in_the_answer_shape(
+    judge_pack: Pack,
+) -> None:
+    from modes_tui.core.classifiers.model_classifier import ModelClassifier
+
+    modes, instructions = judge_pack.profiles, "Route by what the customer wants done now."
+    history = [HistoryEntry("user", "hello"), HistoryEntry("assistant", "Hi! How can I help?")]
+    message = "the jacket is too small"
+    chat = ChatClassifier(NoLogprobsModel(), "some/model")
+    judge = JudgeClassifier(NoLogprobsModel(), "some/model", check_support=False)
+    for classifier in (chat, judge):
+        assert isinstance(classifier, ModelClassifier)
+        shape = classifier.answer_shape(modes)
+        request = classifier.request(message, history, modes, instructions)
+        system = build_routing_prompt(
+            message, history, modes, instructions, answer_format=shape.answer_format
+        )
+        assert request.messages == (
+            {"role": "system", "content": system},
+            {"role": "user", "content": shape.user_turn},
+        )
+        assert (request.model, request.temperature, request.max_tokens) == (
+            "some/model",
+            0.0,
+            shape.max_tokens,
+        )
+        assert dict(request.extra) == dict(shape.extra)
+    assert chat.answer_shape(modes).extra.keys() == {"response_format"}
+    assert judge.answer_shape(modes).extra == {"logprobs": True, "top_logprobs": 10}
+    assert (chat.trace().with_, judge.trace().with_) == ("chat", "judge")
+
+
+async def test_a_slow_judge_times_out_to_the_fallback_with_the_chat_words(
+    judge_pack: Pack, fake_llm: FakeProvider
+) -> None:
+    fake_llm.script(Reply(text="B", delay=5.0))
+    classifier = JudgeClassifier(LiteLLMChatModel(), "fake/plain", timeout=0.05)
+    route = await Router(judge_pack, classifier).route([Message("user", "hi")])
+    assert (route.mode_name, route.decided_by) == ("help", "fallback")
+    assert route.reason == (
+        "Classifier failed: ProviderError: timeout (fake/plain): no routing answer within 0.05 s"
+    )

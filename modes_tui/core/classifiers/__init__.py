@@ -2,6 +2,9 @@
 
 `keyword` lives here in the core. The others need a model or an encoder; the caller
 passes them in through `ClassifierServices`, so the core never imports litellm or torch.
+`chat` and `judge` share one base, `model_classifier.ModelClassifier` (the routing prompt,
+the call through the `ChatModel` port, its timeout); each fills in only how the answer is
+asked for and how the reply is read.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The chat backend: one structured-output call to a chat model.
 
-The system prompt is `build_routing_prompt` (roster and conversation as JSON data, rules
-last). The user turn is a fixed line, so nothing the user wrote has the last word. The
-answer is a JSON object constrained by a schema (`response_format`): `mode` (an enum of the
+The call itself (routing prompt, fixed user turn, timeout) is `ModelClassifier`'s
+(`model_classifier`); this module owns how the answer is asked for and read. The answer
+is a JSON object constrained by a schema (`response_format`): `mode` (an enum of the
 available names), `confidence` (0..1, the model's own self-report: it tells a hedge from a
 clear call but it is not calibrated; tune `below_confidence` per model) and `reason`
 (shown in the panel and the log, never fed back into a prompt).
@@ -17,29 +17,40 @@ Validation, strictest first:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
-from modes_tui.core.errors import ProviderError, RoutingDecisionError
-from modes_tui.core.learning import Similarity, similar_corrections
-from modes_tui.core.ports import ChatModel
+from modes_tui.core.classifiers.model_classifier import (
+    DEFAULT_TIMEOUT,
+    AnswerShape,
+    ModelClassifier,
+    call_with_timeout,
+)
+from modes_tui.core.errors import RoutingDecisionError
 from modes_tui.core.profiles import Profile
-from modes_tui.core.routing import ClassifierInfo, Decision
-from modes_tui.core.routing_input import HistoryEntry
-from modes_tui.core.routing_prompt import build_routing_prompt
-from modes_tui.core.wire import ModelRequest
+from modes_tui.core.routing import Decision
+from modes_tui.core.wire import Completion
+
+__all__ = [
+    "ANSWER_FORMAT",
+    "DEFAULT_TIMEOUT",
+    "MAX_TOKENS",
+    "USER_TURN",
+    "ChatClassifier",
+    "call_with_timeout",
+    "parse_selection",
+    "response_format",
+    "selection_schema",
+]
 
 ANSWER_FORMAT = (
     'Answer with one JSON object and nothing else: {"mode": one of the mode names above, '
     '"confidence": a number from 0 to 1 saying how sure you are, "reason": one short sentence}.'
 )
 USER_TURN = "Route the latest message in the data above. Answer with the JSON object only."
-DEFAULT_TIMEOUT = 30.0
 MAX_TOKENS = 300
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL | re.IGNORECASE)
 
@@ -100,83 +111,20 @@ def parse_selection(raw: str) -> Decision:
     return Decision(mode.strip(), confidence, reason)
 
 
-class ChatClassifier:
+class ChatClassifier(ModelClassifier):
     """Routes with one structured-output call to `model_id` through a `ChatModel`."""
 
-    def __init__(
-        self,
-        model: ChatModel,
-        model_id: str,
-        *,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        corrections: CorrectionSource | None = None,
-    ) -> None:
-        self.model = model
-        self.model_id = model_id
-        self.timeout = timeout
-        self.corrections = corrections if corrections is not None else EMPTY_CORRECTIONS
-        """The most similar of these go into the prompt as labelled examples."""
-        self.similarity: Similarity | None = None
-        """How "most similar" is measured when an encoder is at hand (else lexically)."""
+    backend = "chat"
 
-    def request(
-        self,
-        message: str,
-        history: Sequence[HistoryEntry],
-        modes: Sequence[Profile],
-        instructions: str,
-    ) -> ModelRequest:
-        """The exact request `classify` sends."""
-        names = [mode.name for mode in modes]
-        prompt = build_routing_prompt(
-            message,
-            history,
-            modes,
-            instructions,
+    def answer_shape(self, modes: Sequence[Profile]) -> AnswerShape:
+        """A JSON object whose `mode` is constrained to the available names."""
+        return AnswerShape(
             answer_format=ANSWER_FORMAT,
-            corrections=similar_corrections(
-                message, self.corrections.corrections(), modes, similarity=self.similarity
-            ),
-        )
-        return ModelRequest(
-            model=self.model_id,
-            messages=(
-                {"role": "system", "content": prompt},
-                {"role": "user", "content": USER_TURN},
-            ),
-            temperature=0.0,
+            user_turn=USER_TURN,
             max_tokens=MAX_TOKENS,
-            extra={"response_format": response_format(names)},
+            extra={"response_format": response_format([mode.name for mode in modes])},
         )
 
-    async def classify(
-        self,
-        message: str,
-        history: Sequence[HistoryEntry],
-        modes: Sequence[Profile],
-        instructions: str,
-        inputs: Mapping[str, Any],
-    ) -> Decision:
-        """Ask the model; parse and validate its JSON answer."""
-        request = self.request(message, history, modes, instructions)
-        completion = await call_with_timeout(self.model, request, self.timeout)
+    def read_answer(self, completion: Completion, modes: Sequence[Profile]) -> Decision:
+        """Parse and validate the model's JSON answer."""
         return parse_selection(completion.text)
-
-    def trace(self) -> ClassifierInfo:
-        """`chat` with the configured model id."""
-        return ClassifierInfo("chat", self.model_id)
-
-
-async def call_with_timeout(model: ChatModel, request: ModelRequest, timeout: float | None) -> Any:
-    """`model.complete(request)`, cut off after `timeout` seconds as a ProviderError."""
-    if timeout is None:
-        return await model.complete(request)
-    try:
-        return await asyncio.wait_for(model.complete(request), timeout)
-    except TimeoutError:
-        raise ProviderError(
-            "timeout",
-            f"no routing answer within {timeout:g} s",
-            hint="the router model is slow or unreachable; the turn went to the fallback mode",
-            model=request.model,
-        ) from None

@@ -1,5 +1,8 @@
 """The judge backend: one single-token answer, read through its log probabilities.
 
+The call itself (routing prompt, fixed user turn, timeout) is `ModelClassifier`'s
+(`model_classifier`); this module owns how the answer is asked for and read.
+
 Each available mode gets a one-letter label (A, B, C, ... in roster order). The model is
 asked, with `build_routing_prompt`, to answer with the label only: `max_tokens=1`,
 `temperature=0`, `logprobs=True`, `top_logprobs=10`. The first generated token's
@@ -18,22 +21,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from modes_tui.core.classifiers.chat import call_with_timeout
-from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
+from modes_tui.core.classifiers.model_classifier import (
+    DEFAULT_TIMEOUT,
+    AnswerShape,
+    ModelClassifier,
+)
+from modes_tui.core.corrections import CorrectionSource
 from modes_tui.core.errors import DeclarationError, Problem, RoutingDecisionError
-from modes_tui.core.learning import Similarity, similar_corrections
 from modes_tui.core.ports import ChatModel
 from modes_tui.core.profiles import Profile
-from modes_tui.core.routing import ClassifierInfo, Decision
-from modes_tui.core.routing_input import HistoryEntry
-from modes_tui.core.routing_prompt import build_routing_prompt
-from modes_tui.core.wire import ModelRequest
+from modes_tui.core.routing import Decision
+from modes_tui.core.wire import Completion
 
 LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 TOP_LOGPROBS = 10
-DEFAULT_TIMEOUT = 30.0
 USER_TURN = "Route the latest message in the data above. Answer with the label only."
 
 
@@ -77,8 +79,10 @@ def distribution(
     return {name: mass.get(name, 0.0) / total for name in labels.values()}
 
 
-class JudgeClassifier:
+class JudgeClassifier(ModelClassifier):
     """Routes by the label distribution of a one-token answer."""
+
+    backend = "judge"
 
     def __init__(
         self,
@@ -90,14 +94,8 @@ class JudgeClassifier:
         check_support: bool = True,
         corrections: CorrectionSource | None = None,
     ) -> None:
-        self.model = model
-        self.model_id = model_id
-        self.corrections = corrections if corrections is not None else EMPTY_CORRECTIONS
-        """The most similar of these go into the prompt as labelled examples."""
-        self.similarity: Similarity | None = None
-        """How "most similar" is measured when an encoder is at hand (else lexically)."""
+        super().__init__(model, model_id, timeout=timeout, corrections=corrections)
         self.top_logprobs = top_logprobs
-        self.timeout = timeout
         if check_support and not model.capabilities(model_id).logprobs:
             raise DeclarationError(
                 [
@@ -111,47 +109,18 @@ class JudgeClassifier:
                 ]
             )
 
-    def request(
-        self,
-        message: str,
-        history: Sequence[HistoryEntry],
-        modes: Sequence[Profile],
-        instructions: str,
-    ) -> ModelRequest:
-        """The exact request `classify` sends."""
-        prompt = build_routing_prompt(
-            message,
-            history,
-            modes,
-            instructions,
+    def answer_shape(self, modes: Sequence[Profile]) -> AnswerShape:
+        """One capital letter, with the first token's top candidates and their logprobs."""
+        return AnswerShape(
             answer_format=answer_format(labels_for(modes)),
-            corrections=similar_corrections(
-                message, self.corrections.corrections(), modes, similarity=self.similarity
-            ),
-        )
-        return ModelRequest(
-            model=self.model_id,
-            messages=(
-                {"role": "system", "content": prompt},
-                {"role": "user", "content": USER_TURN},
-            ),
-            temperature=0.0,
+            user_turn=USER_TURN,
             max_tokens=1,
             extra={"logprobs": True, "top_logprobs": self.top_logprobs},
         )
 
-    async def classify(
-        self,
-        message: str,
-        history: Sequence[HistoryEntry],
-        modes: Sequence[Profile],
-        instructions: str,
-        inputs: Mapping[str, Any],
-    ) -> Decision:
-        """One call; the label distribution becomes the decision."""
+    def read_answer(self, completion: Completion, modes: Sequence[Profile]) -> Decision:
+        """The label distribution becomes the decision."""
         labels = labels_for(modes)
-        request = self.request(message, history, modes, instructions)
-        completion = await call_with_timeout(self.model, request, self.timeout)
         raw = completion.text + (
             f"\n[top_logprobs: {dict(completion.top_logprobs[0])}]"
             if completion.top_logprobs
@@ -167,7 +136,3 @@ class JudgeClassifier:
             f"label {label} ({confidence:.2f} of the label probability)",
             {name: round(p, 4) for name, p in probabilities.items()},
         )
-
-    def trace(self) -> ClassifierInfo:
-        """`judge` with the configured model id."""
-        return ClassifierInfo("judge", self.model_id)
