@@ -38,6 +38,7 @@ CORE_MODULES = [
     "modes_tui.core.toolbox",
     "modes_tui.core.pack_tools",
     "modes_tui.core.pack_fields",
+    "modes_tui.core.setting_fields",
     "modes_tui.core.router_config",
     "modes_tui.core.routing_input",
     "modes_tui.core.eval_cases",

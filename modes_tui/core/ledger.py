@@ -13,13 +13,12 @@ estimate of that turn: the request's characters / 4 as prompt tokens, plus the a
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modes_tui.core.errors import SettingsError
 from modes_tui.core.models import ModelPrice
+from modes_tui.core.setting_fields import SettingReader
 
 PriceLookup = Callable[[str], "ModelPrice | None"]
 CHARS_PER_TOKEN = 4
@@ -31,17 +30,9 @@ def check_budget(value: Any, *, where: str, fix: str) -> float | None:
     """The `budget` setting: a positive number of USD, or None (no budget)."""
     if value is None:
         return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise SettingsError(
-            f"{where}: budget must be a price in USD greater than 0, e.g. 2.50, "
-            f"got {type(value).__name__} {value!r}; {fix}"
-        )
-    return float(value)
+    return SettingReader(where, fix=fix).number(
+        "budget", value, "a price in USD greater than 0, e.g. 2.50", 0, above=True, finite=True
+    )
 
 
 def budget_from_text(text: str) -> Any:

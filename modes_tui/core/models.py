@@ -25,7 +25,6 @@ Headless: no litellm here; the adapter (`llm/litellm_model.py`) applies a resolv
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from typing import Any
 
 from modes_tui.core.errors import SettingsError, cut_repr
 from modes_tui.core.redaction import remember_secret
+from modes_tui.core.setting_fields import SettingReader, is_scalar, is_text
 from modes_tui.core.variables import expand_secret_values
 
 EMBEDDED_MODEL = "local/gemma-3-270m"
@@ -212,9 +212,10 @@ def parse_models(value: Any, *, where: str) -> dict[str, ModelConfig]:
     if isinstance(value, ModelCatalog):
         return dict(value.entries)
     if not isinstance(value, Mapping):
-        raise SettingsError(
-            f"{where}: models must be a mapping of alias to settings, e.g. "
-            f"models: {{fast: {{model: openai/gpt-4.1-mini}}}}; got {type(value).__name__}"
+        raise SettingReader(where).error(
+            "models",
+            " must be a mapping of alias to settings, e.g. "
+            f"models: {{fast: {{model: openai/gpt-4.1-mini}}}}; got {type(value).__name__}",
         )
     entries: dict[str, ModelConfig] = {}
     for alias, body in value.items():
@@ -223,129 +224,128 @@ def parse_models(value: Any, *, where: str) -> dict[str, ModelConfig]:
 
 
 def _entry(alias: Any, body: Any, where: str) -> ModelConfig:
+    fields = SettingReader(where, f"models.{alias}", typed=False)
     if not isinstance(alias, str) or not ALIAS_PATTERN.match(alias):
-        raise SettingsError(
-            f"{where}: models.{alias}: the alias must be a word of letters, digits, . _ : or - "
-            "(no /, which marks a litellm id); rename it"
+        raise fields.problem(
+            "",
+            "the alias must be a word of letters, digits, . _ : or - "
+            "(no /, which marks a litellm id); rename it",
         )
-    key = f"models.{alias}"
     if alias == DEFAULT:
-        raise SettingsError(
-            f"{where}: {key}: `default` is reserved (it means the default_model setting); "
-            "rename the alias and set default_model to it"
+        raise fields.problem(
+            "",
+            "`default` is reserved (it means the default_model setting); "
+            "rename the alias and set default_model to it",
         )
     if isinstance(body, str):  # `fast: openai/gpt-4.1-mini`, a short form
         body = {"model": body}
     if not isinstance(body, Mapping):
-        raise SettingsError(
-            f"{where}: {key} must be a mapping with at least `model:` (a litellm id), "
-            f"got {type(body).__name__}"
+        raise fields.error(
+            "",
+            f" must be a mapping with at least `model:` (a litellm id), got {type(body).__name__}",
         )
-    unknown = sorted(str(k) for k in body if k not in MODEL_KEYS)
-    if unknown:
-        raise SettingsError(
-            f"{where}: {key}: unknown key {', '.join(map(cut_repr, unknown))}; known keys: "
-            f"{', '.join(MODEL_KEYS)} (other litellm parameters go under `params:`)"
-        )
-
-    def text(name: str, *, required: bool = False) -> str | None:
-        item = body.get(name)
-        if item is None and not required:
-            return None
-        if not isinstance(item, str) or not item.strip():
-            need = "is required: the litellm model id, e.g. openai/gpt-4.1-mini" if required else ""
-            raise SettingsError(
-                f"{where}: {key}.{name} {need or 'must be non-empty text'}"
-                + ("" if item is None else f", got {cut_repr(item)}")
-            )
-        return item.strip()
-
-    model = text("model", required=True)
-    assert model is not None
-    if model in (alias, DEFAULT):
-        raise SettingsError(f"{where}: {key}.model must be a litellm id, not {cut_repr(model)}")
-    api_base = text("api_base")
-    if api_base is not None and not re.match(r"^https?://[^\s/]+", api_base):
-        raise SettingsError(
-            f"{where}: {key}.api_base must be an http(s) URL such as http://localhost:8080/v1, "
-            f"got {cut_repr(api_base)}"
-        )
-    api_key_env = text("api_key_env")
-    if api_key_env is not None and not ENV_NAME_PATTERN.match(api_key_env):
-        raise SettingsError(
-            f"{where}: {key}.api_key_env must be the NAME of an environment variable "
-            "(e.g. OPENAI_API_KEY), never the key itself; put the key in that variable"
-        )
-    headers = body.get("headers") or {}
-    if not isinstance(headers, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str | int | float) and not isinstance(v, bool)
-        for k, v in headers.items()
-    ):
-        raise SettingsError(
-            f"{where}: {key}.headers must be a mapping of header name to text, "
-            "e.g. {X-Team: research}"
-        )
-    params = body.get("params") or {}
-    if not isinstance(params, Mapping) or not all(isinstance(k, str) for k in params):
-        raise SettingsError(
-            f"{where}: {key}.params must be a mapping of litellm parameter to value, "
-            "e.g. {top_p: 0.9}"
-        )
-    for name in params:
-        if name in RESERVED_PARAMS:
-            raise SettingsError(
-                f"{where}: {key}.params.{name} is not allowed here; use {RESERVED_PARAMS[name]}"
-            )
-    flags: dict[str, bool | None] = {}
-    for name in ("tools", "reasoning"):
-        flag = body.get(name)
-        if flag is not None and not isinstance(flag, bool):
-            raise SettingsError(
-                f"{where}: {key}.{name} must be true or false, got {cut_repr(flag)}"
-            )
-        flags[name] = flag
-    window = body.get("context_window")
-    if window is not None and (
-        isinstance(window, bool) or not isinstance(window, int) or window < 1
-    ):
-        raise SettingsError(
-            f"{where}: {key}.context_window must be a whole number of tokens, got {cut_repr(window)}"
-        )
-    costs: list[float | None] = []
-    for name in ("input_cost_per_token", "output_cost_per_token"):
-        cost = body.get(name)
-        if cost is not None and (
-            isinstance(cost, bool)
-            or not isinstance(cost, int | float)
-            or cost < 0
-            or not math.isfinite(cost)
-        ):
-            raise SettingsError(
-                f"{where}: {key}.{name} must be a price in USD per token (0 or more, e.g. "
-                f"0.0000004), got {cut_repr(cost)}"
-            )
-        costs.append(None if cost is None else float(cost))
-    if (costs[0] is None) != (costs[1] is None):
-        missing = "input_cost_per_token" if costs[0] is None else "output_cost_per_token"
-        raise SettingsError(
-            f"{where}: {key}: set {missing} too; a price needs both sides (0 is allowed)"
-        )
-    price = (
-        ModelPrice(costs[0], costs[1]) if costs[0] is not None and costs[1] is not None else None
+    fields.unknown_keys(
+        body,
+        MODEL_KEYS,
+        f"known keys: {', '.join(MODEL_KEYS)} (other litellm parameters go under `params:`)",
     )
+    model, api_base, api_key_env = _endpoint(alias, body, fields)
+    headers, params = _extras(body, fields)
     return ModelConfig(
         model=model,
         alias=alias,
         api_base=api_base,
         api_key_env=api_key_env,
-        headers={str(k): str(v) for k, v in headers.items()},
-        params=dict(params),
-        tools=flags["tools"],
-        reasoning=flags["reasoning"],
-        context_window=window,
-        price=price,
-        source=f"{where}: {key}",
+        headers=headers,
+        params=params,
+        tools=_optional_flag(body, "tools", fields),
+        reasoning=_optional_flag(body, "reasoning", fields),
+        context_window=_context_window(body, fields),
+        price=_price(body, fields),
+        source=f"{where}: {fields.key}",
     )
+
+
+def _endpoint(
+    alias: str, body: Mapping[str, Any], fields: SettingReader
+) -> tuple[str, str | None, str | None]:
+    """The litellm id, the server's URL and the key variable's name."""
+    item = body.get("model")
+    if not is_text(item):
+        raise fields.error(
+            "model",
+            " is required: the litellm model id, e.g. openai/gpt-4.1-mini"
+            + ("" if item is None else fields.got(item)),
+        )
+    model = str(item).strip()
+    if model in (alias, DEFAULT):
+        raise fields.error("model", f" must be a litellm id, not {cut_repr(model)}")
+    api_base = _optional_text(body, "api_base", fields)
+    if api_base is not None and not re.match(r"^https?://[^\s/]+", api_base):
+        raise fields.wrong("api_base", "an http(s) URL such as http://localhost:8080/v1", api_base)
+    api_key_env = _optional_text(body, "api_key_env", fields)
+    if api_key_env is not None and not ENV_NAME_PATTERN.match(api_key_env):
+        raise fields.wrong(
+            "api_key_env",
+            "the NAME of an environment variable (e.g. OPENAI_API_KEY), never the key itself; "
+            "put the key in that variable",
+        )
+    return model, api_base, api_key_env
+
+
+def _optional_text(body: Mapping[str, Any], name: str, fields: SettingReader) -> str | None:
+    item = body.get(name)
+    return None if item is None else fields.text(name, item, "non-empty text")
+
+
+def _extras(
+    body: Mapping[str, Any], fields: SettingReader
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """The extra headers and the other litellm parameters."""
+    headers = body.get("headers") or {}
+    if not isinstance(headers, Mapping) or not all(
+        isinstance(k, str) and is_scalar(v) for k, v in headers.items()
+    ):
+        raise fields.wrong("headers", "a mapping of header name to text, e.g. {X-Team: research}")
+    params = body.get("params") or {}
+    if not isinstance(params, Mapping) or not all(isinstance(k, str) for k in params):
+        raise fields.wrong("params", "a mapping of litellm parameter to value, e.g. {top_p: 0.9}")
+    for name in params:
+        if name in RESERVED_PARAMS:
+            raise fields.error(
+                f"params.{name}", f" is not allowed here; use {RESERVED_PARAMS[name]}"
+            )
+    return {str(k): str(v) for k, v in headers.items()}, dict(params)
+
+
+def _optional_flag(body: Mapping[str, Any], name: str, fields: SettingReader) -> bool | None:
+    flag = body.get(name)
+    return None if flag is None else fields.flag(name, flag)
+
+
+def _context_window(body: Mapping[str, Any], fields: SettingReader) -> int | None:
+    window = body.get("context_window")
+    if window is None:
+        return None
+    return fields.whole("context_window", window, "a whole number of tokens", 1)
+
+
+def _price(body: Mapping[str, Any], fields: SettingReader) -> ModelPrice | None:
+    """Both sides of a configured price, or None when neither is set."""
+    costs: list[float | None] = []
+    for name in ("input_cost_per_token", "output_cost_per_token"):
+        cost = body.get(name)
+        if cost is not None:
+            cost = fields.number(
+                name, cost, "a price in USD per token (0 or more, e.g. 0.0000004)", 0, finite=True
+            )
+        costs.append(cost)
+    if costs[0] is not None and costs[1] is not None:
+        return ModelPrice(costs[0], costs[1])
+    if costs[0] is not None or costs[1] is not None:
+        missing = "input_cost_per_token" if costs[0] is None else "output_cost_per_token"
+        raise fields.problem("", f"set {missing} too; a price needs both sides (0 is allowed)")
+    return None
 
 
 def models_from_text(text: str, *, where: str) -> Any:

@@ -1,7 +1,8 @@
 """The pieces every pack file is read with: YAML, typed fields, and the problems they make.
 
 `FieldReader` collects `Problem`s instead of stopping at the first one, so `load_pack` can
-list everything wrong with a pack at once. `HistoryWindow` and `Availability` are the value
+list everything wrong with a pack at once; its type checks are the predicates of
+`setting_fields`, which also reads config.yaml (stopping at the first problem there). `HistoryWindow` and `Availability` are the value
 types that both profiles and `router.yaml` use.
 """
 
@@ -18,6 +19,7 @@ import yaml
 
 from modes_tui.core.errors import Problem, cut_repr
 from modes_tui.core.prompts import UnreadablePackFile, read_pack_file
+from modes_tui.core.setting_fields import is_number, is_text, is_whole
 from modes_tui.core.yaml_files import load_yaml, yaml_problem
 
 
@@ -119,7 +121,7 @@ class FieldReader:
             return ()
         result: list[str] = []
         for index, item in enumerate(value):
-            if not isinstance(item, str) or not item.strip():
+            if not is_text(item):
                 self.problem(file, f"{key}[{index}]", f"{cut_repr(item)} must be non-empty text")
                 continue
             result.append(item.strip())
@@ -133,7 +135,7 @@ class FieldReader:
             last = value.get("last")
             if last is None:
                 return HistoryWindow(None)
-            if isinstance(last, int) and not isinstance(last, bool) and last >= 0:
+            if is_whole(last, 0):
                 return HistoryWindow(last)
         self.problem(file, key, f"{cut_repr(value)} must be `all` or {{last: N}} with N >= 0")
         return HistoryWindow(None)
@@ -154,7 +156,7 @@ class FieldReader:
         value = data.get(key, default)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        if not (is_number(value, 0) and value <= 1):
             self.problem(file, key, f"{cut_repr(value)} must be a number from 0 to 1")
             return default
         return float(value)
@@ -166,7 +168,7 @@ class FieldReader:
         value = data.get(key, default)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 20:
+        if not is_whole(value, 20):
             self.problem(file, where, f"{cut_repr(value)} must be a whole number >= 20, or null")
             return default
         return value

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from modes_tui.core.errors import SettingsError, cut_repr
+from modes_tui.core.errors import cut_repr
+from modes_tui.core.setting_fields import SettingReader, is_scalar
 from modes_tui.core.variables import expand_variables  # noqa: F401 - re-exported
 
 SERVER_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -72,120 +73,82 @@ class McpServer:
 
 def parse_mcp_servers(value: Any, *, where: str, fix: str) -> dict[str, McpServer]:
     """The `mcp_servers` value as servers by name, or a SettingsError naming the key and the fix."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise SettingsError(
-            f"{where}: mcp_servers must be a mapping of server name to settings, "
-            f"got {type(value).__name__} {cut_repr(value)}; {fix}"
-        )
+    top = SettingReader(where, fix=fix)
+    entries = top.mapping("mcp_servers", value, "a mapping of server name to settings")
     servers: dict[str, McpServer] = {}
-    for name, entry in value.items():
+    for name, entry in entries.items():
         if not isinstance(name, str) or not SERVER_NAME.match(name):
-            raise SettingsError(
-                f"{where}: mcp_servers: {cut_repr(name)} is not a valid server name (lowercase letters, "
-                f"digits, - or _, starting with a letter); {fix}"
+            raise top.problem(
+                "mcp_servers",
+                f"{cut_repr(name)} is not a valid server name (lowercase letters, "
+                "digits, - or _, starting with a letter)",
             )
-        servers[name] = _server(name, entry, where=where, fix=fix)
+        servers[name] = _server(name, entry, top.child(f"mcp_servers.{name}"))
     return servers
 
 
-def _server(name: str, entry: Any, *, where: str, fix: str) -> McpServer:
-    key = f"mcp_servers.{name}"
-
-    def wrong(sub: str, expected: str, got: Any) -> SettingsError:
-        return SettingsError(
-            f"{where}: {key}.{sub} must be {expected}, got {type(got).__name__} {cut_repr(got)}; {fix}"
-        )
-
+def _server(name: str, entry: Any, fields: SettingReader) -> McpServer:
     if not isinstance(entry, Mapping):
-        raise SettingsError(
-            f"{where}: {key} must be a mapping with `command:` (stdio) or `url:` (streamable "
-            f"HTTP), got {type(entry).__name__} {cut_repr(entry)}; {fix}"
+        raise fields.wrong(
+            "", "a mapping with `command:` (stdio) or `url:` (streamable HTTP)", entry
         )
-    unknown = sorted(str(k) for k in entry if k not in SERVER_KEYS)
-    if unknown:
-        raise SettingsError(
-            f"{where}: {key}: unknown key{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(map(cut_repr, unknown))}; use {', '.join(sorted(SERVER_KEYS))}; {fix}"
+    fields.unknown_keys(entry, SERVER_KEYS, f"use {', '.join(sorted(SERVER_KEYS))}")
+    if ("command" in entry) == ("url" in entry):
+        raise fields.error(
+            "",
+            " needs exactly one of `command:` (a program to run over stdio) "
+            "or `url:` (a streamable HTTP endpoint)",
         )
-    has_command, has_url = "command" in entry, "url" in entry
-    if has_command == has_url:
-        raise SettingsError(
-            f"{where}: {key} needs exactly one of `command:` (a program to run over stdio) "
-            f"or `url:` (a streamable HTTP endpoint); {fix}"
-        )
-    trust = entry.get("trust", False)
-    if not isinstance(trust, bool):
-        raise wrong("trust", "true or false", trust)
-    timeout = entry.get("start_timeout", DEFAULT_START_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise wrong("start_timeout", "a positive number of seconds", timeout)
-
-    if has_url:
-        misplaced = sorted(k for k in entry if k in STDIO_KEYS)
-        if misplaced:
-            raise SettingsError(
-                f"{where}: {key}.{misplaced[0]} is for stdio servers (`command:`), not for a "
-                f"`url:` server; remove it; {fix}"
-            )
-        url = entry["url"]
-        if not isinstance(url, str) or not re.match(r"^https?://[^\s/]+", url.strip()):
-            raise wrong("url", "an http:// or https:// URL", url)
-        return McpServer(
-            name=name,
-            transport="http",
-            url=url.strip(),
-            headers=_text_map(entry.get("headers"), f"{key}.headers", where=where, fix=fix),
-            trust=trust,
-            start_timeout=float(timeout),
-        )
-
-    misplaced = sorted(k for k in entry if k in HTTP_KEYS)
-    if misplaced:
-        raise SettingsError(
-            f"{where}: {key}.{misplaced[0]} is for `url:` servers, not for a `command:` server; "
-            f"remove it; {fix}"
-        )
-    command = entry["command"]
-    if not isinstance(command, str) or not command.strip():
-        raise wrong("command", "the program to run, as text", command)
-    args = entry.get("args", [])
-    if not isinstance(args, list):
-        raise wrong("args", "a list of arguments", args)
-    for index, arg in enumerate(args):
-        if isinstance(arg, bool) or not isinstance(arg, str | int | float):
-            raise wrong(f"args[{index}]", "text or a number", arg)
-    cwd = entry.get("cwd")
-    if cwd is not None and (not isinstance(cwd, str) or not cwd.strip()):
-        raise wrong("cwd", "a directory path", cwd)
-    return McpServer(
+    common = McpServer(
         name=name,
         transport="stdio",
-        command=command.strip(),
-        args=tuple(str(arg) for arg in args),
-        env=_text_map(entry.get("env"), f"{key}.env", where=where, fix=fix),
-        cwd=Path(cwd.strip()).expanduser() if isinstance(cwd, str) else None,
-        trust=trust,
-        start_timeout=float(timeout),
+        trust=fields.flag("trust", entry.get("trust", False)),
+        start_timeout=fields.number(
+            "start_timeout",
+            entry.get("start_timeout", DEFAULT_START_TIMEOUT),
+            "a positive number of seconds",
+            0,
+            above=True,
+        ),
     )
+    if "url" in entry:
+        return _http_server(common, entry, fields)
+    return _stdio_server(common, entry, fields)
 
 
-def _text_map(value: Any, key: str, *, where: str, fix: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise SettingsError(
-            f"{where}: {key} must be a mapping of names to text, got "
-            f"{type(value).__name__} {cut_repr(value)}; {fix}"
+def _http_server(common: McpServer, entry: Mapping[str, Any], fields: SettingReader) -> McpServer:
+    misplaced = sorted(k for k in entry if k in STDIO_KEYS)
+    if misplaced:
+        raise fields.error(
+            misplaced[0], " is for stdio servers (`command:`), not for a `url:` server; remove it"
         )
-    result: dict[str, str] = {}
-    for name, item in value.items():
-        if not isinstance(name, str) or not name:
-            raise SettingsError(f"{where}: {key}: {cut_repr(name)} is not a valid name; {fix}")
-        if isinstance(item, bool) or not isinstance(item, str | int | float):
-            raise SettingsError(
-                f"{where}: {key}.{name} must be text, got {type(item).__name__} {cut_repr(item)}; {fix}"
-            )
-        result[name] = str(item)
-    return result
+    url = entry["url"]
+    if not isinstance(url, str) or not re.match(r"^https?://[^\s/]+", url.strip()):
+        raise fields.wrong("url", "an http:// or https:// URL", url)
+    headers = fields.text_map("headers", entry.get("headers"), "a mapping of names to text")
+    return replace(common, transport="http", url=url.strip(), headers=headers)
+
+
+def _stdio_server(common: McpServer, entry: Mapping[str, Any], fields: SettingReader) -> McpServer:
+    misplaced = sorted(k for k in entry if k in HTTP_KEYS)
+    if misplaced:
+        raise fields.error(
+            misplaced[0], " is for `url:` servers, not for a `command:` server; remove it"
+        )
+    command = fields.text("command", entry["command"], "the program to run, as text")
+    args = entry.get("args", [])
+    if not isinstance(args, list):
+        raise fields.wrong("args", "a list of arguments", args)
+    for index, arg in enumerate(args):
+        if not is_scalar(arg):
+            raise fields.wrong(f"args[{index}]", "text or a number", arg)
+    cwd = entry.get("cwd")
+    if cwd is not None:
+        cwd = Path(fields.text("cwd", cwd, "a directory path")).expanduser()
+    return replace(
+        common,
+        command=command,
+        args=tuple(str(arg) for arg in args),
+        env=fields.text_map("env", entry.get("env"), "a mapping of names to text"),
+        cwd=cwd,
+    )

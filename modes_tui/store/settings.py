@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from modes_tui.core.models import (
 )
 from modes_tui.core.paths import HOME_ENV, Dirs
 from modes_tui.core.redaction import remember_environment, remember_secret
+from modes_tui.core.setting_fields import SettingReader, is_text
 from modes_tui.core.variables import expand_secret_values
 from modes_tui.core.yaml_files import load_yaml, yaml_problem
 from modes_tui.mcp.config import McpServer, parse_mcp_servers
@@ -242,74 +243,81 @@ def _from_text(key: str, text: str, *, where: str) -> Any:
                 f"use {_ENV_EXAMPLES['mcp_servers']}"
             ) from error
     if key == "keymap":
-        if text.startswith("{"):
-            try:
-                return json.loads(text)
-            except json.JSONDecodeError as error:
-                raise SettingsError(
-                    f"{where}: keymap is not valid JSON ({error.msg}); "
-                    f"use {_ENV_EXAMPLES['keymap']}"
-                ) from error
-        pairs: dict[str, str] = {}
-        for part in filter(None, (p.strip() for p in text.split(","))):
-            action, sep, keyname = part.partition("=")
-            if not sep or not action.strip() or not keyname.strip():
-                raise SettingsError(
-                    f"{where}: keymap entry {cut_repr(part)} is not action=key; "
-                    f"use {_ENV_EXAMPLES['keymap']}"
-                )
-            pairs[action.strip()] = keyname.strip()
-        return pairs
+        return _keymap_from_text(text, where=where)
     return text
+
+
+def _keymap_from_text(text: str, *, where: str) -> Any:
+    """`auto=f12,mode.code=f3`, or a JSON object, as a mapping (checked by _check)."""
+    if text.startswith("{"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            raise SettingsError(
+                f"{where}: keymap is not valid JSON ({error.msg}); use {_ENV_EXAMPLES['keymap']}"
+            ) from error
+    pairs: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        action, sep, keyname = part.partition("=")
+        if not sep or not action.strip() or not keyname.strip():
+            raise SettingsError(
+                f"{where}: keymap entry {cut_repr(part)} is not action=key; "
+                f"use {_ENV_EXAMPLES['keymap']}"
+            )
+        pairs[action.strip()] = keyname.strip()
+    return pairs
 
 
 def _check(key: str, value: Any, *, where: str, fix: str) -> Any:
     """The value, normalised, or a SettingsError naming where, the key and the fix."""
+    check = _CHECKS.get(key)
+    if check is None:
+        raise AssertionError(f"no check for setting {key}")  # KEYS and _CHECKS must agree
+    return check(key, value, SettingReader(where, fix=fix))
 
-    def wrong(detail: str = "") -> SettingsError:
-        got = f"{type(value).__name__} {cut_repr(value)}" if detail == "" else detail
-        return SettingsError(f"{where}: {key} must be {_EXPECTED[key]}, got {got}; {fix}")
 
-    if key in {"default_model", "pack", "theme"}:
-        if not isinstance(value, str) or not value.strip():
-            raise wrong()
-        return value.strip()
-    if key == "router_classifier":
-        if value is None:
-            return None
-        if not isinstance(value, str) or not value.strip():
-            raise wrong()
-        return value.strip()
-    if key == "local_model_path":
-        if value is None:
-            return None
-        if isinstance(value, Path):
-            return value.expanduser()
-        if not isinstance(value, str) or not value.strip():
-            raise wrong()
-        return Path(value.strip()).expanduser()
-    if key == "sessions_fsync":
-        if not isinstance(value, bool):
-            raise wrong()
-        return value
-    if key == "sweep_days":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise wrong()
-        return value
-    if key == "keymap":
-        if not isinstance(value, Mapping):
-            raise wrong()
-        for action, keyname in value.items():
-            if not isinstance(action, str) or not isinstance(keyname, str) or not keyname.strip():
-                raise wrong(f"entry {cut_repr(action)}: {cut_repr(keyname)}")
-        return {action: keyname.strip() for action, keyname in value.items()}
-    if key == "models":
-        return parse_models(value, where=where)
-    if key == "budget":
-        return check_budget(value, where=where, fix=fix)
-    if key == "mcp_servers":
-        return parse_mcp_servers(value, where=where, fix=fix)
-    raise AssertionError(f"no check for setting {key}")  # KEYS and _check must agree
+def _text(key: str, value: Any, fields: SettingReader) -> str:
+    return fields.text(key, value, _EXPECTED[key])
+
+
+def _optional_text(key: str, value: Any, fields: SettingReader) -> str | None:
+    return None if value is None else _text(key, value, fields)
+
+
+def _path(key: str, value: Any, fields: SettingReader) -> Path | None:
+    if value is None:
+        return None
+    if isinstance(value, Path):
+        return value.expanduser()
+    return Path(_text(key, value, fields)).expanduser()
+
+
+def _keymap(key: str, value: Any, fields: SettingReader) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise fields.wrong(key, _EXPECTED[key], value)
+    for action, keyname in value.items():
+        if not isinstance(action, str) or not is_text(keyname):
+            got = f", got entry {cut_repr(action)}: {cut_repr(keyname)}"
+            raise fields.error(key, f" must be {_EXPECTED[key]}{got}")
+    return {action: keyname.strip() for action, keyname in value.items()}
+
+
+_CHECKS: dict[str, Callable[[str, Any, SettingReader], Any]] = {
+    "default_model": _text,
+    "pack": _text,
+    "theme": _text,
+    "router_classifier": _optional_text,
+    "local_model_path": _path,
+    "sessions_fsync": lambda key, value, fields: fields.flag(key, value, _EXPECTED[key]),
+    "sweep_days": lambda key, value, fields: fields.whole(key, value, _EXPECTED[key], 1),
+    "keymap": _keymap,
+    "models": lambda _key, value, fields: parse_models(value, where=fields.where),
+    "budget": lambda _key, value, fields: check_budget(value, where=fields.where, fix=fields.fix),
+    "mcp_servers": lambda _key, value, fields: parse_mcp_servers(
+        value, where=fields.where, fix=fields.fix
+    ),
+}
+"""How each setting's value is checked and normalised, by key."""
 
 
 def save_setting(dirs: Dirs, key: str, value: str) -> Path:
