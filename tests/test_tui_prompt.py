@@ -120,6 +120,33 @@ async def test_messages_sent_while_a_turn_runs_wait_and_then_run_in_order() -> N
         assert not app.pending.display
 
 
+def burst(app: object, text: str) -> None:
+    """`text` as a terminal hands it over in one read ("\r" is Enter): every key is queued
+    before the app handles any of them, as when someone types on right after Enter."""
+    driver = app._driver  # type: ignore[attr-defined]
+    for char in text:
+        key = {"\r": "enter", " ": "space"}.get(char, char)
+        driver.send_message(events.Key(key, char))
+
+
+async def test_keys_typed_right_after_enter_stay_in_the_prompt() -> None:
+    engine = ScriptEngine().script(answer_events("hi", "chat", "hello there"))
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        burst(app, "hello there\rmore text")
+        await until(pilot, lambda: engine.texts == ["hello there"] and idle(app)())
+        assert app.prompt.value == "more text"  # was wiped with the sent line
+        assert [r.user_text for r in app.records] == ["hello there"]
+
+
+async def test_a_refused_command_comes_back_before_what_was_typed_after_it() -> None:
+    async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        burst(app, "/mdoe code\rhello")
+        await until(pilot, lambda: "did you mean /mode" in plain(app.status))
+        assert app.prompt.value == "/mdoe code\nhello"  # both kept, the command to be fixed
+
+
 async def test_a_waiting_message_can_be_edited_or_removed_before_it_starts() -> None:
     steps = asyncio.Semaphore(0)
     engine = ScriptEngine(steps=steps).script(answer_events("slow", "chat", "first", chunk=1))

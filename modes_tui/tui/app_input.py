@@ -30,16 +30,15 @@ class InputApp(CommandsApp):
             try:
                 command = parse_command(text, self.settings())
             except CommandError as error:
-                self.status.error(self._command_error(error))  # the text stays to be fixed
+                self.status.error(self._command_error(error))
+                self._give_back(text)  # to be fixed
                 return
             if not isinstance(command, OneShot):
                 self.prompt.remember(text)
-                self.prompt.value = ""
                 self._clear_error()
                 await self.run_command(command)
                 return
         self.prompt.remember(text)
-        self.prompt.value = ""
         editing, self._editing = self._editing, None
         idle = not self._turn_running and not len(self.pending)
         if editing is not None and idle:
@@ -53,6 +52,12 @@ class InputApp(CommandsApp):
         else:
             self._clear_error()
             self.send_line(text)
+
+    def _give_back(self, text: str) -> None:
+        """Put a line that was not sent back into the prompt, before anything typed since
+        Enter (the prompt emptied itself at Enter)."""
+        typed = self.prompt.value
+        self.prompt.value = f"{text}\n{typed}" if typed else text
 
     def _command_error(self, error: CommandError) -> str:
         """The error as shown: before the pack is in, `/code text` cannot be told from a typo."""

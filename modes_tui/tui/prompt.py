@@ -141,7 +141,11 @@ class PromptInput(TextArea):
         if key == "enter":
             event.stop()
             event.prevent_default()
-            self.post_message(self.Submitted(self, self.text))
+            if self.text.strip():
+                # taken out now, not when the app gets the message: keys typed in between
+                # land in an empty prompt instead of being wiped with the sent text
+                self.post_message(self.Submitted(self, self.text))
+                self.value = ""
             return
         if key in NEWLINE_KEYS:
             event.stop()
