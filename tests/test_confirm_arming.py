@@ -19,21 +19,14 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Button, Static, TextArea
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
 from modes_tui.core.questions import ANSWER_ARMING_SECONDS, Question
-from modes_tui.core.routing import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
-from modes_tui.runtime import build_engine
-from modes_tui.store.control import ControlFile
-from modes_tui.store.session_log import SessionLog
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.arming import UNARMED_HINT, ArmedDialog
 from modes_tui.tui.confirm import ConfirmToolScreen, DialogConfirmer, QuestionScreen
 from modes_tui.tui.services import AppServices
-from modes_tui.tui.sessions import StoreSessions
-from tests.tui_support import plain, started, until
+from tests.tui_support import plain, real_app, started, until
 
 SIZE = (120, 40)
 TYPED = "yes you may see my yaml file"
@@ -62,40 +55,14 @@ class Rig:
 
 @pytest.fixture
 def rig(tmp_path: Path) -> Iterator[Rig]:
-    pack = load_pack("default")
-    dirs = app_dirs()
-    control = ControlFile(dirs.control_file, modes=lambda: pack.names)
-    model = ScriptedModel()
-    log = SessionLog.create(dirs, pack=pack.name, model="scripted/demo")
     clock = FakeClock()
 
-    def engine(confirm: DialogConfirmer):  # type: ignore[no-untyped-def]
+    def on_clock(confirm: DialogConfirmer) -> None:
         confirm.clock = clock  # the app's own confirmer, on the test's clock
-        return build_engine(
-            pack=pack,
-            model_id="scripted/demo",
-            classifier="keyword",
-            session=log,
-            control=control,
-            confirm=confirm,
-            dirs=dirs,
-            cwd=tmp_path,
-            offline=True,
-            model=model,
-        )
 
-    services = AppServices(
-        pack=pack,
-        model="scripted/demo",
-        control=control,
-        build_engine=engine,  # type: ignore[arg-type]
-        sessions=StoreSessions(
-            dirs, lambda: Router(pack, KeywordClassifier()), export_dir=tmp_path
-        ),
-        session_id=lambda: log.id,
-    )
-    yield Rig(services, model, tmp_path, clock)
-    log.close()
+    app = real_app(load_pack("default"), tmp_path, sessions=True, on_confirm=on_clock)  # type: ignore[arg-type]
+    yield Rig(app.services, app.model, tmp_path, clock)
+    app.log.close()
 
 
 def touch(rig: Rig) -> Path:
