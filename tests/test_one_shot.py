@@ -32,7 +32,7 @@ from modes_tui.store.replay import replay
 from modes_tui.store.session_reader import load_session
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.services import AppServices
-from tests.cli_support import run_cli
+from tests.cli_support import run_piped_chat
 from tests.pack_windows import SIZE, header, say, window
 from tests.test_plain import context_for, engine_with
 from tests.tui_support import until
@@ -236,16 +236,7 @@ async def test_the_repl_refuses_a_bare_one_shot_and_runs_nothing() -> None:
 
 
 def test_a_piped_one_shot_leaves_no_control_file(modes_home: Path) -> None:
-    result = run_cli(
-        "/code why is this slow\nhello there\n",
-        "--model",
-        "scripted/echo",
-        "chat",
-        "--plain",
-        "--classifier",
-        "keyword",
-        home=modes_home,
-    )
+    result = run_piped_chat("/code why is this slow\nhello there\n", home=modes_home)
     assert result.returncode == 0, result.stderr
     routes = [line for line in result.stdout.splitlines() if line.startswith("[")]
     assert routes[0] == "[code · by caller · one-shot]"
