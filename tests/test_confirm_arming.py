@@ -82,6 +82,15 @@ async def in_shell(pilot: Pilot[None]) -> ModesApp:
     return app
 
 
+async def command_dialog(pilot: Pilot[None]) -> ModesApp:
+    """In the shell, send the message of `touch`'s turn; wait for its command dialog."""
+    app = await in_shell(pilot)
+    app.prompt.value = "make the file"
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
+    return app
+
+
 def dialog(app: ModesApp) -> ArmedDialog:
     screen = app.screen
     assert isinstance(screen, ArmedDialog)
@@ -105,10 +114,7 @@ async def test_typing_as_the_command_dialog_opens_runs_nothing_and_keeps_the_tex
 ) -> None:
     ran = touch(rig)
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
-        app = await in_shell(pilot)
-        app.prompt.value = "make the file"
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
+        app = await command_dialog(pilot)
         await pilot.press(*TYPED, "enter")  # the user kept typing; Enter included
 
         screen = dialog(app)
@@ -131,10 +137,7 @@ async def test_typing_as_the_command_dialog_opens_runs_nothing_and_keeps_the_tex
 async def test_a_dialog_stays_unarmed_while_the_user_types_on_without_a_pause(rig: Rig) -> None:
     ran = touch(rig)
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
-        app = await in_shell(pilot)
-        app.prompt.value = "make the file"
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
+        app = await command_dialog(pilot)
         for word in ("yes ", "you ", "may ", "see ", "my ", "yaml ", "file"):
             rig.clock.now += ANSWER_ARMING_SECONDS * 0.8  # a pause shorter than the arming
             await pilot.press(*word)
@@ -172,10 +175,7 @@ async def test_keys_pressed_with_the_enter_that_opens_the_dialog_do_not_answer_i
 async def test_a_click_before_arming_is_no_answer_and_one_after_is(rig: Rig) -> None:
     ran = touch(rig)
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
-        app = await in_shell(pilot)
-        app.prompt.value = "make the file"
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
+        app = await command_dialog(pilot)
         await pilot.click("#run")
         await pilot.pause(0.1)
         assert isinstance(app.screen, ConfirmToolScreen) and not ran.exists()
