@@ -492,17 +492,15 @@ async def test_the_tui_starts_on_a_hostile_control_file_with_a_warning_and_auto(
 ) -> None:
     from datetime import UTC
 
-    from modes_tui.tui.app import ModesApp, build_app
-    from tests.tui_support import default_pack, plain, services, until
+    from modes_tui.tui.app import build_app
+    from tests.tui_support import default_pack, plain, services, started, until
 
     what = hostile_at(hostile, dirs.control_file)
     pack = default_pack()
     app_services = services(pack=pack)
     app_services.control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     async with build_app(app_services, tz=UTC).run_test(size=(120, 40)) as pilot:
-        app = pilot.app
-        assert isinstance(app, ModesApp)
-        await until(pilot, lambda: app.engine is not None)
+        app = await started(pilot)
         await until(pilot, lambda: what in app.header.render_text().plain)
         assert "setting auto" in app.header.render_text().plain
         await pilot.press("f3")  # forcing a mode must not write through it either
