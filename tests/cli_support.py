@@ -26,6 +26,15 @@ def run_cli(stdin: str, *args: str, home: Path) -> subprocess.CompletedProcess[s
     )
 
 
+PIPED_CHAT = ("--model", "scripted/echo", "chat", "--plain", "--classifier", "keyword")
+"""`modes-tui chat` as a pipe drives it: the echoing scripted model, the keyword router."""
+
+
+def run_piped_chat(stdin: str, *args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    """`modes-tui PIPED_CHAT ARGS` with `stdin` piped in (`run_cli`)."""
+    return run_cli(stdin, *PIPED_CHAT, *args, home=home)
+
+
 def run_python(code: str, *, env: dict[str, str] | None = None) -> str:
     """`python -c CODE` in a fresh interpreter, in the checkout: its standard output.
 

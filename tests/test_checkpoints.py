@@ -88,13 +88,20 @@ async def test_loading_joins_the_checkpoints_into_the_whole_answer(tmp_path: Pat
     assert text[-3000:] in session_markdown(replay(session))
 
 
-async def test_a_crash_in_the_middle_of_a_checkpoint_keeps_the_text_before_it(
-    tmp_path: Path,
-) -> None:
+async def streamed_lines(tmp_path: Path) -> tuple[str, Path, list[bytes], list[int]]:
+    """A long answer streamed into a session log: its text, the log, the log's lines and the
+    indexes of its checkpoint lines."""
     text = answer_text()
     path = await stream_a_long_answer(tmp_path, text)
     lines = path.read_bytes().splitlines(keepends=True)
     checkpoint_lines = [i for i, line in enumerate(lines) if b'"partial":true' in line]
+    return text, path, lines, checkpoint_lines
+
+
+async def test_a_crash_in_the_middle_of_a_checkpoint_keeps_the_text_before_it(
+    tmp_path: Path,
+) -> None:
+    text, path, lines, checkpoint_lines = await streamed_lines(tmp_path)
     torn_at = checkpoint_lines[40]  # the 41st checkpoint is cut half-way through
     path.write_bytes(b"".join(lines[:torn_at]) + lines[torn_at][: len(lines[torn_at]) // 2])
     session = load_session(path)
@@ -108,10 +115,7 @@ async def test_a_crash_in_the_middle_of_a_checkpoint_keeps_the_text_before_it(
 async def test_a_lost_checkpoint_in_the_middle_is_reported_and_the_rest_kept(
     tmp_path: Path,
 ) -> None:
-    text = answer_text()
-    path = await stream_a_long_answer(tmp_path, text)
-    lines = path.read_bytes().splitlines(keepends=True)
-    checkpoint_lines = [i for i, line in enumerate(lines) if b'"partial":true' in line]
+    text, path, lines, checkpoint_lines = await streamed_lines(tmp_path)
     final = max(i for i, line in enumerate(lines) if b'"type":"assistant"' in line)
     damaged = list(lines[:final])
     damaged[checkpoint_lines[10]] = b"{not json\n"

@@ -19,21 +19,14 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Button, Static, TextArea
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
 from modes_tui.core.questions import ANSWER_ARMING_SECONDS, Question
-from modes_tui.core.routing import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
-from modes_tui.runtime import build_engine
-from modes_tui.store.control import ControlFile
-from modes_tui.store.session_log import SessionLog
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.arming import UNARMED_HINT, ArmedDialog
 from modes_tui.tui.confirm import ConfirmToolScreen, DialogConfirmer, QuestionScreen
 from modes_tui.tui.services import AppServices
-from modes_tui.tui.sessions import StoreSessions
-from tests.tui_support import plain, started, until
+from tests.tui_support import plain, real_app, started, until
 
 SIZE = (120, 40)
 TYPED = "yes you may see my yaml file"
@@ -62,40 +55,14 @@ class Rig:
 
 @pytest.fixture
 def rig(tmp_path: Path) -> Iterator[Rig]:
-    pack = load_pack("default")
-    dirs = app_dirs()
-    control = ControlFile(dirs.control_file, modes=lambda: pack.names)
-    model = ScriptedModel()
-    log = SessionLog.create(dirs, pack=pack.name, model="scripted/demo")
     clock = FakeClock()
 
-    def engine(confirm: DialogConfirmer):  # type: ignore[no-untyped-def]
+    def on_clock(confirm: DialogConfirmer) -> None:
         confirm.clock = clock  # the app's own confirmer, on the test's clock
-        return build_engine(
-            pack=pack,
-            model_id="scripted/demo",
-            classifier="keyword",
-            session=log,
-            control=control,
-            confirm=confirm,
-            dirs=dirs,
-            cwd=tmp_path,
-            offline=True,
-            model=model,
-        )
 
-    services = AppServices(
-        pack=pack,
-        model="scripted/demo",
-        control=control,
-        build_engine=engine,  # type: ignore[arg-type]
-        sessions=StoreSessions(
-            dirs, lambda: Router(pack, KeywordClassifier()), export_dir=tmp_path
-        ),
-        session_id=lambda: log.id,
-    )
-    yield Rig(services, model, tmp_path, clock)
-    log.close()
+    app = real_app(load_pack("default"), tmp_path, sessions=True, on_confirm=on_clock)  # type: ignore[arg-type]
+    yield Rig(app.services, app.model, tmp_path, clock)
+    app.log.close()
 
 
 def touch(rig: Rig) -> Path:
@@ -112,6 +79,15 @@ async def in_shell(pilot: Pilot[None]) -> ModesApp:
     app.prompt.value = "/mode shell"  # forced: no question before the tool's
     await pilot.press("enter")
     await until(pilot, lambda: "mode shell" in app.header.render_text().plain)
+    return app
+
+
+async def command_dialog(pilot: Pilot[None]) -> ModesApp:
+    """In the shell, send the message of `touch`'s turn; wait for its command dialog."""
+    app = await in_shell(pilot)
+    app.prompt.value = "make the file"
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
     return app
 
 
@@ -138,10 +114,7 @@ async def test_typing_as_the_command_dialog_opens_runs_nothing_and_keeps_the_tex
 ) -> None:
     ran = touch(rig)
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
-        app = await in_shell(pilot)
-        app.prompt.value = "make the file"
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
+        app = await command_dialog(pilot)
         await pilot.press(*TYPED, "enter")  # the user kept typing; Enter included
 
         screen = dialog(app)
@@ -164,10 +137,7 @@ async def test_typing_as_the_command_dialog_opens_runs_nothing_and_keeps_the_tex
 async def test_a_dialog_stays_unarmed_while_the_user_types_on_without_a_pause(rig: Rig) -> None:
     ran = touch(rig)
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
-        app = await in_shell(pilot)
-        app.prompt.value = "make the file"
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
+        app = await command_dialog(pilot)
         for word in ("yes ", "you ", "may ", "see ", "my ", "yaml ", "file"):
             rig.clock.now += ANSWER_ARMING_SECONDS * 0.8  # a pause shorter than the arming
             await pilot.press(*word)
@@ -205,10 +175,7 @@ async def test_keys_pressed_with_the_enter_that_opens_the_dialog_do_not_answer_i
 async def test_a_click_before_arming_is_no_answer_and_one_after_is(rig: Rig) -> None:
     ran = touch(rig)
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
-        app = await in_shell(pilot)
-        app.prompt.value = "make the file"
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
+        app = await command_dialog(pilot)
         await pilot.click("#run")
         await pilot.pause(0.1)
         assert isinstance(app.screen, ConfirmToolScreen) and not ran.exists()

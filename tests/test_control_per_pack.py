@@ -24,7 +24,7 @@ from modes_tui.store.control import ControlFile, RunOnlySetting
 from modes_tui.tui.app import ModesApp, build_app
 from tests.cli_support import run_cli
 from tests.pack_windows import SIZE, header, say, window
-from tests.tui_support import until
+from tests.tui_support import started, until
 
 DEFAULT = ("chat", "code", "reason", "shell", "write")
 SUPPORT = ("escalate", "help", "orders", "returns")
@@ -162,9 +162,7 @@ async def test_the_header_says_where_the_setting_comes_from(tmp_path: Path) -> N
     win = window("default", tmp_path)
     try:
         async with build_app(win.services, tz=UTC).run_test(size=SIZE) as pilot:
-            app = pilot.app
-            assert isinstance(app, ModesApp)
-            await until(pilot, lambda: app.engine is not None)
+            app = await started(pilot)
             win.control.path.parent.mkdir(parents=True, exist_ok=True)
             win.control.path.write_text('{"mode": "code"}')  # an old file, from outside
             await until(pilot, lambda: "setting forced code (all packs)" in header(app))

@@ -17,14 +17,12 @@ from modes_tui.core.profiles import load_pack
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.mcp.config import McpServer
 from modes_tui.mcp.servers import McpServers
-from modes_tui.runtime import build_engine
 from modes_tui.store.control import ControlFile
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.confirm import ConfirmToolScreen
-from modes_tui.tui.services import AppServices, Confirmer
 from modes_tui.tui.turn_view import ToolCallView
 from tests.mcp_support import MARK, marked_processes, wait_until_gone
-from tests.tui_support import all_text, answer_dialog, plain
+from tests.tui_support import all_text, answer_dialog, plain, real_services
 
 
 async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 60.0) -> None:
@@ -68,21 +66,7 @@ async def test_the_dialog_asks_for_an_mcp_tool_and_the_panel_names_a_server_that
         ScriptedReply("Noon UTC is 21:00 in Tokyo."),
     )
 
-    def engine(confirm: Confirmer):
-        return build_engine(
-            pack=pack,
-            model_id="scripted/demo",
-            classifier="keyword",
-            control=control,
-            confirm=confirm,
-            dirs=dirs,
-            cwd=tmp_path,
-            offline=True,
-            model=model,
-            servers=servers,
-        )
-
-    services = AppServices(pack=pack, model="scripted/demo", control=control, build_engine=engine)
+    services = real_services(pack, cwd=tmp_path, control=control, model=model, servers=servers)
     try:
         async with build_app(services, tz=UTC).run_test(size=(120, 40)) as pilot:
             app = pilot.app

@@ -337,35 +337,21 @@ async def test_the_app_shows_the_dead_model_process_keeps_the_text_and_retry_ans
     from modes_tui.store.control import ControlFile
     from modes_tui.store.session_log import SessionLog
     from modes_tui.tui.app import build_app
-    from modes_tui.tui.services import AppServices, Confirmer
     from modes_tui.tui.turn_view import AnswerSegment, TurnNote
-    from tests.tui_support import plain, started, until
+    from tests.tui_support import plain, real_services, started, until
 
     pack = load_pack("default")
     dirs = app_dirs()
     control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     log = SessionLog.create(dirs, pack=pack.name, model=local.LOCAL_MODEL_ID)
 
-    def engine(confirm: Confirmer) -> Any:
-        return build_engine(
-            pack=pack,
-            model_id=local.LOCAL_MODEL_ID,
-            classifier="keyword",
-            session=log,
-            control=control,
-            confirm=confirm,
-            dirs=dirs,
-            cwd=tmp_path,
-            offline=True,
-            local_model_path=provider.model_path,
-        )
-
-    services = AppServices(
-        pack=pack,
-        model=local.LOCAL_MODEL_ID,
+    services = real_services(
+        pack,
+        cwd=tmp_path,
         control=control,
-        build_engine=engine,
-        session_id=lambda: log.id,
+        log=log,
+        model_id=local.LOCAL_MODEL_ID,
+        local_model_path=provider.model_path,
     )
 
     def answer(app: Any) -> str:

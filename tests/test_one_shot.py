@@ -32,10 +32,10 @@ from modes_tui.store.replay import replay
 from modes_tui.store.session_reader import load_session
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.services import AppServices
-from tests.cli_support import run_cli
+from tests.cli_support import run_piped_chat
 from tests.pack_windows import SIZE, header, say, window
 from tests.test_plain import context_for, engine_with
-from tests.tui_support import until
+from tests.tui_support import started, until
 
 DEFAULT = mode_settings(["chat", "code", "reason", "shell", "write"])
 SUPPORT = mode_settings(["escalate", "help", "orders", "returns"])
@@ -112,9 +112,7 @@ async def test_a_one_shot_answers_in_its_mode_and_the_next_message_routes_again(
     win.model.script(ScriptedReply("Drafted."), ScriptedReply("Hello."))
     try:
         async with build_app(win.services, tz=UTC).run_test(size=SIZE) as pilot:
-            app = pilot.app
-            assert isinstance(app, ModesApp)
-            await until(pilot, lambda: app.engine is not None)
+            app = await started(pilot)
             # the keyword classifier would send this to code: write means the caller decided
             await say(pilot, "/write my python script segfaults")
             first = app.records[-1].route
@@ -149,9 +147,7 @@ async def test_a_one_shot_sent_while_a_turn_runs_waits_and_keeps_its_mode(
     win.model.script(ScriptedReply("word " * 200, chunk_size=5, delay=0.02), ScriptedReply("ok"))
     try:
         async with build_app(win.services, tz=UTC).run_test(size=SIZE) as pilot:
-            app = pilot.app
-            assert isinstance(app, ModesApp)
-            await until(pilot, lambda: app.engine is not None)
+            app = await started(pilot)
             app.prompt.value = "hello there"
             await pilot.press("enter")
             await until(pilot, lambda: bool(app.records) and len(app.records[-1].answer) > 20)
@@ -173,9 +169,7 @@ async def test_typing_a_mode_name_completes_it_and_a_bare_one_is_refused(
     win = window("default", tmp_path)
     try:
         async with build_app(win.services, tz=UTC).run_test(size=SIZE) as pilot:
-            app = pilot.app
-            assert isinstance(app, ModesApp)
-            await until(pilot, lambda: app.engine is not None)
+            app = await started(pilot)
             await pilot.press(*"/cod")
             await pilot.press("tab")
             assert app.prompt.value == "/code"
@@ -236,16 +230,7 @@ async def test_the_repl_refuses_a_bare_one_shot_and_runs_nothing() -> None:
 
 
 def test_a_piped_one_shot_leaves_no_control_file(modes_home: Path) -> None:
-    result = run_cli(
-        "/code why is this slow\nhello there\n",
-        "--model",
-        "scripted/echo",
-        "chat",
-        "--plain",
-        "--classifier",
-        "keyword",
-        home=modes_home,
-    )
+    result = run_piped_chat("/code why is this slow\nhello there\n", home=modes_home)
     assert result.returncode == 0, result.stderr
     routes = [line for line in result.stdout.splitlines() if line.startswith("[")]
     assert routes[0] == "[code · by caller · one-shot]"
@@ -335,9 +320,7 @@ async def test_editing_a_one_shot_turn_replaces_it_in_its_mode(tmp_path: Path) -
     )
     try:
         async with build_app(win.services, tz=UTC).run_test(size=SIZE) as pilot:
-            app = pilot.app
-            assert isinstance(app, ModesApp)
-            await until(pilot, lambda: app.engine is not None)
+            app = await started(pilot)
             await say(pilot, "/write my python scirpt segfaults")
             await pilot.press("up")
             assert app.prompt.value == "/write my python scirpt segfaults"

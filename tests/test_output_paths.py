@@ -37,6 +37,7 @@ from modes_tui.core.paths import app_dirs
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.store.manage import rename_session
 from modes_tui.store.session_log import SessionLog
+from tests.cli_support import PIPED_CHAT
 from tests.store_records import request, route
 
 REPO = Path(__file__).resolve().parent.parent
@@ -335,18 +336,7 @@ VERB_RUNS: dict[str, list[Callable[[dict[str, Any]], list[str]]]] = {
         lambda h: ["export", h["session"], "--format", "json"],
     ],
     "replay": [lambda h: ["replay", h["session"]], lambda h: ["replay", h["session"], "--json"]],
-    "chat": [
-        lambda h: [
-            "--model",
-            "scripted/echo",
-            "chat",
-            "--plain",
-            "--classifier",
-            "keyword",
-            "--profiles",
-            h["pack"],
-        ]
-    ],
+    "chat": [lambda h: [*PIPED_CHAT, "--profiles", h["pack"]]],
 }
 """Every verb, with the runs that show outside text (the corpus is in the pack, the session,
 the corrections, the config, the eval file, the message and stdin)."""

@@ -27,7 +27,7 @@ from modes_tui.plain import (
     slash_completer,
 )
 from modes_tui.runtime import build_engine
-from tests.cli_support import run_cli
+from tests.cli_support import run_cli, run_piped_chat
 from tests.repl_support import answer_when_asked, within
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,16 +56,7 @@ def context_for(engine: Engine, history: Path | None = None) -> ReplContext:
 
 
 def test_piped_stdin_prints_a_route_line_and_an_answer_per_message(modes_home: Path) -> None:
-    result = run_cli(
-        "hi\nhow do I undo my last git commit?\n",
-        "--model",
-        "scripted/echo",
-        "chat",
-        "--plain",
-        "--classifier",
-        "keyword",
-        home=modes_home,
-    )
+    result = run_piped_chat("hi\nhow do I undo my last git commit?\n", home=modes_home)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     routes = [line for line in lines if line.startswith("[")]
@@ -78,17 +69,7 @@ def test_piped_stdin_prints_a_route_line_and_an_answer_per_message(modes_home: P
 
 
 def test_json_prints_one_event_per_line(modes_home: Path) -> None:
-    result = run_cli(
-        "hello\n",
-        "--model",
-        "scripted/echo",
-        "chat",
-        "--plain",
-        "--json",
-        "--classifier",
-        "keyword",
-        home=modes_home,
-    )
+    result = run_piped_chat("hello\n", "--json", home=modes_home)
     events = [json.loads(line) for line in result.stdout.splitlines()]
     types = [e["type"] for e in events]
     assert types[0] == "route_decided" and types[-1] == "turn_finished"
@@ -96,16 +77,7 @@ def test_json_prints_one_event_per_line(modes_home: Path) -> None:
 
 
 def test_piped_sessions_are_recorded(modes_home: Path) -> None:
-    run_cli(
-        "first message\n",
-        "--model",
-        "scripted/echo",
-        "chat",
-        "--plain",
-        "--classifier",
-        "keyword",
-        home=modes_home,
-    )
+    run_piped_chat("first message\n", home=modes_home)
     listing = run_cli("", "sessions", "--json", home=modes_home)
     sessions = json.loads(listing.stdout)
     assert len(sessions) == 1 and sessions[0]["title"] == "first message"
@@ -275,15 +247,6 @@ async def test_yes_at_the_confirmation_question_runs() -> None:
 
 
 def test_a_repl_that_received_no_message_leaves_no_session(modes_home: Path) -> None:
-    result = run_cli(
-        "\n/help\n",
-        "--model",
-        "scripted/echo",
-        "chat",
-        "--plain",
-        "--classifier",
-        "keyword",
-        home=modes_home,
-    )
+    result = run_piped_chat("\n/help\n", home=modes_home)
     assert result.returncode == 0, result.stderr
     assert json.loads(run_cli("", "sessions", "--json", home=modes_home).stdout) == []

@@ -69,6 +69,12 @@ def link_to_dev_zero(path: Path) -> str:
 HOSTILE = [link_to_a_file, fifo, link_to_dev_zero]
 
 
+def hostile_at(hostile: Hostile, path: Path) -> str:
+    """Make `path`'s folder and put `hostile` at `path`; what it is, as errors name it."""
+    path.parent.mkdir(parents=True)
+    return hostile(path)
+
+
 def mode_of(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
@@ -195,8 +201,7 @@ def test_private_folders_are_0700_parents_included_and_an_old_0755_one_is_tighte
 def test_the_control_file_reads_as_auto_with_a_warning_naming_it(
     dirs: Dirs, hostile: Hostile
 ) -> None:
-    dirs.config.mkdir(parents=True)
-    what = hostile(dirs.control_file)
+    what = hostile_at(hostile, dirs.control_file)
     reading = within(5, ControlFile(dirs.control_file).read)
     assert reading.mode == "auto"
     assert str(dirs.control_file) in (reading.warning or "")
@@ -255,8 +260,7 @@ def test_mode_and_chat_with_a_fifo_or_dev_zero_warn_and_use_auto(
     modes_home: Path, hostile: Hostile
 ) -> None:
     dirs = app_dirs(modes_home)
-    dirs.config.mkdir(parents=True)
-    what = hostile(dirs.control_file)
+    what = hostile_at(hostile, dirs.control_file)
     shown = run_cli("", "mode", home=modes_home)  # run_cli fails the test after 120 s
     assert shown.returncode == 0 and "Traceback" not in shown.stderr
     assert "mode: auto" in shown.stdout and what in shown.stdout
@@ -275,8 +279,7 @@ def test_mode_and_chat_with_a_fifo_or_dev_zero_warn_and_use_auto(
 def test_a_settings_file_that_is_not_a_regular_file_is_a_settings_error(
     dirs: Dirs, hostile: Hostile
 ) -> None:
-    dirs.config.mkdir(parents=True)
-    what = hostile(dirs.settings_file)
+    what = hostile_at(hostile, dirs.settings_file)
     with pytest.raises(SettingsError) as caught:
         within(5, lambda: load_settings(dirs, env={}))
     assert str(dirs.settings_file) in str(caught.value) and what in str(caught.value)
@@ -310,8 +313,7 @@ def test_a_corrections_file_that_is_not_a_regular_file_is_refused(
     dirs: Dirs, hostile: Hostile
 ) -> None:
     store = CorrectionStore.for_pack(dirs.data, "default")
-    store.path.parent.mkdir(parents=True)
-    what = hostile(store.path)
+    what = hostile_at(hostile, store.path)
     with pytest.raises(CorrectionsError) as caught:
         within(5, store.corrections)
     assert str(store.path) in str(caught.value) and what in str(caught.value)
@@ -337,9 +339,8 @@ def test_an_oversized_corrections_file_is_refused(
 def test_a_session_file_that_is_not_a_regular_file_is_a_session_error(
     dirs: Dirs, hostile: Hostile
 ) -> None:
-    dirs.sessions.mkdir(parents=True)
     path = dirs.sessions / "20260101-000000-beef.jsonl"
-    what = hostile(path)
+    what = hostile_at(hostile, path)
     for ref in (path.stem, str(path)):  # by id, as `replay ID` does, and by path
         with pytest.raises(SessionError) as caught:
             within(5, lambda ref=ref: load_session(ref, dirs))  # type: ignore[misc]
@@ -425,8 +426,7 @@ def test_the_embedding_cache_ignores_and_never_writes_through_a_hostile_file(
 
     cache = EmbeddingCache(dirs.cache / "embeddings")
     path = cache.path_for("enc")
-    path.parent.mkdir(parents=True)
-    what = hostile(path)
+    what = hostile_at(hostile, path)
     assert within(5, lambda: cache.load("enc", ["hello"])) == {}
     cache.store("enc", {"hello": np.ones(3, np.float32)})  # a cache: skipped, no error
     assert not stat.S_ISREG(os.lstat(path).st_mode)
@@ -463,9 +463,8 @@ def test_a_hostile_input_history_is_a_warning_and_a_history_in_memory(
 
     from modes_tui.plain import Printer, input_history
 
-    dirs.state.mkdir(parents=True)
     path = dirs.state / "input_history"
-    what = hostile(path)
+    what = hostile_at(hostile, path)
     out = io.StringIO()
     history = within(5, lambda: input_history(path, Printer(out)))
     assert what in out.getvalue() and "in memory only" in out.getvalue()
@@ -493,18 +492,15 @@ async def test_the_tui_starts_on_a_hostile_control_file_with_a_warning_and_auto(
 ) -> None:
     from datetime import UTC
 
-    from modes_tui.tui.app import ModesApp, build_app
-    from tests.tui_support import default_pack, plain, services, until
+    from modes_tui.tui.app import build_app
+    from tests.tui_support import default_pack, plain, services, started, until
 
-    dirs.config.mkdir(parents=True)
-    what = hostile(dirs.control_file)
+    what = hostile_at(hostile, dirs.control_file)
     pack = default_pack()
     app_services = services(pack=pack)
     app_services.control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     async with build_app(app_services, tz=UTC).run_test(size=(120, 40)) as pilot:
-        app = pilot.app
-        assert isinstance(app, ModesApp)
-        await until(pilot, lambda: app.engine is not None)
+        app = await started(pilot)
         await until(pilot, lambda: what in app.header.render_text().plain)
         assert "setting auto" in app.header.render_text().plain
         await pilot.press("f3")  # forcing a mode must not write through it either

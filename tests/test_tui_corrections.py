@@ -70,11 +70,10 @@ def numbered(model: ScriptedModel) -> Callable[[ModelRequest], ScriptedReply]:
     return lambda request: ScriptedReply(f"reply {len(model.requests)}")
 
 
-@pytest.fixture
-def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
-    pack = load_pack(
-        profiles_dir=write_pack(router={"classifier": "embedding", "fallback": "chat"}, modes=MODES)
-    )
+def correcting(pack: Pack, cwd: Path, *, fallback_is_negative: bool = False) -> Rig:
+    """The app's parts over the real engine and the embedding router with the corrections
+    store; `fallback_is_negative`: corrections to the pack's fallback teach the router what no
+    mode should take. Close `log` when done."""
     dirs = app_dirs()
     control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     store = CorrectionStore.for_pack(dirs.data, pack.name)
@@ -85,7 +84,11 @@ def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
 
     def router() -> Router:
         classifier = EmbeddingClassifier(
-            lambda: encoder, encoder_name=encoder.name, modes=pack.profiles, corrections=store
+            lambda: encoder,
+            encoder_name=encoder.name,
+            modes=pack.profiles,
+            corrections=store,
+            fallback=pack.router.fallback if fallback_is_negative else None,
         )
         return Router(pack, classifier)
 
@@ -98,7 +101,7 @@ def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
             control=control,
             session=log,
             confirm=confirm,
-            cwd=tmp_path,
+            cwd=cwd,
             corrections=store,
         )
 
@@ -107,11 +110,20 @@ def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
         model="scripted/demo",
         control=control,
         build_engine=engine,
-        sessions=StoreSessions(dirs, router, export_dir=tmp_path),
+        sessions=StoreSessions(dirs, router, export_dir=cwd),
         session_id=lambda: log.id,
     )
-    yield Rig(services, pack, model, control, store, log)
-    log.close()
+    return Rig(services, pack, model, control, store, log)
+
+
+@pytest.fixture
+def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
+    pack = load_pack(
+        profiles_dir=write_pack(router={"classifier": "embedding", "fallback": "chat"}, modes=MODES)
+    )
+    rig = correcting(pack, tmp_path)
+    yield rig
+    rig.log.close()
 
 
 def idle(app: ModesApp) -> Callable[[], bool]:

@@ -22,6 +22,7 @@ from modes_tui.tui.inspector import InspectorScreen
 from modes_tui.tui.pending import PendingRow
 from modes_tui.tui.turn_view import TurnNote
 from tests.test_tui_app import FakeSessions, chat_text, idle, ready, replayed, send
+from tests.test_tui_prompt import first_running, slow_first
 from tests.tui_support import ScriptEngine, answer_events, plain, services, until
 
 SIZE = (120, 40)
@@ -77,12 +78,9 @@ async def test_after_a_click_away_from_the_prompt_and_esc_typing_reaches_the_pro
 
 
 async def test_after_the_cross_of_a_waiting_message_typing_reaches_the_prompt() -> None:
-    steps = asyncio.Semaphore(0)
-    engine = ScriptEngine(steps=steps).script(answer_events("slow", "chat", "first", chunk=1))
+    steps, engine = slow_first()
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
-        app = await ready(pilot)
-        await send(pilot, "first")
-        await until(pilot, lambda: app._turn_running)
+        app = await first_running(pilot)
         await send(pilot, "drop me")
         await send(pilot, "keep me")
         await until(pilot, lambda: len(app.pending) == 2)

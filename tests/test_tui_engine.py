@@ -4,78 +4,33 @@ control file and the session log are the store's. What the user sees, end to end
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
 from modes_tui.core.errors import ProviderError
-from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import Router
-from modes_tui.llm.fake import ScriptedModel, ScriptedReply
-from modes_tui.runtime import build_engine
-from modes_tui.store.control import ControlFile
-from modes_tui.store.session_log import SessionLog
+from modes_tui.llm.fake import ScriptedReply
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.confirm import ConfirmToolScreen
 from modes_tui.tui.inspector import InspectorScreen
 from modes_tui.tui.replay import ReplayScreen
-from modes_tui.tui.services import AppServices, Confirmer
-from modes_tui.tui.sessions import StoreSessions
 from modes_tui.tui.turn_view import AnswerSegment, ToolCallView, TurnNote
-from tests.tui_support import all_text, answer_dialog, plain, started, until
+from tests.tui_support import RealApp, all_text, answer_dialog, plain, real_app, started, until
 
 SIZE = (120, 40)
 
 
-@dataclass
-class Rig:
-    """The app's parts, kept for assertions."""
-
-    services: AppServices
-    model: ScriptedModel
-    control: ControlFile
-    log: SessionLog
+Rig = RealApp
 
 
 @pytest.fixture
 def rig(tmp_path: Path) -> Iterator[Rig]:
-    pack = load_pack("default")
-    dirs = app_dirs()
-    control = ControlFile(dirs.control_file, modes=lambda: pack.names)
-    model = ScriptedModel()
-    log = SessionLog.create(dirs, pack=pack.name, model="scripted/demo")
-
-    def engine(confirm: Confirmer):
-        return build_engine(
-            pack=pack,
-            model_id="scripted/demo",
-            classifier="keyword",
-            session=log,
-            control=control,
-            confirm=confirm,
-            dirs=dirs,
-            cwd=tmp_path,
-            offline=True,
-            model=model,
-        )
-
-    services = AppServices(
-        pack=pack,
-        model="scripted/demo",
-        control=control,
-        build_engine=engine,
-        sessions=StoreSessions(
-            dirs, lambda: Router(pack, KeywordClassifier()), export_dir=tmp_path
-        ),
-        session_id=lambda: log.id,
-    )
-    yield Rig(services, model, control, log)
-    log.close()
+    rig = real_app(load_pack("default"), tmp_path, sessions=True)
+    yield rig
+    rig.log.close()
 
 
 async def say(pilot: Pilot[None], text: str, *, wait: bool = True) -> None:

@@ -10,22 +10,12 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList
 
-from modes_tui.core.classifiers.embedding import EmbeddingClassifier
-from modes_tui.core.engine import Engine
-from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import REASON_BELOW, Router
-from modes_tui.llm.fake import ScriptedModel
-from modes_tui.store.control import ControlFile
-from modes_tui.store.corrections import CorrectionStore
-from modes_tui.store.session_log import SessionLog
+from modes_tui.core.routing import REASON_BELOW
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.correct import CorrectScreen
-from modes_tui.tui.services import AppServices, Confirmer
-from modes_tui.tui.sessions import StoreSessions
 from tests.conftest import PackWriter
-from tests.fake_encoder import HashingEncoder
-from tests.test_tui_corrections import MODES, SIZE, Rig, numbered, say
+from tests.test_tui_corrections import MODES, SIZE, Rig, correcting, say
 from tests.tui_support import until
 
 ASKED = "feeding a pet python snake"
@@ -41,47 +31,9 @@ def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
             modes=MODES,
         )
     )
-    dirs = app_dirs()
-    control = ControlFile(dirs.control_file, modes=lambda: pack.names)
-    store = CorrectionStore.for_pack(dirs.data, pack.name)
-    encoder = HashingEncoder()
-    model = ScriptedModel()
-    model.responder = numbered(model)
-    log = SessionLog.create(dirs, pack=pack.name, model="scripted/demo")
-
-    def router() -> Router:
-        classifier = EmbeddingClassifier(
-            lambda: encoder,
-            encoder_name=encoder.name,
-            modes=pack.profiles,
-            corrections=store,
-            fallback=pack.router.fallback,
-        )
-        return Router(pack, classifier)
-
-    def engine(confirm: Confirmer) -> Engine:
-        return Engine(
-            pack=pack,
-            router=router(),
-            model=model,
-            default_model="scripted/demo",
-            control=control,
-            session=log,
-            confirm=confirm,
-            cwd=tmp_path,
-            corrections=store,
-        )
-
-    services = AppServices(
-        pack=pack,
-        model="scripted/demo",
-        control=control,
-        build_engine=engine,
-        sessions=StoreSessions(dirs, router, export_dir=tmp_path),
-        session_id=lambda: log.id,
-    )
-    yield Rig(services, pack, model, control, store, log)
-    log.close()
+    rig = correcting(pack, tmp_path, fallback_is_negative=True)
+    yield rig
+    rig.log.close()
 
 
 async def test_none_of_these_in_the_picker_teaches_the_router_to_fall_back(rig: Rig) -> None:

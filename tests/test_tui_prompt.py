@@ -8,11 +8,12 @@ import asyncio
 from datetime import UTC
 
 from textual import events
+from textual.pilot import Pilot
 from textual.widgets import Button
 
 from modes_tui.core.conversation import Message
 from modes_tui.core.events import ToolCallFinished, ToolCallRequested, TurnFinished
-from modes_tui.tui.app import build_app
+from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.pending import PendingRow
 from modes_tui.tui.turn_view import ToolCallView, TurnView
 from tests.test_tui_app import FakeSessions, chat_text, header, idle, ready, replayed, send, until
@@ -147,13 +148,24 @@ async def test_a_refused_command_comes_back_before_what_was_typed_after_it() -> 
         assert app.prompt.value == "/mdoe code\nhello"  # both kept, the command to be fixed
 
 
-async def test_a_waiting_message_can_be_edited_or_removed_before_it_starts() -> None:
+def slow_first() -> tuple[asyncio.Semaphore, ScriptEngine]:
+    """An engine whose one turn, "first", streams a chunk per `steps.release()`."""
     steps = asyncio.Semaphore(0)
-    engine = ScriptEngine(steps=steps).script(answer_events("slow", "chat", "first", chunk=1))
+    return steps, ScriptEngine(steps=steps).script(answer_events("slow", "chat", "first", chunk=1))
+
+
+async def first_running(pilot: Pilot[None]) -> ModesApp:
+    """The app once its engine is built, with "first" sent and still running."""
+    app = await ready(pilot)
+    await send(pilot, "first")
+    await until(pilot, lambda: app._turn_running)
+    return app
+
+
+async def test_a_waiting_message_can_be_edited_or_removed_before_it_starts() -> None:
+    steps, engine = slow_first()
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
-        app = await ready(pilot)
-        await send(pilot, "first")
-        await until(pilot, lambda: app._turn_running)
+        app = await first_running(pilot)
         await send(pilot, "drop me")
         await send(pilot, "fix me")
         await send(pilot, "keep me")

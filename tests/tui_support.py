@@ -15,8 +15,10 @@ from typing import Any
 from rich.console import Console
 from textual.pilot import Pilot
 
+from modes_tui.core.classifiers.keyword import KeywordClassifier
 from modes_tui.core.control import AUTO, OFF, ControlReading
 from modes_tui.core.conversation import Conversation, Message, ToolCall
+from modes_tui.core.engine import Engine
 from modes_tui.core.errors import UnknownMode
 from modes_tui.core.events import (
     ModeChanged,
@@ -33,12 +35,16 @@ from modes_tui.core.events import (
 )
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import ClassifierInfo, Decision, Route
+from modes_tui.core.routing import ClassifierInfo, Decision, Route, Router
 from modes_tui.core.wire import ModelRequest, ToolSpec
-from modes_tui.runtime import Runtime
+from modes_tui.llm.fake import ScriptedModel
+from modes_tui.runtime import Runtime, build_engine
+from modes_tui.store.control import ControlFile
+from modes_tui.store.session_log import SessionLog
 from modes_tui.store.settings import Settings
 from modes_tui.tui.app import ModesApp
 from modes_tui.tui.services import AppServices, Confirmer
+from modes_tui.tui.sessions import StoreSessions
 
 FIXED_AT = "2026-03-14T09:26:53.000+00:00"
 
@@ -262,6 +268,92 @@ def services(
         control=MemoryControl([p.name for p in pack.available()]),
     )
     return runtime.app_services(build, keymap=keymap or {}, **extra)
+
+
+def real_services(
+    pack: Pack,
+    *,
+    cwd: Path,
+    control: ControlFile,
+    log: SessionLog | None = None,
+    model_id: str = "scripted/demo",
+    sessions: StoreSessions | None = None,
+    on_confirm: Callable[[Confirmer], object] | None = None,
+    **engine_parts: Any,
+) -> AppServices:
+    """Services around the real engine as `modes-tui` builds it (keyword classifier, offline,
+    tools in `cwd`); `engine_parts` go to `build_engine` (`model=`, `servers=`,
+    `local_model_path=`). `on_confirm` sees the app's confirmer before each engine is built."""
+    dirs = app_dirs()
+
+    def engine(confirm: Confirmer) -> Engine:
+        if on_confirm is not None:
+            on_confirm(confirm)
+        return build_engine(
+            pack=pack,
+            model_id=model_id,
+            classifier="keyword",
+            session=log,
+            control=control,
+            confirm=confirm,
+            dirs=dirs,
+            cwd=cwd,
+            offline=True,
+            **engine_parts,
+        )
+
+    return AppServices(
+        pack=pack,
+        model=model_id,
+        control=control,
+        build_engine=engine,
+        sessions=sessions,
+        session_id=(lambda: log.id) if log is not None else (lambda: None),
+    )
+
+
+@dataclass
+class RealApp:
+    """The parts of an app over the real engine, kept for assertions; close `log` when done."""
+
+    services: AppServices
+    model: ScriptedModel
+    control: ControlFile
+    log: SessionLog
+
+
+def real_app(
+    pack: Pack,
+    cwd: Path,
+    *,
+    per_pack: bool = False,
+    sessions: bool = False,
+    on_confirm: Callable[[Confirmer], object] | None = None,
+) -> RealApp:
+    """An app's services over the real engine with a scripted model, the control file and a
+    session log in MODES_TUI_HOME. `per_pack`: the control file is the pack's own setting
+    (`--pack NAME`); `sessions`: the store's sessions, exporting to `cwd`."""
+    dirs = app_dirs()
+    control = ControlFile(
+        dirs.control_file, modes=lambda: pack.names, pack=pack.name if per_pack else None
+    )
+    model = ScriptedModel()
+    log = SessionLog.create(dirs, pack=pack.name, model="scripted/demo")
+    catalog = (
+        StoreSessions(dirs, lambda: Router(pack, KeywordClassifier()), export_dir=cwd)
+        if sessions
+        else None
+    )
+    services = real_services(
+        pack,
+        cwd=cwd,
+        control=control,
+        log=log,
+        sessions=catalog,
+        on_confirm=on_confirm,
+        model=model,
+    )
+    return RealApp(services, model, control, log)
 
 
 def tool_call(name: str = "run_command", **arguments: Any) -> ToolCall:
