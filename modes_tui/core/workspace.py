@@ -20,7 +20,6 @@ import fnmatch
 import io
 import os
 import signal
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 
 from modes_tui.core.confined import ConfinedRoot, Entry, Opened, OutsideError, shown_path
 from modes_tui.core.errors import ToolError
+from modes_tui.core.files import describe
 from modes_tui.core.regex_search import RegexSearch
 from modes_tui.core.tools import Tool, tool
 
@@ -188,7 +188,7 @@ def _read_text(root: ConfinedRoot, path: str, cap: int) -> tuple[str, bytes, int
         if opened.is_dir:
             raise ToolError(f"`{shown}` is a directory; use list_files to see what is in it")
         raise ToolError(
-            f"`{shown}` is {_kind(opened.status.st_mode)}, not a regular file; "
+            f"`{shown}` {describe(opened.status.st_mode)}, not a regular file; "
             "only text files can be read"
         )
     with os.fdopen(opened.fd, "rb") as handle:
@@ -196,16 +196,6 @@ def _read_text(root: ConfinedRoot, path: str, cap: int) -> tuple[str, bytes, int
     if _looks_binary(data[:8192]):
         raise ToolError(f"`{shown}` is a binary file; only text files can be read")
     return opened.relative, data, max(opened.status.st_size, len(data))
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a special file"
 
 
 def _lines(data: bytes, start: int, end: int | None, cap: int) -> tuple[str, int, int, int | None]:
