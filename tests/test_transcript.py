@@ -119,6 +119,25 @@ def test_a_correction_folds_the_first_answer_away_and_the_rerun_fills_the_turn()
     assert turn.routed_route is not None and turn.routed_route.mode_name == "chat"
 
 
+def test_every_routing_decision_stays_over_a_retry_and_a_rerun() -> None:
+    turn = fold([RouteDecided(Route("chat", "classifier", "smalltalk")), request("chat")])
+    turn.apply(TurnFailed("the model did not answer", kind="timeout"))
+    turn.restart()
+    for event in [
+        RouteDecided(Route("chat", "classifier", "smalltalk again"), warnings=("slow",)),
+        TurnCorrected(turn=1, answered_mode="chat", corrected_mode="code"),
+        RouteDecided(Route("code", "caller", "Mode requested by caller")),
+    ]:
+        turn.apply(event)
+    reasons = [(d.route.reason, d.warnings) for d in turn.decisions]
+    assert reasons == [
+        ("smalltalk", ()),
+        ("smalltalk again", ("slow",)),
+        ("Mode requested by caller", ()),
+    ]
+    assert turn.route is not None and turn.route.mode_name == "code"
+
+
 async def test_the_repl_why_reads_the_folded_last_turn() -> None:
     out = io.StringIO()
     context = context_for(engine_with(ScriptedModel().script(ScriptedReply("Hello back."))))

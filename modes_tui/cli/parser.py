@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 from modes_tui import __version__
@@ -58,37 +59,59 @@ def build_parser(*, with_verbs: bool = True) -> argparse.ArgumentParser:
         parser.set_defaults(verb=None)  # what the verbs' sub-parsers leave when none is given
         return parser
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+    for add, module, function in VERBS:
+        add(verbs).set_defaults(handler=Handler(module, function))
+    return parser
 
-    def pack_options(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--profiles", metavar="DIR", help="use the pack in this folder")
-        sub.add_argument(
-            "--pack", metavar="NAME", default=argparse.SUPPRESS, help="the pack to use"
-        )
 
-    profiles = verbs.add_parser("profiles", help="list the modes of a pack, or --check it")
+SESSION_ID_HELP = "a session id, a unique id prefix, latest, or a path to a .jsonl file"
+
+
+def pack_options(sub: argparse.ArgumentParser) -> None:
+    """`--profiles DIR` and `--pack NAME`, for the verbs that load a pack."""
+    sub.add_argument("--profiles", metavar="DIR", help="use the pack in this folder")
+    sub.add_argument("--pack", metavar="NAME", default=argparse.SUPPRESS, help="the pack to use")
+
+
+def add_profiles(verbs: Any) -> argparse.ArgumentParser:
+    """`profiles [--check] [--json]`."""
+    profiles: argparse.ArgumentParser = verbs.add_parser(
+        "profiles", help="list the modes of a pack, or --check it"
+    )
     pack_options(profiles)
     profiles.add_argument(
         "--check", action="store_true", help="validate; exit 1 and list every problem"
     )
     profiles.add_argument("--json", action="store_true", help="print the pack as JSON")
-    profiles.set_defaults(handler=Handler("profiles", "cmd_profiles"))
+    return profiles
 
-    tools = verbs.add_parser(
+
+def add_tools(verbs: Any) -> argparse.ArgumentParser:
+    """`tools [--mode NAME] [--json]`."""
+    tools: argparse.ArgumentParser = verbs.add_parser(
         "tools", help="list the tools each mode gets (built-in, pack:<pack> or mcp:<server>)"
     )
     pack_options(tools)
     tools.add_argument("--mode", metavar="NAME", help="only this mode")
     tools.add_argument("--json", action="store_true", help="print the listing as JSON")
-    tools.set_defaults(handler=Handler("tools", "cmd_tools"))
+    return tools
 
-    route = verbs.add_parser("route", help="show which mode would take a message (no answer)")
+
+def add_route(verbs: Any) -> argparse.ArgumentParser:
+    """`route TEXT... [--classifier NAME] [--json]`."""
+    route: argparse.ArgumentParser = verbs.add_parser(
+        "route", help="show which mode would take a message (no answer)"
+    )
     route.add_argument("text", nargs="+", help="the message; - reads it from stdin")
     pack_options(route)
     route.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
     route.add_argument("--json", action="store_true", help="print Route.to_dict() as JSON")
-    route.set_defaults(handler=Handler("route", "cmd_route"))
+    return route
 
-    evaluate = verbs.add_parser(
+
+def add_eval(verbs: Any) -> argparse.ArgumentParser:
+    """`eval FILE.jsonl [--fit] [--learn [--block N]]`."""
+    evaluate: argparse.ArgumentParser = verbs.add_parser(
         "eval", help="route an eval file (JSONL) and report accuracy, per-mode scores, latency"
     )
     evaluate.add_argument(
@@ -111,9 +134,12 @@ def build_parser(*, with_verbs: bool = True) -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--block", type=int, default=25, metavar="N", help="lines per row of the learning curve"
     )
-    evaluate.set_defaults(handler=Handler("eval", "cmd_eval"))
+    return evaluate
 
-    mode = verbs.add_parser(
+
+def add_mode(verbs: Any) -> argparse.ArgumentParser:
+    """`mode [NAME|auto|off] [--json]`."""
+    mode: argparse.ArgumentParser = verbs.add_parser(
         "mode", help="show the mode setting and routing rule, or set it: NAME, auto or off"
     )
     mode.add_argument(
@@ -121,11 +147,12 @@ def build_parser(*, with_verbs: bool = True) -> argparse.ArgumentParser:
     )
     pack_options(mode)
     mode.add_argument("--json", action="store_true", help="print the setting as JSON")
-    mode.set_defaults(handler=Handler("mode", "cmd_mode"))
+    return mode
 
-    add_corrections(verbs).set_defaults(handler=Handler("corrections", "cmd_corrections"))
 
-    sessions = verbs.add_parser(
+def add_sessions(verbs: Any) -> argparse.ArgumentParser:
+    """`sessions [--json] [--cost] [--search TEXT] [rename|rm ...]`."""
+    sessions: argparse.ArgumentParser = verbs.add_parser(
         "sessions", help="list, search, rename or delete recorded sessions (newest first)"
     )
     sessions.add_argument("--json", action="store_true", help="print the list as JSON")
@@ -135,36 +162,51 @@ def build_parser(*, with_verbs: bool = True) -> argparse.ArgumentParser:
         help="what each session cost and saved against always using the priciest mode's model",
     )
     add_session_verbs(sessions)
-    sessions.set_defaults(handler=Handler("sessions", "cmd_sessions"))
+    return sessions
 
-    models = verbs.add_parser(
+
+def add_models(verbs: Any) -> argparse.ArgumentParser:
+    """`models [--json]`."""
+    models: argparse.ArgumentParser = verbs.add_parser(
         "models", help="list configured model aliases: litellm id, capabilities, price"
     )
     models.add_argument("--json", action="store_true", help="print the list as JSON")
-    models.set_defaults(handler=Handler("models", "cmd_models"))
+    return models
 
-    session_id = "a session id, a unique id prefix, latest, or a path to a .jsonl file"
-    export = verbs.add_parser("export", help="write a session as Markdown or JSON")
-    export.add_argument("id", metavar="ID", help=session_id)
+
+def add_export(verbs: Any) -> argparse.ArgumentParser:
+    """`export ID [--format markdown|json] [-o FILE]`."""
+    export: argparse.ArgumentParser = verbs.add_parser(
+        "export", help="write a session as Markdown or JSON"
+    )
+    export.add_argument("id", metavar="ID", help=SESSION_ID_HELP)
     export.add_argument(
         "--format", choices=("markdown", "json"), default="markdown", help="default: markdown"
     )
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
-    export.set_defaults(handler=Handler("export", "cmd_export"))
+    return export
 
-    replay = verbs.add_parser(
+
+def add_replay(verbs: Any) -> argparse.ArgumentParser:
+    """`replay ID [--reroute] [--classifier NAME] [--json]`."""
+    replay: argparse.ArgumentParser = verbs.add_parser(
         "replay", help="show a recorded session; --reroute compares today's router with it"
     )
-    replay.add_argument("id", metavar="ID", help=session_id)
+    replay.add_argument("id", metavar="ID", help=SESSION_ID_HELP)
     replay.add_argument(
         "--reroute", action="store_true", help="run today's router over the recorded user turns"
     )
     pack_options(replay)
     replay.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
     replay.add_argument("--json", action="store_true", help="print events or the report as JSON")
-    replay.set_defaults(handler=Handler("replay", "cmd_replay"))
+    return replay
 
-    chat = verbs.add_parser("chat", help="chat: the terminal UI, or --plain for a simple REPL")
+
+def add_chat(verbs: Any) -> argparse.ArgumentParser:
+    """`chat [--plain [--json]] [--classifier NAME] [--model ID] [--resume [ID]]`."""
+    chat: argparse.ArgumentParser = verbs.add_parser(
+        "chat", help="chat: the terminal UI, or --plain for a simple REPL"
+    )
     chat.add_argument(
         "--plain",
         action="store_true",
@@ -179,8 +221,7 @@ def build_parser(*, with_verbs: bool = True) -> argparse.ArgumentParser:
         "--model", metavar="ID", default=argparse.SUPPRESS, help="override every mode's model"
     )
     add_resume_option(chat, default=argparse.SUPPRESS)
-    chat.set_defaults(handler=Handler("chat", "cmd_chat"))
-    return parser
+    return chat
 
 
 def add_resume_option(parser: argparse.ArgumentParser, *, default: Any = None) -> None:
@@ -237,3 +278,20 @@ def add_corrections(verbs: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser
+
+
+VERBS: tuple[tuple[Callable[[Any], argparse.ArgumentParser], str, str], ...] = (
+    (add_profiles, "profiles", "cmd_profiles"),
+    (add_tools, "tools", "cmd_tools"),
+    (add_route, "route", "cmd_route"),
+    (add_eval, "eval", "cmd_eval"),
+    (add_mode, "mode", "cmd_mode"),
+    (add_corrections, "corrections", "cmd_corrections"),
+    (add_sessions, "sessions", "cmd_sessions"),
+    (add_models, "models", "cmd_models"),
+    (add_export, "export", "cmd_export"),
+    (add_replay, "replay", "cmd_replay"),
+    (add_chat, "chat", "cmd_chat"),
+)
+"""Every verb in help order: the function that adds its parser, and its handler's module
+and function (`modes_tui.cli.<module>.<function>`, imported when the verb runs)."""

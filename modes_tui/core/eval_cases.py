@@ -120,30 +120,40 @@ def read_eval_file(path: str | Path, modes: Iterable[str] | None = None) -> list
 
 
 def _check_case(data: Any, known: set[str] | None) -> str | None:
+    """What is wrong with one case line (None: nothing), field by field."""
     if not isinstance(data, dict):
         return f'must be a JSON object like {{"text": ..., "mode": ...}}, not {type(data).__name__}'
     unknown = sorted(set(data) - {"text", "mode", "history", "previous_mode"})
     if unknown:
         return f"unknown key {cut_repr(unknown[0])}; keys are text, mode, history, previous_mode"
     previous = data.get("previous_mode")
-    if previous is not None and not isinstance(previous, str):
-        return f"`previous_mode` must be a mode name, not {cut_repr(previous)}"
-    if previous is not None and known is not None and previous not in known:
-        return (
-            f"`previous_mode` {cut_repr(previous)} is not a mode of this pack "
-            f"(modes: {', '.join(sorted(known))})"
-        )
+    if previous is not None:
+        problem = _check_mode_name("previous_mode", previous, known, "a mode name")
+        if problem:
+            return problem
     text = data.get("text")
     if not isinstance(text, str) or not text.strip():
         return "`text` must be non-empty text"
     if "mode" not in data:
         return "`mode` is missing; give a mode name, or null when the router should fall back"
-    mode = data["mode"]
-    if mode is not None and not isinstance(mode, str):
-        return f"`mode` must be a mode name or null, not {cut_repr(mode)}"
-    if mode is not None and known is not None and mode not in known:
-        return f"`mode` {cut_repr(mode)} is not a mode of this pack (modes: {', '.join(sorted(known))})"
-    history = data.get("history", [])
+    if data["mode"] is not None:
+        problem = _check_mode_name("mode", data["mode"], known, "a mode name or null")
+        if problem:
+            return problem
+    return _check_history(data.get("history", []))
+
+
+def _check_mode_name(key: str, value: Any, known: set[str] | None, expected: str) -> str | None:
+    """A mode named by `key`: text, and a mode of the pack when the pack is known."""
+    if not isinstance(value, str):
+        return f"`{key}` must be {expected}, not {cut_repr(value)}"
+    if known is not None and value not in known:
+        return f"`{key}` {cut_repr(value)} is not a mode of this pack (modes: {', '.join(sorted(known))})"
+    return None
+
+
+def _check_history(history: Any) -> str | None:
+    """`history`: absent or null, or a list of texts and {role, content} objects."""
     if history is None:
         return None
     if not isinstance(history, list):

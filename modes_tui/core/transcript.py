@@ -17,10 +17,17 @@ from typing import Any, assert_never
 from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.events import (
     ModeChanged,
+    ReasoningDelta,
     RequestBuilt,
+    RouteDecided,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequested,
+    TurnCancelled,
     TurnCorrected,
     TurnEvent,
     TurnFailed,
+    TurnFinished,
     Usage,
 )
 from modes_tui.core.routing import Route
@@ -93,6 +100,9 @@ class TurnTranscript:
     """The control setting the turn ran under."""
     warnings: tuple[str, ...] = ()
     """Warnings the engine raised while routing."""
+    decisions: list[RouteDecided] = field(default_factory=list)
+    """Every routing decision, in order: a retry decides again, and so does a correction's
+    re-run (a retry or a re-run keeps them; the Markdown export lists them all)."""
     attempt: int = 1
     """1, then 2+ after each retry."""
     mode_change: ModeChanged | None = None
@@ -235,59 +245,84 @@ class TurnTranscript:
     def apply(self, event: TurnEvent) -> None:
         """Remember what `event` says."""
         self.events.append(event)
-        match event.type:
-            case "route_decided":
+        match event:
+            case RouteDecided() | ModeChanged() | TurnCorrected():
+                self._apply_routing(event)
+            case RequestBuilt() | ReasoningDelta() | TextDelta() | Usage():
+                self._apply_answer(event)
+            case ToolCallRequested() | ToolCallFinished():
+                self._apply_tool(event)
+            case TurnFinished() | TurnFailed() | TurnCancelled():
+                self._apply_ending(event)
+            case _:
+                assert_never(event)
+
+    def _apply_routing(self, event: RouteDecided | ModeChanged | TurnCorrected) -> None:
+        """Which mode takes the turn: the route, a change of mode, a correction."""
+        match event:
+            case RouteDecided():
                 self.route, self.setting = event.route, event.setting
                 self.warnings = event.warnings
-            case "mode_changed":
+                self.decisions.append(event)
+            case ModeChanged():
                 self.mode_change = event
-            case "request_built":
+            case TurnCorrected():
+                self.corrections.append(event)
+                if event.rerun:
+                    self._supersede(event.corrected_mode)
+            case _:
+                assert_never(event)
+
+    def _apply_answer(self, event: RequestBuilt | ReasoningDelta | TextDelta | Usage) -> None:
+        """A model round: its request, the streamed text and reasoning, its usage."""
+        match event:
+            case RequestBuilt():
                 self.requests.append(event)
                 if event.round > 1 and self.segments[-1]:
                     self.segments.append("")
                 self.status = "answering"
-            case "reasoning_delta":
+            case ReasoningDelta():
                 self.reasoning += event.text
-            case "text_delta":
+            case TextDelta():
                 self.segments[-1] += event.text
-            case "tool_call_requested":
-                self.tools.append(
-                    ToolActivity(event.call, event.needs_confirmation, segment=self._tool_segment())
-                )
-            case "tool_call_finished":
-                activity = self.tool(event.call.id)
-                if activity is None:
-                    activity = ToolActivity(event.call, segment=self._tool_segment())
-                    self.tools.append(activity)
-                activity.outcome = event.outcome
-                activity.result = event.result
-                activity.duration_ms = event.duration_ms
-            case "usage":
+            case Usage():
                 self.usages.append(event)
-            case "turn_finished":
-                self.message = event.message
-                self.status = "finished"
-                if event.message.cancelled:
-                    self.cancelled = True
-                    self.status = "cancelled"
-            case "turn_failed":
-                self.failure = event
-                self.status = "failed"
-                if event.partial and not self.answer:
-                    self.segments[-1] = event.partial
-                self._keep_earlier_partial()
-            case "turn_corrected":
-                self.corrections.append(event)
-                if event.rerun:
-                    self._supersede(event.corrected_mode)
-            case "turn_cancelled":
-                self.cancelled = True
-                self.status = "cancelled"
-                if event.partial and not self.answer:
-                    self.segments[-1] = event.partial
-                self._keep_earlier_partial()
             case _:
                 assert_never(event)
+
+    def _apply_tool(self, event: ToolCallRequested | ToolCallFinished) -> None:
+        """A tool call asked for, then resolved (a result without a request still shows)."""
+        if isinstance(event, ToolCallRequested):
+            self.tools.append(
+                ToolActivity(event.call, event.needs_confirmation, segment=self._tool_segment())
+            )
+            return
+        activity = self.tool(event.call.id)
+        if activity is None:
+            activity = ToolActivity(event.call, segment=self._tool_segment())
+            self.tools.append(activity)
+        activity.outcome = event.outcome
+        activity.result = event.result
+        activity.duration_ms = event.duration_ms
+
+    def _apply_ending(self, event: TurnFinished | TurnFailed | TurnCancelled) -> None:
+        """How the attempt ended; a failed or cancelled one keeps its partial answer."""
+        if isinstance(event, TurnFinished):
+            self.message = event.message
+            self.status = "finished"
+            if event.message.cancelled:
+                self.cancelled = True
+                self.status = "cancelled"
+            return
+        if isinstance(event, TurnFailed):
+            self.failure = event
+            self.status = "failed"
+        else:
+            self.cancelled = True
+            self.status = "cancelled"
+        if event.partial and not self.answer:
+            self.segments[-1] = event.partial
+        self._keep_earlier_partial()
 
     @property
     def shows_kept_partial(self) -> bool:

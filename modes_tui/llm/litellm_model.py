@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,35 @@ class _PendingCall:
     id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
+
+
+class _StreamedCalls:
+    """Tool calls as they stream: fragments of id, name and arguments, keyed by index."""
+
+    def __init__(self) -> None:
+        self._pending: dict[int, _PendingCall] = {}
+
+    def add(self, fragments: Iterable[Any]) -> None:
+        """Join one delta's fragments to the calls they continue (or start)."""
+        for fragment in fragments:
+            call = self._pending.setdefault(fragment.index or 0, _PendingCall())
+            call.id = fragment.id or call.id
+            if fragment.function is not None:
+                call.name = fragment.function.name or call.name
+                call.arguments.append(fragment.function.arguments or "")
+
+    def chunks(self) -> list[ToolCallChunk]:
+        """The complete calls, in index order (once the stream has ended)."""
+        return [_tool_call_chunk(self._pending[index], index) for index in sorted(self._pending)]
+
+
+def _reasoning_of(delta: Any) -> Any:
+    """A delta's reasoning text: litellm's own field, or the provider-specific one."""
+    reasoning = _read(delta, "reasoning_content")
+    specific = _read(delta, "provider_specific_fields")
+    if not reasoning and specific:
+        reasoning = specific.get("reasoning_content")
+    return reasoning
 
 
 LocalRegistrar = Callable[[str], None]
@@ -218,7 +247,7 @@ class LiteLLMChatModel:
         """Stream text, reasoning, then complete tool calls and usage."""
         # the first import takes seconds: keep it off the event loop
         litellm = await import_litellm_async(offline=self.offline)
-        pending: dict[int, _PendingCall] = {}
+        calls = _StreamedCalls()
         usage: Any = None
         response: Any = None
         try:
@@ -233,21 +262,13 @@ class LiteLLMChatModel:
                 if not chunk.choices:
                     continue
                 delta = chunk.choices[0].delta
-                reasoning = _read(delta, "reasoning_content")
-                specific = _read(delta, "provider_specific_fields")
-                if not reasoning and specific:
-                    reasoning = specific.get("reasoning_content")
+                reasoning = _reasoning_of(delta)
                 if reasoning:
                     yield ReasoningChunk(str(reasoning))
                 content = _read(delta, "content")
                 if content:
                     yield TextChunk(content)
-                for fragment in _read(delta, "tool_calls") or ():
-                    call = pending.setdefault(fragment.index or 0, _PendingCall())
-                    call.id = fragment.id or call.id
-                    if fragment.function is not None:
-                        call.name = fragment.function.name or call.name
-                        call.arguments.append(fragment.function.arguments or "")
+                calls.add(_read(delta, "tool_calls") or ())
         except (asyncio.CancelledError, GeneratorExit):
             raise
         except Exception as error:
@@ -258,8 +279,8 @@ class LiteLLMChatModel:
                 # closing a broken stream may fail again; the first error is the one to show
                 with contextlib.suppress(Exception):
                     await close()
-        for index in sorted(pending):
-            yield _tool_call_chunk(pending[index], index)
+        for call in calls.chunks():
+            yield call
         if usage is not None:
             yield self._usage(usage, request.model)
 

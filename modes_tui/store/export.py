@@ -19,7 +19,21 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, assert_never
 
-from modes_tui.core.events import ReasoningDelta, TextDelta, TurnEvent
+from modes_tui.core.events import (
+    ModeChanged,
+    ReasoningDelta,
+    RequestBuilt,
+    RouteDecided,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequested,
+    TurnCancelled,
+    TurnCorrected,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+    Usage,
+)
 from modes_tui.core.files import atomic_write
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.core.transcript import TurnTranscript, fold_turn
@@ -119,85 +133,130 @@ def turn_markdown(
     """One turn: its route lines, what the user said, and everything the turn answered, in
     the order it happened (`turn.events`, the stream the transcript folded)."""
     out = [f"## Turn {turn.number}", ""]
-    for event in turn.events:
-        if event.type == "route_decided":
-            out += [f"> route: {markdown_line(event.route, event.setting)}", ""]
-            out += [f"> warning: {warning}" for warning in event.warnings]
-            if event.warnings:
-                out.append("")
+    out += _route_lines(turn, mode)
+    out += ["**You**", "", turn.user_text if user_recorded else "*(not recorded)*", ""]
+    answer = _AnswerMarkdown(mode, interrupted=turn.interrupted)
+    for event in _coalesced(turn.events):
+        answer.add(event)
+    return out + answer.lines()
+
+
+def _route_lines(turn: TurnTranscript, mode: str | None) -> list[str]:
+    """One quoted line per routing decision (a retry decides again), with its warnings."""
+    out: list[str] = []
+    for decided in turn.decisions:
+        out += [f"> route: {markdown_line(decided.route, decided.setting)}", ""]
+        out += [f"> warning: {warning}" for warning in decided.warnings]
+        if decided.warnings:
+            out.append("")
     if turn.route is None:
         out += [f"> route: none recorded; mode {mode or 'no mode (off)'}", ""]
-    out += ["**You**", "", turn.user_text if user_recorded else "*(not recorded)*", ""]
-    speaker_done = False
-    prompt_tokens = completion_tokens = 0
-    cost: float | None = None
-    for event in _coalesced(turn.events):
-        match event.type:
-            case "request_built":
-                if speaker_done:
-                    continue
-                effort = event.request.reasoning_effort
-                thinking = f" · thinking {effort}" if effort else ""
-                speaker = f"{event.mode or 'no mode'} · {event.request.model}{thinking}"
-                out += [f"**Assistant** ({speaker})", ""]
-                out += [f"*note: {note}*" for note in event.notes]
-                if event.notes:
-                    out.append("")
-                speaker_done = True
-            case "reasoning_delta":
-                out += ["<details><summary>reasoning</summary>", "", event.text, "", "</details>"]
-                out.append("")
-            case "text_delta":
-                if not speaker_done:
-                    out += [f"**Assistant** ({mode or 'no mode'})", ""]
-                    speaker_done = True
-                out += [event.text, ""]
-            case "tool_call_requested":
+    return out
+
+
+class _AnswerMarkdown:
+    """What a turn answered, event by event: the speaker line, text, reasoning, tool calls,
+    corrections and the ending, then the usage of every call (superseded answers' too)."""
+
+    def __init__(self, mode: str | None, *, interrupted: bool) -> None:
+        self._mode = mode
+        self._interrupted = interrupted
+        self._out: list[str] = []
+        self._speaker_done = False
+        """The speaker line of the answer being written is out (a re-run writes another)."""
+        self._prompt_tokens = 0
+        self._completion_tokens = 0
+        self._cost: float | None = None
+
+    def add(self, event: TurnEvent) -> None:
+        match event:
+            case RequestBuilt():
+                self._request(event)
+            case ReasoningDelta():
+                self._out += ["<details><summary>reasoning</summary>", "", event.text, ""]
+                self._out += ["</details>", ""]
+            case TextDelta():
+                self._text(event)
+            case ToolCallRequested():
                 arguments = json.dumps(dict(event.call.arguments), ensure_ascii=False)
-                out += [f"Tool call `{event.call.name}`:", "", fence(arguments, "json"), ""]
-            case "tool_call_finished":
-                result, language = _pretty_result(event.result)
-                out += [
-                    f"Result of `{event.call.name}`: {event.outcome} ({event.duration_ms:.1f} ms)",
-                    "",
-                    fence(result, language),
-                    "",
-                ]
-            case "usage":
-                prompt_tokens += event.prompt_tokens
-                completion_tokens += event.completion_tokens
-                if event.cost is not None:
-                    cost = (cost or 0.0) + event.cost
-            case "turn_cancelled":
-                out += ["*(cancelled by the user)*", ""]
-            case "turn_corrected":
-                was = event.answered_mode or "no mode"
-                if event.rerun:  # the answer above is superseded; the re-run follows
-                    out += [f"*(answered in {was}, corrected to {event.corrected_mode})*", ""]
-                    speaker_done = False
-                else:
-                    out += [
-                        f"*(counts as a correction of turn {event.turn}: {was} → "
-                        f"{event.corrected_mode})*",
-                        "",
-                    ]
-            case "turn_failed":
-                if turn.interrupted:
-                    out += ["*(interrupted: the log ends here)*", ""]
-                else:
-                    hint = f" ({event.hint})" if event.hint else ""
-                    out += [f"*(failed: {event.error}{hint})*", ""]
-            case "route_decided" | "mode_changed" | "turn_finished":
+                self._out += [f"Tool call `{event.call.name}`:", "", fence(arguments, "json"), ""]
+            case ToolCallFinished():
+                self._tool_result(event)
+            case Usage():
+                self._usage(event)
+            case TurnCancelled():
+                self._out += ["*(cancelled by the user)*", ""]
+            case TurnCorrected():
+                self._corrected(event)
+            case TurnFailed():
+                self._failed(event)
+            case RouteDecided() | ModeChanged() | TurnFinished():
                 pass  # route lines head the turn; the mode is on the speaker line
             case _:
                 assert_never(event)
-    if prompt_tokens or completion_tokens:
-        price = "" if cost is None else f", ${cost:.4f}"
-        out += [
-            f"*usage: {prompt_tokens} prompt + {completion_tokens} completion tokens{price}*",
+
+    def _request(self, event: RequestBuilt) -> None:
+        """The first request of an answer names its speaker: mode, model, thinking."""
+        if self._speaker_done:
+            return
+        effort = event.request.reasoning_effort
+        thinking = f" · thinking {effort}" if effort else ""
+        speaker = f"{event.mode or 'no mode'} · {event.request.model}{thinking}"
+        self._out += [f"**Assistant** ({speaker})", ""]
+        self._out += [f"*note: {note}*" for note in event.notes]
+        if event.notes:
+            self._out.append("")
+        self._speaker_done = True
+
+    def _text(self, event: TextDelta) -> None:
+        if not self._speaker_done:  # no request recorded: the turn's mode speaks
+            self._out += [f"**Assistant** ({self._mode or 'no mode'})", ""]
+            self._speaker_done = True
+        self._out += [event.text, ""]
+
+    def _tool_result(self, event: ToolCallFinished) -> None:
+        result, language = _pretty_result(event.result)
+        self._out += [
+            f"Result of `{event.call.name}`: {event.outcome} ({event.duration_ms:.1f} ms)",
+            "",
+            fence(result, language),
             "",
         ]
-    return out
+
+    def _usage(self, event: Usage) -> None:
+        self._prompt_tokens += event.prompt_tokens
+        self._completion_tokens += event.completion_tokens
+        if event.cost is not None:
+            self._cost = (self._cost or 0.0) + event.cost
+
+    def _corrected(self, event: TurnCorrected) -> None:
+        was = event.answered_mode or "no mode"
+        if event.rerun:  # the answer above is superseded; the re-run follows
+            self._out += [f"*(answered in {was}, corrected to {event.corrected_mode})*", ""]
+            self._speaker_done = False
+        else:
+            self._out += [
+                f"*(counts as a correction of turn {event.turn}: {was} → {event.corrected_mode})*",
+                "",
+            ]
+
+    def _failed(self, event: TurnFailed) -> None:
+        if self._interrupted:
+            self._out += ["*(interrupted: the log ends here)*", ""]
+        else:
+            hint = f" ({event.hint})" if event.hint else ""
+            self._out += [f"*(failed: {event.error}{hint})*", ""]
+
+    def lines(self) -> list[str]:
+        """Everything added, then the usage line (when any call reported tokens)."""
+        if not (self._prompt_tokens or self._completion_tokens):
+            return self._out
+        price = "" if self._cost is None else f", ${self._cost:.4f}"
+        usage = (
+            f"*usage: {self._prompt_tokens} prompt + {self._completion_tokens} "
+            f"completion tokens{price}*"
+        )
+        return [*self._out, usage, ""]
 
 
 def _local_time(stamp: str | None) -> str:

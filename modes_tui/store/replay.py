@@ -389,22 +389,8 @@ def _walk(
     session: LoadedSession, entries: list[_Entry], *, with_history: bool = True
 ) -> tuple[Conversation, list[SessionProblem], list[tuple[int, str, list[Message]]]]:
     """One pass: the final conversation, problems, and each user turn with its history."""
-    conversation = Conversation()
+    walk = _HistoryWalk(with_history)
     problems: list[SessionProblem] = []
-    points: list[tuple[int, str, list[Message]]] = []
-    # A checkpoint that no complete answer has replaced (yet).
-    pending: Message | None = None
-    # Where each turn's user message sits, so a `supersede` (an edited last message) can
-    # take that turn back out of the history.
-    starts: dict[int, int] = {}
-
-    def flush() -> None:
-        nonlocal pending
-        if pending is not None:
-            # Cut short by a crash: kept, and marked like an answer the user cut short.
-            conversation.append(replace(pending, cancelled=True))
-            pending = None
-
     for entry in entries:
         record = entry.record
         if entry.error is not None:
@@ -412,44 +398,79 @@ def _walk(
                 problems.append(entry.problem(session.path, "left out of the conversation"))
             continue
         if isinstance(record, UserRecord):
-            flush()
-            starts[record.turn] = len(conversation)
-            conversation.append(Message("user", record.content))
-            if with_history:
-                points.append((record.turn, record.content, list(conversation)))
+            walk.user(record)
         elif isinstance(record, AssistantRecord):
-            if record.partial:
-                pending = record.message
-                continue
-            pending = None
-            if record.message.content or record.message.tool_calls:
-                conversation.append(record.message)
+            walk.assistant(record)
         elif isinstance(record, ToolResultRecord):
-            flush()
-            call = record.call
-            conversation.append(
-                Message("tool", record.result, tool_call_id=call.id, name=call.name)
-            )
+            walk.tool_result(record)
         elif isinstance(record, UiEventRecord):
-            if record.event == "clear":
-                pending = None
-                starts.clear()
-                conversation.clear()
-            elif record.event == "cancel":
-                flush()
-                _mark_tool_round_cancelled(conversation)
-            elif record.event == "supersede":
-                pending = None
-                superseded = record.get("superseded")
-                start = starts.pop(superseded if isinstance(superseded, int) else 0, None)
-                if start is not None and start <= len(conversation):
-                    del conversation.messages[start:]
-            elif record.reruns:
-                # the live engine dropped what followed the user message before answering again
-                pending = None
-                _drop_after_last_user(conversation)
-    flush()
-    return conversation, problems, points
+            walk.ui_event(record)
+    walk.flush()
+    return walk.conversation, problems, walk.points
+
+
+class _HistoryWalk:
+    """The shared history rebuilt record by record, as the live engine kept it."""
+
+    def __init__(self, with_history: bool) -> None:
+        self.conversation = Conversation()
+        self.points: list[tuple[int, str, list[Message]]] = []
+        """Each user turn with the history the router saw then (when `with_history`)."""
+        self._with_history = with_history
+        self._pending: Message | None = None
+        """A checkpoint that no complete answer has replaced (yet)."""
+        self._starts: dict[int, int] = {}
+        """Where each turn's user message sits, so a `supersede` (an edited last message)
+        can take that turn back out of the history."""
+
+    def flush(self) -> None:
+        """A checkpoint left pending was cut short by a crash: kept, and marked like an
+        answer the user cut short."""
+        if self._pending is not None:
+            self.conversation.append(replace(self._pending, cancelled=True))
+            self._pending = None
+
+    def user(self, record: UserRecord) -> None:
+        self.flush()
+        self._starts[record.turn] = len(self.conversation)
+        self.conversation.append(Message("user", record.content))
+        if self._with_history:
+            self.points.append((record.turn, record.content, list(self.conversation)))
+
+    def assistant(self, record: AssistantRecord) -> None:
+        if record.partial:
+            self._pending = record.message
+            return
+        self._pending = None
+        if record.message.content or record.message.tool_calls:
+            self.conversation.append(record.message)
+
+    def tool_result(self, record: ToolResultRecord) -> None:
+        self.flush()
+        call = record.call
+        self.conversation.append(
+            Message("tool", record.result, tool_call_id=call.id, name=call.name)
+        )
+
+    def ui_event(self, record: UiEventRecord) -> None:
+        conversation = self.conversation
+        if record.event == "clear":
+            self._pending = None
+            self._starts.clear()
+            conversation.clear()
+        elif record.event == "cancel":
+            self.flush()
+            _mark_tool_round_cancelled(conversation)
+        elif record.event == "supersede":
+            self._pending = None
+            superseded = record.get("superseded")
+            start = self._starts.pop(superseded if isinstance(superseded, int) else 0, None)
+            if start is not None and start <= len(conversation):
+                del conversation.messages[start:]
+        elif record.reruns:
+            # the live engine dropped what followed the user message before answering again
+            self._pending = None
+            _drop_after_last_user(conversation)
 
 
 def _mark_tool_round_cancelled(conversation: Conversation) -> None:

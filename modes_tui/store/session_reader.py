@@ -227,49 +227,18 @@ def _parse_session(path: Path, data: bytes) -> LoadedSession:
         try:
             record = loads(raw)
         except ValueError as error:
-            if index == complete:
-                problems.append(
-                    SessionProblem(
-                        path,
-                        number,
-                        f"torn last line ({len(raw)} bytes, no end of line): the writer stopped "
-                        "in the middle of a record, e.g. a crash; skipped, every record before "
-                        "it is intact",
-                    )
-                )
-            else:
-                problems.append(
-                    SessionProblem(path, number, f"corrupt line skipped: {_first_line(error)}")
-                )
+            problems.append(_unreadable(path, number, raw, error, torn=index == complete))
             continue
         if not isinstance(record, dict):
             problems.append(
                 SessionProblem(path, number, "not a record (a JSON object expected); skipped")
             )
             continue
-        version = record.get("v", 0)
-        if version != SCHEMA_VERSION:
-            if isinstance(version, bool) or not isinstance(version, int) or version < 0:
-                problems.append(
-                    SessionProblem(
-                        path, number, f"schema version {cut_repr(version)} is invalid; skipped"
-                    )
-                )
+        if record.get("v", 0) != SCHEMA_VERSION:
+            upgraded = _upgraded(path, number, record, state, newer, problems)
+            if upgraded is None:
                 continue
-            if version > SCHEMA_VERSION:
-                newer.setdefault(version, []).append(number)
-            else:
-                try:
-                    record = migrate(record, state)
-                except (KeyError, TypeError, ValueError) as error:
-                    problems.append(
-                        SessionProblem(
-                            path,
-                            number,
-                            f"cannot migrate from schema version {version}: {error}; skipped",
-                        )
-                    )
-                    continue
+            record = upgraded
         kind = record.get("type")
         if kind not in RECORD_TYPES:
             unknown_types.setdefault(str(kind), []).append(number)
@@ -279,26 +248,90 @@ def _parse_session(path: Path, data: bytes) -> LoadedSession:
         records.append(record)
         numbers.append(number)
 
-    for version, found in sorted(newer.items()):
-        problems.append(
-            SessionProblem(
-                path,
-                found[0],
-                f"{len(found)} record(s) written by a newer modes-tui (schema version {version}; "
-                f"this one reads up to {SCHEMA_VERSION}): kept as written and shown as far as "
-                "they are understood; upgrade modes-tui to read them fully",
-            )
-        )
-    for kind, found in sorted(unknown_types.items()):
-        problems.append(
-            SessionProblem(
-                path,
-                found[0],
-                f"{len(found)} record(s) of unknown type {cut_repr(kind)}: kept, not replayed",
-            )
-        )
-
+    problems += _not_understood(path, newer, unknown_types)
     records, numbers = _join_checkpoints(path, records, numbers, problems)
+    return _loaded(path, records, numbers, problems)
+
+
+def _unreadable(
+    path: Path, number: int, raw: bytes, error: ValueError, *, torn: bool
+) -> SessionProblem:
+    """A line that is not JSON: a torn last line (a crash mid-write), or corruption."""
+    if torn:
+        return SessionProblem(
+            path,
+            number,
+            f"torn last line ({len(raw)} bytes, no end of line): the writer stopped "
+            "in the middle of a record, e.g. a crash; skipped, every record before "
+            "it is intact",
+        )
+    return SessionProblem(path, number, f"corrupt line skipped: {_first_line(error)}")
+
+
+def _upgraded(
+    path: Path,
+    number: int,
+    record: dict[str, Any],
+    state: _MigrationState,
+    newer: dict[int, list[int]],
+    problems: list[SessionProblem],
+) -> dict[str, Any] | None:
+    """A record of another schema version: an older one migrated, a newer one kept as
+    written (and its line noted in `newer`); None, with a problem, when it cannot be used."""
+    version = record.get("v", 0)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+        problems.append(
+            SessionProblem(path, number, f"schema version {cut_repr(version)} is invalid; skipped")
+        )
+        return None
+    if version > SCHEMA_VERSION:
+        newer.setdefault(version, []).append(number)
+        return record
+    try:
+        return migrate(record, state)
+    except (KeyError, TypeError, ValueError) as error:
+        problems.append(
+            SessionProblem(
+                path,
+                number,
+                f"cannot migrate from schema version {version}: {error}; skipped",
+            )
+        )
+        return None
+
+
+def _not_understood(
+    path: Path, newer: dict[int, list[int]], unknown_types: dict[str, list[int]]
+) -> list[SessionProblem]:
+    """One problem per newer schema version and per unknown record type, at its first line."""
+    problems = [
+        SessionProblem(
+            path,
+            found[0],
+            f"{len(found)} record(s) written by a newer modes-tui (schema version {version}; "
+            f"this one reads up to {SCHEMA_VERSION}): kept as written and shown as far as "
+            "they are understood; upgrade modes-tui to read them fully",
+        )
+        for version, found in sorted(newer.items())
+    ]
+    problems += [
+        SessionProblem(
+            path,
+            found[0],
+            f"{len(found)} record(s) of unknown type {cut_repr(kind)}: kept, not replayed",
+        )
+        for kind, found in sorted(unknown_types.items())
+    ]
+    return problems
+
+
+def _loaded(
+    path: Path,
+    records: list[dict[str, Any]],
+    numbers: list[int],
+    problems: list[SessionProblem],
+) -> LoadedSession:
+    """The session: its meta (every meta record merged), records, and problems by line."""
     meta: dict[str, Any] = {}
     for record in records:
         if record.get("type") == "meta":

@@ -23,7 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Markdown, Static
 from textual.widgets._markdown import MarkdownStream
 
-from modes_tui.core.events import TurnEvent
+from modes_tui.core.events import ToolCallFinished, ToolCallRequested, TurnEvent
 from modes_tui.core.transcript import Superseded, TurnTranscript
 from modes_tui.route_format import duration, strip_line
 from modes_tui.tui.markdown_lists import BLOCKS as LIST_BLOCKS
@@ -248,54 +248,63 @@ class TurnView(Vertical):
         """Show what `event` changes. The record has already absorbed it."""
         match event.type:
             case "route_decided" | "mode_changed":
-                self.query_one(".route", Static).update(self._route_text())
+                self.show_route()
             case "turn_corrected":
                 if event.rerun:
                     await self._fold_answer()
                 else:
-                    self.query_one(".route", Static).update(self._route_text())
+                    self.show_route()
             case "request_built":
                 if event.round > 1:
                     await self._close_segment()
             case "text_delta":
                 await self._write(event.text)
             case "reasoning_delta":
-                if self._reasoning is None:
-                    await self.mount(self._reasoning_view())
-                if self._reasoning_timer is None:
-                    self._reasoning_timer = self.set_timer(
-                        REASONING_REFRESH_S, self._flush_reasoning
-                    )
-            case "tool_call_requested":
-                await self._close_segment()
-                activity = self.record.tool(event.call.id)
-                if activity is not None:
-                    view = ToolCallView(tool_summary(activity))
-                    self._tools[event.call.id] = view
-                    await self._mount_in_order(view)
-            case "tool_call_finished":
-                activity = self.record.tool(event.call.id)
-                if activity is not None:
-                    shown = self._tools.get(event.call.id)
-                    if shown is None:
-                        shown = ToolCallView(tool_summary(activity))
-                        self._tools[event.call.id] = shown
-                        await self._mount_in_order(shown)
-                    shown.update(tool_summary(activity))
+                await self._show_reasoning()
+            case "tool_call_requested" | "tool_call_finished":
+                await self._show_tool(event)
             case "usage":
                 pass  # shown with the ending
             case "turn_finished" | "turn_failed" | "turn_cancelled":
-                await self._close_segment(final=True)
-                if not self._segments_shown and self.record.answer:
-                    # a partial answer that never streamed here: the failure's own, or an
-                    # earlier attempt's that a failed retry keeps
-                    self._segments_shown = 1
-                    await self._mount_in_order(AnswerSegment(self.record.answer))
-                self._flush_reasoning()
-                await self.query_children(".ending").remove()
-                await self.mount_all(list(self._ending()))
+                await self._end()
             case _:
                 assert_never(event)
+
+    async def _show_reasoning(self) -> None:
+        """Open the folded reasoning on its first text; redraw it at most every
+        REASONING_REFRESH_S while it streams."""
+        if self._reasoning is None:
+            await self.mount(self._reasoning_view())
+        if self._reasoning_timer is None:
+            self._reasoning_timer = self.set_timer(REASONING_REFRESH_S, self._flush_reasoning)
+
+    async def _show_tool(self, event: ToolCallRequested | ToolCallFinished) -> None:
+        """A call asked for closes the answer segment above it and shows the record's
+        activity; its result updates that view (or shows it, when no request came)."""
+        call_id = event.call.id
+        activity = self.record.tool(call_id)
+        if isinstance(event, ToolCallRequested):
+            await self._close_segment()
+        if activity is None:
+            return
+        shown = self._tools.get(call_id)
+        if shown is None or isinstance(event, ToolCallRequested):
+            shown = self._tools[call_id] = ToolCallView(tool_summary(activity))
+            await self._mount_in_order(shown)
+        else:
+            shown.update(tool_summary(activity))
+
+    async def _end(self) -> None:
+        """The turn ended (finished, failed, cancelled): the last segment, the ending."""
+        await self._close_segment(final=True)
+        if not self._segments_shown and self.record.answer:
+            # a partial answer that never streamed here: the failure's own, or an
+            # earlier attempt's that a failed retry keeps
+            self._segments_shown = 1
+            await self._mount_in_order(AnswerSegment(self.record.answer))
+        self._flush_reasoning()
+        await self.query_children(".ending").remove()
+        await self.mount_all(list(self._ending()))
 
     async def _write(self, text: str) -> None:
         """Stream answer text into the current widget (opened on the first text)."""
