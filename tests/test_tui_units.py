@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from modes_tui.commands import CommandError, complete, mode_settings, parse_command
+from modes_tui.frontend.commands import CommandError, complete, mode_settings, parse_command
 from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.events import (
     RequestBuilt,

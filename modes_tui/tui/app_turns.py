@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, assert_never
 
 from textual import on, work
 
-from modes_tui.commands import CommandError, message_text, one_shot
 from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import terminal_safe
+from modes_tui.frontend.commands import CommandError, message_text, one_shot
 from modes_tui.tui.app_base import AppBase
 from modes_tui.tui.render import tool_outcome
 from modes_tui.tui.status import model_label
