@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 from prompt_toolkit.document import Document
 
+from modes_tui.core.paths import app_dirs
+from modes_tui.core.profiles import load_pack
+from modes_tui.core.routing import Route
 from modes_tui.frontend.commands import (
     Command,
     CommandError,
@@ -23,9 +26,6 @@ from modes_tui.frontend.commands import (
     mode_settings,
     parse_command,
 )
-from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import Route
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.repl import Printer, run_lines, slash_completer
 from modes_tui.store.replay import replay

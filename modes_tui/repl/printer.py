@@ -9,17 +9,23 @@ only folded: the route line already names the mode, the cost comes at the end.
 from __future__ import annotations
 
 import json
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Union, assert_never
 
 from modes_tui.core.ledger import money
 from modes_tui.core.terminal_text import TerminalStream, json_terminal_safe, terminal_safe
 from modes_tui.route_format import repl_line
 
 if TYPE_CHECKING:
-    from modes_tui.core.events import TurnCorrected, TurnEvent
+    from modes_tui.core.events import (
+        TurnCancelled,
+        TurnCorrected,
+        TurnEvent,
+        TurnFailed,
+        TurnFinished,
+    )
     from modes_tui.repl.context import ReplContext
 
-ENDINGS = frozenset(("turn_finished", "turn_cancelled", "turn_corrected", "turn_failed"))
+Ending = Union["TurnFinished", "TurnCancelled", "TurnCorrected", "TurnFailed"]
 """Events that end what streams (a correction ends the first answer)."""
 
 
@@ -65,19 +71,18 @@ class Printer:
         if self.json_lines:
             line = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
             self._emit(json_terminal_safe(line + "\n"))  # the same value, inert on a terminal
-        elif event.type in ENDINGS:
-            self._end_text()
-            self._ending(event, context)
         else:
-            self._progress(event)
+            self._show(event, context)
 
-    def _progress(self, event: TurnEvent) -> None:
-        """The route line, the request's notes, the streamed answer, tool calls."""
+    def _show(self, event: TurnEvent, context: ReplContext) -> None:
+        """The route line, the request's notes, the streamed answer, tool calls, the end."""
         match event.type:
             case "route_decided":
                 for warning in event.warnings:
                     self.write(f"! {warning}\n")
                 self.write(repl_line(event.route) + "\n")
+            case "mode_changed" | "usage" | "reasoning_delta":
+                pass  # folded only: the route line names the mode, /why shows the request
             case "request_built":
                 for note in event.notes:
                     self.write(f"({note})\n")
@@ -91,8 +96,13 @@ class Printer:
             case "tool_call_finished":
                 summary = event.result if len(event.result) <= 200 else event.result[:200] + "…"
                 self.write(f"← {event.call.name}: {event.outcome}: {summary}\n")
+            case "turn_finished" | "turn_cancelled" | "turn_corrected" | "turn_failed":
+                self._end_text()
+                self._ending(event, context)
+            case _:
+                assert_never(event)
 
-    def _ending(self, event: TurnEvent, context: ReplContext) -> None:
+    def _ending(self, event: Ending, context: ReplContext) -> None:
         """The cost of a finished turn, or why it stopped."""
         match event.type:
             case "turn_finished":
@@ -108,6 +118,8 @@ class Printer:
                 self.warn(f"error: {event.error}\n")
                 if event.hint:
                     self.warn(f"hint: {event.hint}\n")
+            case _:
+                assert_never(event)
 
 
 def correction_text(event: TurnCorrected) -> str:
