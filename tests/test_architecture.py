@@ -8,7 +8,7 @@
         |
       core            headless domain; talks to the adapters only through core/ports.py
 
-Three rules, each failure naming the module and the rule:
+Four rules, each failure naming the module and the rule:
 1. `modes_tui.core` imports nothing from the adapter or edge packages, not even inside a
    function or under `if TYPE_CHECKING:` (a type-only import still couples the layers).
 2. No import cycles between modes_tui modules. Module-level and function-local imports
@@ -42,9 +42,8 @@ OUTSIDE_CORE = (
     "modes_tui.tui",
     "modes_tui.mcp",
     "modes_tui.repl",
-    "modes_tui.repl.sessions",
+    "modes_tui.frontend",
     "modes_tui.cli",
-    "modes_tui.commands",
     "modes_tui.route_format",
     "modes_tui.runtime",
     "modes_tui.__main__",
