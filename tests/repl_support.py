@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from modes_tui.plain_questions import PromptConfirmer
+from modes_tui.repl.questions import PromptConfirmer
 
 T = TypeVar("T")
 

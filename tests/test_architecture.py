@@ -1,18 +1,22 @@
 """The layer contract, read from the source (no import runs): what may import what.
 
-    cli, plain, tui   the edges: parse, show, ask the user
+    cli, repl, tui    the edges: parse, show, ask the user
+        |
+    frontend          what the TUI and the REPL share (no textual, no prompt_toolkit)
         |
     store, llm, mcp   adapters: files on disk, model libraries, MCP servers
         |
       core            headless domain; talks to the adapters only through core/ports.py
 
-Three rules, each failure naming the module and the rule:
+Four rules, each failure naming the module and the rule:
 1. `modes_tui.core` imports nothing from the adapter or edge packages, not even inside a
    function or under `if TYPE_CHECKING:` (a type-only import still couples the layers).
 2. No import cycles between modes_tui modules. Module-level and function-local imports
    count (a function-local import only defers a cycle, it does not remove it); imports
    under `if TYPE_CHECKING:` do not (they never run).
 3. No module in modes_tui/ over 500 lines.
+4. `modes_tui.frontend` imports neither textual nor prompt_toolkit, nor the front ends
+   (`tui`, `repl`), anywhere in a module.
 
 Other branches are splitting modules and breaking cycles in parallel, so rules 2 and 3
 keep explicit lists of what is still known to break them. The lists may only shrink: a
@@ -37,10 +41,9 @@ OUTSIDE_CORE = (
     "modes_tui.store",
     "modes_tui.tui",
     "modes_tui.mcp",
-    "modes_tui.plain",
-    "modes_tui.plain_sessions",
+    "modes_tui.repl",
+    "modes_tui.frontend",
     "modes_tui.cli",
-    "modes_tui.commands",
     "modes_tui.route_format",
     "modes_tui.runtime",
     "modes_tui.__main__",
@@ -191,7 +194,7 @@ def _outside_core(target: str) -> bool:
 def test_core_imports_nothing_from_adapters_or_edges() -> None:
     broken = [
         f"{name}:{item.line} imports {item.target} (rule: core imports nothing from "
-        "llm, store, tui, mcp, plain or cli; depend on a Protocol in core/ports.py)"
+        "llm, store, tui, mcp, repl, frontend or cli; depend on a Protocol in core/ports.py)"
         for name in MODULES
         if name == CORE or name.startswith(CORE + ".")
         for item in imports_of(name)
@@ -227,6 +230,31 @@ def test_no_module_over_500_lines() -> None:
         if sizes.get(name, 0) <= MAX_LINES
     ]
     assert too_long + now_short == []
+
+
+FRONTEND = "modes_tui.frontend"
+NOT_IN_FRONTEND = ("textual", "prompt_toolkit", "modes_tui.tui", "modes_tui.repl")
+"""What the shared front-end layer must not import: the two UI libraries and the front ends."""
+
+
+def every_import(module: str) -> Iterator[tuple[str, int]]:
+    """Every module `module` imports (any package), wherever the import sits."""
+    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for target in _targets(module, node):
+                yield target, node.lineno
+
+
+def test_the_frontend_layer_imports_no_ui_library() -> None:
+    frontend = [name for name in MODULES if name == FRONTEND or name.startswith(FRONTEND + ".")]
+    broken = [
+        f"{name}:{line} imports {target} (rule: frontend imports neither textual nor "
+        "prompt_toolkit nor the front ends; it returns outcomes they show)"
+        for name in frontend
+        for target, line in every_import(name)
+        if any(target == bad or target.startswith(bad + ".") for bad in NOT_IN_FRONTEND)
+    ]
+    assert frontend and broken == []
 
 
 # --------------------------------------------------------------------------- the checker

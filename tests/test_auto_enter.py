@@ -242,7 +242,7 @@ async def test_the_repl_asks_on_the_prompt(typed: str, expected: bool) -> None:
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
 
-    from modes_tui.plain_questions import PromptConfirmer
+    from modes_tui.repl.questions import PromptConfirmer
 
     with create_pipe_input() as pipe:
         asker = PromptConfirmer(input=pipe, output=DummyOutput(), arming=0)
@@ -256,7 +256,7 @@ async def test_the_repl_asks_before_entering_shell_and_routes_by_the_answer(pack
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
 
-    from modes_tui.plain_questions import PromptConfirmer
+    from modes_tui.repl.questions import PromptConfirmer
 
     with create_pipe_input() as pipe:
         asker = PromptConfirmer(input=pipe, output=DummyOutput(), arming=0)

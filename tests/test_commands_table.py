@@ -7,7 +7,7 @@ import io
 import pytest
 from prompt_toolkit.document import Document
 
-from modes_tui.commands import (
+from modes_tui.frontend.commands import (
     COMMAND_NAMES,
     COMMANDS,
     CommandError,
@@ -18,7 +18,7 @@ from modes_tui.commands import (
     parse_command,
 )
 from modes_tui.llm.fake import ScriptedModel
-from modes_tui.plain import Printer, run_command, slash_completer
+from modes_tui.repl import Printer, run_command, slash_completer
 from tests.test_plain import context_for, engine_with
 
 APP_ONLY = {"/sessions", "/replay", "/export", "/copy"}

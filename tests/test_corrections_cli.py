@@ -14,7 +14,7 @@ from modes_tui.core.corrections import Correction, MemoryCorrections
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
 from modes_tui.llm.fake import ScriptedModel, echo_responder
-from modes_tui.plain import Printer, run_lines
+from modes_tui.repl import Printer, run_lines
 from modes_tui.runtime import build_engine
 from modes_tui.store.corrections import CorrectionStore
 from tests.cli_support import run_piped_chat

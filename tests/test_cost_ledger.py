@@ -227,7 +227,7 @@ async def test_a_no_keeps_the_money_and_the_message(pack: Pack, fake_llm: FakePr
 async def test_a_pipe_refuses_a_turn_past_the_budget_with_a_message_and_exit_code(
     pack: Pack, fake_llm: FakeProvider
 ) -> None:
-    from modes_tui.plain import PipeConfirmer, Printer, ReplContext, run_lines
+    from modes_tui.repl import PipeConfirmer, Printer, ReplContext, run_lines
 
     fake_llm.script(Reply(text="one", usage=(1000, 100)), Reply(text="never"))
     engine = engine_for(pack, budget=0.001, confirm=PipeConfirmer())

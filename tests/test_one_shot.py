@@ -1,6 +1,6 @@
 """`/MODE text`: one message answered in MODE, decided by the caller; nothing stays forced.
 
-The parse lives in the one command table (`modes_tui.commands`); the app and the REPL both
+The parse lives in the one command table (`modes_tui.frontend.commands`); the app and the REPL both
 send the message with `force=MODE`, and the route says `one_shot` in the panel, the REPL
 line, the session log and its replay. The control file is never touched.
 """
@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 from prompt_toolkit.document import Document
 
-from modes_tui.commands import (
+from modes_tui.core.paths import app_dirs
+from modes_tui.core.profiles import load_pack
+from modes_tui.core.routing import Route
+from modes_tui.frontend.commands import (
     Command,
     CommandError,
     OneShot,
@@ -23,11 +26,8 @@ from modes_tui.commands import (
     mode_settings,
     parse_command,
 )
-from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import Route
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
-from modes_tui.plain import Printer, run_lines, slash_completer
+from modes_tui.repl import Printer, run_lines, slash_completer
 from modes_tui.store.replay import replay
 from modes_tui.store.session_reader import load_session
 from modes_tui.tui.app import ModesApp, build_app

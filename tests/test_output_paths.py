@@ -10,7 +10,7 @@ The paths are enumerated two ways, so a new one cannot be missed:
 - `test_every_verb_is_fed_the_corpus`: the set of verbs the parser knows equals the set
   this file runs (`VERB_RUNS`); a new verb fails until it is added here.
 - `test_the_command_line_writes_only_through_the_sanitising_sinks`: an AST scan of cli/,
-  plain.py and plain_sessions.py finds every print(), input(), .write(), .writelines() and
+  repl/ and frontend/ finds every print(), input(), .write(), .writelines() and
   prompt; each is inside a registered sink (`SINKS`, each fed the corpus below), passes the
   text through a sanitiser call, or is on the short `NOT_OUTPUT` list. A new raw print fails.
 - `test_the_tui_puts_outside_text_in_widgets_only_as_text`: the same for the TUI's widgets
@@ -99,9 +99,9 @@ SINKS = {
     ("modes_tui/cli/common.py", "say_json"),
     ("modes_tui/cli/common.py", "ask"),
     ("modes_tui/cli/common.py", "show"),  # the progress bar: numbers only, no outside text
-    ("modes_tui/plain.py", "write"),  # Printer.write
-    ("modes_tui/plain.py", "warn"),  # Printer.warn
-    ("modes_tui/plain.py", "_emit"),  # Printer._emit: called only with sanitised text (below)
+    ("modes_tui/repl/printer.py", "write"),  # Printer.write
+    ("modes_tui/repl/printer.py", "warn"),  # Printer.warn
+    ("modes_tui/repl/printer.py", "_emit"),  # Printer._emit: only given sanitised text (below)
 }
 """Functions that write to the terminal themselves; each is fed the corpus below."""
 NOT_OUTPUT = {
@@ -110,7 +110,7 @@ NOT_OUTPUT = {
     # the terminal keeper's pipe: the saved terminal settings, as JSON, to our own child
     ("modes_tui/cli/terminal_guard.py", "keeper.stdin.write"),
     # the tool question: its name through terminal_safe, its arguments json_terminal_safe
-    ("modes_tui/plain.py", "?.prompt_async"),
+    ("modes_tui/repl/prompt.py", "?.prompt_async"),
 }
 SANITISERS = {"terminal_safe", "json_terminal_safe", "dumps_terminal_safe", "feed", "flush"}
 """Calls whose result is safe to write (`feed`/`flush`: the TerminalStream of the answer)."""
@@ -118,7 +118,8 @@ SAFE_WRITERS = {"say", "say_err", "say_json", "ask", "printer.write", "self.writ
 SAFE_WRITERS |= {"self.warn"}
 OUTPUT_ATTRIBUTES = {"write", "writelines", "prompt_async", "prompt", "_emit"}
 SCANNED = [*sorted((REPO / "modes_tui" / "cli").glob("*.py"))]
-SCANNED += [REPO / "modes_tui" / "plain.py", REPO / "modes_tui" / "plain_sessions.py"]
+SCANNED += sorted((REPO / "modes_tui" / "repl").glob("*.py"))
+SCANNED += sorted((REPO / "modes_tui" / "frontend").glob("*.py"))
 
 
 def _name(node: ast.expr) -> str:
@@ -200,7 +201,7 @@ def test_every_sink_shows_the_corpus_inert(
     from modes_tui.cli.common import ask, progress_printer, say, say_err, say_json, warn_problems
     from modes_tui.core.events import TextDelta, TurnFailed
     from modes_tui.core.redaction import remember_environment
-    from modes_tui.plain import PipeConfirmer, Printer, ReplContext, piped_lines
+    from modes_tui.repl import PipeConfirmer, Printer, ReplContext, piped_lines
 
     remember_environment({"OPENAI_API_KEY": SECRET})
     say_json({"text": CORPUS})

@@ -461,7 +461,7 @@ def test_a_hostile_input_history_is_a_warning_and_a_history_in_memory(
 ) -> None:
     import io
 
-    from modes_tui.plain import Printer, input_history
+    from modes_tui.repl import Printer, input_history
 
     path = dirs.state / "input_history"
     what = hostile_at(hostile, path)

@@ -58,7 +58,7 @@ async def test_a_provider_error_that_echoes_the_key_is_never_stored_or_shown(
     server: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from modes_tui.core.safe_events import safe_event
-    from modes_tui.plain import Printer, ReplContext
+    from modes_tui.repl import Printer, ReplContext
 
     monkeypatch.setenv("OPENAI_API_BASE", server)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)

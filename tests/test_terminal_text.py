@@ -155,7 +155,7 @@ def test_safe_event_cleans_every_text_the_screen_shows() -> None:
 
 
 def test_the_printer_shows_hostile_model_text_inert() -> None:
-    from modes_tui.plain import Printer, ReplContext
+    from modes_tui.repl import Printer, ReplContext
 
     out, err = io.StringIO(), io.StringIO()
     printer = Printer(out, err=err)
@@ -181,7 +181,7 @@ def test_the_printer_shows_hostile_model_text_inert() -> None:
 
 
 def test_the_printer_json_lines_keep_the_exact_text() -> None:
-    from modes_tui.plain import Printer, ReplContext
+    from modes_tui.repl import Printer, ReplContext
 
     out = io.StringIO()
     context = ReplContext(

@@ -23,7 +23,7 @@ from modes_tui.core.routing import Route
 from modes_tui.core.transcript import TurnTranscript
 from modes_tui.core.wire import ModelRequest
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
-from modes_tui.plain import Printer, run_lines
+from modes_tui.repl import Printer, run_lines
 from tests.test_plain import context_for, engine_with
 
 CALL = ToolCall("c1", "read_file", {"path": "main.py"})

@@ -246,7 +246,7 @@ async def test_rename_titles_the_session_being_recorded(make_rig: Callable[[], R
 
 
 def test_commands_are_listed_and_complete(tmp_path: Path) -> None:
-    from modes_tui.commands import COMMAND_NAMES, complete
+    from modes_tui.frontend.commands import COMMAND_NAMES, complete
 
     assert {"/resume", "/fork", "/rename"} <= set(COMMAND_NAMES)
     assert complete("/resume 2026", [], ["20260101-000000-aaaa"]) == "/resume 20260101-000000-aaaa"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from modes_tui.commands import CommandError, complete, mode_settings, parse_command
 from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.events import (
     RequestBuilt,
@@ -17,6 +16,7 @@ from modes_tui.core.events import (
 from modes_tui.core.profiles import Profile
 from modes_tui.core.transcript import TurnTranscript
 from modes_tui.core.wire import ModelRequest
+from modes_tui.frontend.commands import CommandError, complete, mode_settings, parse_command
 from modes_tui.route_format import duration
 from modes_tui.tui.keys import mode_keys, next_setting
 from modes_tui.tui.render import format_time

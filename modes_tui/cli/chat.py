@@ -22,7 +22,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     """Chat: the TUI, or with --plain the prompt-toolkit REPL (and pipes)."""
     if not args.plain:
         return cmd_tui(args)
-    from modes_tui.plain import (
+    from modes_tui.repl import (
         PipeConfirmer,
         Printer,
         ReplContext,
@@ -30,8 +30,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
         run_interactive,
         run_lines,
     )
-    from modes_tui.plain_questions import PromptConfirmer, SetAside
-    from modes_tui.plain_sessions import show_resumed
+    from modes_tui.repl.questions import PromptConfirmer, SetAside
+    from modes_tui.repl.sessions import show_resumed
     from modes_tui.runtime import RunOptions, Runtime
     from modes_tui.store.control import ControlFile, RunOnlySetting
     from modes_tui.store.runtime import runtime_state

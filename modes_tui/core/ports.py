@@ -2,7 +2,7 @@
 
 The core (engine, router, classifiers, costs) talks to models, encoders, the session log,
 the control file and the user only through these; the adapters live outside the core
-(`modes_tui.llm`, `modes_tui.store`, `modes_tui.tui`, `modes_tui.plain`), and tests pass
+(`modes_tui.llm`, `modes_tui.store`, `modes_tui.tui`, `modes_tui.repl`), and tests pass
 fakes. What crosses the model seam (requests, model events) is in `modes_tui.core.wire`.
 
     port            adapters                                   fakes in tests
@@ -10,8 +10,9 @@ fakes. What crosses the model seam (requests, model events) is in `modes_tui.cor
     Encoder         llm.encoders (MiniLM, sentence-transformers, litellm)   HashingEncoder
     Classifier      core.classifiers.* (keyword, embedding, chat, judge, cascade)
     SessionWriter   store.sessions.SessionLog                  a list of records
+    TurnEngine      core.engine.Engine (what frontend/, tui/ and repl/ drive)   scripted engines
     ControlSource   store.control.ControlFile                  a fixed reading
-    Confirmer       tui.confirm.DialogConfirmer, plain_questions.PromptConfirmer / plain.PipeConfirmer
+    Confirmer       tui.confirm.DialogConfirmer, repl.questions.PromptConfirmer / PipeConfirmer
     Guard           core.guards (repeated calls, tool budget, confirmation), user guards
 
 Every port is defined here, so a consumer imports them from one place; the values they speak
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from modes_tui.core.control import ControlReading
     from modes_tui.core.conversation import Conversation, ToolCall
     from modes_tui.core.correcting import RoutedTurn
+    from modes_tui.core.corrections import Correction
+    from modes_tui.core.events import TurnEvent
     from modes_tui.core.guards import PendingCall, Verdict
     from modes_tui.core.profiles import Profile
     from modes_tui.core.records import RecordType
@@ -52,6 +55,7 @@ __all__ = [
     "ModelCapabilities",
     "Restorable",
     "SessionWriter",
+    "TurnEngine",
 ]
 
 
@@ -172,4 +176,41 @@ class Restorable(Protocol):
         routed: Sequence[RoutedTurn] = (),
     ) -> None:
         """Take the history, the last turn number, the current mode and the decisions."""
+        ...
+
+
+class TurnEngine(Restorable, Protocol):
+    """The engine as the front ends drive it (`core.engine.Engine`): the one view that
+    `frontend/`, `tui/` and `repl/` share. Turns come back as event streams."""
+
+    conversation: Conversation
+    """The shared history."""
+
+    def run_turn(self, text: str, *, force: str | None = None) -> AsyncIterator[TurnEvent]:
+        """Route and answer one user message (`force`: the mode of this message only)."""
+        ...
+
+    def retry(self) -> AsyncIterator[TurnEvent]:
+        """Run the last turn again."""
+        ...
+
+    def resend(self, text: str, *, force: str | None = None) -> AsyncIterator[TurnEvent]:
+        """Replace the last turn with an edited message (`force`: its `/MODE`)."""
+        ...
+
+    def correct(self, mode: str, *, turn: int | None = None) -> AsyncIterator[TurnEvent]:
+        """Say a turn belonged to `mode`: the latest is answered again in it, an earlier one
+        only recorded. Raises ModesError (CorrectionRefused) when it cannot be done."""
+        ...
+
+    def undo_correction(self) -> Correction:
+        """Forget the latest correction of this session; raises ModesError when none."""
+        ...
+
+    def cancel(self) -> None:
+        """Ask the running turn to stop; it then yields TurnCancelled."""
+        ...
+
+    def clear(self) -> None:
+        """Forget the conversation."""
         ...

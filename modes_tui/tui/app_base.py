@@ -16,9 +16,9 @@ from textual.app import App
 from textual.binding import Binding, BindingsMap
 from textual.widget import Widget
 
-from modes_tui.commands import mode_settings
 from modes_tui.core.control import AUTO, ControlReading
 from modes_tui.core.errors import ModesError
+from modes_tui.frontend.commands import mode_settings
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.keys import MODE_BINDING_PREFIX, ModeKey, mode_keys
 from modes_tui.tui.panel import RoutePanel

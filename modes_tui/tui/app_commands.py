@@ -1,17 +1,21 @@
 """Slash commands and the screens they open: modes, sessions, replay, export, help.
 
-`run_command` is the one place a parsed command (`modes_tui.commands.Command`) is carried out.
+`run_command` is the one place a parsed command (`modes_tui.frontend.commands.Command`) is
+carried out, through `frontend.dispatch` and the handlers of `command_handlers`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import on, work
 
-from modes_tui.commands import ONE_SHOT_HELP, ONE_SHOT_USAGE, UNDO, Command, commands_for
 from modes_tui.core.errors import ModesError
+from modes_tui.frontend import corrections
+from modes_tui.frontend.commands import ONE_SHOT_HELP, ONE_SHOT_USAGE, Command, commands_for
+from modes_tui.frontend.dispatch import Handler, dispatch
 from modes_tui.tui.app_turns import TurnsApp
 from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.render import plural
@@ -63,47 +67,55 @@ class CommandsApp(TurnsApp):
         await self.chat.add_note(self.help_text())
 
     async def run_command(self, command: Command) -> None:
-        """Do what a slash command says."""
-        name = command.name
-        if not self.started and name not in ("/help", "/clear", "/quit"):
+        """Do what a slash command says (its handler in `command_handlers`)."""
+        if not self.started and command.name not in ("/help", "/clear", "/quit"):
             self.status.error("modes-tui is still starting; try again in a moment.")
             return
-        if name == "/mode":
-            self.set_setting(command.argument)
-        elif name == "/modes":
-            await self.chat.add_note(self.modes_text())
-        elif name == "/clear":
-            if self._turn_running:
-                self.status.error("A turn is running: Esc cancels it first.")
-                return
-            if self.engine is not None:
-                self.engine.clear()
-            await self.chat.clear()
-            self.status.idle("Conversation cleared; the route panel keeps the session's decisions.")
-        elif name == "/sessions":
-            self.open_sessions()
-        elif name == "/replay":
-            self.status.busy(f"Loading session {command.argument}…")
-            self.load_replay(command.argument)
-        elif name in ("/resume", "/fork", "/rename"):
-            self.session_command(command)
-        elif name == "/export":
-            await self.export()
-        elif name == "/why":
-            self.action_why()
-        elif name == "/wrong":
-            if command.argument == UNDO:
+        await dispatch(command.name, command.argument, self.command_handlers(), _nothing)
+
+    def command_handlers(self) -> dict[str, Handler[object]]:
+        """The app's command -> handler (every app command of `frontend.commands.COMMANDS`)."""
+        return {
+            "/mode": _sync(self.set_setting),
+            "/modes": lambda _: self.chat.add_note(self.modes_text()),
+            "/clear": lambda _: self.clear_conversation(),
+            "/sessions": _sync(lambda _: self.open_sessions()),
+            "/replay": _sync(self.replay_session),
+            "/resume": _sync(lambda ref: self.session_command(Command("/resume", ref))),
+            "/fork": _sync(lambda turn: self.session_command(Command("/fork", turn))),
+            "/rename": _sync(lambda title: self.session_command(Command("/rename", title))),
+            "/export": lambda _: self.export(),
+            "/why": _sync(lambda _: self.action_why()),
+            "/wrong": _sync(self.wrong),
+            "/help": lambda _: self.action_help(),
+            "/copy": _sync(lambda _: self.action_copy_answer()),
+            "/quit": _sync(lambda _: self.exit()),
+        }
+
+    async def clear_conversation(self) -> None:
+        """`/clear`: the engine and the chat forget the conversation; the panel keeps it."""
+        if self._turn_running:
+            self.status.error("A turn is running: Esc cancels it first.")
+            return
+        if self.engine is not None:
+            self.engine.clear()
+        await self.chat.clear()
+        self.status.idle("Conversation cleared; the route panel keeps the session's decisions.")
+
+    def replay_session(self, session_id: str) -> None:
+        """`/replay ID`: load the session in a worker, then show it."""
+        self.status.busy(f"Loading session {session_id}…")
+        self.load_replay(session_id)
+
+    def wrong(self, argument: str) -> None:
+        """`/wrong MODE|undo`, or the picker when no mode is given."""
+        match corrections.read_wrong(argument):
+            case corrections.Undo():
                 self.undo_correction()
-            elif command.argument:
-                self.correct(self.records[-1] if self.records else None, command.argument)
-            else:
+            case corrections.CorrectTo(mode=mode):
+                self.correct(self.records[-1] if self.records else None, mode)
+            case corrections.PickMode():
                 self.action_correct()
-        elif name == "/help":
-            await self.action_help()
-        elif name == "/copy":
-            self.action_copy_answer()
-        elif name == "/quit":
-            self.exit()
 
     def session_command(self, command: Command) -> None:
         """`/resume`, `/fork`, `/rename` (see `tui.session_actions`), one at a time."""
@@ -113,7 +125,7 @@ class CommandsApp(TurnsApp):
         if command.name == "/resume":
             work = session_actions.resume(self, argument)
         elif command.name == "/fork":
-            work = session_actions.fork(self, int(argument) if argument else None)
+            work = session_actions.fork(self, argument)
         else:
             work = session_actions.rename(self, argument)
         self.run_worker(
@@ -224,3 +236,16 @@ class CommandsApp(TurnsApp):
                 *rows,
             ]
         )
+
+
+async def _nothing(name: str) -> None:
+    """A parsed command always has a handler (`parse_command` checks the name)."""
+
+
+def _sync(act: Callable[[str], object]) -> Handler[object]:
+    """A handler of something done at once (it may start a worker or open a screen)."""
+
+    async def run(argument: str) -> None:
+        act(argument)
+
+    return run

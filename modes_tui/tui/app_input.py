@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from textual import on
 from textual.widgets import TextArea
 
-from modes_tui.commands import CommandError, OneShot, is_command, parse_command
 from modes_tui.core.control import OFF
+from modes_tui.frontend.commands import CommandError, OneShot, is_command, parse_command
 from modes_tui.tui.app_commands import CommandsApp
 from modes_tui.tui.pending import PendingMessages
 from modes_tui.tui.prompt import PromptInput

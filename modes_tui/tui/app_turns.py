@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, assert_never
 
 from textual import on, work
 
-from modes_tui.commands import CommandError, message_text, one_shot
-from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import terminal_safe
+from modes_tui.frontend import corrections
+from modes_tui.frontend.commands import CommandError, message_text, one_shot
 from modes_tui.tui.app_base import AppBase
 from modes_tui.tui.render import tool_outcome
 from modes_tui.tui.status import model_label
@@ -276,11 +276,11 @@ class TurnsApp(AppBase):
         if not self._can_correct(record):
             return
         assert record is not None and self.engine is not None
-        try:
-            events = self.engine.correct(mode, turn=record.number)
-        except ModesError as error:
-            self.status.error(str(error))
+        outcome = corrections.correct(self.engine, mode, turn=record.number)
+        if isinstance(outcome, corrections.CorrectionRefused):
+            self.status.error(outcome.reason)
             return
+        events = outcome.events
         self._turn_running = True  # at once: a second correction must wait for this one
         self.status.busy(f"Correcting turn {record.number} to {mode}…")
         self.correct_turn(record, events)
@@ -313,11 +313,11 @@ class TurnsApp(AppBase):
         if self.engine is None:
             self.status.error("modes-tui is still starting; try again in a moment.")
             return
-        try:
-            correction = self.engine.undo_correction()
-        except ModesError as error:
-            self.status.error(str(error))
+        undone = corrections.undo(self.engine)
+        if isinstance(undone, corrections.CorrectionRefused):
+            self.status.error(undone.reason)
             return
+        correction = undone.correction
         for record in self.records:
             if any(c.correction == correction for c in record.corrections):
                 record.undone.add(correction.id)

@@ -17,7 +17,7 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
-from modes_tui.commands import complete
+from modes_tui.frontend.commands import complete
 
 NEWLINE_KEYS = ("shift+enter", "ctrl+j", "alt+enter", "ctrl+enter")
 """Keys that insert a new line instead of sending."""

@@ -2,7 +2,7 @@
 
 The app never builds an engine, a model or a router itself: `AppServices.build_engine`
 does, in a worker thread after the first paint, so importing litellm, llama_cpp or torch
-never delays the screen.
+never delays the screen. The engine's interface is `core.ports.TurnEngine` (re-exported here).
 """
 
 from __future__ import annotations
@@ -12,14 +12,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from modes_tui.core.ports import Restorable
+from modes_tui.core.ports import TurnEngine
 from modes_tui.tui.startup import LoadProgress
+
+__all__ = [
+    "AppServices",
+    "Confirmer",
+    "ControlStore",
+    "EngineFactory",
+    "ReplayedSession",
+    "RerouteResult",
+    "SessionCatalog",
+    "SessionSummary",
+    "TurnEngine",
+]
 
 if TYPE_CHECKING:
     from modes_tui.core.control import ControlReading
-    from modes_tui.core.conversation import Conversation, ToolCall
-    from modes_tui.core.corrections import Correction
-    from modes_tui.core.events import TurnEvent
+    from modes_tui.core.conversation import ToolCall
     from modes_tui.core.profiles import Pack
     from modes_tui.core.transcript import Reroute
     from modes_tui.store.replay import ReplayedTurn
@@ -31,41 +41,6 @@ class Confirmer(Protocol):
 
     async def confirm(self, call: ToolCall, tool: Any) -> bool:
         """True lets it run."""
-        ...
-
-
-class TurnEngine(Restorable, Protocol):
-    """The engine as the app uses it (`modes_tui.core.engine.Engine`)."""
-
-    conversation: Conversation
-
-    def run_turn(self, text: str, *, force: str | None = None) -> AsyncIterator[TurnEvent]:
-        """Route and answer one user message."""
-        ...
-
-    def retry(self) -> AsyncIterator[TurnEvent]:
-        """Run the last turn again."""
-        ...
-
-    def resend(self, text: str, *, force: str | None = None) -> AsyncIterator[TurnEvent]:
-        """Replace the last turn with an edited message (`force`: its `/MODE`)."""
-        ...
-
-    def correct(self, mode: str, *, turn: int | None = None) -> AsyncIterator[TurnEvent]:
-        """Say a turn belonged to `mode`: the latest is answered again in it, an earlier one
-        only recorded. Raises ModesError (CorrectionRefused) when it cannot be done."""
-        ...
-
-    def undo_correction(self) -> Correction:
-        """Forget the latest correction of this session; raises ModesError when none."""
-        ...
-
-    def cancel(self) -> None:
-        """Ask the running turn to stop; it then yields TurnCancelled."""
-        ...
-
-    def clear(self) -> None:
-        """Forget the conversation."""
         ...
 
 

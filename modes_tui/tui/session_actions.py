@@ -1,76 +1,77 @@
 """`/resume`, `/fork` and `/rename` in the app: switching the session being recorded.
 
-The store does the work (`store.resume.CurrentSession`); this module checks that the app
-can switch now (no turn running, the engine built), restores the engine, and redraws the
-chat and the route panel from the session's records, the way a replay draws them.
+The checks, the switch and the engine's restore are `frontend.sessions` (shared with the
+REPL); this module says the outcome in the status line and redraws the chat and the route
+panel from the session's records, the way a replay draws them.
 """
 
 from __future__ import annotations
 
-import asyncio
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from modes_tui.core.errors import ModesError
+from modes_tui.frontend import sessions
+from modes_tui.frontend.sessions import Refused, Renamed, Switched
 from modes_tui.tui.replay import records_from_turns
 
 if TYPE_CHECKING:
+    from modes_tui.core.ports import TurnEngine
     from modes_tui.store.resume import CurrentSession, Resumption
     from modes_tui.tui.app_base import AppBase
-    from modes_tui.tui.services import TurnEngine
 
 
-def _ready(app: AppBase, what: str) -> tuple[CurrentSession, TurnEngine]:
-    """The session and the engine, or ModesError saying why `what` cannot happen now."""
-    current = app.services.current
-    if current is None:
-        raise ModesError("sessions are not recorded in this build")
-    if app.turn_running:
-        raise ModesError(f"a turn is running: Esc cancels it, then {what} again")
-    if app.engine is None:
-        raise ModesError(f"the model is still loading; {what} again in a moment")
-    return current, app.engine
+@dataclass(frozen=True, slots=True)
+class _Host:
+    """The app as `frontend.sessions` reads it (at every step: a turn may start meanwhile)."""
+
+    app: AppBase
+
+    @property
+    def current_session(self) -> CurrentSession | None:
+        return self.app.services.current
+
+    @property
+    def turn_running(self) -> bool:
+        return self.app.turn_running
+
+    @property
+    def turn_engine(self) -> TurnEngine | None:
+        return self.app.engine
 
 
 async def resume(app: AppBase, ref: str) -> None:
     """Continue the saved session `ref` here (read in a thread; switched on the loop)."""
-    try:
-        current, _ = _ready(app, f"/resume {ref}")
+
+    def loading(ref: str) -> None:
         app.status.busy(f"Loading session {ref}…")
-        resumption = await asyncio.to_thread(current.prepare, ref)
-        current, engine = _ready(app, f"/resume {ref}")  # a turn may have started meanwhile
-        current.attach(resumption)
-    except ModesError as error:
-        app.status.error(f"Cannot resume: {error}")
-        return
-    resumption.restore_into(engine)
-    await show(app, resumption, f"Resumed session `{resumption.id}`")
+
+    await _shown(app, await sessions.resume(_Host(app), ref, loading=loading))
 
 
-async def fork(app: AppBase, turn: int | None) -> None:
-    """Start a new session from turn `turn` of this one (None: the last turn)."""
-    try:
-        current, engine = _ready(app, "/fork")
-        parent = current.id
-        forked = current.fork(turn)  # on the loop: no turn can start while records move
-    except ModesError as error:
-        app.status.error(f"Cannot fork: {error}")
-        return
-    forked.restore_into(engine)
-    await show(app, forked, f"Forked session `{parent}` at turn {forked.turn} into `{forked.id}`")
+async def fork(app: AppBase, turn: str) -> None:
+    """Start a new session from turn `turn` of this one ("": the last turn)."""
+    await _shown(app, sessions.fork(_Host(app), turn))
 
 
 async def rename(app: AppBase, title: str) -> None:
     """Give the session being recorded a title."""
-    current = app.services.current
-    if current is None:
-        app.status.error("Sessions are not recorded in this build.")
-        return
-    try:
-        title = current.rename(title)
-    except ModesError as error:
-        app.status.error(f"Cannot rename: {error}")
-        return
-    app.status.idle(f"Session {current.id} is now titled “{title}”")
+    await _shown(app, sessions.rename(_Host(app), title))
+
+
+async def _shown(app: AppBase, outcome: sessions.SessionOutcome) -> None:
+    """What a session action did, or why not, in the status line (and the chat)."""
+    match outcome:
+        case Refused(action="rename", kind="no-sessions"):
+            app.status.error("Sessions are not recorded in this build.")
+        case Refused(action=action, reason=reason):
+            app.status.error(f"Cannot {action}: {reason}")
+        case Renamed(session_id=session_id, title=title):
+            app.status.idle(f"Session {session_id} is now titled “{title}”")
+        case Switched(resumption=forked, parent=str(parent)):
+            headline = f"Forked session `{parent}` at turn {forked.turn} into `{forked.id}`"
+            await show(app, forked, headline)
+        case Switched(resumption=resumed):
+            await show(app, resumed, f"Resumed session `{resumed.id}`")
 
 
 async def show(app: AppBase, resumption: Resumption, headline: str) -> None:

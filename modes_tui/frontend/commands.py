@@ -11,7 +11,7 @@ modes of the same name (a mode called `help` is still forced with `/mode help`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -201,32 +201,65 @@ def parse_command(text: str, settings: Sequence[str]) -> Command | OneShot:
 
 def _checked_argument(name: str, argument: str, settings: Sequence[str]) -> str:
     """The argument of command `name` as it runs; CommandError says how to fix a bad one."""
-    if name == "/mode":
-        if not argument:
-            raise CommandError(f"/mode needs a value: {' | '.join(settings)}")
-        if argument not in settings:
-            raise CommandError(f"unknown mode {argument!r}; choose one of: {', '.join(settings)}")
-    elif name == "/replay":
-        if not argument:
-            raise CommandError("/replay needs a session id (/sessions lists them)")
-    elif name == "/resume":
-        argument = argument or "latest"
-    elif name == "/fork":
-        if argument and not (argument.isdigit() and int(argument) >= 1):
-            raise CommandError(f"/fork takes a turn number from 1 (got {argument!r})")
-    elif name == "/rename":
-        if not argument:
-            raise CommandError("/rename needs a title, e.g. /rename parser crash")
-    elif name == "/wrong":
-        choices = wrong_choices(settings)
-        if argument and argument not in choices:
-            raise CommandError(
-                f"/wrong takes a mode or undo, not {argument!r}; choose one of: "
-                f"{', '.join(choices)}"
-            )
-    elif argument:
+    check = ARGUMENT_CHECKS.get(name)
+    if check is not None:
+        return check(argument, settings)
+    if argument:
         raise CommandError(f"{name} takes no argument (got {argument!r})")
     return argument
+
+
+def _mode_argument(argument: str, settings: Sequence[str]) -> str:
+    if not argument:
+        raise CommandError(f"/mode needs a value: {' | '.join(settings)}")
+    if argument not in settings:
+        raise CommandError(f"unknown mode {argument!r}; choose one of: {', '.join(settings)}")
+    return argument
+
+
+def _replay_argument(argument: str, settings: Sequence[str]) -> str:
+    if not argument:
+        raise CommandError("/replay needs a session id (/sessions lists them)")
+    return argument
+
+
+def _resume_argument(argument: str, settings: Sequence[str]) -> str:
+    return argument or "latest"
+
+
+def _fork_argument(argument: str, settings: Sequence[str]) -> str:
+    if argument and not (argument.isdigit() and int(argument) >= 1):
+        raise CommandError(f"/fork takes a turn number from 1 (got {argument!r})")
+    return argument
+
+
+def _rename_argument(argument: str, settings: Sequence[str]) -> str:
+    if not argument:
+        raise CommandError("/rename needs a title, e.g. /rename parser crash")
+    return argument
+
+
+def _wrong_argument(argument: str, settings: Sequence[str]) -> str:
+    choices = wrong_choices(settings)
+    if argument and argument not in choices:
+        raise CommandError(
+            f"/wrong takes a mode or undo, not {argument!r}; choose one of: {', '.join(choices)}"
+        )
+    return argument
+
+
+ArgumentCheck = Callable[[str, Sequence[str]], str]
+"""Checks a command's argument against the settings; returns it as the command runs it."""
+
+ARGUMENT_CHECKS: dict[str, ArgumentCheck] = {
+    "/mode": _mode_argument,
+    "/replay": _replay_argument,
+    "/resume": _resume_argument,
+    "/fork": _fork_argument,
+    "/rename": _rename_argument,
+    "/wrong": _wrong_argument,
+}
+"""The app's argument checks by command; a command not listed takes no argument."""
 
 
 UNDO = "undo"

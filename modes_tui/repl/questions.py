@@ -7,7 +7,7 @@ text becomes its answer. So before a question reads its answer, everything pendi
 taken: prompt-toolkit's leftover keys, then the bytes waiting on the terminal (read in
 non-canonical mode, so a half-typed line comes too; then the terminal's input is flushed).
 The text is not thrown away: it is named on screen and set aside for the next message.
-`PromptConfirmer` asks (tool calls, entering a mode, the budget); `plain.PipeConfirmer` is
+`PromptConfirmer` asks (tool calls, entering a mode, the budget); `repl.pipe.PipeConfirmer` is
 the pipe's answer (always no).
 """
 

@@ -1,18 +1,19 @@
-"""The REPL's session commands: `/resume`, `/fork`, `/rename`, and showing a resumed session.
-
-Separate from `plain.py` (the prompt and the event printer); no prompt_toolkit here.
+"""The REPL's session commands: `/resume`, `/fork`, `/rename` (done by `frontend.sessions`),
+and showing their outcome and a resumed session. No prompt_toolkit here.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from modes_tui.core.errors import ModesError
 from modes_tui.core.transcript import fold_turn
+from modes_tui.frontend import sessions
+from modes_tui.frontend.sessions import Refused, Renamed, SessionOutcome, Switched
 from modes_tui.route_format import repl_line
 
 if TYPE_CHECKING:
-    from modes_tui.plain import Printer, ReplContext
+    from modes_tui.repl.context import ReplContext
+    from modes_tui.repl.printer import Printer
     from modes_tui.store.resume import Resumption
 
 SHOWN_TURNS = 5
@@ -54,35 +55,36 @@ def show_resumed(
         printer.write(f"! {note}\n")
 
 
-def run_session_command(name: str, argument: str, context: ReplContext, printer: Printer) -> None:
-    """Do `/resume`, `/fork` or `/rename`; errors are printed, the REPL goes on."""
-    session = context.session
-    if session is None:
-        printer.write("error: sessions are not recorded in this REPL\n")
-        return
-    engine = context.engine
-    try:
-        if name == "/rename":
-            if not argument:
-                printer.write("usage: /rename TITLE\n")
-                return
-            title = session.rename(argument)
-            printer.write(f"(session {session.id} is now titled: {title})\n")
-        elif name == "/resume":
-            resumed = session.prepare(argument or "latest")
-            session.attach(resumed)
-            resumed.restore_into(engine)
-            show_resumed(resumed, context, printer)
-        elif name == "/fork":
-            if argument and not argument.isdigit():
-                printer.write(f"error: /fork takes a turn number, not {argument!r}\n")
-                return
-            parent = session.id
-            forked = session.fork(int(argument) if argument else None)
-            forked.restore_into(engine)
+def show_outcome(outcome: SessionOutcome, context: ReplContext, printer: Printer) -> None:
+    """What a session action did, or why it did not."""
+    match outcome:
+        case Refused(kind="no-sessions"):
+            printer.write("error: sessions are not recorded in this REPL\n")
+        case Refused(kind="usage", reason=usage):
+            printer.write(usage + "\n")
+        case Refused(reason=reason):
+            printer.write(f"error: {reason}\n")
+        case Renamed(session_id=session_id, title=title):
+            printer.write(f"(session {session_id} is now titled: {title})\n")
+        case Switched(resumption=forked, parent=str(parent)):
             printer.write(
                 f"(forked session {parent} at turn {forked.turn}: new turns go to session "
                 f"{forked.id})\n"
             )
-    except ModesError as error:
-        printer.write(f"error: {error}\n")
+        case Switched(resumption=resumed):
+            show_resumed(resumed, context, printer)
+
+
+async def resume(argument: str, context: ReplContext, printer: Printer) -> None:
+    """`/resume [ID|latest]`: continue a saved session here."""
+    show_outcome(await sessions.resume(context, argument), context, printer)
+
+
+async def fork(argument: str, context: ReplContext, printer: Printer) -> None:
+    """`/fork [N]`: a new session from turn N of this one."""
+    show_outcome(sessions.fork(context, argument), context, printer)
+
+
+async def rename(argument: str, context: ReplContext, printer: Printer) -> None:
+    """`/rename TITLE`: give this session a title."""
+    show_outcome(sessions.rename(context, argument), context, printer)

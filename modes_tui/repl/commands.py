@@ -1,0 +1,151 @@
+"""The REPL's slash commands: one handler per command of the table, over `frontend`.
+
+A line is read by `frontend.lines.read_line` (message, `/MODE text` or command); a command
+goes through `frontend.dispatch` to the handler below. The session actions and `/wrong` are
+`frontend.sessions` and `frontend.corrections`; this module only prints their outcomes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from modes_tui.core.errors import ModesError
+from modes_tui.frontend import corrections
+from modes_tui.frontend.commands import (
+    ONE_SHOT_HELP,
+    ONE_SHOT_USAGE,
+    CommandError,
+    commands_for,
+    find_command,
+    unknown_command,
+)
+from modes_tui.frontend.dispatch import dispatch
+from modes_tui.frontend.lines import Send, Typed, read_line
+from modes_tui.repl.sessions import fork, rename, resume
+from modes_tui.repl.turns import play, run_turn
+
+if TYPE_CHECKING:
+    from modes_tui.repl.context import ReplContext
+    from modes_tui.repl.printer import Printer
+
+ReplHandler = Callable[[str, "ReplContext", "Printer"], Awaitable[bool | None]]
+"""Does one command; False stops the REPL."""
+
+
+async def run_line(line: str, context: ReplContext, printer: Printer) -> bool:
+    """One typed line: a command, `/MODE text` (that message in MODE, nothing forced for
+    what follows), `//text` (sends `/text`) or a message. False: the REPL should stop."""
+    try:
+        read = read_line(line, context.mode_names(), "repl")
+    except CommandError as error:
+        printer.write(f"error: {error}\n")
+        return True
+    if isinstance(read, Send):
+        await run_turn(read.text, context, printer, force=read.force)
+        return True
+    return await _run_typed(read, context, printer)
+
+
+async def run_command(line: str, context: ReplContext, printer: Printer) -> bool:
+    """Handle a slash command; return False when the REPL should stop."""
+    typed, _, argument = line.strip().partition(" ")
+    found = find_command(typed, "repl")
+    name = found.name if found is not None else typed
+    return await _run_typed(Typed(typed, name, argument.strip()), context, printer)
+
+
+async def _run_typed(command: Typed, context: ReplContext, printer: Printer) -> bool:
+    async def unknown(_: str) -> bool:
+        printer.write(unknown_command(command.typed, "repl", context.mode_names()) + "\n")
+        return True
+
+    handlers = {name: _bound(handler, context, printer) for name, handler in HANDLERS.items()}
+    return await dispatch(command.name, command.argument, handlers, unknown) is not False
+
+
+def _bound(
+    handler: ReplHandler, context: ReplContext, printer: Printer
+) -> Callable[[str], Awaitable[bool | None]]:
+    async def run(argument: str) -> bool | None:
+        return await handler(argument, context, printer)
+
+    return run
+
+
+async def quit_(argument: str, context: ReplContext, printer: Printer) -> bool:
+    return False
+
+
+async def help_(argument: str, context: ReplContext, printer: Printer) -> None:
+    for spec in commands_for("repl"):
+        printer.write(f"{spec.usage:<20} {spec.help_for('repl')}\n")
+    printer.write(f"{ONE_SHOT_USAGE:<20} {ONE_SHOT_HELP}\n")
+
+
+async def modes(argument: str, context: ReplContext, printer: Printer) -> None:
+    printer.write(context.describe_modes() + "\n")
+
+
+async def mode(argument: str, context: ReplContext, printer: Printer) -> None:
+    if not argument:
+        printer.write("usage: /mode NAME | auto | off\n")
+        return
+    try:
+        printer.write(context.set_mode(argument) + "\n")
+    except ModesError as error:
+        printer.write(f"error: {error}\n")
+
+
+async def clear(argument: str, context: ReplContext, printer: Printer) -> None:
+    context.engine.clear()
+    printer.write("(conversation cleared)\n")
+
+
+async def wrong(argument: str, context: ReplContext, printer: Printer) -> None:
+    """`/wrong MODE` re-runs the last turn in MODE; `/wrong undo` forgets the last correction."""
+    outcome: corrections.Rerun | corrections.Undone | corrections.CorrectionRefused
+    match corrections.read_wrong(argument):
+        case corrections.PickMode():
+            printer.write("usage: /wrong MODE | undo\n")
+            return
+        case corrections.Undo():
+            outcome = corrections.undo(context.engine)
+        case corrections.CorrectTo(mode=chosen):
+            outcome = corrections.correct(context.engine, chosen)
+    match outcome:
+        case corrections.CorrectionRefused(reason=reason):
+            printer.write(f"error: {reason}\n")
+        case corrections.Undone():
+            printer.write(
+                f"(forgot the correction of turn {outcome.correction.turn}: {outcome.change()}; "
+                "the answers stay)\n"
+            )
+        case corrections.Rerun(events=events):
+            await play(events, context, printer)
+
+
+async def why(argument: str, context: ReplContext, printer: Printer) -> None:
+    turn = context.last_turn
+    if turn is None or turn.route is None:
+        printer.write("no turn yet\n")
+        return
+    request = turn.requests[-1].request.to_dict() if turn.requests else {}
+    shown = {"route": turn.route.to_dict(), "request": request}
+    printer.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
+
+
+HANDLERS: dict[str, ReplHandler] = {
+    "/quit": quit_,
+    "/help": help_,
+    "/modes": modes,
+    "/mode": mode,
+    "/wrong": wrong,
+    "/clear": clear,
+    "/resume": resume,
+    "/fork": fork,
+    "/rename": rename,
+    "/why": why,
+}
+"""The REPL's command -> handler (every REPL command of `frontend.commands.COMMANDS`)."""

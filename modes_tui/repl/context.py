@@ -1,0 +1,56 @@
+"""What the REPL is given: the engine and the few things slash commands touch."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from modes_tui.repl.questions import SetAside
+
+if TYPE_CHECKING:
+    from modes_tui.core.ports import TurnEngine
+    from modes_tui.core.transcript import TurnTranscript
+    from modes_tui.store.resume import CurrentSession
+
+
+@dataclass
+class ReplContext:
+    """The wiring the REPL receives; it is also the `frontend.sessions.SessionHost`."""
+
+    engine: TurnEngine
+    """Runs turns."""
+    mode_names: Callable[[], Sequence[str]]
+    """The pack's mode names, for completion and /modes."""
+    describe_modes: Callable[[], str]
+    """A short listing of the modes for /modes."""
+    set_mode: Callable[[str], str]
+    """Writes the control file; returns a confirmation line. Raises ModesError."""
+    history_file: Path | None = None
+    """Where input history persists (the state dir)."""
+    last_turn: TurnTranscript | None = None
+    """The latest turn, folded from its events: its route and requests for /why."""
+    turns_sent: int = 0
+    """Messages sent in this REPL (numbers the folded turns)."""
+    session: CurrentSession | None = None
+    """The session being recorded, for /resume, /fork and /rename."""
+    pack_name: str = ""
+    """The pack in use (a resumed session from another pack is pointed out)."""
+    typed_ahead: SetAside = field(default_factory=SetAside)
+    """Text typed before a confirmation question, put in the next prompt."""
+
+    @property
+    def current_session(self) -> CurrentSession | None:
+        """The session being recorded."""
+        return self.session
+
+    @property
+    def turn_running(self) -> bool:
+        """Never while a command runs: the REPL reads a command only between turns."""
+        return False
+
+    @property
+    def turn_engine(self) -> TurnEngine:
+        """The engine (built before the first prompt)."""
+        return self.engine

@@ -1,0 +1,144 @@
+"""The interactive REPL: a prompt-toolkit prompt with completion for slash commands and
+mode names, persistent input history, Enter to send and Ctrl+J / Alt+Enter for a new line.
+Ctrl+C cancels a turn (a second Ctrl+C at the prompt exits), Ctrl+D exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from modes_tui.frontend.commands import commands_for, mode_settings, one_shot_modes
+from modes_tui.repl.commands import run_line
+
+if TYPE_CHECKING:
+    from modes_tui.repl.context import ReplContext
+    from modes_tui.repl.printer import Printer
+
+
+def slash_completer(context: ReplContext) -> Any:
+    """Completion for slash commands, mode names after `/mode `, and `/MODE` one-shots
+    (after the commands: a command wins over a mode of the same name)."""
+    from prompt_toolkit.completion import Completer, Completion
+
+    class SlashCompleter(Completer):
+        def get_completions(self, document: Any, complete_event: Any) -> Any:
+            text = document.text_before_cursor
+            if not text.startswith("/"):
+                return
+            for command, extra in (("/mode ", ["auto", "off"]), ("/wrong ", ["undo"])):
+                if text.startswith(command):
+                    word = text[len(command) :]
+                    for name in [*extra, *context.mode_names()]:
+                        if name.startswith(word):
+                            yield Completion(name, start_position=-len(word))
+                    return
+            for spec in commands_for("repl"):
+                if spec.name.startswith(text):
+                    yield Completion(
+                        spec.name, start_position=-len(text), display_meta=spec.help_for("repl")
+                    )
+            if " " in text:
+                return
+            for mode in one_shot_modes(mode_settings(context.mode_names())):
+                if f"/{mode}".startswith(text):
+                    meta = f"answer this one message in {mode}"
+                    yield Completion(f"/{mode}", start_position=-len(text), display_meta=meta)
+
+    return SlashCompleter()
+
+
+def send_keys() -> Any:
+    """Enter sends the whole text; Ctrl+J (a line feed) and Alt+Enter (Esc, Enter) start a
+    new line. The prompt is multi-line, so a bracketed paste keeps its lines in one message;
+    terminals send Enter as CR and Ctrl+J as LF, which is what keeps the two apart."""
+    from prompt_toolkit.key_binding import KeyBindings
+
+    keys = KeyBindings()
+
+    @keys.add("enter")
+    def _send(event: Any) -> None:
+        buffer = event.current_buffer
+        if buffer.complete_state is not None and buffer.complete_state.current_completion:
+            buffer.apply_completion(buffer.complete_state.current_completion)
+            return
+        buffer.validate_and_handle()
+
+    @keys.add("c-j")
+    @keys.add("escape", "enter")
+    def _new_line(event: Any) -> None:
+        event.current_buffer.insert_text("\n")
+
+    return keys
+
+
+def input_history(path: Path, printer: Printer) -> Any:
+    """The prompt's history kept in `path` (0600, through `store.runtime`); a file that
+    cannot be used (a link, a FIFO, too large) is a warning and a history in memory."""
+    from prompt_toolkit.history import History, InMemoryHistory
+
+    from modes_tui.store.runtime import append_input_history, read_input_history
+
+    try:
+        entries = read_input_history(path)
+    except OSError as error:
+        printer.write(
+            f"warning: cannot use the input history: {error}; this run keeps what you "
+            "type in memory only\n"
+        )
+        return InMemoryHistory()
+
+    class StateHistory(History):
+        def load_history_strings(self) -> Iterable[str]:
+            return iter(entries)
+
+        def store_string(self, string: str) -> None:
+            with contextlib.suppress(OSError):  # history is a convenience, never a failure
+                append_input_history(path, string)
+
+    return StateHistory()
+
+
+async def run_interactive(
+    context: ReplContext, printer: Printer, *, input: Any = None, output: Any = None
+) -> int:
+    """The prompt-toolkit REPL."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import InMemoryHistory
+
+    history: Any = InMemoryHistory()
+    if context.history_file is not None:
+        history = input_history(context.history_file, printer)
+    session: PromptSession[str] = PromptSession(
+        history=history,
+        completer=slash_completer(context),
+        complete_while_typing=True,
+        multiline=True,
+        key_bindings=send_keys(),
+        prompt_continuation="  ",
+        input=input,
+        output=output,
+    )
+    printer.write(
+        "modes-tui plain REPL. Enter sends; Ctrl+J or Alt+Enter starts a new line (a pasted "
+        "text stays one message). /help for commands, Ctrl+D to leave.\n"
+    )
+    interrupted = False
+    while True:
+        try:
+            line = await session.prompt_async("› ", default=context.typed_ahead.take())
+        except KeyboardInterrupt:
+            if interrupted:
+                return 0
+            interrupted = True
+            printer.write("(Ctrl+C again to leave)\n")
+            continue
+        except EOFError:
+            return 0
+        interrupted = False
+        if not line.strip():
+            continue
+        if not await run_line(line, context, printer):
+            return 0
