@@ -133,7 +133,7 @@ def pin_the_clock() -> None:
     import datetime
     import types
 
-    import modes_tui.core.engine as engine_module
+    import modes_tui.core.engine.engine as engine_module
 
     class Day(datetime.date):
         @classmethod

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from modes_tui.core.classifiers import ClassifierServices
     from modes_tui.core.corrections import CorrectionSource
     from modes_tui.core.engine import Engine
-    from modes_tui.core.guards import Limits
+    from modes_tui.core.engine.guards import Limits
     from modes_tui.core.models import ModelCatalog
     from modes_tui.core.paths import Dirs
     from modes_tui.core.ports import ChatModel, Classifier, Confirmer, SessionWriter

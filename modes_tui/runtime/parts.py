@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from modes_tui.core.classifiers import ClassifierServices
     from modes_tui.core.corrections import CorrectionSource
     from modes_tui.core.engine import Engine
-    from modes_tui.core.guards import Limits
+    from modes_tui.core.engine.guards import Limits
     from modes_tui.core.paths import Dirs
     from modes_tui.core.ports import ChatModel, Confirmer, ControlSource, SessionWriter
     from modes_tui.core.profiles import Pack
@@ -127,9 +127,9 @@ def build_engine(
     session. `servers` are the MCP servers modes may list; the caller closes them.
     """
     from modes_tui.core.classifiers import build_classifier
-    from modes_tui.core.correcting import CorrectionRecorder
     from modes_tui.core.engine import Engine
-    from modes_tui.core.guards import Limits
+    from modes_tui.core.engine.correcting import CorrectionRecorder
+    from modes_tui.core.engine.guards import Limits
     from modes_tui.core.paths import app_dirs
     from modes_tui.core.routing import Router
     from modes_tui.core.toolbox import default_registry

@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from modes_tui.core.conversation import Message
+from modes_tui.core.engine.guards import Answer, Block, Cancel, Limits, PendingCall
+from modes_tui.core.engine.state import TurnState
+from modes_tui.core.engine.wire import ToolCallChunk
 from modes_tui.core.events import ToolOutcome
-from modes_tui.core.guards import Answer, Block, Cancel, Limits, PendingCall
 from modes_tui.core.ports import Guard
 from modes_tui.core.tools import Tool, ToolError
-from modes_tui.core.turn_state import TurnState
-from modes_tui.core.wire import ToolCallChunk
 
 __all__ = ["CANCELLED_BY_USER", "TOOL_FAILED", "as_text", "cap_output", "resolve_call", "tool_json"]
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modes_tui.core.conversation import ToolCall
+from modes_tui.core.engine.wire import ToolSpec, UsageReport
 from modes_tui.core.pack_fields import HistoryWindow
 from modes_tui.core.tools import Tool
-from modes_tui.core.wire import ToolSpec, UsageReport
 
 __all__ = ["Cancelled", "RoundLimit", "TurnSetup", "TurnState", "usage_dict"]
 

@@ -20,10 +20,22 @@ from collections.abc import AsyncGenerator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.core.auto_enter import confirm_entry
 from modes_tui.core.control import OFF
 from modes_tui.core.conversation import Message, ToolCall
-from modes_tui.core.correcting import CorrectionPlan
+from modes_tui.core.engine.auto_enter import confirm_entry
+from modes_tui.core.engine.correcting import CorrectionPlan
+from modes_tui.core.engine.costs import fallback_note
+from modes_tui.core.engine.request import build_request
+from modes_tui.core.engine.state import Cancelled, RoundLimit, TurnSetup, TurnState, usage_dict
+from modes_tui.core.engine.tool_calls import CANCELLED_BY_USER, resolve_call, tool_json
+from modes_tui.core.engine.wire import (
+    ModelEvent,
+    ModelRequest,
+    ReasoningChunk,
+    TextChunk,
+    ToolCallChunk,
+    UsageReport,
+)
 from modes_tui.core.errors import ProviderError
 from modes_tui.core.events import (
     ModeChanged,
@@ -47,18 +59,6 @@ from modes_tui.core.records import (
     ToolResultRecord,
     UiEventRecord,
     UserRecord,
-)
-from modes_tui.core.tool_rounds import CANCELLED_BY_USER, resolve_call, tool_json
-from modes_tui.core.turn_costs import fallback_note
-from modes_tui.core.turn_request import build_request
-from modes_tui.core.turn_state import Cancelled, RoundLimit, TurnSetup, TurnState, usage_dict
-from modes_tui.core.wire import (
-    ModelEvent,
-    ModelRequest,
-    ReasoningChunk,
-    TextChunk,
-    ToolCallChunk,
-    UsageReport,
 )
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ import asyncio
 from collections.abc import AsyncGenerator, Awaitable
 from typing import Any, TypeVar
 
+from modes_tui.core.engine.state import Cancelled
+from modes_tui.core.engine.wire import ModelEvent, ModelRequest
 from modes_tui.core.ports import ChatModel
-from modes_tui.core.turn_state import Cancelled
-from modes_tui.core.wire import ModelEvent, ModelRequest
 
 __all__ = ["TurnStopper"]
 

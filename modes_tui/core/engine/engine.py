@@ -36,25 +36,29 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from modes_tui.core.cancelling import TurnStopper
 from modes_tui.core.control import AUTO, OFF, ControlReading
 from modes_tui.core.conversation import Conversation
-from modes_tui.core.correcting import (
+from modes_tui.core.corrections import Correction
+from modes_tui.core.engine.cancelling import TurnStopper
+from modes_tui.core.engine.correcting import (
     CorrectionPlan,
     CorrectionRecorder,
     RoutedTurn,
     TurnCorrections,
 )
-from modes_tui.core.corrections import Correction
+from modes_tui.core.engine.costs import TurnCosts
+from modes_tui.core.engine.guards import (
+    ConfirmationGuard,
+    Limits,
+    default_guards,
+)
+from modes_tui.core.engine.questions import Asker
+from modes_tui.core.engine.state import TurnSetup
+from modes_tui.core.engine.turn import play
 from modes_tui.core.errors import CorrectionRefused, UnknownMode
 from modes_tui.core.events import (
     TurnCorrected,
     TurnEvent,
-)
-from modes_tui.core.guards import (
-    ConfirmationGuard,
-    Limits,
-    default_guards,
 )
 from modes_tui.core.ledger import CostLedger
 from modes_tui.core.pack_fields import HistoryWindow
@@ -69,7 +73,6 @@ from modes_tui.core.ports import (
 )
 from modes_tui.core.profiles import Pack, Profile
 from modes_tui.core.prompts import template_locals
-from modes_tui.core.questions import Asker
 from modes_tui.core.records import (
     SessionRecord,
     UiEventRecord,
@@ -79,9 +82,6 @@ from modes_tui.core.routing import Route, Router
 from modes_tui.core.toolbox import default_registry
 from modes_tui.core.tools import Tool, ToolRegistry
 from modes_tui.core.toolservers import ToolServers, server_tools
-from modes_tui.core.turn_costs import TurnCosts
-from modes_tui.core.turn_loop import play
-from modes_tui.core.turn_state import TurnSetup
 
 __all__ = ["Confirmer", "Engine", "Limits"]
 
