@@ -1,4 +1,4 @@
-"""The turn engine: one user turn, end to end, as a stream of `TurnEvent`s.
+"""The engine's public face: one conversation's turns, each a stream of `TurnEvent`s.
 
     read the control file -> route (or force, or `off`) -> ModeChanged? -> build the request
     (base prompt + this mode's instructions, this mode's tools, the profile's history window)
@@ -19,27 +19,22 @@ Invariants:
 - `cancel()` stops the running step (routing, the model stream, a guard's question, a tool)
   at once; nothing waits for the model to finish.
 
-This module holds the engine's public face and the mode setup; the turn loop is
-`core.turn_loop`, stopping it `core.cancelling`, the request `core.turn_request`, tool calls
-`core.tool_rounds`, the `auto_enter: confirm` policy `core.auto_enter`, and the records it
-writes `core.records`.
+The engine owns the parts and the conversation; each call that runs a turn hands a
+`TurnOrder` and a `TurnContext` to a `Turn` (core.engine.turn), which plays its phases.
 """
 
 from __future__ import annotations
 
-import asyncio
-import datetime as dt
-import logging
-import threading
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from modes_tui.core.control import AUTO, OFF, ControlReading
 from modes_tui.core.conversation import Conversation
 from modes_tui.core.corrections import Correction
-from modes_tui.core.engine.cancelling import TurnStopper
+from modes_tui.core.engine.cancelling import TurnSlot
+from modes_tui.core.engine.config import EngineConfig
+from modes_tui.core.engine.context import Recorder, TurnContext
 from modes_tui.core.engine.correcting import (
     CorrectionPlan,
     CorrectionRecorder,
@@ -47,52 +42,34 @@ from modes_tui.core.engine.correcting import (
     TurnCorrections,
 )
 from modes_tui.core.engine.costs import TurnCosts
-from modes_tui.core.engine.guards import (
-    ConfirmationGuard,
-    Limits,
-    default_guards,
-)
+from modes_tui.core.engine.guards import ConfirmationGuard, Limits, default_guards
+from modes_tui.core.engine.prepare import TurnOrder
 from modes_tui.core.engine.questions import Asker
-from modes_tui.core.engine.state import TurnSetup
-from modes_tui.core.engine.turn import play
-from modes_tui.core.errors import CorrectionRefused, UnknownMode
-from modes_tui.core.events import (
-    TurnCorrected,
-    TurnEvent,
-)
+from modes_tui.core.engine.setup import ModeSetups
+from modes_tui.core.engine.state import EngineState
+from modes_tui.core.engine.turn import Turn
+from modes_tui.core.errors import CorrectionRefused
+from modes_tui.core.events import TurnEvent
 from modes_tui.core.ledger import CostLedger
-from modes_tui.core.pack_fields import HistoryWindow
-from modes_tui.core.ports import (
-    UNKNOWN_CAPABILITIES,
-    ChatModel,
-    Confirmer,
-    ControlSource,
-    Guard,
-    ModelCapabilities,
-    SessionWriter,
-)
-from modes_tui.core.profiles import Pack, Profile
-from modes_tui.core.prompts import template_locals
-from modes_tui.core.records import (
-    SessionRecord,
-    UiEventRecord,
-    write_record,
-)
+from modes_tui.core.ports import ChatModel, Confirmer, ControlSource, Guard, SessionWriter
+from modes_tui.core.profiles import Pack
+from modes_tui.core.records import UiEventRecord
 from modes_tui.core.routing import Route, Router
 from modes_tui.core.toolbox import default_registry
-from modes_tui.core.tools import Tool, ToolRegistry
-from modes_tui.core.toolservers import ToolServers, server_tools
+from modes_tui.core.tools import ToolRegistry
+from modes_tui.core.toolservers import ToolServers
 
-__all__ = ["Confirmer", "Engine", "Limits"]
-
-log = logging.getLogger("modes_tui.engine")
-
-OFF_REASON = "Modes are off"
-CHECKPOINT_SECONDS = 2.0
+__all__ = ["Confirmer", "Engine", "EngineConfig", "Limits"]
 
 
 class Engine:
-    """Runs the turns of one conversation."""
+    """Runs the turns of one conversation.
+
+    `config` carries the settings (`EngineConfig`); the other arguments are the parts the
+    engine works with. Small callers (tests, scripts) may pass the settings as keywords
+    instead (`Engine(pack=..., router=..., model=..., default_model="x")`); the runtime
+    passes one `EngineConfig`.
+    """
 
     def __init__(
         self,
@@ -100,78 +77,116 @@ class Engine:
         pack: Pack,
         router: Router,
         model: ChatModel,
-        default_model: str,
+        config: EngineConfig | None = None,
         control: ControlSource | None = None,
         session: SessionWriter | None = None,
         tools: ToolRegistry | None = None,
         guards: Sequence[Guard] | None = None,
         confirm: Confirmer | None = None,
-        cwd: Path | None = None,
-        model_override: str | None = None,
-        limits: Limits = Limits(),  # noqa: B008 - frozen, so one shared default is safe
-        inputs: Mapping[str, Any] | None = None,
         corrections: CorrectionRecorder | None = None,
-        budget: float | None = None,
         servers: ToolServers | None = None,
+        **settings: Any,
     ) -> None:
+        if config is None:
+            config = EngineConfig(**settings)
+        elif settings:
+            raise TypeError(f"pass settings in config or as keywords, not both: {sorted(settings)}")
+        if not isinstance(config.cwd, Path):  # a str from a small caller
+            config = replace(config, cwd=Path(config.cwd))
+        self.config = config
+        """The settings every turn starts with (replace it to change them between turns)."""
         self.pack = pack
         self.router = router
         self.model = model
-        self.default_model = default_model
         self.control = control
-        self.session = session
-        self.cwd = Path(cwd) if cwd is not None else Path.cwd()
-        self.tools = tools if tools is not None else default_registry(self.cwd, pack=pack)
-        chosen = list(guards) if guards is not None else default_guards(limits)
+        self.tools = tools if tools is not None else default_registry(config.cwd, pack=pack)
+        chosen = list(guards) if guards is not None else default_guards(config.limits)
         if not any(isinstance(guard, ConfirmationGuard) for guard in chosen):
             # last, so nobody is asked about a call another guard refuses
             chosen.append(ConfirmationGuard(confirm))
         self.guards: list[Guard] = chosen
-        self.model_override = model_override
-        self.limits = limits
-        self.checkpoint_seconds = CHECKPOINT_SECONDS
-        """How often a long answer is written to the session log while it streams."""
-        self.inputs = dict(inputs or {})
+        """What every tool call passes before it runs, in order (append to extend)."""
         self.asker: Asker | None = confirm if isinstance(confirm, Asker) else None
         """Answers questions about a turn (entering a confirm-first mode, the budget)."""
-        self.costs = TurnCosts(model, CostLedger(budget=budget))
+        self.costs = TurnCosts(model, CostLedger(budget=config.budget))
         """Prices and the cost ledger (`costs.ledger`: per turn, total, saved, budget)."""
         self.servers = servers
         """MCP servers whose tools modes may list (`mcp:`); the caller closes them."""
-
-        self.conversation = Conversation()
-        """The shared history (read-only for UIs)."""
-        self.routes: list[Route] = []
-        """Every route of the session, oldest first."""
-        self.turn = 0
-        """The number of user turns so far."""
+        self.state = EngineState()
+        """The conversation and where it stands (history, turn count, mode, routes)."""
+        self.recorder = Recorder(session)
+        """The session log (a failed write is reported by the next route)."""
         self.corrections = TurnCorrections(
             corrections, router, session_id=lambda: getattr(self.session, "id", None)
         )
         """Corrections of this conversation's turns (`correct`, `undo_correction`)."""
+        self.setups = ModeSetups(pack, model, self.tools, servers)
+        """Resolves a mode into how it runs (model, thinking, tools, system prompt)."""
+        self.slot = TurnSlot()
+        """The running turn, and where a cancel reaches it."""
 
-        self._mode: str | None = None
-        self._turn_force: str | None = None
-        """The mode the caller chose for the latest message (`/MODE text`), kept for a retry."""
-        self._running = False
-        self._stopper = TurnStopper()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: int | None = None
-        self._capabilities: dict[str, ModelCapabilities] = {}
-        self._prompts: dict[tuple[str | None, str], str] = {}
-        self._record_failure: str | None = None
+    # ------------------------------------------------------------------ settings and state
 
-    # ------------------------------------------------------------------ public
+    @property
+    def session(self) -> SessionWriter | None:
+        """Where the session log goes (None: nowhere)."""
+        return self.recorder.session
+
+    @property
+    def default_model(self) -> str:
+        return self.config.default_model
+
+    @property
+    def model_override(self) -> str | None:
+        return self.config.model_override
+
+    @property
+    def cwd(self) -> Path:
+        return self.config.cwd
+
+    @property
+    def limits(self) -> Limits:
+        return self.config.limits
+
+    @property
+    def checkpoint_seconds(self) -> float:
+        """How often a long answer is written to the session log while it streams."""
+        return self.config.checkpoint_seconds
+
+    @checkpoint_seconds.setter
+    def checkpoint_seconds(self, seconds: float) -> None:
+        self.config = replace(self.config, checkpoint_seconds=seconds)
+
+    @property
+    def conversation(self) -> Conversation:
+        """The shared history (read-only for UIs)."""
+        return self.state.conversation
+
+    @conversation.setter
+    def conversation(self, conversation: Conversation) -> None:
+        self.state.conversation = conversation
+
+    @property
+    def turn(self) -> int:
+        """The number of user turns so far."""
+        return self.state.turn
+
+    @property
+    def routes(self) -> list[Route]:
+        """Every route of the session, oldest first."""
+        return self.state.routes
 
     @property
     def running(self) -> bool:
         """A turn is in progress."""
-        return self._running
+        return self.slot.running
 
     @property
     def mode(self) -> str | None:
         """The mode of the latest turn (None: none yet, or `off`)."""
-        return self._mode
+        return self.state.mode
+
+    # ------------------------------------------------------------------ turns
 
     def run_turn(self, text: str, *, force: str | None = None) -> AsyncGenerator[TurnEvent, None]:
         """Answer `text`: `async for event in engine.run_turn(text)`.
@@ -180,12 +195,12 @@ class Engine:
         listening early should close the generator (`contextlib.aclosing`), so the turn
         ends at once and leaves a consistent history.
         """
-        return self._play(text, force)
+        return self._play(TurnOrder("new", text, force))
 
     def retry(self) -> AsyncGenerator[TurnEvent, None]:
         """Run the last turn again from its user message (which is not added twice), in the
         mode the caller chose for it, if it chose one (`/code why is this slow`)."""
-        return self._play(None, self._turn_force)
+        return self._play(TurnOrder("retry", force=self.state.turn_force))
 
     def resend(self, text: str, *, force: str | None = None) -> AsyncGenerator[TurnEvent, None]:
         """Replace the last turn with `text` (the user edited their last message); `force`
@@ -195,7 +210,7 @@ class Engine:
         a new turn. The session log keeps the old turn and records a `ui_event`
         `supersede` naming it, so a replay or a resume knows it was replaced.
         """
-        return self._play(text, force, supersede=True)
+        return self._play(TurnOrder("edit", text, force))
 
     def correct(self, mode: str, *, turn: int | None = None) -> AsyncGenerator[TurnEvent, None]:
         """Say turn `turn` (default: the latest) belonged to `mode`: `async for event in ...`.
@@ -206,58 +221,36 @@ class Engine:
         correction recorded. The control file is not touched. Raises `CorrectionRefused` at
         once when the turn cannot be corrected as asked.
         """
-        if self._running:
+        if self.slot.running:
             raise CorrectionRefused("a turn is running: wait for it or cancel it, then correct it")
         plan = self.corrections.plan(
-            turn, mode, latest=self.turn, messages=self.conversation.messages
+            turn, mode, latest=self.state.turn, messages=self.state.conversation.messages
         )
         if plan.rerun:
-            return self._play(None, mode, plan)
+            return self._play(TurnOrder("correction", force=mode, plan=plan))
         return self._record_only(plan)
 
     def undo_correction(self) -> Correction:
         """Forget the latest correction made in this session (the answers stay)."""
         correction = self.corrections.undo()
-        self._record(
+        self.recorder.write(
             UiEventRecord(
-                self.turn, "correction_undone", {"id": correction.id, "of": correction.turn}
+                self.state.turn, "correction_undone", {"id": correction.id, "of": correction.turn}
             )
         )
         return correction
 
-    async def _record_only(self, plan: CorrectionPlan) -> AsyncGenerator[TurnEvent, None]:
-        event = self.corrections.apply(plan)
-        self._record_correction(event)
-        yield event
-
-    def _record_correction(self, event: TurnCorrected) -> None:
-        correction = event.correction.to_dict() if event.correction is not None else None
-        details = {
-            "of": event.turn,
-            "answered_mode": event.answered_mode,
-            "corrected_mode": event.corrected_mode,
-            "rerun": event.rerun,
-            "correction": correction,
-            "note": event.note,
-        }
-        self._record(UiEventRecord(self.turn, "correction", details))
-
     def cancel(self) -> None:
         """Stop the running turn; it yields TurnCancelled(partial). Safe from any thread."""
-        if not self._running:
-            return
-        if self._loop is not None and threading.get_ident() != self._thread:
-            self._loop.call_soon_threadsafe(self._stopper.cancel_now)
-        else:
-            self._stopper.cancel_now()
+        self.slot.cancel()
 
     def clear(self) -> None:
         """Forget the conversation (`/clear`); routes and the turn count stay."""
-        if self._running:
+        if self.slot.running:
             raise RuntimeError("cannot clear the conversation while a turn runs; cancel it first")
-        self.conversation.clear()
+        self.state.conversation.clear()
         self.corrections.cleared()
-        self._record(UiEventRecord(self.turn, "clear"))
+        self.recorder.write(UiEventRecord(self.state.turn, "clear"))
 
     def restore(
         self,
@@ -274,161 +267,39 @@ class Engine:
         the mode of the last turn (None: none, or `off`), `routes` the recorded decisions,
         `routed` what the router decided per turn (so `/wrong` can correct those turns).
         """
-        if self._running:
+        if self.slot.running:
             raise RuntimeError("cannot restore a session while a turn runs; cancel it first")
-        self.conversation = conversation
-        self.turn = turn
-        self.routes = list(routes)
-        self._mode = mode
+        state = self.state
+        state.conversation = conversation
+        state.turn = turn
+        state.routes = list(routes)
+        state.mode = mode
         self.corrections.turns = {routed_turn.turn: routed_turn for routed_turn in routed}
 
     # ------------------------------------------------------------------ the turn
 
-    def _play(
-        self,
-        text: str | None,
-        force: str | None,
-        plan: CorrectionPlan | None = None,
-        *,
-        supersede: bool = False,
-    ) -> AsyncGenerator[TurnEvent, None]:
-        return play(self, text, force, plan, supersede=supersede)
+    def _play(self, order: TurnOrder) -> AsyncGenerator[TurnEvent, None]:
+        return Turn(self._context(), order).play()
 
-    def _models_in_use(self) -> set[str]:
-        """Every model a mode of the pack answers with (the ledger's baseline candidates)."""
-        if self.model_override:
-            return {self.model_override}
-        return {
-            self.default_model if profile.model == "default" else profile.model
-            for profile in self.pack.profiles
-        }
-
-    async def _route(
-        self, force: str | None, control: ControlReading, warnings: list[str]
-    ) -> Route:
-        wanted: str | None
-        if force is not None and force != AUTO:
-            wanted = force
-        elif force == AUTO:
-            wanted = None
-        else:
-            wanted = OFF if control.mode == OFF else control.forced
-        # a mode the caller passed is for this message only: the route says so (replay,
-        # the panel and the log show "one-shot"); the control file's setting is not one
-        once = force is not None and force != AUTO
-        if wanted == OFF:
-            return Route(OFF, "caller", OFF_REASON, one_shot=once)
-        if wanted is not None:
-            try:
-                return replace(self.router.force(wanted), one_shot=once)
-            except UnknownMode as error:
-                origin = "the control file" if force is None else "the caller"
-                warnings.append(
-                    f"{origin} asked for mode {wanted!r}: {error}; routing automatically"
-                )
-        return await self.router.route(self.conversation.messages)
-
-    def _read_control(self) -> tuple[ControlReading, list[str]]:
-        warnings: list[str] = []
-        if self._record_failure is not None:
-            warnings.append(f"the session log could not be written: {self._record_failure}")
-            self._record_failure = None
-        if self.control is None:
-            return ControlReading(AUTO), warnings
-        try:
-            reading = self.control.read()
-        except Exception as error:  # a broken control source must not stop the turn
-            log.exception("the control setting could not be read")
-            warnings.append(
-                f"the control setting could not be read ({error}); routing automatically"
-            )
-            return ControlReading(AUTO), warnings
-        if reading.warning:
-            warnings.append(reading.warning)
-        return reading, warnings
-
-    async def _setup(
-        self, mode: str | None, *, model: str | None = None, rest: tuple[str, ...] | None = None
-    ) -> TurnSetup:
-        """How `mode` runs; `model` and `rest` replace its model and fallbacks (a fallback)."""
-        profile = self.pack.get(mode) if mode is not None else None
-        if model is not None:
-            model = self.default_model if model == "default" else model
-        elif profile is not None and profile.model != "default":
-            model = self.model_override or profile.model
-        else:
-            model = self.model_override or self.default_model
-        if rest is None:
-            # --model pins one model for the run: no mode's fallbacks apply
-            rest = () if self.model_override or profile is None else profile.fallback_models
-        notes: list[str] = []
-        requested = profile.thinking if profile is not None else "off"
-        effort: str | None = None
-        if requested != "off":
-            if (await self._capable(model)).reasoning:
-                effort = requested
-            else:
-                notes.append(f"thinking n/a for {model}")
-        tools: dict[str, Tool] = {}
-        if profile is not None and (profile.tools or profile.mcp):
-            missing = [name for name in profile.tools if name not in self.tools]
-            if missing:
-                notes.append(f"tools not available here: {', '.join(missing)}")
-            selected = self.tools.select(profile.tools)
-            if (selected or profile.mcp) and not (await self._capable(model)).tools:
-                notes.append(f"tools n/a for {model}")
-            else:
-                # MCP servers start here, on the first turn of a mode that lists them
-                found = await server_tools(profile.mcp, self.servers)
-                notes.extend(found.problems)
-                tools = {item.name: item for item in (*selected, *found.tools)}
-        return TurnSetup(
-            mode=mode,
-            model=model,
-            thinking=effort or "off",
-            reasoning_effort=effort,
-            tools=tools,
-            specs=tuple(item.spec for item in tools.values()),
-            system=self._system_prompt(profile),
-            window=profile.history if profile is not None else HistoryWindow(20),
-            temperature=profile.temperature if profile is not None else None,
-            max_tokens=profile.max_tokens if profile is not None else None,
-            notes=tuple(notes),
-            fallbacks=tuple(rest),
+    def _context(self) -> TurnContext:
+        """What the turn may use: the settings as they are now, and the engine's parts."""
+        return TurnContext(
+            config=self.config,
+            pack=self.pack,
+            router=self.router,
+            model=self.model,
+            control=self.control,
+            state=self.state,
+            recorder=self.recorder,
+            slot=self.slot,
+            setups=self.setups,
+            costs=self.costs,
+            corrections=self.corrections,
+            guards=self.guards,
+            asker=self.asker,
         )
 
-    async def _capable(self, model: str) -> ModelCapabilities:
-        """What `model` can do, asked once (off the loop: it may import litellm)."""
-        known = self._capabilities.get(model)
-        if known is not None:
-            return known
-        try:
-            answer = await asyncio.to_thread(self.model.capabilities, model)
-        except Exception:  # an unknown capability is reported as missing
-            log.exception("capabilities(%s) failed", model)
-            answer = UNKNOWN_CAPABILITIES
-        self._capabilities[model] = answer
-        return answer
-
-    def _system_prompt(self, profile: Profile | None) -> str:
-        """The base prompt plus the mode's instructions, rendered once per mode and day."""
-        today = dt.date.today()
-        key = (profile.name if profile is not None else None, today.isoformat())
-        text = self._prompts.get(key)
-        if text is None:
-            local = template_locals(profile, self.inputs, today=today, cwd=str(self.cwd))
-            base = self.pack.prompts.render_system(local)
-            extra = self.pack.prompts.render_instructions(profile, local) if profile else ""
-            text = f"{base}\n\n{extra}" if extra else base
-            self._prompts[key] = text
-        return text
-
-    def _record(self, record: SessionRecord) -> None:
-        if self.session is None:
-            return
-        try:
-            write_record(self.session, record)
-        except Exception as error:  # the turn goes on; the next RouteDecided warns
-            log.exception("could not write a %s record", record.kind)
-            if self._record_failure is None:
-                self._record_failure = f"{type(error).__name__}: {error}"
+    async def _record_only(self, plan: CorrectionPlan) -> AsyncGenerator[TurnEvent, None]:
+        event = self.corrections.apply(plan)
+        self.recorder.correction(self.state.turn, event)
+        yield event
