@@ -25,8 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.engine import Engine
-from modes_tui.core.engine import rounds
+from modes_tui.core.engine import Engine, rounds
 from modes_tui.core.engine.wire import TextChunk
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
