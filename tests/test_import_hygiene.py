@@ -32,6 +32,7 @@ CORE_MODULES = [
     "modes_tui.core.engine.mode_note",
     "modes_tui.core.events",
     "modes_tui.core.engine",
+    "modes_tui.core.engine.engine",  # the package imports it lazily: name the module itself
     "modes_tui.core.tools",
     "modes_tui.core.engine.guards",
     "modes_tui.core.workspace",

@@ -88,7 +88,8 @@ class Engine:
         **settings: Any,
     ) -> None:
         if config is None:
-            config = EngineConfig(**settings)
+            # None meant "the default" in the keyword form: drop it so the default applies
+            config = EngineConfig(**{k: v for k, v in settings.items() if v is not None})
         elif settings:
             raise TypeError(f"pass settings in config or as keywords, not both: {sorted(settings)}")
         if not isinstance(config.cwd, Path):  # a str from a small caller

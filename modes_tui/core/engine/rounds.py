@@ -5,9 +5,9 @@ answer (switching to the mode's fallback models on a retryable failure before an
 stores the assistant message, and either closes the turn (text only) or runs the tool calls
 and goes round again, up to `Limits.model_rounds`.
 
-Where to extend: fitting a request into the context window goes where `build_request` is
-called (`play_round`, and `answer_with_fallbacks` for a fallback's request); what happens
-to the tool calls is `core.engine.tool_calls.run_calls`.
+Where to extend: every request of a turn is made by `request_for` (the first, each later
+round's, a fallback's): fitting it into the context window goes there; what happens to the
+tool calls is `core.engine.tool_calls.run_calls`.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from modes_tui.core.events import (
 )
 from modes_tui.core.records import AssistantRecord, RequestRecord
 
-__all__ = ["answer_with_fallbacks", "play_round"]
+__all__ = ["answer_with_fallbacks", "play_round", "request_for"]
 
 
 async def play_round(
@@ -52,8 +52,7 @@ async def play_round(
     turn.new_round()
     turn.next_checkpoint = time.monotonic() + ctx.config.checkpoint_seconds
     setup = current(turn)
-    messages = ctx.state.conversation.messages
-    request = build_request(setup, messages, turn.user_index)
+    request = request_for(ctx, turn, setup)
     if round_no == 1:
         refusal = await ctx.stopper.step(ctx.costs.check_budget(setup.model, request, ctx.asker))
         if refusal is not None:
@@ -158,7 +157,7 @@ async def answer_with_fallbacks(
             note = fallback_note(setup.model, error, following.model)
             following = replace(following, notes=(*following.notes, note))
             turn.setup = following
-            request = build_request(following, ctx.state.conversation.messages, turn.user_index)
+            request = request_for(ctx, turn, following)
             switched = {"from": setup.model, "kind": error.kind, "error": error.provider_message}
             ctx.recorder.write(
                 RequestRecord(
@@ -171,6 +170,11 @@ async def answer_with_fallbacks(
                 )
             )
             yield RequestBuilt(request, following.mode, round_no, following.notes)
+
+
+def request_for(ctx: TurnContext, turn: TurnState, setup: TurnSetup) -> ModelRequest:
+    """The request this round sends with `setup`: what the model may see of the history."""
+    return build_request(setup, ctx.state.conversation.messages, turn.user_index)
 
 
 def checkpoint_answer(ctx: TurnContext, turn: TurnState) -> None:
