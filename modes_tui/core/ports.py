@@ -13,7 +13,7 @@ fakes. What crosses the model seam (requests, model events) is in `modes_tui.cor
     TurnEngine      core.engine.Engine (what frontend/, tui/ and repl/ drive)   scripted engines
     ControlSource   store.control.ControlFile                  a fixed reading
     Confirmer       tui.confirm.DialogConfirmer, repl.questions.PromptConfirmer / PipeConfirmer
-    Guard           core.guards (repeated calls, tool budget, confirmation), user guards
+    Guard           core.engine.guards (repeated calls, tool budget, confirmation), user guards
 
 Every port is defined here, so a consumer imports them from one place; the values they speak
 in (`Decision`, `HistoryEntry`, `RecordType`, ...) stay with their own modules.

@@ -133,6 +133,10 @@ class Engine:
         """Where the session log goes (None: nowhere)."""
         return self.recorder.session
 
+    @session.setter
+    def session(self, session: SessionWriter | None) -> None:
+        self.recorder.session = session
+
     @property
     def default_model(self) -> str:
         return self.config.default_model
