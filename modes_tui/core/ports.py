@@ -33,16 +33,16 @@ if TYPE_CHECKING:
 
     from modes_tui.core.control import ControlReading
     from modes_tui.core.conversation import Conversation, ToolCall
-    from modes_tui.core.engine.correcting import RoutedTurn
     from modes_tui.core.corrections import Correction
-    from modes_tui.core.events import TurnEvent
+    from modes_tui.core.engine.correcting import RoutedTurn
     from modes_tui.core.engine.guards import PendingCall, Verdict
+    from modes_tui.core.engine.wire import Completion, ModelEvent, ModelRequest
+    from modes_tui.core.events import TurnEvent
     from modes_tui.core.profiles import Profile
     from modes_tui.core.records import RecordType
     from modes_tui.core.routing import Decision, Route
     from modes_tui.core.routing_input import HistoryEntry
     from modes_tui.core.tools import Tool
-    from modes_tui.core.engine.wire import Completion, ModelEvent, ModelRequest
 
 __all__ = [
     "ChatModel",
