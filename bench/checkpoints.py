@@ -24,13 +24,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from modes_tui.core import turn_loop
 from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.engine import Engine
+from modes_tui.core.engine import Engine, rounds
+from modes_tui.core.engine.wire import TextChunk
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
 from modes_tui.core.routing import Router
-from modes_tui.core.wire import TextChunk
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import load_session
@@ -66,7 +65,7 @@ async def one(size: int, seconds: float, chunk: int) -> tuple[int, int, int, boo
     """(answer bytes, checkpoints, log bytes, loads back whole) for one answer."""
     text = ("All work and no play makes Jack a dull boy. " * (size // 44 + 1))[:size]
     clock = ModelClock()
-    turn_loop.time = clock  # type: ignore[assignment]  # only the loop's checkpoint clock
+    rounds.time = clock  # type: ignore[assignment]  # only the rounds' checkpoint clock
     log = SessionLog.create(app_dirs(), pack="default", model="scripted/plain")
     pack = load_pack("default")
     engine = Engine(
@@ -82,7 +81,7 @@ async def one(size: int, seconds: float, chunk: int) -> tuple[int, int, int, boo
     async for _ in engine.run_turn("tell me a long story"):
         pass
     log.close()
-    turn_loop.time = time  # type: ignore[assignment]
+    rounds.time = time  # type: ignore[assignment]
     data = log.path.read_bytes()
     checkpoints = data.count(b'"partial":true')
     # a crash before the final record: what the checkpoints alone give back

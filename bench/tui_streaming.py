@@ -27,6 +27,7 @@ os.environ.setdefault("MODES_TUI_HOME", tempfile.mkdtemp(prefix="modes-bench-"))
 
 from modes_tui.core.control import AUTO, ControlReading
 from modes_tui.core.conversation import Conversation, Message
+from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.events import (
     RequestBuilt,
     RouteDecided,
@@ -37,7 +38,6 @@ from modes_tui.core.events import (
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
 from modes_tui.core.routing import Route
-from modes_tui.core.wire import ModelRequest
 from modes_tui.runtime import Runtime
 from modes_tui.store.settings import Settings
 from modes_tui.tui.app import ModesApp, build_app

@@ -133,15 +133,16 @@ def pin_the_clock() -> None:
     import datetime
     import types
 
-    import modes_tui.core.engine as engine_module
+    import modes_tui.core.engine.setup as setup_module
+    import modes_tui.core.engine.tool_calls as tool_calls_module
 
     class Day(datetime.date):
         @classmethod
         def today(cls) -> Day:
             return cls(2026, 3, 14)
 
-    engine_module.dt = types.SimpleNamespace(date=Day, datetime=datetime.datetime)  # type: ignore[assignment]
-    engine_module.time = types.SimpleNamespace(  # type: ignore[assignment]
+    setup_module.dt = types.SimpleNamespace(date=Day, datetime=datetime.datetime)  # type: ignore[assignment]
+    tool_calls_module.time = types.SimpleNamespace(  # type: ignore[assignment]
         perf_counter=lambda: 0.0, monotonic=__import__("time").monotonic
     )
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from modes_tui.core.conversation import Message, ToolCall
+from modes_tui.core.engine.wire import ModelRequest, ToolSpec
 from modes_tui.core.paths import Dirs
 from modes_tui.core.routing import ClassifierInfo, Decision, Route
-from modes_tui.core.wire import ModelRequest, ToolSpec
 from modes_tui.store.session_log import SessionLog
 
 READ_FILE = ToolSpec(

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from modes_tui.core.engine.questions import Question
 from modes_tui.core.errors import DeclarationError
 from modes_tui.core.events import RouteDecided, TurnEvent, TurnFinished
 from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.questions import Question
 from modes_tui.core.routing import Decision, Router
 from modes_tui.llm.fake import ScriptedModel
 from tests.repl_support import answer_when_asked, within

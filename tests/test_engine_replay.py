@@ -12,8 +12,8 @@ import pytest
 from modes_tui.core.classifiers.keyword import KeywordClassifier
 from modes_tui.core.conversation import Message
 from modes_tui.core.engine import Engine
+from modes_tui.core.engine.guards import Limits
 from modes_tui.core.events import TextDelta, TurnCancelled, TurnEvent, TurnFailed, TurnFinished
-from modes_tui.core.guards import Limits
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Router

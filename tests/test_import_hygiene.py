@@ -29,11 +29,12 @@ CORE_MODULES = [
     "modes_tui.core.routing",
     "modes_tui.core.routing_prompt",
     "modes_tui.core.terminal_text",
-    "modes_tui.core.mode_note",
+    "modes_tui.core.engine.mode_note",
     "modes_tui.core.events",
     "modes_tui.core.engine",
+    "modes_tui.core.engine.engine",  # the package imports it lazily: name the module itself
     "modes_tui.core.tools",
-    "modes_tui.core.guards",
+    "modes_tui.core.engine.guards",
     "modes_tui.core.workspace",
     "modes_tui.core.toolbox",
     "modes_tui.core.pack_tools",
@@ -67,7 +68,7 @@ CORE_MODULES = [
     "modes_tui.llm.model_process",
     "modes_tui.llm.model_child",
     "modes_tui.core.ports",
-    "modes_tui.core.wire",
+    "modes_tui.core.engine.wire",
     "modes_tui.core.redaction",
     "modes_tui.cli",
 ]

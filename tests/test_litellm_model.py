@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from modes_tui.core.conversation import ToolCall
-from modes_tui.core.errors import ProviderError
-from modes_tui.core.wire import (
+from modes_tui.core.engine.wire import (
     ModelEvent,
     ModelRequest,
     ReasoningChunk,
@@ -17,6 +16,7 @@ from modes_tui.core.wire import (
     ToolCallChunk,
     UsageReport,
 )
+from modes_tui.core.errors import ProviderError
 from modes_tui.llm.litellm_import import import_litellm
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.llm.provider_errors import classify_error

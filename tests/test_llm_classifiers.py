@@ -16,13 +16,13 @@ from modes_tui.core.classifiers import build_classifier
 from modes_tui.core.classifiers.chat import ChatClassifier, parse_selection, selection_schema
 from modes_tui.core.classifiers.judge import JudgeClassifier, distribution
 from modes_tui.core.conversation import Message
+from modes_tui.core.engine.wire import Completion, ModelEvent, ModelRequest
 from modes_tui.core.errors import DeclarationError, ProviderError, RoutingDecisionError
 from modes_tui.core.ports import ChatModel, ModelCapabilities
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Route, Router
 from modes_tui.core.routing_input import HistoryEntry
 from modes_tui.core.routing_prompt import build_routing_prompt
-from modes_tui.core.wire import Completion, ModelEvent, ModelRequest
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.runtime import classifier_services
 from tests.conftest import PackWriter

@@ -24,11 +24,11 @@ import pytest
 from modes_tui.core.classifiers.keyword import KeywordClassifier
 from modes_tui.core.conversation import ToolCall
 from modes_tui.core.engine import Engine
+from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.events import RequestBuilt, ToolCallFinished, TurnEvent, TurnFinished
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Router
 from modes_tui.core.tools import Tool, ToolRegistry
-from modes_tui.core.wire import ModelRequest
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.mcp.config import McpServer
 from modes_tui.mcp.servers import McpServers, tool_name

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from modes_tui.cli import main
+from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.errors import ProviderError, SettingsError
 from modes_tui.core.models import (
     EMBEDDED_MODEL,
@@ -21,7 +22,6 @@ from modes_tui.core.models import (
 )
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import load_pack
-from modes_tui.core.wire import ModelRequest
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.runtime import build_engine
 from modes_tui.store.settings import load_settings

@@ -10,9 +10,9 @@ import pytest
 
 from modes_tui.core.classifiers.keyword import KeywordClassifier
 from modes_tui.core.engine import Engine
+from modes_tui.core.engine.guards import Limits
 from modes_tui.core.errors import DeclarationError
 from modes_tui.core.events import RequestBuilt, ToolCallFinished, TurnFinished
-from modes_tui.core.guards import Limits
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Router
 from modes_tui.core.toolbox import default_registry

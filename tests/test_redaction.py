@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.redaction import REDACTED, is_secret_name, redact_secrets
-from modes_tui.core.wire import ModelRequest
 
 
 @pytest.mark.parametrize(

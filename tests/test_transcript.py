@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 from modes_tui.core.conversation import Message, ToolCall
+from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.events import (
     ReasoningDelta,
     RequestBuilt,
@@ -21,7 +22,6 @@ from modes_tui.core.events import (
 )
 from modes_tui.core.routing import Route
 from modes_tui.core.transcript import TurnTranscript
-from modes_tui.core.wire import ModelRequest
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.repl import Printer, run_lines
 from tests.test_plain import context_for, engine_with

@@ -16,10 +16,10 @@ from textual.widgets import Collapsible, OptionList
 
 from modes_tui.core.classifiers.embedding import EmbeddingClassifier
 from modes_tui.core.engine import Engine
+from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import Router
-from modes_tui.core.wire import ModelRequest
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.control import ControlFile
 from modes_tui.store.corrections import CorrectionStore

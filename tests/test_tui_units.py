@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from modes_tui.core.conversation import Message, ToolCall
+from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.events import (
     RequestBuilt,
     TextDelta,
@@ -15,7 +16,6 @@ from modes_tui.core.events import (
 )
 from modes_tui.core.profiles import Profile
 from modes_tui.core.transcript import TurnTranscript
-from modes_tui.core.wire import ModelRequest
 from modes_tui.frontend.commands import CommandError, complete, mode_settings, parse_command
 from modes_tui.route_format import duration
 from modes_tui.tui.keys import mode_keys, next_setting

@@ -19,6 +19,7 @@ from modes_tui.core.classifiers.keyword import KeywordClassifier
 from modes_tui.core.control import AUTO, OFF, ControlReading
 from modes_tui.core.conversation import Conversation, Message, ToolCall
 from modes_tui.core.engine import Engine
+from modes_tui.core.engine.wire import ModelRequest, ToolSpec
 from modes_tui.core.errors import UnknownMode
 from modes_tui.core.events import (
     ModeChanged,
@@ -36,7 +37,6 @@ from modes_tui.core.events import (
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.profiles import Pack, load_pack
 from modes_tui.core.routing import ClassifierInfo, Decision, Route, Router
-from modes_tui.core.wire import ModelRequest, ToolSpec
 from modes_tui.llm.fake import ScriptedModel
 from modes_tui.runtime import Runtime, build_engine
 from modes_tui.store.control import ControlFile

@@ -12,8 +12,8 @@ from typing import Any, ClassVar, Literal
 
 from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.corrections import Correction
+from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.routing import Route
-from modes_tui.core.wire import ModelRequest
 
 ToolOutcome = Literal["ok", "error", "cancelled", "blocked", "answered"]
 

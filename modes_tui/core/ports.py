@@ -3,7 +3,7 @@
 The core (engine, router, classifiers, costs) talks to models, encoders, the session log,
 the control file and the user only through these; the adapters live outside the core
 (`modes_tui.llm`, `modes_tui.store`, `modes_tui.tui`, `modes_tui.repl`), and tests pass
-fakes. What crosses the model seam (requests, model events) is in `modes_tui.core.wire`.
+fakes. What crosses the model seam (requests, model events) is in `modes_tui.core.engine.wire`.
 
     port            adapters                                   fakes in tests
     ChatModel       llm.litellm_model.LiteLLMChatModel         llm.fake.ScriptedModel
@@ -13,7 +13,7 @@ fakes. What crosses the model seam (requests, model events) is in `modes_tui.cor
     TurnEngine      core.engine.Engine (what frontend/, tui/ and repl/ drive)   scripted engines
     ControlSource   store.control.ControlFile                  a fixed reading
     Confirmer       tui.confirm.DialogConfirmer, repl.questions.PromptConfirmer / PipeConfirmer
-    Guard           core.guards (repeated calls, tool budget, confirmation), user guards
+    Guard           core.engine.guards (repeated calls, tool budget, confirmation), user guards
 
 Every port is defined here, so a consumer imports them from one place; the values they speak
 in (`Decision`, `HistoryEntry`, `RecordType`, ...) stay with their own modules.
@@ -33,16 +33,16 @@ if TYPE_CHECKING:
 
     from modes_tui.core.control import ControlReading
     from modes_tui.core.conversation import Conversation, ToolCall
-    from modes_tui.core.correcting import RoutedTurn
     from modes_tui.core.corrections import Correction
+    from modes_tui.core.engine.correcting import RoutedTurn
+    from modes_tui.core.engine.guards import PendingCall, Verdict
+    from modes_tui.core.engine.wire import Completion, ModelEvent, ModelRequest
     from modes_tui.core.events import TurnEvent
-    from modes_tui.core.guards import PendingCall, Verdict
     from modes_tui.core.profiles import Profile
     from modes_tui.core.records import RecordType
     from modes_tui.core.routing import Decision, Route
     from modes_tui.core.routing_input import HistoryEntry
     from modes_tui.core.tools import Tool
-    from modes_tui.core.wire import Completion, ModelEvent, ModelRequest
 
 __all__ = [
     "ChatModel",

@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modes_tui.core.conversation import ToolCall
-from modes_tui.core.errors import ProviderError
-from modes_tui.core.ports import ModelCapabilities
-from modes_tui.core.wire import (
+from modes_tui.core.engine.wire import (
     Completion,
     ModelEvent,
     ModelRequest,
@@ -25,6 +23,8 @@ from modes_tui.core.wire import (
     ToolCallChunk,
     UsageReport,
 )
+from modes_tui.core.errors import ProviderError
+from modes_tui.core.ports import ModelCapabilities
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,10 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from modes_tui.core.conversation import ToolCall
-from modes_tui.core.errors import ProviderError
-from modes_tui.core.models import ModelCatalog, ModelConfig, ModelPrice
-from modes_tui.core.ports import ModelCapabilities
-from modes_tui.core.wire import (
+from modes_tui.core.engine.wire import (
     Completion,
     ModelEvent,
     ModelRequest,
@@ -31,6 +28,9 @@ from modes_tui.core.wire import (
     ToolCallChunk,
     UsageReport,
 )
+from modes_tui.core.errors import ProviderError
+from modes_tui.core.models import ModelCatalog, ModelConfig, ModelPrice
+from modes_tui.core.ports import ModelCapabilities
 from modes_tui.llm.litellm_import import import_litellm, import_litellm_async
 from modes_tui.llm.provider_errors import HINTS, to_provider_error
 

@@ -47,7 +47,7 @@ import litellm  # noqa: E402
 from litellm import CustomLLM  # noqa: E402
 from litellm.types.utils import GenericStreamingChunk, ModelResponse  # noqa: E402
 
-from modes_tui.core.mode_note import NoteEchoFilter  # noqa: E402
+from modes_tui.core.engine.mode_note import NoteEchoFilter  # noqa: E402
 from modes_tui.core.models import EMBEDDED_MODEL  # noqa: E402
 from modes_tui.llm.gguf import ensure_model_file, resolve_model_file  # noqa: E402
 from modes_tui.llm.llama_runner import N_CTX, ModelRunner, Piece, generation_params  # noqa: E402

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modes_tui.runtime.parts import (
+    EngineSpec,
     build_engine,
     check_model_names,
     classifier_services,
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from modes_tui.core.classifiers import ClassifierServices
     from modes_tui.core.corrections import CorrectionSource
     from modes_tui.core.engine import Engine
-    from modes_tui.core.guards import Limits
+    from modes_tui.core.engine.guards import Limits
     from modes_tui.core.models import ModelCatalog
     from modes_tui.core.paths import Dirs
     from modes_tui.core.ports import ChatModel, Classifier, Confirmer, SessionWriter
@@ -207,7 +208,16 @@ class Runtime:
 
     def engine(self, confirm: Confirmer | None = None, *, limits: Limits | None = None) -> Engine:
         """The engine, carrying on the resumed session's conversation when there is one."""
-        engine = build_engine(
+        engine = build_engine(self.engine_spec(confirm, limits=limits))
+        if self.resumed is not None:
+            self.resumed.restore_into(engine)
+        return engine
+
+    def engine_spec(
+        self, confirm: Confirmer | None = None, *, limits: Limits | None = None
+    ) -> EngineSpec:
+        """What this run's engine is built from: the pack, the settings, the parts."""
+        return EngineSpec(
             pack=self.pack,
             model_id=self.settings.default_model,
             model_override=self.options.model,
@@ -226,9 +236,6 @@ class Runtime:
             budget=self.settings.budget,
             servers=self.servers,
         )
-        if self.resumed is not None:
-            self.resumed.restore_into(engine)
-        return engine
 
     def classifier_services(self) -> ClassifierServices:
         """The backends' factories, with the settings' default model and aliases."""
@@ -319,6 +326,7 @@ def load_settings_for(options: RunOptions, dirs: Dirs) -> Settings:
 
 
 __all__ = [
+    "EngineSpec",
     "RunOptions",
     "Runtime",
     "build_engine",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +15,8 @@ if TYPE_CHECKING:
     from modes_tui.core.classifiers import ClassifierServices
     from modes_tui.core.corrections import CorrectionSource
     from modes_tui.core.engine import Engine
-    from modes_tui.core.guards import Limits
+    from modes_tui.core.engine.config import EngineConfig
+    from modes_tui.core.engine.guards import Limits
     from modes_tui.core.paths import Dirs
     from modes_tui.core.ports import ChatModel, Confirmer, ControlSource, SessionWriter
     from modes_tui.core.profiles import Pack
@@ -93,28 +95,9 @@ def classifier_services(
     return ClassifierServices(factories=backend_factories(chat_model), default_model=default_model)
 
 
-def build_engine(
-    *,
-    pack: Pack,
-    model_id: str | None = None,
-    model_override: str | None = None,
-    classifier: str | None = None,
-    session: SessionWriter | None = None,
-    control: ControlSource | None = None,
-    confirm: Confirmer | None = None,
-    dirs: Dirs | None = None,
-    cwd: Path | None = None,
-    offline: bool | None = None,
-    local_model_path: Path | None = None,
-    limits: Limits | None = None,
-    inputs: Mapping[str, Any] | None = None,
-    model: ChatModel | None = None,
-    corrections: CorrectionSource | None = None,
-    models: ModelCatalog | None = None,
-    budget: float | None = None,
-    servers: McpServers | None = None,
-) -> Engine:
-    """An engine from concrete parts (`Runtime.engine` passes its own). Loads no model library.
+@dataclass(frozen=True, slots=True)
+class EngineSpec:
+    """What `build_engine` assembles an engine from: the pack, the settings and the parts.
 
     `model_id` is the default model (the setting; profiles' `model: default` resolve to it;
     the embedded model when None). `model_override` is `--model`: it replaces the model of
@@ -126,54 +109,97 @@ def build_engine(
     nor a litellm id is a SettingsError naming where it was written. `budget` is USD per
     session. `servers` are the MCP servers modes may list; the caller closes them.
     """
+
+    pack: Pack
+    model_id: str | None = None
+    model_override: str | None = None
+    classifier: str | None = None
+    session: SessionWriter | None = None
+    control: ControlSource | None = None
+    confirm: Confirmer | None = None
+    dirs: Dirs | None = None
+    cwd: Path | None = None
+    offline: bool | None = None
+    local_model_path: Path | None = None
+    limits: Limits | None = None
+    inputs: Mapping[str, Any] | None = None
+    model: ChatModel | None = None
+    corrections: CorrectionSource | None = None
+    models: ModelCatalog | None = None
+    budget: float | None = None
+    servers: McpServers | None = None
+
+    def config(self, cwd: Path) -> EngineConfig:
+        """The engine's settings, as one value."""
+        from modes_tui.core.engine.config import EngineConfig
+        from modes_tui.core.engine.guards import Limits
+
+        return EngineConfig(
+            default_model=self.model_id or EMBEDDED_MODEL,
+            model_override=self.model_override,
+            cwd=cwd,
+            limits=self.limits or Limits(),
+            inputs=dict(self.inputs or {}),
+            budget=self.budget,
+        )
+
+
+def build_engine(spec: EngineSpec | None = None, /, **fields: Any) -> Engine:
+    """An engine from an `EngineSpec` (`Runtime.engine` passes its own; small callers may pass
+    the spec's fields as keywords). Loads no model library."""
     from modes_tui.core.classifiers import build_classifier
-    from modes_tui.core.correcting import CorrectionRecorder
     from modes_tui.core.engine import Engine
-    from modes_tui.core.guards import Limits
+    from modes_tui.core.engine.correcting import CorrectionRecorder
     from modes_tui.core.paths import app_dirs
     from modes_tui.core.routing import Router
     from modes_tui.core.toolbox import default_registry
-    from modes_tui.llm.litellm_model import LiteLLMChatModel
 
-    dirs = dirs or app_dirs()
-    cwd = cwd or Path.cwd()
-    default_model = model_id or EMBEDDED_MODEL
-    catalog = ModelCatalog(dict(models.entries) if models else {}, default_model)
-    if model is None:
-        check_model_names(pack, catalog, model_override)
-    if offline is None:
-        offline = offline_for(pack, catalog, model_override)
-    if model is None:
-        model = LiteLLMChatModel(
-            offline=offline,
-            local_model_path=local_model_path,
-            data_dir=dirs.data,
-            models=catalog,
-        )
-    services = classifier_services(default_model, catalog)
+    if spec is None:
+        spec = EngineSpec(**fields)
+    elif fields:
+        raise TypeError(f"pass a spec or its fields, not both: {sorted(fields)}")
+    pack = spec.pack
+    dirs = spec.dirs or app_dirs()
+    cwd = spec.cwd or Path.cwd()
+    config = spec.config(cwd)
+    catalog = ModelCatalog(dict(spec.models.entries) if spec.models else {}, config.default_model)
+    model = spec.model or _chat_model(spec, catalog, dirs)
+    services = classifier_services(config.default_model, catalog)
+    corrections = spec.corrections
     if corrections is None:
         from modes_tui.store.corrections import CorrectionStore
 
         corrections = CorrectionStore.for_pack(dirs.data, pack.name)
     services.corrections = corrections
-    router = Router(pack, build_classifier(pack, classifier, services), inputs=inputs)
+    router = Router(pack, build_classifier(pack, spec.classifier, services), inputs=spec.inputs)
     return Engine(
         pack=pack,
         router=router,
         model=model,
-        default_model=default_model,
-        control=control,
-        session=session,
+        config=config,
+        control=spec.control,
+        session=spec.session,
         tools=default_registry(cwd, pack=pack),
-        confirm=confirm,
-        cwd=cwd,
-        model_override=model_override,
-        limits=limits or Limits(),
-        inputs=inputs,
+        confirm=spec.confirm,
         # the same store the router reads: a correction counts on the very next route
         corrections=corrections if isinstance(corrections, CorrectionRecorder) else None,
-        budget=budget,
-        servers=servers,
+        servers=spec.servers,
+    )
+
+
+def _chat_model(spec: EngineSpec, catalog: ModelCatalog, dirs: Dirs) -> ChatModel:
+    """The litellm adapter, after every model name in use is checked."""
+    from modes_tui.llm.litellm_model import LiteLLMChatModel
+
+    check_model_names(spec.pack, catalog, spec.model_override)
+    offline = spec.offline
+    if offline is None:
+        offline = offline_for(spec.pack, catalog, spec.model_override)
+    return LiteLLMChatModel(
+        offline=offline,
+        local_model_path=spec.local_model_path,
+        data_dir=dirs.data,
+        models=catalog,
     )
 
 

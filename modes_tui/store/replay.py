@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 from modes_tui.core.control import OFF
 from modes_tui.core.conversation import Conversation, Message
 from modes_tui.core.corrections import Correction
+from modes_tui.core.engine.wire import ModelRequest, ToolSpec
 from modes_tui.core.errors import RecordError
 from modes_tui.core.events import (
     ModeChanged,
@@ -65,7 +66,6 @@ from modes_tui.core.records import (
     parse_record,
 )
 from modes_tui.core.routing import Route
-from modes_tui.core.wire import ModelRequest, ToolSpec
 from modes_tui.store.session_reader import LoadedSession, SessionProblem, gc_paused
 
 INTERRUPTED = "interrupted"

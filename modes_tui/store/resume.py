@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.control import OFF
 from modes_tui.core.conversation import Conversation
-from modes_tui.core.correcting import RoutedTurn
+from modes_tui.core.engine.correcting import RoutedTurn
 from modes_tui.core.errors import SessionError
 from modes_tui.core.files import read_bytes
 from modes_tui.core.paths import Dirs

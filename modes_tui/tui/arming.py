@@ -25,7 +25,7 @@ from textual import events
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
-from modes_tui.core.questions import ANSWER_ARMING_SECONDS
+from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS
 
 Clock = Callable[[], float]
 """Seconds from any fixed point (`time.monotonic`)."""

@@ -29,10 +29,10 @@ from modes_tui.core.classifiers.model_classifier import (
     ModelClassifier,
     call_with_timeout,
 )
+from modes_tui.core.engine.wire import Completion
 from modes_tui.core.errors import RoutingDecisionError
 from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import Decision
-from modes_tui.core.wire import Completion
 
 __all__ = [
     "ANSWER_FORMAT",

@@ -28,11 +28,11 @@ from modes_tui.core.classifiers.model_classifier import (
     ModelClassifier,
 )
 from modes_tui.core.corrections import CorrectionSource
+from modes_tui.core.engine.wire import Completion
 from modes_tui.core.errors import DeclarationError, Problem, RoutingDecisionError
 from modes_tui.core.ports import ChatModel
 from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import Decision
-from modes_tui.core.wire import Completion
 
 LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 TOP_LOGPROBS = 10

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from modes_tui.core.corrections import EMPTY_CORRECTIONS, CorrectionSource
+from modes_tui.core.engine.wire import Completion, ModelRequest
 from modes_tui.core.errors import ProviderError
 from modes_tui.core.learning import Similarity, similar_corrections
 from modes_tui.core.ports import ChatModel
@@ -28,7 +29,6 @@ from modes_tui.core.profiles import Profile
 from modes_tui.core.routing import ClassifierInfo, Decision
 from modes_tui.core.routing_input import HistoryEntry
 from modes_tui.core.routing_prompt import build_routing_prompt
-from modes_tui.core.wire import Completion, ModelRequest
 
 DEFAULT_TIMEOUT = 30.0
 

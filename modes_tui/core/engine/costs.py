@@ -13,11 +13,11 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.errors import ProviderError
 from modes_tui.core.ledger import CostLedger, baseline, money
 from modes_tui.core.models import ModelPrice
 from modes_tui.core.ports import ChatModel
-from modes_tui.core.wire import ModelRequest
 
 log = logging.getLogger("modes_tui.costs")
 
@@ -74,7 +74,7 @@ class TurnCosts:
         if check is None or not check.would_pass:
             return None
         if asker is not None:
-            from modes_tui.core.questions import Question
+            from modes_tui.core.engine.questions import Question
 
             question = Question("budget", "Pass the budget?", check.question(model))
             try:

@@ -1,7 +1,8 @@
-"""What one turn is made of while it runs: its resolved setup and what it produced so far.
+"""The engine's state: the conversation so far (`EngineState`) and the running turn's.
 
-The engine's turn loop (`core.turn_loop`) creates one `TurnState` per turn; the helpers that
-build requests, run tool calls and close the turn read it.
+`EngineState` is what outlives a turn (history, turn count, mode, routes); `TurnState` is
+what one turn produced so far, created by `Turn` and read by its phases (the request, the
+tool calls, the close); `TurnSetup` is how the turn's mode runs, resolved.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modes_tui.core.conversation import ToolCall
+from modes_tui.core.conversation import Conversation, ToolCall
+from modes_tui.core.engine.wire import ToolSpec, UsageReport
 from modes_tui.core.pack_fields import HistoryWindow
+from modes_tui.core.routing import Route
 from modes_tui.core.tools import Tool
-from modes_tui.core.wire import ToolSpec, UsageReport
 
-__all__ = ["Cancelled", "RoundLimit", "TurnSetup", "TurnState", "usage_dict"]
+__all__ = ["Cancelled", "EngineState", "RoundLimit", "TurnSetup", "TurnState", "usage_dict"]
 
 
 class Cancelled(Exception):
@@ -24,6 +26,30 @@ class Cancelled(Exception):
 
 class RoundLimit(Exception):
     """The model was still calling tools when the turn ran out of model calls."""
+
+
+@dataclass(slots=True)
+class EngineState:
+    """What outlives a turn: the shared history and where the conversation stands."""
+
+    conversation: Conversation = field(default_factory=Conversation)
+    """The shared history every mode reads."""
+    turn: int = 0
+    """The number of user turns so far."""
+    mode: str | None = None
+    """The mode of the latest turn (None: none yet, or `off`)."""
+    turn_force: str | None = None
+    """The mode the caller chose for the latest message (`/MODE text`), kept for a retry."""
+    routes: list[Route] = field(default_factory=list)
+    """Every route of the session, oldest first."""
+
+    def last_user_index(self) -> int | None:
+        """Where the latest user message is in the history (None: there is none)."""
+        messages = self.conversation.messages
+        for index in range(len(messages) - 1, -1, -1):
+            if messages[index].role == "user":
+                return index
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +108,8 @@ class TurnState:
     """When (time.monotonic) to write the streaming answer to the session log next."""
     checkpointed: Checkpointed | None = None
     """How much of this round's answer the checkpoints hold (None: no checkpoint yet)."""
+    closed: bool = False
+    """The turn has yielded its last event (finished, or refused before a request)."""
 
     def new_round(self) -> None:
         self.text.clear()

@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
+from modes_tui.core.engine.questions import Asker, Question
 from modes_tui.core.profiles import Pack
-from modes_tui.core.questions import Asker, Question
 from modes_tui.core.routing import Route
 
 __all__ = ["confirm_entry"]

@@ -9,14 +9,15 @@ cancellation from the caller's side still propagates as usual.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncGenerator, Awaitable
 from typing import Any, TypeVar
 
+from modes_tui.core.engine.state import Cancelled
+from modes_tui.core.engine.wire import ModelEvent, ModelRequest
 from modes_tui.core.ports import ChatModel
-from modes_tui.core.turn_state import Cancelled
-from modes_tui.core.wire import ModelEvent, ModelRequest
 
-__all__ = ["TurnStopper"]
+__all__ = ["TurnSlot", "TurnStopper"]
 
 T = TypeVar("T")
 
@@ -114,3 +115,38 @@ class TurnStopper:
             close = getattr(stream, "aclose", None)
             if close is not None:
                 await close()
+
+
+class TurnSlot:
+    """The one turn an engine runs at a time, and where to reach it to stop it."""
+
+    def __init__(self) -> None:
+        self.running = False
+        """A turn is in progress."""
+        self.stopper = TurnStopper()
+        """Where the running turn stops when cancelled."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
+
+    def enter(self) -> None:
+        """Take the slot for a starting turn (on the turn's own loop)."""
+        if self.running:
+            raise RuntimeError("a turn is already running; cancel it or wait for it to end")
+        self.running = True
+        self.stopper.reset()
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+
+    def leave(self) -> None:
+        """Free the slot: the turn ended, however it ended."""
+        self.running = False
+        self.stopper.reset()
+
+    def cancel(self) -> None:
+        """Stop the running turn, if any; safe from any thread."""
+        if not self.running:
+            return
+        if self._loop is not None and threading.get_ident() != self._thread:
+            self._loop.call_soon_threadsafe(self.stopper.cancel_now)
+        else:
+            self.stopper.cancel_now()

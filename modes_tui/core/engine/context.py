@@ -1,0 +1,103 @@
+"""What a turn may use: `TurnContext`, the explicit parts the phases work over.
+
+The engine builds one context per turn from its own parts; a phase reads and writes only
+what is here (and its `TurnState`), never the engine. `Recorder` writes the session log
+without ever failing the turn: a failed write is reported by the next turn's route.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from modes_tui.core.engine.cancelling import TurnSlot, TurnStopper
+from modes_tui.core.engine.config import EngineConfig
+from modes_tui.core.engine.correcting import TurnCorrections
+from modes_tui.core.engine.costs import TurnCosts
+from modes_tui.core.engine.questions import Asker
+from modes_tui.core.engine.setup import ModeSetups
+from modes_tui.core.engine.state import EngineState
+from modes_tui.core.events import TurnCorrected
+from modes_tui.core.ports import ChatModel, ControlSource, Guard, SessionWriter
+from modes_tui.core.profiles import Pack
+from modes_tui.core.records import SessionRecord, UiEventRecord, write_record
+from modes_tui.core.routing import Router
+
+__all__ = ["Recorder", "TurnContext"]
+
+log = logging.getLogger("modes_tui.engine")
+
+
+class Recorder:
+    """Writes the session log; a failed write never stops a turn."""
+
+    def __init__(self, session: SessionWriter | None) -> None:
+        self.session = session
+        """Where records go (None: nowhere)."""
+        self.failure: str | None = None
+        """The first failed write since the last `take_failure` (shown by the next route)."""
+
+    def write(self, record: SessionRecord) -> None:
+        if self.session is None:
+            return
+        try:
+            write_record(self.session, record)
+        except Exception as error:  # the turn goes on; the next RouteDecided warns
+            log.exception("could not write a %s record", record.kind)
+            if self.failure is None:
+                self.failure = f"{type(error).__name__}: {error}"
+
+    def take_failure(self) -> str | None:
+        """The failed write to report now, forgotten once taken."""
+        failure, self.failure = self.failure, None
+        return failure
+
+    def correction(self, turn: int, event: TurnCorrected) -> None:
+        """A `ui_event` `correction`: which turn, from what mode to what, re-run or not."""
+        correction = event.correction.to_dict() if event.correction is not None else None
+        details = {
+            "of": event.turn,
+            "answered_mode": event.answered_mode,
+            "corrected_mode": event.corrected_mode,
+            "rerun": event.rerun,
+            "correction": correction,
+            "note": event.note,
+        }
+        self.write(UiEventRecord(turn, "correction", details))
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    """The parts one turn works over (built by the engine per turn)."""
+
+    config: EngineConfig
+    """The settings this turn runs with."""
+    pack: Pack
+    """The modes."""
+    router: Router
+    """Routes (or forces) the user's message."""
+    model: ChatModel
+    """The chat model adapter every request goes through."""
+    control: ControlSource | None
+    """The control file (None: always `auto`)."""
+    state: EngineState
+    """The shared history and where the conversation stands (updated by the turn)."""
+    recorder: Recorder
+    """The session log."""
+    slot: TurnSlot
+    """The engine's one running turn; its stopper is where a cancel lands."""
+    setups: ModeSetups
+    """Resolves a mode into how it runs."""
+    costs: TurnCosts
+    """Prices, the ledger and the budget."""
+    corrections: TurnCorrections
+    """What the router decided per turn, and the user's corrections."""
+    guards: Sequence[Guard]
+    """What every tool call passes before it runs, in order."""
+    asker: Asker | None
+    """Answers questions about a turn (entering a confirm-first mode, the budget)."""
+
+    @property
+    def stopper(self) -> TurnStopper:
+        return self.slot.stopper

@@ -1,0 +1,310 @@
+"""The engine's public face: one conversation's turns, each a stream of `TurnEvent`s.
+
+    read the control file -> route (or force, or `off`) -> ModeChanged? -> build the request
+    (base prompt + this mode's instructions, this mode's tools, the profile's history window)
+    -> stream text and reasoning -> resolve tool calls through the guards -> repeat until the
+    model answers with text -> TurnFinished / TurnFailed / TurnCancelled
+
+Everything that happens is written to the session writer as it happens. The engine is
+headless: it talks to models only through `ChatModel` and to the user only through events
+and a `Confirmer`.
+
+Invariants:
+- The user's message is in the conversation before anything can fail; a failed or
+  cancelled turn keeps it (and any partial answer), so `retry()` can run the turn again.
+- Mode instructions and the mode-change note exist only in the request (its system part),
+  never in the shared history.
+- Every tool call the model asked for gets a result in the history before the next
+  request, even when the turn is cancelled half-way, so the next request is valid.
+- `cancel()` stops the running step (routing, the model stream, a guard's question, a tool)
+  at once; nothing waits for the model to finish.
+
+The engine owns the parts and the conversation; each call that runs a turn hands a
+`TurnOrder` and a `TurnContext` to a `Turn` (core.engine.turn), which plays its phases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from modes_tui.core.conversation import Conversation
+from modes_tui.core.corrections import Correction
+from modes_tui.core.engine.cancelling import TurnSlot
+from modes_tui.core.engine.config import EngineConfig
+from modes_tui.core.engine.context import Recorder, TurnContext
+from modes_tui.core.engine.correcting import (
+    CorrectionPlan,
+    CorrectionRecorder,
+    RoutedTurn,
+    TurnCorrections,
+)
+from modes_tui.core.engine.costs import TurnCosts
+from modes_tui.core.engine.guards import ConfirmationGuard, Limits, default_guards
+from modes_tui.core.engine.prepare import TurnOrder
+from modes_tui.core.engine.questions import Asker
+from modes_tui.core.engine.setup import ModeSetups
+from modes_tui.core.engine.state import EngineState
+from modes_tui.core.engine.turn import Turn
+from modes_tui.core.errors import CorrectionRefused
+from modes_tui.core.events import TurnEvent
+from modes_tui.core.ledger import CostLedger
+from modes_tui.core.ports import ChatModel, Confirmer, ControlSource, Guard, SessionWriter
+from modes_tui.core.profiles import Pack
+from modes_tui.core.records import UiEventRecord
+from modes_tui.core.routing import Route, Router
+from modes_tui.core.toolbox import default_registry
+from modes_tui.core.tools import ToolRegistry
+from modes_tui.core.toolservers import ToolServers
+
+__all__ = ["Confirmer", "Engine", "EngineConfig", "Limits"]
+
+
+class Engine:
+    """Runs the turns of one conversation.
+
+    `config` carries the settings (`EngineConfig`); the other arguments are the parts the
+    engine works with. Small callers (tests, scripts) may pass the settings as keywords
+    instead (`Engine(pack=..., router=..., model=..., default_model="x")`); the runtime
+    passes one `EngineConfig`.
+    """
+
+    def __init__(
+        self,
+        *,
+        pack: Pack,
+        router: Router,
+        model: ChatModel,
+        config: EngineConfig | None = None,
+        control: ControlSource | None = None,
+        session: SessionWriter | None = None,
+        tools: ToolRegistry | None = None,
+        guards: Sequence[Guard] | None = None,
+        confirm: Confirmer | None = None,
+        corrections: CorrectionRecorder | None = None,
+        servers: ToolServers | None = None,
+        **settings: Any,
+    ) -> None:
+        if config is None:
+            # None meant "the default" in the keyword form: drop it so the default applies
+            config = EngineConfig(**{k: v for k, v in settings.items() if v is not None})
+        elif settings:
+            raise TypeError(f"pass settings in config or as keywords, not both: {sorted(settings)}")
+        if not isinstance(config.cwd, Path):  # a str from a small caller
+            config = replace(config, cwd=Path(config.cwd))
+        self.config = config
+        """The settings every turn starts with (replace it to change them between turns)."""
+        self.pack = pack
+        self.router = router
+        self.model = model
+        self.control = control
+        self.tools = tools if tools is not None else default_registry(config.cwd, pack=pack)
+        chosen = list(guards) if guards is not None else default_guards(config.limits)
+        if not any(isinstance(guard, ConfirmationGuard) for guard in chosen):
+            # last, so nobody is asked about a call another guard refuses
+            chosen.append(ConfirmationGuard(confirm))
+        self.guards: list[Guard] = chosen
+        """What every tool call passes before it runs, in order (append to extend)."""
+        self.asker: Asker | None = confirm if isinstance(confirm, Asker) else None
+        """Answers questions about a turn (entering a confirm-first mode, the budget)."""
+        self.costs = TurnCosts(model, CostLedger(budget=config.budget))
+        """Prices and the cost ledger (`costs.ledger`: per turn, total, saved, budget)."""
+        self.servers = servers
+        """MCP servers whose tools modes may list (`mcp:`); the caller closes them."""
+        self.state = EngineState()
+        """The conversation and where it stands (history, turn count, mode, routes)."""
+        self.recorder = Recorder(session)
+        """The session log (a failed write is reported by the next route)."""
+        self.corrections = TurnCorrections(
+            corrections, router, session_id=lambda: getattr(self.session, "id", None)
+        )
+        """Corrections of this conversation's turns (`correct`, `undo_correction`)."""
+        self.setups = ModeSetups(pack, model, self.tools, servers)
+        """Resolves a mode into how it runs (model, thinking, tools, system prompt)."""
+        self.slot = TurnSlot()
+        """The running turn, and where a cancel reaches it."""
+
+    # ------------------------------------------------------------------ settings and state
+
+    @property
+    def session(self) -> SessionWriter | None:
+        """Where the session log goes (None: nowhere)."""
+        return self.recorder.session
+
+    @session.setter
+    def session(self, session: SessionWriter | None) -> None:
+        self.recorder.session = session
+
+    @property
+    def default_model(self) -> str:
+        return self.config.default_model
+
+    @property
+    def model_override(self) -> str | None:
+        return self.config.model_override
+
+    @property
+    def cwd(self) -> Path:
+        return self.config.cwd
+
+    @property
+    def limits(self) -> Limits:
+        return self.config.limits
+
+    @property
+    def checkpoint_seconds(self) -> float:
+        """How often a long answer is written to the session log while it streams."""
+        return self.config.checkpoint_seconds
+
+    @checkpoint_seconds.setter
+    def checkpoint_seconds(self, seconds: float) -> None:
+        self.config = replace(self.config, checkpoint_seconds=seconds)
+
+    @property
+    def conversation(self) -> Conversation:
+        """The shared history (read-only for UIs)."""
+        return self.state.conversation
+
+    @conversation.setter
+    def conversation(self, conversation: Conversation) -> None:
+        self.state.conversation = conversation
+
+    @property
+    def turn(self) -> int:
+        """The number of user turns so far."""
+        return self.state.turn
+
+    @property
+    def routes(self) -> list[Route]:
+        """Every route of the session, oldest first."""
+        return self.state.routes
+
+    @property
+    def running(self) -> bool:
+        """A turn is in progress."""
+        return self.slot.running
+
+    @property
+    def mode(self) -> str | None:
+        """The mode of the latest turn (None: none yet, or `off`)."""
+        return self.state.mode
+
+    # ------------------------------------------------------------------ turns
+
+    def run_turn(self, text: str, *, force: str | None = None) -> AsyncGenerator[TurnEvent, None]:
+        """Answer `text`: `async for event in engine.run_turn(text)`.
+
+        `force` names a mode (or `off`, or `auto`) for this turn only. A caller that stops
+        listening early should close the generator (`contextlib.aclosing`), so the turn
+        ends at once and leaves a consistent history.
+        """
+        return self._play(TurnOrder("new", text, force))
+
+    def retry(self) -> AsyncGenerator[TurnEvent, None]:
+        """Run the last turn again from its user message (which is not added twice), in the
+        mode the caller chose for it, if it chose one (`/code why is this slow`)."""
+        return self._play(TurnOrder("retry", force=self.state.turn_force))
+
+    def resend(self, text: str, *, force: str | None = None) -> AsyncGenerator[TurnEvent, None]:
+        """Replace the last turn with `text` (the user edited their last message); `force`
+        as in `run_turn` (an edited `/MODE text` stays in MODE).
+
+        The last user message and everything after it leave the history, and `text` runs as
+        a new turn. The session log keeps the old turn and records a `ui_event`
+        `supersede` naming it, so a replay or a resume knows it was replaced.
+        """
+        return self._play(TurnOrder("edit", text, force))
+
+    def correct(self, mode: str, *, turn: int | None = None) -> AsyncGenerator[TurnEvent, None]:
+        """Say turn `turn` (default: the latest) belonged to `mode`: `async for event in ...`.
+
+        A correction is recorded for the router to learn from. The latest turn is answered
+        again in `mode` (the first `TurnCorrected` opens the re-run; the earlier answer leaves
+        the shared history but stays in the session log); an earlier turn only gets the
+        correction recorded. The control file is not touched. Raises `CorrectionRefused` at
+        once when the turn cannot be corrected as asked.
+        """
+        if self.slot.running:
+            raise CorrectionRefused("a turn is running: wait for it or cancel it, then correct it")
+        plan = self.corrections.plan(
+            turn, mode, latest=self.state.turn, messages=self.state.conversation.messages
+        )
+        if plan.rerun:
+            return self._play(TurnOrder("correction", force=mode, plan=plan))
+        return self._record_only(plan)
+
+    def undo_correction(self) -> Correction:
+        """Forget the latest correction made in this session (the answers stay)."""
+        correction = self.corrections.undo()
+        self.recorder.write(
+            UiEventRecord(
+                self.state.turn, "correction_undone", {"id": correction.id, "of": correction.turn}
+            )
+        )
+        return correction
+
+    def cancel(self) -> None:
+        """Stop the running turn; it yields TurnCancelled(partial). Safe from any thread."""
+        self.slot.cancel()
+
+    def clear(self) -> None:
+        """Forget the conversation (`/clear`); routes and the turn count stay."""
+        if self.slot.running:
+            raise RuntimeError("cannot clear the conversation while a turn runs; cancel it first")
+        self.state.conversation.clear()
+        self.corrections.cleared()
+        self.recorder.write(UiEventRecord(self.state.turn, "clear"))
+
+    def restore(
+        self,
+        conversation: Conversation,
+        *,
+        turn: int,
+        mode: str | None,
+        routes: Sequence[Route] = (),
+        routed: Sequence[RoutedTurn] = (),
+    ) -> None:
+        """Carry on from a saved session (resume, fork): as if this engine had run its turns.
+
+        `conversation` is the history the models saw, `turn` the last turn's number, `mode`
+        the mode of the last turn (None: none, or `off`), `routes` the recorded decisions,
+        `routed` what the router decided per turn (so `/wrong` can correct those turns).
+        """
+        if self.slot.running:
+            raise RuntimeError("cannot restore a session while a turn runs; cancel it first")
+        state = self.state
+        state.conversation = conversation
+        state.turn = turn
+        state.routes = list(routes)
+        state.mode = mode
+        self.corrections.turns = {routed_turn.turn: routed_turn for routed_turn in routed}
+
+    # ------------------------------------------------------------------ the turn
+
+    def _play(self, order: TurnOrder) -> AsyncGenerator[TurnEvent, None]:
+        return Turn(self._context(), order).play()
+
+    def _context(self) -> TurnContext:
+        """What the turn may use: the settings as they are now, and the engine's parts."""
+        return TurnContext(
+            config=self.config,
+            pack=self.pack,
+            router=self.router,
+            model=self.model,
+            control=self.control,
+            state=self.state,
+            recorder=self.recorder,
+            slot=self.slot,
+            setups=self.setups,
+            costs=self.costs,
+            corrections=self.corrections,
+            guards=self.guards,
+            asker=self.asker,
+        )
+
+    async def _record_only(self, plan: CorrectionPlan) -> AsyncGenerator[TurnEvent, None]:
+        event = self.corrections.apply(plan)
+        self.recorder.correction(self.state.turn, event)
+        yield event

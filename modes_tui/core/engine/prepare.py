@@ -1,0 +1,189 @@
+"""The first phase of a turn: which kind of turn it is, its place in the history, its route.
+
+    new        the user's message joins the history as turn N+1
+    edit       the last user message and all after it leave the history; the text is turn N+1
+    retry      everything after the last user message leaves; it runs again as turn N
+    correction a retry in the mode the user named, recorded as a correction first
+
+Then the control file is read, the route decided (forced, kept from a correction, or the
+router's, with the `auto_enter: confirm` question), the mode entered and its setup resolved.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from modes_tui.core.control import AUTO, OFF, ControlReading
+from modes_tui.core.conversation import Message
+from modes_tui.core.engine.auto_enter import confirm_entry
+from modes_tui.core.engine.context import TurnContext
+from modes_tui.core.engine.correcting import CorrectionPlan
+from modes_tui.core.engine.state import TurnState
+from modes_tui.core.errors import UnknownMode
+from modes_tui.core.events import ModeChanged, RouteDecided, TurnEvent, TurnFailed
+from modes_tui.core.records import RouteRecord, UiEventRecord, UserRecord
+from modes_tui.core.routing import Route
+
+__all__ = ["OFF_REASON", "TurnKind", "TurnOrder", "prepare"]
+
+log = logging.getLogger("modes_tui.engine")
+
+OFF_REASON = "Modes are off"
+
+TurnKind = Literal["new", "edit", "retry", "correction"]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOrder:
+    """What the caller asked for: a kind of turn and what it needs."""
+
+    kind: TurnKind
+    """new, edit (replaces the last turn), retry, or correction (a re-run in `plan.mode`)."""
+    text: str | None = None
+    """The user's message (new and edit only)."""
+    force: str | None = None
+    """A mode (or `off`, or `auto`) for this turn only."""
+    plan: CorrectionPlan | None = None
+    """The correction to record and re-run (correction only)."""
+
+    @property
+    def fresh(self) -> bool:
+        """The turn brings a new user message (new, edit)."""
+        return self.kind in ("new", "edit")
+
+
+NOTHING_TO_RETRY = TurnFailed(
+    "there is no turn to retry",
+    kind="nothing_to_retry",
+    hint="type a message first",
+    retryable=False,
+)
+
+
+async def prepare(
+    ctx: TurnContext, order: TurnOrder, turn: TurnState
+) -> AsyncGenerator[TurnEvent, None]:
+    """Place the message, route it, enter its mode; `turn.setup` is set when it may run."""
+    placed = _place(ctx, order, turn)
+    if placed is None:
+        yield NOTHING_TO_RETRY
+        return
+    for event in placed:
+        yield event
+    text = ctx.state.conversation.messages[turn.user_index].content
+    control, warnings = _read_control(ctx)
+    route = await _decide(ctx, order, text, control, turn, warnings)
+    state = ctx.state
+    state.routes.append(route)
+    # `off` is a reserved name, never a mode: the turn runs with no mode at all
+    turn.mode = None if route.mode_name == OFF else route.mode_name
+    ctx.recorder.write(RouteRecord(state.turn, route, control.mode, tuple(warnings)))
+    yield RouteDecided(route, control.mode, tuple(warnings))
+    ctx.stopper.checkpoint()
+    if turn.mode != state.mode:
+        previous, state.mode = state.mode, turn.mode
+        yield ModeChanged(previous, turn.mode)
+        ctx.stopper.checkpoint()
+    if order.fresh:
+        resent = ctx.corrections.resend(state.turn, text, route, state.conversation.messages)
+        if resent is not None:
+            ctx.recorder.correction(state.turn, resent)
+            yield resent
+    turn.setup = await ctx.stopper.step(ctx.setups.resolve(ctx.config, turn.mode))
+    models = ctx.config.models_in_use(ctx.pack.profiles)
+    await ctx.stopper.step(ctx.costs.set_baseline(models))
+
+
+def _place(ctx: TurnContext, order: TurnOrder, turn: TurnState) -> list[TurnEvent] | None:
+    """Put the turn's user message in place; the events that say so (None: no turn to run)."""
+    state = ctx.state
+    messages = state.conversation.messages
+    events: list[TurnEvent] = []
+    if order.fresh:
+        assert order.text is not None  # new and edit carry their text
+        last = state.last_user_index() if order.kind == "edit" else None
+        if last is not None:
+            del messages[last:]
+            ctx.recorder.write(UiEventRecord(state.turn, "supersede", {"superseded": state.turn}))
+        state.turn += 1
+        state.turn_force = order.force  # a retry of this turn keeps its `/MODE text` mode
+        state.conversation.append(Message("user", order.text))
+        ctx.recorder.write(UserRecord(state.turn, order.text))
+    else:
+        index = state.last_user_index()
+        if index is None:
+            return None
+        del messages[index + 1 :]
+        if order.plan is None:
+            ctx.recorder.write(UiEventRecord(state.turn, "retry"))
+        else:  # the superseded answer stays in the session log, before this record
+            corrected = ctx.corrections.apply(order.plan)
+            ctx.recorder.correction(state.turn, corrected)
+            events.append(corrected)
+    turn.user_index = len(state.conversation) - 1
+    return events
+
+
+async def _decide(
+    ctx: TurnContext,
+    order: TurnOrder,
+    text: str,
+    control: ControlReading,
+    turn: TurnState,
+    warnings: list[str],
+) -> Route:
+    """The route: the user's correction, a corrected turn's mode on retry, or the router's."""
+    kept = None if order.fresh else ctx.corrections.kept_mode(ctx.state.turn)
+    if order.plan is not None:  # the user decided: a forced route that says what it replaces
+        return replace(ctx.router.force(order.plan.mode), reason=order.plan.reason)
+    if kept is not None:  # retrying a corrected turn keeps the user's mode
+        return replace(ctx.router.force(kept[0]), reason=kept[1])
+    route = await ctx.stopper.step(_route(ctx, order.force, control, warnings))
+    route = await ctx.stopper.step(confirm_entry(route, ctx.pack, ctx.asker, ctx.state.mode))
+    ctx.corrections.routed(ctx.state.turn, text, route, turn.user_index)
+    return route
+
+
+async def _route(
+    ctx: TurnContext, force: str | None, control: ControlReading, warnings: list[str]
+) -> Route:
+    wanted: str | None
+    if force is not None and force != AUTO:
+        wanted = force
+    elif force == AUTO:
+        wanted = None
+    else:
+        wanted = OFF if control.mode == OFF else control.forced
+    # a mode the caller passed is for this message only: the route says so (replay,
+    # the panel and the log show "one-shot"); the control file's setting is not one
+    once = force is not None and force != AUTO
+    if wanted == OFF:
+        return Route(OFF, "caller", OFF_REASON, one_shot=once)
+    if wanted is not None:
+        try:
+            return replace(ctx.router.force(wanted), one_shot=once)
+        except UnknownMode as error:
+            origin = "the control file" if force is None else "the caller"
+            warnings.append(f"{origin} asked for mode {wanted!r}: {error}; routing automatically")
+    return await ctx.router.route(ctx.state.conversation.messages)
+
+
+def _read_control(ctx: TurnContext) -> tuple[ControlReading, list[str]]:
+    warnings: list[str] = []
+    failure = ctx.recorder.take_failure()
+    if failure is not None:
+        warnings.append(f"the session log could not be written: {failure}")
+    if ctx.control is None:
+        return ControlReading(AUTO), warnings
+    try:
+        reading = ctx.control.read()
+    except Exception as error:  # a broken control source must not stop the turn
+        log.exception("the control setting could not be read")
+        warnings.append(f"the control setting could not be read ({error}); routing automatically")
+        return ControlReading(AUTO), warnings
+    if reading.warning:
+        warnings.append(reading.warning)
+    return reading, warnings

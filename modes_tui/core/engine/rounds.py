@@ -1,0 +1,198 @@
+"""The middle phase of a turn: rounds of request -> model stream -> tool calls.
+
+Each round builds the request from the mode's setup and the history, streams the model's
+answer (switching to the mode's fallback models on a retryable failure before any output),
+stores the assistant message, and either closes the turn (text only) or runs the tool calls
+and goes round again, up to `Limits.model_rounds`.
+
+Where to extend: every request of a turn is made by `request_for` (the first, each later
+round's, a fallback's): fitting it into the context window goes there; what happens to the
+tool calls is `core.engine.tool_calls.run_calls`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncGenerator
+from dataclasses import replace
+
+from modes_tui.core.conversation import Message
+from modes_tui.core.engine import close
+from modes_tui.core.engine.context import TurnContext
+from modes_tui.core.engine.costs import fallback_note
+from modes_tui.core.engine.request import build_request
+from modes_tui.core.engine.state import RoundLimit, TurnSetup, TurnState, usage_dict
+from modes_tui.core.engine.tool_calls import run_calls
+from modes_tui.core.engine.wire import (
+    ModelEvent,
+    ModelRequest,
+    ReasoningChunk,
+    TextChunk,
+    ToolCallChunk,
+    UsageReport,
+)
+from modes_tui.core.errors import ProviderError
+from modes_tui.core.events import (
+    ReasoningDelta,
+    RequestBuilt,
+    TextDelta,
+    TurnEvent,
+    Usage,
+)
+from modes_tui.core.records import AssistantRecord, RequestRecord
+
+__all__ = ["answer_with_fallbacks", "play_round", "request_for"]
+
+
+async def play_round(
+    ctx: TurnContext, turn: TurnState, round_no: int
+) -> AsyncGenerator[TurnEvent, None]:
+    """One model call and its tool calls; sets `turn.closed` when the turn is answered."""
+    turn.new_round()
+    turn.next_checkpoint = time.monotonic() + ctx.config.checkpoint_seconds
+    setup = current(turn)
+    request = request_for(ctx, turn, setup)
+    if round_no == 1:
+        refusal = await ctx.stopper.step(ctx.costs.check_budget(setup.model, request, ctx.asker))
+        if refusal is not None:
+            yield close.fail(ctx, turn, refusal, "budget", close.BUDGET_HINT, retryable=False)
+            return
+    ctx.recorder.write(
+        RequestRecord(ctx.state.turn, request.to_dict(), setup.mode, round_no, setup.notes)
+    )
+    yield RequestBuilt(request, setup.mode, round_no, setup.notes)
+    calls: list[ToolCallChunk] = []
+    # without fallbacks, no extra generator layer on every chunk
+    answer = (
+        answer_with_fallbacks(ctx, request, turn, round_no)
+        if setup.fallbacks
+        else ctx.stopper.stream(ctx.model, request)
+    )
+    async with contextlib.aclosing(answer) as stream:
+        async for event in stream:
+            if isinstance(event, ToolCallChunk):
+                calls.append(event)
+                continue
+            shown = _received(ctx, turn, event)
+            if shown is not None:
+                yield shown
+    message = close.stamp(
+        ctx,
+        turn,
+        Message(
+            "assistant",
+            turn.partial(),
+            tool_calls=tuple(chunk.call for chunk in calls),
+            reasoning="".join(turn.reasoning),
+        ),
+    )
+    ctx.state.conversation.append(message)
+    if not calls:
+        yield close.finished(ctx, turn, message)
+        return
+    turn.round_message = len(ctx.state.conversation) - 1
+    turn.unresolved = [chunk.call for chunk in calls]
+    ctx.recorder.write(AssistantRecord(ctx.state.turn, message, usage_dict(turn.round_usage)))
+    last_round = round_no == ctx.config.limits.model_rounds
+    tool_calls = run_calls(ctx, turn, calls, round_no=round_no, last_round=last_round)
+    async with contextlib.aclosing(tool_calls) as events:
+        async for shown in events:
+            yield shown
+    if last_round:
+        raise RoundLimit
+
+
+def _received(
+    ctx: TurnContext, turn: TurnState, event: ModelEvent | RequestBuilt
+) -> TurnEvent | None:
+    """What one streamed event adds to the turn, and the event the caller sees of it."""
+    if isinstance(event, TextChunk):
+        turn.text.append(event.text)
+        if time.monotonic() >= turn.next_checkpoint:
+            checkpoint_answer(ctx, turn)
+        return TextDelta(event.text)
+    if isinstance(event, ReasoningChunk):
+        turn.reasoning.append(event.text)
+        if time.monotonic() >= turn.next_checkpoint:
+            checkpoint_answer(ctx, turn)
+        return ReasoningDelta(event.text)
+    if isinstance(event, UsageReport):
+        model = current(turn).model
+        turn.usage.append(event)
+        turn.round_usage = event
+        turn.calls.append((model, event.prompt_tokens, event.completion_tokens, event.cost))
+        return Usage(model, event.prompt_tokens, event.completion_tokens, event.cost)
+    if isinstance(event, RequestBuilt):  # a fallback model takes over
+        return event
+    return None
+
+
+async def answer_with_fallbacks(
+    ctx: TurnContext, request: ModelRequest, turn: TurnState, round_no: int
+) -> AsyncGenerator[ModelEvent | RequestBuilt, None]:
+    """The model's events; on a retryable failure before any output, the next fallback.
+
+    litellm's own `fallbacks=` is not used: it retries on any error (a wrong key too),
+    keeps no record of why it switched, and only covers the stream's opening; here the
+    switch is a RequestBuilt with a note, so the panel and the session say who answered
+    and why, and a failure after text arrived ends the turn with that text kept.
+    """
+    while True:
+        setup = current(turn)
+        try:
+            async with contextlib.aclosing(ctx.stopper.stream(ctx.model, request)) as stream:
+                async for event in stream:
+                    yield event
+            return
+        except ProviderError as error:
+            produced = turn.text or turn.reasoning
+            if produced or not setup.fallbacks or error.kind in close.NOT_RETRYABLE:
+                raise
+            following = await ctx.stopper.step(
+                ctx.setups.resolve(
+                    ctx.config, turn.mode, model=setup.fallbacks[0], rest=setup.fallbacks[1:]
+                )
+            )
+            note = fallback_note(setup.model, error, following.model)
+            following = replace(following, notes=(*following.notes, note))
+            turn.setup = following
+            request = request_for(ctx, turn, following)
+            switched = {"from": setup.model, "kind": error.kind, "error": error.provider_message}
+            ctx.recorder.write(
+                RequestRecord(
+                    ctx.state.turn,
+                    request.to_dict(),
+                    following.mode,
+                    round_no,
+                    following.notes,
+                    fallback=switched,
+                )
+            )
+            yield RequestBuilt(request, following.mode, round_no, following.notes)
+
+
+def request_for(ctx: TurnContext, turn: TurnState, setup: TurnSetup) -> ModelRequest:
+    """The request this round sends with `setup`: what the model may see of the history."""
+    return build_request(setup, ctx.state.conversation.messages, turn.user_index)
+
+
+def checkpoint_answer(ctx: TurnContext, turn: TurnState) -> None:
+    """Write what arrived since the last checkpoint (`partial: true`), so a crash loses none
+    of the answer. The first checkpoint of a round holds the text so far; each later one only
+    what is new, marked with where it `continues`, so the log grows with the answer, not
+    with its square (a 9 MB answer once grew its log to 921 MB)."""
+    turn.next_checkpoint = time.monotonic() + ctx.config.checkpoint_seconds
+    text, reasoning, mark = turn.since_checkpoint()
+    done = turn.checkpointed
+    continues = (
+        None if done is None else {"content": done.text_chars, "reasoning": done.reasoning_chars}
+    )
+    message = close.stamp(ctx, turn, Message("assistant", text, reasoning=reasoning))
+    ctx.recorder.write(AssistantRecord(ctx.state.turn, message, partial=True, continues=continues))
+    turn.checkpointed = mark
+
+
+def current(turn: TurnState) -> TurnSetup:
+    assert turn.setup is not None  # set by the prepare phase, before the first request
+    return turn.setup
