@@ -103,7 +103,7 @@ async def test_messages_sent_while_a_turn_runs_wait_and_then_run_in_order() -> N
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "first")
-        await until(pilot, lambda: app._turn_running)
+        await until(pilot, lambda: app.turns.running)
         await send(pilot, "second")
         await send(pilot, "third\nwith a second line")
         await until(pilot, lambda: len(app.pending) == 2)
@@ -158,7 +158,7 @@ async def first_running(pilot: Pilot[None]) -> ModesApp:
     """The app once its engine is built, with "first" sent and still running."""
     app = await ready(pilot)
     await send(pilot, "first")
-    await until(pilot, lambda: app._turn_running)
+    await until(pilot, lambda: app.turns.running)
     return app
 
 
@@ -232,7 +232,7 @@ async def test_escape_drops_an_edit_and_keeps_the_turn() -> None:
         await pilot.press("up")
         assert app.prompt.value == "first"
         await pilot.press("escape")
-        assert app.prompt.value == "" and app._editing is None
+        assert app.prompt.value == "" and app.turns.editing is None
         await send(pilot, "another")
         await until(pilot, lambda: len(app.records) == 2 and idle(app)())
         assert engine.resent == [] and engine.texts == ["first", "another"]
