@@ -140,6 +140,19 @@ async def test_keys_typed_right_after_enter_stay_in_the_prompt() -> None:
         assert [r.user_text for r in app.records] == ["hello there"]
 
 
+async def test_two_messages_sent_in_one_terminal_read_are_both_answered_in_order() -> None:
+    engine = ScriptEngine().script(
+        answer_events("one", "chat", "first"), answer_events("two", "chat", "second")
+    )
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        burst(app, "first\rsecond\r")  # the second Enter comes before the first turn starts
+        await until(pilot, lambda: len(app.records) == 2 and idle(app)())
+        assert engine.texts == ["first", "second"]
+        assert [r.status for r in app.records] == ["finished", "finished"]
+        assert [r.answer for r in app.records] == ["one", "two"]
+
+
 async def test_a_refused_command_comes_back_before_what_was_typed_after_it() -> None:
     async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
