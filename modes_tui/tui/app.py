@@ -497,16 +497,14 @@ class ModesApp(App[None]):
     def ask(self, text: str, *, force: str | None = None) -> None:
         """Route and answer one message as a new turn; `force` names the mode of this message
         only (`/MODE text`), the control file is not touched."""
-        self.turns.start()
-        self._run_turn(partial(self._new_turn, text, force))
+        self._begin_turn(partial(self._new_turn, text, force))
 
     def retry_turn(self, record: TurnTranscript) -> None:
         """Run the last turn again."""
         engine = self.engine
         if engine is None:
             return
-        self.turns.start()
-        self._run_turn(partial(self._retried_turn, record, engine))
+        self._begin_turn(partial(self._retried_turn, record, engine))
 
     def resend_turn(self, old: TurnTranscript, text: str, *, force: str | None = None) -> None:
         """Run an edited last message in place of its turn (`force`: its `/MODE`)."""
@@ -514,8 +512,7 @@ class ModesApp(App[None]):
         if engine is None:
             self.status.error("The model is not ready yet; your edit is in the prompt history.")
             return
-        self.turns.start()
-        self._run_turn(partial(self._resent_turn, old, text, force, engine))
+        self._begin_turn(partial(self._resent_turn, old, text, force, engine))
 
     def correct(self, record: TurnTranscript | None, mode: str) -> None:
         """Say `record`'s turn belonged to `mode` (the last turn is answered again in it)."""
@@ -527,13 +524,18 @@ class ModesApp(App[None]):
             self.status.error(outcome.reason)
             return
         events = outcome.events
-        self.turns.start()  # at once: a second correction must wait for this one
         self.status.busy(f"Correcting turn {record.number} to {mode}…")
-        self._run_turn(partial(self._corrected_turn, record, events))
+        self._begin_turn(partial(self._corrected_turn, record, events))
+
+    def _begin_turn(self, turn: Callable[[], Awaitable[None]]) -> None:
+        """Every kind of turn starts here: the queue knows at once (a second Enter or a second
+        correction in the same instant waits), then the one turn worker runs it."""
+        self.turns.start()
+        self._turn_worker(turn)
 
     @work(exclusive=True, exit_on_error=False, group="turn", name="turn")
-    async def _run_turn(self, turn: Callable[[], Awaitable[None]]) -> None:
-        """The one worker every kind of turn runs in; the queue knows it runs until it ends."""
+    async def _turn_worker(self, turn: Callable[[], Awaitable[None]]) -> None:
+        """The one worker every kind of turn runs in; the turn runs until it ends."""
         crash: str | None = None
         try:
             await turn()
