@@ -5,6 +5,16 @@ A worker that can fail in a way the user must see whole (the start, the engine, 
 catches its own error and posts it as a message; any other worker's error reaches the app's
 one `Worker.StateChanged` handler, which names the worker. New slow work gets its own
 message here rather than a branch on a worker's group.
+
+When a worker fails:
+
+| worker | message | what the user sees |
+|---|---|---|
+| start up (settings, pack, stores) | `StartupFailed` | a note in the chat naming the file to fix; every message sent fails with it |
+| build engine | `EngineFailed` | the error in the status line; every message sent fails with it |
+| a turn | `TurnEnded(crash=...)` | a failure card on the turn ("a bug in modes-tui"), Retry offered; waiting messages still run |
+| preload | none | a line in the log (the library loads again when used) |
+| load session, watch control file, commands, /resume /fork /rename | none | "<worker> failed: <error>" in the status line |
 """
 
 from __future__ import annotations
