@@ -231,7 +231,7 @@ async def one_run(text: str, chunk: int) -> Run:
             await asyncio.sleep(0.002)
         stop.set()
         await task
-        while app._turn_running:
+        while app.turns.running:
             await pilot.pause(0.01)
     return Run(
         idle_lags,

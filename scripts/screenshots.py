@@ -207,7 +207,7 @@ async def say(pilot: Pilot[None], app: ModesApp, text: str) -> None:
     count = len(app.records)
     app.prompt.value = text
     await pilot.press("enter")
-    await until(pilot, lambda: len(app.records) > count and not app._turn_running)
+    await until(pilot, lambda: len(app.records) > count and not app.turns.running)
 
 
 async def shoot(out: Path) -> list[Path]:
@@ -250,7 +250,7 @@ async def shoot(out: Path) -> list[Path]:
         await pilot.pause(0.3)
         save("forced")
         await pilot.press("n")
-        await until(pilot, lambda: not app._turn_running)
+        await until(pilot, lambda: not app.turns.running)
         await pilot.press("ctrl+g")  # back to auto
 
         app.prompt.value = f"/replay {log.id}"
@@ -268,7 +268,7 @@ async def shoot(out: Path) -> list[Path]:
         save("correct")
         choices = [name for name, _ in app.screen.choices]  # type: ignore[attr-defined]
         await pilot.press(str(1 + choices.index("write")))
-        await until(pilot, lambda: len(app.records[-1].superseded) == 1 and not app._turn_running)
+        await until(pilot, lambda: len(app.records[-1].superseded) == 1 and not app.turns.running)
         await pilot.pause(0.4)
         save("corrected")
 
@@ -287,7 +287,7 @@ async def shoot(out: Path) -> list[Path]:
         await pilot.pause(0.3)
         save("typeahead")
         app.prompt.value = ""
-        await until(pilot, lambda: not len(app.pending) and not app._turn_running, timeout=30)
+        await until(pilot, lambda: not len(app.pending) and not app.turns.running, timeout=30)
 
         await pilot.resize_terminal(80, 24)
         await pilot.pause(0.4)

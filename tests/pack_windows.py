@@ -31,8 +31,8 @@ async def say(pilot: Pilot[None], text: str) -> None:
     app.prompt.value = text
     await pilot.press("enter")
     await pilot.pause(0.05)
-    if len(app.records) > count or app._turn_running:
-        await until(pilot, lambda: len(app.records) > count and not app._turn_running)
+    if len(app.records) > count or app.turns.running:
+        await until(pilot, lambda: len(app.records) > count and not app.turns.running)
 
 
 def header(app: ModesApp) -> str:

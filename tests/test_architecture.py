@@ -50,8 +50,11 @@ OUTSIDE_CORE = (
 )
 """Everything core must not import: adapters, edges, and the wiring."""
 
-STILL_OVER_500: dict[str, str] = {}
-"""Modules allowed over the limit, with the reason (none today; an entry must shrink away)."""
+STILL_OVER_500: dict[str, str] = {
+    "modes_tui.tui.app": "issue 22: the app is one class (its parts sit beside it); the "
+    "line rule gives way to function limits (ruff C901/PLR0912/PLR0915) in the same issue",
+}
+"""Modules allowed over the limit, with the reason (an entry must shrink away)."""
 
 STILL_KNOWN_CYCLES: set[frozenset[str]] = set()
 """Import cycles tolerated for now (none today; an entry fails once the cycle is gone)."""

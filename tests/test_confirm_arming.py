@@ -126,7 +126,7 @@ async def test_typing_as_the_command_dialog_opens_runs_nothing_and_keeps_the_tex
 
         await arm(pilot, rig)
         await pilot.press("y")
-        await until(pilot, lambda: not app._turn_running and ran.exists())
+        await until(pilot, lambda: not app.turns.running and ran.exists())
         assert app.records[-1].tools[0].outcome == "ok"
         assert app.prompt.value == TYPED
         assert app.engine is not None
@@ -147,7 +147,7 @@ async def test_a_dialog_stays_unarmed_while_the_user_types_on_without_a_pause(ri
 
         await arm(pilot, rig)
         await pilot.press("n")
-        await until(pilot, lambda: not app._turn_running)
+        await until(pilot, lambda: not app.turns.running)
         assert not ran.exists() and app.prompt.value == TYPED
 
 
@@ -166,7 +166,7 @@ async def test_keys_pressed_with_the_enter_that_opens_the_dialog_do_not_answer_i
 
         await arm(pilot, rig)
         await pilot.press("n")
-        await until(pilot, lambda: not app._turn_running)
+        await until(pilot, lambda: not app.turns.running)
         assert app.records[-1].tools[0].outcome == "cancelled"
         assert not ran.exists()
         assert app.prompt.value == "yes"
@@ -182,7 +182,7 @@ async def test_a_click_before_arming_is_no_answer_and_one_after_is(rig: Rig) -> 
 
         await arm(pilot, rig)
         await pilot.click("#run")
-        await until(pilot, lambda: not app._turn_running and ran.exists())
+        await until(pilot, lambda: not app.turns.running and ran.exists())
 
 
 async def test_an_n_typed_as_the_enter_shell_question_opens_does_not_decline_it(
@@ -198,12 +198,12 @@ async def test_an_n_typed_as_the_enter_shell_question_opens_does_not_decline_it(
 
         screen = dialog(app)
         assert screen.is_attached and not screen.armed
-        assert app._turn_running and not app.panel.entries  # no route yet: not declined
+        assert app.turns.running and not app.panel.entries  # no route yet: not declined
         assert app.prompt.value == "and in Go?"
 
         await arm(pilot, rig)
         await pilot.press("y")
-        await until(pilot, lambda: not app._turn_running)
+        await until(pilot, lambda: not app.turns.running)
         route = app.panel.entries[-1].route
         assert route is not None and (route.mode_name, route.decided_by) == ("shell", "classifier")
         assert app.prompt.value == "and in Go?"
@@ -225,7 +225,7 @@ async def test_a_key_typed_as_the_budget_question_opens_does_not_answer_it(rig: 
         assert app.prompt.value == "no y"
         await arm(pilot, rig)
         await pilot.press("y")
-        await until(pilot, lambda: not app._turn_running and len(rig.model.requests) == 1)
+        await until(pilot, lambda: not app.turns.running and len(rig.model.requests) == 1)
 
 
 # --------------------------------------------------------------------------- the keys

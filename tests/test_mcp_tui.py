@@ -87,7 +87,7 @@ async def test_the_dialog_asks_for_an_mcp_tool_and_the_panel_names_a_server_that
             )
             assert "time__convert_time" in plain(app.screen.query_one("#confirm-title"))
             await answer_dialog(pilot, "y")
-            await until(pilot, lambda: bool(app.records) and not app._turn_running)
+            await until(pilot, lambda: bool(app.records) and not app.turns.running)
 
             shown = all_text(app.chat.query(ToolCallView))
             assert "time__convert_time(" in shown and "ok ·" in shown

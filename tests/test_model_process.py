@@ -366,7 +366,7 @@ async def test_the_app_shows_the_dead_model_process_keeps_the_text_and_retry_ans
             kill(answering().runner.pid, signal.SIGSEGV)
             await until(
                 pilot,
-                lambda: app.records[-1].status == "failed" and not app._turn_running,
+                lambda: app.records[-1].status == "failed" and not app.turns.running,
                 timeout=60,
             )
             note = plain(app.chat.query_one(TurnNote).query_one(".note-text"))
@@ -376,7 +376,7 @@ async def test_the_app_shows_the_dead_model_process_keeps_the_text_and_retry_ans
             await pilot.press("ctrl+r")
             await until(
                 pilot,
-                lambda: app.records[-1].status == "finished" and not app._turn_running,
+                lambda: app.records[-1].status == "finished" and not app.turns.running,
                 timeout=60,
             )
             assert answer(app).endswith("word200")

@@ -151,11 +151,11 @@ async def test_a_one_shot_sent_while_a_turn_runs_waits_and_keeps_its_mode(
             app.prompt.value = "hello there"
             await pilot.press("enter")
             await until(pilot, lambda: bool(app.records) and len(app.records[-1].answer) > 20)
-            assert app._turn_running
+            assert app.turns.running
             app.prompt.value = "/code and why is it slow"
             await pilot.press("enter")
             assert app.pending.texts == ["/code and why is it slow"]
-            await until(pilot, lambda: len(app.records) == 2 and not app._turn_running, 20)
+            await until(pilot, lambda: len(app.records) == 2 and not app.turns.running, 20)
             route = app.records[-1].route
             assert route is not None and (route.mode_name, route.one_shot) == ("code", True)
             assert app.records[-1].user_text == "and why is it slow"
@@ -274,7 +274,7 @@ async def test_a_one_shot_typed_while_the_app_starts_says_why_and_keeps_the_text
             gate.set()
             await until(pilot, lambda: app.engine is not None)
             await pilot.press("enter")  # the same line, once the modes are known
-            await until(pilot, lambda: bool(app.records) and not app._turn_running)
+            await until(pilot, lambda: bool(app.records) and not app.turns.running)
             route = app.records[-1].route
             assert route is not None and (route.mode_name, route.one_shot) == ("write", True)
     finally:

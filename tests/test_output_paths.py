@@ -442,7 +442,7 @@ REVIEWED = {
     ("modes_tui/tui/status.py", "update", "line"): "a Text",
     ("modes_tui/tui/status.py", "update", "text"): "a Text",
     ("modes_tui/tui/chat.py", "update", "content"): "the widget's own update, passed through",
-    ("modes_tui/tui/app_turns.py", "notify", "note"): "terminal_safe, markup=False",
+    ("modes_tui/tui/app.py", "notify", "note"): "terminal_safe, markup=False",
     ("modes_tui/tui/app.py", "notify", "shown"): "terminal_safe, markup=False",
     ("modes_tui/tui/confirm.py", "Static", "title"): "a Text; the tool name terminal_safe",
     ("modes_tui/tui/inspector.py", "Collapsible", "title"): "section names and token counts",

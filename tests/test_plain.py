@@ -21,9 +21,9 @@ from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.repl import (
     Printer,
     ReplContext,
+    ask,
     run_interactive,
     run_lines,
-    run_turn,
     slash_completer,
 )
 from modes_tui.runtime import build_engine
@@ -154,7 +154,7 @@ async def test_ctrl_c_during_a_turn_cancels_it_and_keeps_the_partial_answer() ->
         ScriptedModel().script(ScriptedReply("word " * 200, chunk_size=5, delay=0.01))
     )
     context = context_for(engine)
-    task = asyncio.create_task(run_turn("tell me a story", context, Printer(out)))
+    task = asyncio.create_task(ask("tell me a story", context, Printer(out)))
     while "word" not in out.getvalue():
         await asyncio.sleep(0.01)
     os.kill(os.getpid(), signal.SIGINT)

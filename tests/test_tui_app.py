@@ -68,7 +68,7 @@ def chat_text(app: ModesApp) -> str:
 
 
 def idle(app: ModesApp) -> Callable[[], bool]:
-    return lambda: app.engine is not None and not app._turn_running
+    return lambda: app.engine is not None and not app.turns.running
 
 
 async def ready(pilot: Pilot[None]) -> ModesApp:
@@ -200,7 +200,7 @@ async def test_escape_cancels_mid_stream_and_keeps_the_partial_answer() -> None:
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "tell me")
-        await until(pilot, lambda: app._turn_running and bool(app.records))
+        await until(pilot, lambda: app.turns.running and bool(app.records))
         steps.release()
         steps.release()
         await until(pilot, lambda: len(app.records[-1].answer) == 12)
@@ -208,7 +208,7 @@ async def test_escape_cancels_mid_stream_and_keeps_the_partial_answer() -> None:
         for _ in range(10):
             steps.release()
         await until(pilot, lambda: app.records[-1].status == "cancelled")
-        await until(pilot, lambda: not app._turn_running)
+        await until(pilot, lambda: not app.turns.running)
         record = app.records[-1]
         assert record.answer and record.answer != "first part. second part. third part."
         assert "cancelled" in plain(app.chat.query_one(".note-text"))
@@ -530,7 +530,7 @@ async def chat_through(pilot: Pilot[None], turns: int) -> ModesApp:
     app = await ready(pilot)
     for n in range(1, turns + 1):
         await send(pilot, f"q{n}")
-        await until(pilot, lambda n=n: len(app.records) == n and not app._turn_running)
+        await until(pilot, lambda n=n: len(app.records) == n and not app.turns.running)
     return app
 
 
@@ -592,7 +592,7 @@ async def test_a_startup_failure_is_shown_not_raised() -> None:
     async with build_app(app_services, tz=UTC).run_test(size=SIZE) as pilot:
         app = pilot.app
         assert isinstance(app, ModesApp)
-        await until(pilot, lambda: app._engine_error is not None)
+        await until(pilot, lambda: "The model could not start" in plain(app.status))
         await send(pilot, "hello")
         await until(pilot, lambda: bool(app.records) and app.records[-1].status == "failed")
         assert "could not start" in plain(app.chat.query_one(".note-text"))

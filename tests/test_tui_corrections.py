@@ -127,7 +127,7 @@ def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
 
 
 def idle(app: ModesApp) -> Callable[[], bool]:
-    return lambda: app.engine is not None and not app._turn_running
+    return lambda: app.engine is not None and not app.turns.running
 
 
 async def say(pilot: Pilot[None], text: str) -> None:

@@ -231,7 +231,7 @@ async def test_ctrl_r_retries_a_cancelled_turn() -> None:
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "tell me")
-        await until(pilot, lambda: app._turn_running and bool(app.records))
+        await until(pilot, lambda: app.turns.running and bool(app.records))
         steps.release()
         await until(pilot, lambda: len(app.records[-1].answer) == 6)
         await pilot.press("escape")
@@ -346,14 +346,14 @@ async def test_single_line_breaks_of_an_answer_show_as_line_breaks(chunk: int) -
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "a haiku")
-        await until(pilot, lambda: app._turn_running and bool(app.records))
+        await until(pilot, lambda: app.turns.running and bool(app.records))
         # while it streams: the first line is on its own line as soon as the second starts
         while "a worm" not in app.records[-1].answer:
             steps.release()
             await until(pilot, lambda: steps._value == 0)
             await pilot.pause()
         await pilot.pause(0.1)
-        if app._turn_running:
+        if app.turns.running:
             on_own_lines(app, "Autumn moonlight,", "a worm")
         for _ in range(200):
             steps.release()

@@ -42,7 +42,7 @@ async def say(pilot: Pilot[None], text: str, *, wait: bool = True) -> None:
     if text.startswith("/"):
         await pilot.pause(0.05)
     elif wait:
-        await until(pilot, lambda: len(app.records) > count and not app._turn_running)
+        await until(pilot, lambda: len(app.records) > count and not app.turns.running)
 
 
 async def enter_shell(pilot: Pilot[None], app: ModesApp, *, answer: str) -> None:
@@ -51,7 +51,7 @@ async def enter_shell(pilot: Pilot[None], app: ModesApp, *, answer: str) -> None
 
     await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
     await answer_dialog(pilot, answer)
-    await until(pilot, lambda: not app._turn_running)
+    await until(pilot, lambda: not app.turns.running)
 
 
 async def test_the_router_asks_before_entering_shell_and_a_no_keeps_the_turn_in_chat(
@@ -68,7 +68,7 @@ async def test_the_router_asks_before_entering_shell_and_a_no_keeps_the_turn_in_
         assert isinstance(question, QuestionScreen)
         assert plain(question.query_one("#question-title")).strip() == "Enter shell?"
         await answer_dialog(pilot, "n")
-        await until(pilot, lambda: not app._turn_running)
+        await until(pilot, lambda: not app.turns.running)
         entry = app.panel.entries[-1]
         assert entry.route is not None
         assert (entry.route.mode_name, entry.route.decided_by) == ("chat", "fallback")
@@ -143,7 +143,7 @@ async def test_escape_cancels_a_streaming_answer_and_keeps_the_partial_text(rig:
         await until(pilot, lambda: bool(app.records) and len(app.records[-1].answer) > 20)
         await pilot.press("escape")
         await until(pilot, lambda: app.records[-1].status == "cancelled")
-        await until(pilot, lambda: not app._turn_running)
+        await until(pilot, lambda: not app.turns.running)
         record = app.records[-1]
         assert 0 < len(record.answer) < len("word " * 200)
         assert "cancelled" in plain(app.chat.query_one(".note-text"))
@@ -163,7 +163,7 @@ async def test_a_command_needs_confirmation(rig: Rig, accept: bool) -> None:
         await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
         assert "run_command" in plain(app.screen.query_one("#confirm-title"))
         await answer_dialog(pilot, "y" if accept else "n")
-        await until(pilot, lambda: bool(app.records) and not app._turn_running)
+        await until(pilot, lambda: bool(app.records) and not app.turns.running)
         activity = app.records[-1].tools[0]
         shown = plain(app.chat.query_one(ToolCallView))
         if accept:
@@ -206,7 +206,7 @@ async def test_a_provider_error_shows_with_retry_and_retry_answers(rig: Rig) -> 
         assert "slow down" in plain(note.query_one(".note-text"))
         assert "wait a minute" in plain(note.query_one(".note-text"))
         await pilot.press("ctrl+r")
-        await until(pilot, lambda: app.records[-1].status == "finished" and not app._turn_running)
+        await until(pilot, lambda: app.records[-1].status == "finished" and not app.turns.running)
         assert app.chat.query_one(AnswerSegment).source == "Here you go."
         assert not app.chat.query(TurnNote)
         assert len(app.records) == 1 and len(app.panel.entries) == 2
@@ -264,7 +264,7 @@ async def test_a_turn_past_the_budget_asks_in_a_dialog_and_a_no_keeps_the_messag
             app.screen.query_one("#question-text")
         )
         await answer_dialog(pilot, "n")
-        await until(pilot, lambda: not app._turn_running)
+        await until(pilot, lambda: not app.turns.running)
         assert "not sent: this turn" in plain(app.status)
         assert rig.model.requests == []
         assert app.engine.conversation.messages[-1].content == "hello there"  # type: ignore[union-attr]
@@ -272,5 +272,5 @@ async def test_a_turn_past_the_budget_asks_in_a_dialog_and_a_no_keeps_the_messag
         await say(pilot, "hello again", wait=False)
         await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
         await answer_dialog(pilot, "y")
-        await until(pilot, lambda: not app._turn_running and len(rig.model.requests) == 1)
+        await until(pilot, lambda: not app.turns.running and len(rig.model.requests) == 1)
         assert "│ cost $0.25 · budget $0.10" in header(app)

@@ -103,7 +103,7 @@ async def test_messages_sent_while_a_turn_runs_wait_and_then_run_in_order() -> N
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "first")
-        await until(pilot, lambda: app._turn_running)
+        await until(pilot, lambda: app.turns.running)
         await send(pilot, "second")
         await send(pilot, "third\nwith a second line")
         await until(pilot, lambda: len(app.pending) == 2)
@@ -140,6 +140,19 @@ async def test_keys_typed_right_after_enter_stay_in_the_prompt() -> None:
         assert [r.user_text for r in app.records] == ["hello there"]
 
 
+async def test_two_messages_sent_in_one_terminal_read_are_both_answered_in_order() -> None:
+    engine = ScriptEngine().script(
+        answer_events("one", "chat", "first"), answer_events("two", "chat", "second")
+    )
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        burst(app, "first\rsecond\r")  # the second Enter comes before the first turn starts
+        await until(pilot, lambda: len(app.records) == 2 and idle(app)())
+        assert engine.texts == ["first", "second"]
+        assert [r.status for r in app.records] == ["finished", "finished"]
+        assert [r.answer for r in app.records] == ["one", "two"]
+
+
 async def test_a_refused_command_comes_back_before_what_was_typed_after_it() -> None:
     async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
@@ -158,7 +171,7 @@ async def first_running(pilot: Pilot[None]) -> ModesApp:
     """The app once its engine is built, with "first" sent and still running."""
     app = await ready(pilot)
     await send(pilot, "first")
-    await until(pilot, lambda: app._turn_running)
+    await until(pilot, lambda: app.turns.running)
     return app
 
 
@@ -232,7 +245,7 @@ async def test_escape_drops_an_edit_and_keeps_the_turn() -> None:
         await pilot.press("up")
         assert app.prompt.value == "first"
         await pilot.press("escape")
-        assert app.prompt.value == "" and app._editing is None
+        assert app.prompt.value == "" and app.turns.editing is None
         await send(pilot, "another")
         await until(pilot, lambda: len(app.records) == 2 and idle(app)())
         assert engine.resent == [] and engine.texts == ["first", "another"]

@@ -30,7 +30,7 @@ async def settle(pilot: Pilot[None]) -> None:
     app.prompt.cursor_blink = False  # a blinking cursor would make the picture flaky
     app.status.animated = False
     for _ in range(200):
-        if app.engine is not None and not app._turn_running:
+        if app.engine is not None and not app.turns.running:
             break
         await asyncio.sleep(0.02)
     await pilot.pause(0.1)

@@ -140,7 +140,7 @@ def test_formats() -> None:
 
 
 def test_short_keymap_names_mean_mode_bindings() -> None:
-    from modes_tui.tui.app_base import normal_keymap
+    from modes_tui.tui.keys import normal_keymap
 
     keymap = {"auto": "f12", "code": "ctrl+k", "cycle": "ctrl+n", "panel.toggle": "f11"}
     assert normal_keymap(keymap, ["chat", "code"]) == {

@@ -25,12 +25,13 @@ from modes_tui.repl.context import ReplContext
 from modes_tui.repl.pipe import PipeConfirmer, piped_lines, run_lines
 from modes_tui.repl.printer import Printer, correction_text
 from modes_tui.repl.prompt import input_history, run_interactive, send_keys, slash_completer
-from modes_tui.repl.turns import play, run_turn
+from modes_tui.repl.turns import ask, play
 
 __all__ = [
     "PipeConfirmer",
     "Printer",
     "ReplContext",
+    "ask",
     "correction_text",
     "input_history",
     "piped_lines",
@@ -39,7 +40,6 @@ __all__ = [
     "run_interactive",
     "run_line",
     "run_lines",
-    "run_turn",
     "send_keys",
     "slash_completer",
 ]

@@ -24,7 +24,7 @@ from modes_tui.frontend.commands import (
 from modes_tui.frontend.dispatch import dispatch
 from modes_tui.frontend.lines import Send, Typed, read_line
 from modes_tui.repl.sessions import fork, rename, resume
-from modes_tui.repl.turns import play, run_turn
+from modes_tui.repl.turns import ask, play
 
 if TYPE_CHECKING:
     from modes_tui.repl.context import ReplContext
@@ -43,7 +43,7 @@ async def run_line(line: str, context: ReplContext, printer: Printer) -> bool:
         printer.write(f"error: {error}\n")
         return True
     if isinstance(read, Send):
-        await run_turn(read.text, context, printer, force=read.force)
+        await ask(read.text, context, printer, force=read.force)
         return True
     return await _run_typed(read, context, printer)
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from modes_tui.repl.printer import Printer
 
 
-async def run_turn(
+async def ask(
     text: str, context: ReplContext, printer: Printer, *, force: str | None = None
 ) -> None:
     """One turn, with Ctrl+C (SIGINT) cancelling it instead of killing the process;

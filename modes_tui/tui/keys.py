@@ -7,7 +7,7 @@ Nothing here imports textual, so the REPL and the docs can list the same keys.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -59,3 +59,13 @@ def next_setting(current: str, modes: Sequence[str]) -> str:
     if current == OFF or current not in cycle:
         return modes[0] if modes else AUTO
     return cycle[(cycle.index(current) + 1) % len(cycle)]
+
+
+def normal_keymap(keymap: Mapping[str, str], modes: Sequence[str]) -> dict[str, str]:
+    """The user's keymap with short names expanded: `auto`, `off`, `cycle` and a bare mode
+    name mean `mode.auto`, `mode.off`, `mode.cycle` and `mode.NAME`."""
+    short = {"auto", "off", "cycle", *modes}
+    return {
+        (f"{MODE_BINDING_PREFIX}{name}" if name in short else name): keys
+        for name, keys in keymap.items()
+    }

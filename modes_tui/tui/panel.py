@@ -27,12 +27,19 @@ from textual.widgets.option_list import Option
 from modes_tui.tui.render import route_card
 
 if TYPE_CHECKING:
+    from modes_tui.core.events import TurnEvent
     from modes_tui.core.routing import Route
     from modes_tui.core.transcript import TurnTranscript
 
 PAGE = 200
 """Decisions listed at a time: a 1,000-turn session opens fast, older ones come on demand."""
 MORE = "more"
+OVERLAY_WIDTH = 52
+"""Columns of the panel shown over the chat on a narrow terminal."""
+REDRAWN_AFTER = frozenset(
+    ("request_built", "turn_finished", "turn_cancelled", "turn_corrected", "turn_failed")
+)
+"""Events after which a decision's card shows more (its model, its outcome, a correction)."""
 
 
 @dataclass
@@ -216,6 +223,25 @@ class RoutePanel(Vertical):
                     self.options.replace_option_prompt_at_index(
                         position, self._option(index, entry).prompt
                     )
+
+    def follow(self, record: TurnTranscript, event: TurnEvent) -> None:
+        """Keep `record`'s decision current as its turn goes on."""
+        if event.type == "route_decided":
+            self.decided(record)
+        elif event.type in REDRAWN_AFTER:
+            self.refresh_record(record)
+
+    def lay_out(self, columns: int, *, narrow: bool) -> None:
+        """Below the app's narrow width the panel floats over the chat, against the right
+        edge (absolute: out of the row, so the chat keeps the whole width)."""
+        self.set_class(narrow, "-overlay")
+        if narrow:
+            width = min(OVERLAY_WIDTH, max(20, columns - 4))
+            self.styles.width = width
+            self.styles.offset = (columns - width, 0)  # placed from the row's left edge
+        else:
+            self.styles.width = None
+            self.styles.offset = (0, 0)
 
     def highlighted_record(self) -> TurnTranscript | None:
         """The turn of the highlighted decision, when the list has the focus."""

@@ -188,6 +188,14 @@ class PromptInput(TextArea):
         self._position = max(0, min(len(self.sent), self._position + step))
         self.value = self.sent[self._position] if self._position < len(self.sent) else self._draft
 
+    def put_back(self, text: str, *, keep_blank_draft: bool = True) -> None:
+        """Put `text` back in the prompt before whatever was typed since (a refused line, a
+        waiting message taken back): nothing typed is lost. A draft of only spaces goes
+        unless `keep_blank_draft`."""
+        draft = self.value
+        kept = draft if keep_blank_draft else draft.strip()
+        self.value = f"{text}\n{draft}" if kept else text
+
     def recall(self, text: str) -> None:
         """Put `text` in the prompt as if walked back to (editing the last message)."""
         if self.sent and self.sent[-1] == text:

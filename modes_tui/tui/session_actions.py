@@ -17,14 +17,14 @@ from modes_tui.tui.replay import records_from_turns
 if TYPE_CHECKING:
     from modes_tui.core.ports import TurnEngine
     from modes_tui.store.resume import CurrentSession, Resumption
-    from modes_tui.tui.app_base import AppBase
+    from modes_tui.tui.app import ModesApp
 
 
 @dataclass(frozen=True, slots=True)
 class _Host:
     """The app as `frontend.sessions` reads it (at every step: a turn may start meanwhile)."""
 
-    app: AppBase
+    app: ModesApp
 
     @property
     def current_session(self) -> CurrentSession | None:
@@ -39,7 +39,7 @@ class _Host:
         return self.app.engine
 
 
-async def resume(app: AppBase, ref: str) -> None:
+async def resume(app: ModesApp, ref: str) -> None:
     """Continue the saved session `ref` here (read in a thread; switched on the loop)."""
 
     def loading(ref: str) -> None:
@@ -48,17 +48,17 @@ async def resume(app: AppBase, ref: str) -> None:
     await _shown(app, await sessions.resume(_Host(app), ref, loading=loading))
 
 
-async def fork(app: AppBase, turn: str) -> None:
+async def fork(app: ModesApp, turn: str) -> None:
     """Start a new session from turn `turn` of this one ("": the last turn)."""
     await _shown(app, sessions.fork(_Host(app), turn))
 
 
-async def rename(app: AppBase, title: str) -> None:
+async def rename(app: ModesApp, title: str) -> None:
     """Give the session being recorded a title."""
     await _shown(app, sessions.rename(_Host(app), title))
 
 
-async def _shown(app: AppBase, outcome: sessions.SessionOutcome) -> None:
+async def _shown(app: ModesApp, outcome: sessions.SessionOutcome) -> None:
     """What a session action did, or why not, in the status line (and the chat)."""
     match outcome:
         case Refused(action="rename", kind="no-sessions"):
@@ -74,7 +74,7 @@ async def _shown(app: AppBase, outcome: sessions.SessionOutcome) -> None:
             await show(app, resumed, f"Resumed session `{resumed.id}`")
 
 
-async def show(app: AppBase, resumption: Resumption, headline: str) -> None:
+async def show(app: ModesApp, resumption: Resumption, headline: str) -> None:
     """Draw the session's turns in the chat and its decisions in the panel."""
     records = records_from_turns(resumption.replay.turns)
     app.records = records

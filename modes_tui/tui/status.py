@@ -10,8 +10,13 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from modes_tui.core.control import AUTO, OFF, ControlReading
+from modes_tui.tui.render import tool_outcome
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from modes_tui.core.events import TurnEvent
+    from modes_tui.core.transcript import TurnTranscript
     from modes_tui.tui.startup import LoadProgress
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -221,6 +226,36 @@ class StatusLine(Static):
         self.idle()
         self.add_class("-error")
         self.update(Text(message), layout=False)
+
+    def follow(self, record: TurnTranscript, event: TurnEvent, mcp: Sequence[str] = ()) -> None:
+        """Say what the turn `record` does now that `event` happened; `mcp` names the MCP
+        servers of the mode it was routed to (a server's first start takes seconds). A
+        correction speaks for itself (the app says what it recorded)."""
+        match event.type:
+            case "route_decided" if mcp:
+                self.busy(f"Routed to {record.mode}; getting tools from MCP {', '.join(mcp)}…")
+            case "route_decided":
+                self.busy(f"Routed to {record.mode or 'no mode'}; asking the model…")
+            case "request_built":
+                self.busy(f"Waiting for {model_label(event.request.model)}…")
+            case "text_delta" if self.activity and not self.activity.startswith("Answering"):
+                self.busy(f"Answering in {record.mode or 'no mode'}…")
+            case "tool_call_requested":
+                what = "Asking before running" if event.needs_confirmation else "Running"
+                self.busy(f"{what} {event.call.name}…")
+            case "tool_call_finished":
+                activity = record.tool(event.call.id)
+                outcome = tool_outcome(activity) if activity is not None else event.outcome
+                self.busy(f"{event.call.name}: {outcome}; asking the model…")
+            case "turn_finished":
+                self.idle()
+            case "turn_cancelled":
+                self.idle("Cancelled; the partial answer is kept · ctrl+r tries again")
+            case "turn_failed":
+                retry = " · ctrl+r or the Retry button tries again" if event.retryable else ""
+                self.error(f"The turn failed: {event.error}{retry}")
+            case _:
+                pass  # the turn's view shows the rest
 
     def _tick(self) -> None:
         if self.activity is None:
