@@ -7,6 +7,7 @@ import io
 from collections.abc import Callable
 from datetime import UTC
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from rich.console import Console
@@ -449,14 +450,20 @@ async def test_replay_shows_a_saved_session_without_calling_a_model() -> None:
         await until(pilot, lambda: not isinstance(app.screen, ReplayScreen))
 
 
+def marker_text(log: ChatLog) -> str:
+    """What the top of the chat says about the turns not drawn yet: shown once the turns
+    below it are mounted ("" before; `earlier_count` is set before they are)."""
+    return "".join(plain(marker) for marker in log.query(EarlierTurns))
+
+
 async def test_a_long_session_draws_from_the_bottom_and_loads_as_you_scroll_up() -> None:
     engine = ScriptEngine()
     sessions = FakeSessions(replayed(30))
     async with build_app(services(engine, sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         _, log = await open_replay(pilot, app)
-        await until(pilot, lambda: log.earlier_count == 10)
-        assert "10 earlier turns" in plain(log.query_one(EarlierTurns))
+        await until(pilot, lambda: "10 earlier turns" in marker_text(log))
+        assert log.earlier_count == 10
         assert not log.query("#turn-1, #lite-1")
         assert log.query(LiteTurn)  # mounted but not yet drawn in full
         assert log.query_one("#turn-30", TurnView)
@@ -482,7 +489,7 @@ async def test_a_long_session_opens_with_full_turns_on_screen_and_no_more(
     async with build_app(services(sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         _, log = await open_replay(pilot, app)
-        await until(pilot, lambda: log.earlier_count == 10)
+        await until(pilot, lambda: "10 earlier turns" in marker_text(log))  # all mounted
         await pilot.pause(0.3)
         views = log.query_children(TurnView)
         assert [v.record.number for v in views] == list(range(31 - full, 31))
@@ -526,11 +533,12 @@ def answering(answer: str, turns: int) -> ScriptEngine:
 
 
 async def chat_through(pilot: Pilot[None], turns: int) -> ModesApp:
-    """Send q1 .. q`turns`, each after the previous answer has ended."""
+    """Send q1 .. q`turns`, each after the previous answer has ended (a long answer into a
+    growing chat takes seconds on a loaded 2-core machine: the wait ends when it has)."""
     app = await ready(pilot)
     for n in range(1, turns + 1):
         await send(pilot, f"q{n}")
-        await until(pilot, lambda n=n: len(app.records) == n and not app.turns.running)
+        await until(pilot, lambda n=n: len(app.records) == n and not app.turns.running, 30)
     return app
 
 
@@ -548,6 +556,32 @@ async def test_scrolling_up_a_live_chat_keeps_the_text_on_screen_still_as_turns_
         await pilot.pause(0.3)
         assert log.query_one(f"#turn-{lite.record.number}", TurnView)  # drawn in full now
         assert after.virtual_region.y - log.scroll_y == reading  # and nothing moved
+
+
+async def test_no_frame_shows_the_text_on_screen_moved_as_a_turn_above_loads() -> None:
+    """The scroll is corrected in the layout pass that gives the loaded turn its height:
+    corrected a refresh later, the frame in between showed the text jumped (for as long
+    as that refresh took on a loaded machine)."""
+    engine = answering(LINKS_ANSWER + "".join(f"\n\nparagraph {j}" for j in range(20)), 6)
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await chat_through(pilot, 6)
+        log = app.chat
+        lite = log.query_children(LiteTurn).last()
+        after = log.query_one(f"#turn-{lite.record.number + 1}", TurnView)
+        log.scroll_to(y=lite.virtual_region.bottom - 3, animate=False, immediate=True)
+        reading = after.virtual_region.y - log.scroll_y
+        drawn: list[int] = []
+        paint = app.screen._compositor_refresh  # each frame drawn, as laid out for it
+
+        def painted() -> None:
+            drawn.append(after.virtual_region.y - round(log.scroll_y))
+            paint()
+
+        with patch.object(app.screen, "_compositor_refresh", painted):
+            await until(pilot, lambda: not plain_on_screen(log))
+            await pilot.pause(0.3)
+        assert log.query_one(f"#turn-{lite.record.number}", TurnView)
+        assert drawn and set(drawn) == {reading}
 
 
 async def test_a_long_live_chat_keeps_only_the_newest_turns_in_full() -> None:

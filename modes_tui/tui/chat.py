@@ -16,7 +16,9 @@ from rich.text import Text
 from textual import on
 from textual.containers import VerticalScroll
 from textual.geometry import Size
+from textual.layout import DockArrangeResult
 from textual.message import Message
+from textual.scrollbar import ScrollBar
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
@@ -155,10 +157,40 @@ class ChatLog(VerticalScroll):
         self._earlier: list[TurnTranscript] = []
         """Turns above the first mounted one, oldest first."""
         self._marker: EarlierTurns | None = None
+        self._reading: tuple[Widget, int] | None = None
+        """The first widget at or below the top line as turns above it load, and how far
+        below the top line it must stay (see `arrange`)."""
 
     def on_mount(self) -> None:
         self.anchor()
-        self.watch(self, "scroll_y", self._scrolled, init=False)
+        self.watch(self, "scroll_y", self._user_scrolled, init=False)
+
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        """Lay the turns out, keeping what the user reads where it was on screen.
+
+        The scroll position is corrected in the same layout pass that gives a swapped turn
+        its new height, as Textual's own bottom anchoring is: corrected a refresh later,
+        one frame (longer on a loaded machine) showed the text jumped.
+        """
+        result = super().arrange(size, optimal)
+        if self._reading is not None:
+            widget, offset = self._reading
+            for placement in result.placements:
+                if placement.widget is widget:
+                    y = max(0, placement.region.y - offset)
+                    self.set_reactive(ChatLog.scroll_y, y)
+                    self.set_reactive(ChatLog.scroll_target_y, y)
+                    self.vertical_scrollbar.set_reactive(ScrollBar.position, y)
+                    break
+        return result
+
+    def _keep_reading(self, seen: float) -> None:
+        """Hold the first widget at or below the top line (`seen`) where it is on screen
+        until the user scrolls."""
+        for child in self.children:
+            if child.display and child.virtual_region.y >= seen:
+                self._reading = (child, child.virtual_region.y - round(seen))
+                return
 
     def view(self, number: int) -> TurnView | None:
         """The full view of turn `number`, if it is drawn in full."""
@@ -299,6 +331,7 @@ class ChatLog(VerticalScroll):
         """Remove every turn and note."""
         self._earlier = []
         self._marker = None
+        self._reading = None
         await self.remove_children()
 
     async def refresh_reroutes(self) -> None:
@@ -313,6 +346,10 @@ class ChatLog(VerticalScroll):
 
     # ---------------------------------------------------------------- load on scroll
 
+    def _user_scrolled(self) -> None:
+        self._reading = None  # the user moved: their place is wherever they scrolled to
+        self._scrolled()
+
     def _scrolled(self) -> None:
         if self._load_timer is not None:
             self._load_timer.stop()
@@ -323,8 +360,8 @@ class ChatLog(VerticalScroll):
 
         A turn drawn in full is taller or shorter than its plain stand-in, so after a load
         the screen is checked again once laid out (what moved into view loads too), and when
-        a turn that starts above the top line loads, the view moves by what it grew, so
-        what the user is reading stays where it is.
+        a turn that starts above the top line loads, the view moves by what it grew (in the
+        same layout pass: `arrange`), so what the user is reading stays where it is.
         """
         self._load_timer = None
         if self._earlier and self.scroll_y <= LOAD_MARGIN:
@@ -333,23 +370,17 @@ class ChatLog(VerticalScroll):
         following = not self.is_anchor_released
         top = seen - LOAD_MARGIN
         bottom = seen + self.size.height + LOAD_MARGIN
-        loaded = False
-        above: list[tuple[TurnView, int]] = []
-        for lite in list(self.query_children(LiteTurn)):
-            region = lite.virtual_region_with_margin
-            if region.bottom >= top and region.y <= bottom:
-                view = await self.load(lite)
-                loaded = True
-                if region.y < seen and not following:
-                    above.append((view, region.height))
-        if above:
-
-            def keep_place() -> None:
-                grown = sum(v.virtual_region_with_margin.height - h for v, h in above)
-                self.scroll_to(y=seen + grown, animate=False, immediate=True)
-
-            self.call_after_refresh(keep_place)
-        if loaded:
+        regions = [
+            (lite, lite.virtual_region_with_margin) for lite in self.query_children(LiteTurn)
+        ]
+        shown = [(lite, r) for lite, r in regions if r.bottom >= top and r.y <= bottom]
+        if not following and any(region.y < seen for _, region in shown):
+            self._keep_reading(seen)
+        for lite, _ in shown:
+            view = await self.load(lite)
+            if self._reading is not None and self._reading[0] is lite:
+                self._reading = (view, self._reading[1])
+        if shown:
             self._scrolled()
 
     async def load(self, lite: LiteTurn) -> TurnView:
