@@ -6,7 +6,7 @@
         |
     store, llm, mcp   adapters: files on disk, model libraries, MCP servers
         |
-      core            headless domain; talks to the adapters only through core/ports.py
+      core            headless domain; talks to the adapters only through core/engine/ports.py
 
 Four rules, each failure naming the module and the rule:
 1. `modes_tui.core` imports nothing from the adapter or edge packages, not even inside a
@@ -73,7 +73,7 @@ class Import:
 
 
 def module_name(path: Path) -> str:
-    """`modes_tui/core/ports.py` -> `modes_tui.core.ports`; a package's __init__ -> the package."""
+    """`modes_tui/core/engine/ports.py` -> `modes_tui.core.engine.ports`; a package's __init__ -> the package."""
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -197,7 +197,7 @@ def _outside_core(target: str) -> bool:
 def test_core_imports_nothing_from_adapters_or_edges() -> None:
     broken = [
         f"{name}:{item.line} imports {item.target} (rule: core imports nothing from "
-        "llm, store, tui, mcp, repl, frontend or cli; depend on a Protocol in core/ports.py)"
+        "llm, store, tui, mcp, repl, frontend or cli; depend on a Protocol in core/engine/ports.py)"
         for name in MODULES
         if name == CORE or name.startswith(CORE + ".")
         for item in imports_of(name)
