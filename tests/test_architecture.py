@@ -27,6 +27,7 @@ so whoever fixes one also removes it here.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -312,3 +313,222 @@ def test_the_checker_reports_a_type_only_import_of_an_adapter_from_core(
 ) -> None:
     with pytest.raises(AssertionError, match=r"modes_tui\.core\.a:4 imports modes_tui\.store\.c"):
         test_core_imports_nothing_from_adapters_or_edges()
+
+
+# --------------------------------------------------------------------------- the sub-packages
+#
+# core/ is a small top level (BASE) and sub-packages by concept. The rules:
+# 4. Every package of core, store, llm and tui opens with a map of its modules, a line each
+#    (`    name.py   what it owns`, or `name/` for a sub-package); a module without a line,
+#    or a line without a module, fails.
+# 5. Every core sub-package has an `__init__` with a literal `__all__`: its public surface.
+#    Other packages import a public name from the module that defines it
+#    (`from modes_tui.core.routing.router import Route`), only names in that `__all__`, never
+#    a `_private` one.
+# 6. Core's parts depend downward in LAYERS: a module imports from its own layer or below.
+#    KNOWN_UPWARD lists the upward imports found when the packages were made (each with its
+#    reason); it may only shrink, like the lists above.
+
+CORE_DIR = PACKAGE / "core"
+BASE = frozenset({"errors", "paths", "files", "yaml_files", "terminal_text", "redaction"})
+"""Core's top level: small modules every part may use; they import no sub-package."""
+LAYERS = ("base", "config", "tools", "packs", "history", "routing", "evals", "engine")
+"""Core's parts from the bottom up. A top-level module not in BASE counts as `engine`: the
+engine's modules and its ports live there until they move into core/engine/."""
+MAPPED = ("core", "store", "llm", "tui")
+"""The packages whose `__init__` docstrings map their modules (rule 4), sub-packages included."""
+
+_SEAM = "the model seam (wire, ChatModel) is the engine's; the classifiers call a model too"
+KNOWN_UPWARD: dict[tuple[str, str], str] = {
+    ("modes_tui.core.history.events", "modes_tui.core.routing.corrections"): (
+        "TurnCorrected carries the Correction value"
+    ),
+    ("modes_tui.core.history.events", "modes_tui.core.routing.router"): (
+        "TurnRouted carries the Route value"
+    ),
+    ("modes_tui.core.history.events", "modes_tui.core.wire"): "events carry the model's usage",
+    ("modes_tui.core.history.records", "modes_tui.core.routing.router"): (
+        "a route record is written from the Route value"
+    ),
+    ("modes_tui.core.history.transcript", "modes_tui.core.routing.router"): (
+        "the fold keeps the turn's Route"
+    ),
+    ("modes_tui.core.packs.profiles", "modes_tui.core.routing.config"): (
+        "loading a pack reads its router.yaml"
+    ),
+    ("modes_tui.core.routing.classifiers.chat", "modes_tui.core.wire"): _SEAM,
+    ("modes_tui.core.routing.classifiers.judge", "modes_tui.core.ports"): _SEAM,
+    ("modes_tui.core.routing.classifiers.judge", "modes_tui.core.wire"): _SEAM,
+    ("modes_tui.core.routing.classifiers.model_classifier", "modes_tui.core.ports"): _SEAM,
+    ("modes_tui.core.routing.classifiers.model_classifier", "modes_tui.core.wire"): _SEAM,
+    ("modes_tui.core.routing.learning", "modes_tui.core.evals.scoring"): (
+        "learning from cases scores them the way the evals do"
+    ),
+    ("modes_tui.core.tools.registry", "modes_tui.core.wire"): "a tool's schema is a wire value",
+    ("modes_tui.core.tools.toolbox", "modes_tui.core.packs.profiles"): (
+        "the built-in tools read the mode's profile"
+    ),
+}
+"""(importer, imported) -> why the lower module needs the higher one (rule 6)."""
+
+
+def layer_of(module: str) -> str | None:
+    """The layer of a core module, or None outside core."""
+    if module == CORE or not module.startswith(CORE + "."):
+        return None
+    part = module.split(".")[2]
+    if (CORE_DIR / part).is_dir():
+        return part
+    return "base" if part in BASE else "engine"
+
+
+def subpackages() -> list[str]:
+    """The names of core's sub-packages (core/<name>/__init__.py)."""
+    return sorted(p.parent.name for p in CORE_DIR.glob("*/__init__.py"))
+
+
+def declared_all(path: Path) -> list[str] | None:
+    """The literal `__all__` of a module, or None when it has none."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                value = node.value
+                assert isinstance(value, ast.List | ast.Tuple), f"{path}: __all__ is not a literal"
+                return [ast.literal_eval(item) for item in value.elts]
+    return None
+
+
+def top_level_names(path: Path) -> set[str]:
+    """The names a module binds at its top level (definitions, assignments, imports)."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.If):  # TYPE_CHECKING blocks, optional imports
+            names |= {
+                (a.asname or a.name)
+                for child in node.body
+                if isinstance(child, ast.Import | ast.ImportFrom)
+                for a in child.names
+            }
+    return names
+
+
+def mapped_names(init: Path) -> set[str]:
+    """The modules a package's docstring map lists: `    name.py  ...` and `    name/  ...`."""
+    doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")), clean=False) or ""
+    return set(re.findall(r"^ {2,}(\w+\.py|\w+/)(?= |$)", doc, re.M))
+
+
+def package_children(directory: Path) -> set[str]:
+    """What a package holds: its modules (`x.py`) and sub-packages (`x/`)."""
+    found = {p.name for p in directory.glob("*.py") if p.name != "__init__.py"}
+    return found | {f"{p.parent.name}/" for p in directory.glob("*/__init__.py")}
+
+
+def test_package_maps_list_every_module() -> None:
+    broken = []
+    for top in MAPPED:
+        for init in sorted((PACKAGE / top).rglob("__init__.py")):
+            listed, present = mapped_names(init), package_children(init.parent)
+            where = init.relative_to(PACKAGE.parent)
+            broken += [
+                f"{where} does not list {name} (rule: the map lists every module, a line each)"
+                for name in sorted(present - listed)
+            ]
+            broken += [
+                f"{where} lists {name}, which is not there (rule: the map follows the package)"
+                for name in sorted(listed - present)
+            ]
+    assert broken == []
+
+
+def test_every_core_subpackage_declares_its_public_names() -> None:
+    broken = []
+    for name in subpackages():
+        directory = CORE_DIR / name
+        public = declared_all(directory / "__init__.py")
+        if public is None:
+            broken.append(f"core/{name}/__init__.py has no __all__ (rule: a public surface)")
+            continue
+        bound = set().union(*(top_level_names(p) for p in directory.rglob("*.py")))
+        bound |= {p.parent.name for p in directory.glob("*/__init__.py")}
+        broken += [
+            f"core/{name}/__init__.py lists {item!r}, which no module of core/{name} defines"
+            for item in public
+            if item not in bound or item.startswith("_")
+        ]
+    assert broken == []
+
+
+def _subpackage_of(module: str) -> str | None:
+    layer = layer_of(module)
+    return layer if layer is not None and (CORE_DIR / layer).is_dir() else None
+
+
+def test_other_packages_import_only_a_subpackages_public_names() -> None:
+    public = {
+        name: set(declared_all(CORE_DIR / name / "__init__.py") or ()) for name in subpackages()
+    }
+    broken = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+                continue
+            target = _subpackage_of(node.module)
+            if target is None or _subpackage_of(module) == target:
+                continue
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in MODULES:
+                    continue  # a module of the package, imported as a module
+                if alias.name.startswith("_") or alias.name not in public[target]:
+                    broken.append(
+                        f"{module}:{node.lineno} imports {alias.name} from {node.module} (rule: "
+                        f"only names in core/{target}/__init__.py's __all__; add it there if "
+                        "it is public, or keep it inside the package)"
+                    )
+    assert broken == []
+
+
+def upward_imports() -> set[tuple[str, str]]:
+    """(importer, imported) for every core import that goes up LAYERS (type-only ones count)."""
+    found = set()
+    for module in MODULES:
+        low = layer_of(module)
+        if low is None:
+            continue
+        for item in imports_of(module):
+            high = layer_of(item.target)
+            if high is None or high == low:
+                continue
+            if high not in LAYERS or low not in LAYERS:
+                found.add((module, item.target))  # a new part: place it in LAYERS first
+            elif LAYERS.index(high) > LAYERS.index(low):
+                found.add((module, item.target))
+    return found
+
+
+def test_core_parts_depend_downward() -> None:
+    found = upward_imports()
+    new = [
+        f"{low} imports {high}, which is above it (rule: core's parts depend downward: "
+        f"{' < '.join(LAYERS)}; move the shared value down, or pass it in)"
+        for low, high in sorted(found - set(KNOWN_UPWARD))
+    ]
+    gone = [
+        f"{low} no longer imports {high}: remove it from KNOWN_UPWARD (the list only shrinks)"
+        for low, high in sorted(set(KNOWN_UPWARD) - found)
+    ]
+    assert new + gone == []
+
+
+def test_no_core_layer_is_unknown() -> None:
+    unknown = [name for name in subpackages() if name not in LAYERS]
+    assert unknown == [], f"place the new core sub-packages {unknown} in LAYERS"
