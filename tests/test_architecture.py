@@ -6,9 +6,10 @@
         |
     store, llm, mcp   adapters: files on disk, model libraries, MCP servers
         |
-      core            headless domain; talks to the adapters only through core/engine/ports.py
+      core            headless domain; talks to the adapters only through its ports modules
+                      (core/ports.py, core/<part>/ports.py)
 
-Four rules, each failure naming the module and the rule:
+Seven rules, each failure naming the module and the rule:
 1. `modes_tui.core` imports nothing from the adapter or edge packages, not even inside a
    function or under `if TYPE_CHECKING:` (a type-only import still couples the layers).
 2. No import cycles between modes_tui modules. Module-level and function-local imports
@@ -17,8 +18,13 @@ Four rules, each failure naming the module and the rule:
 3. No module in modes_tui/ over 500 lines.
 4. `modes_tui.frontend` imports neither textual nor prompt_toolkit, nor the front ends
    (`tui`, `repl`), anywhere in a module.
+5. Every package of core, store, llm and tui maps its modules in its docstring, a line each.
+6. Every core sub-package declares its public names in `__init__`'s `__all__`; other
+   packages import only those names (from the module that defines them), never `_private` ones.
+7. Core's parts depend downward: base < config < tools < packs < history < routing < evals
+   < engine (LAYERS).
 
-Other branches are splitting modules and breaking cycles in parallel, so rules 2 and 3
+Other branches are splitting modules and breaking cycles in parallel, so rules 2, 3 and 7
 keep explicit lists of what is still known to break them. The lists may only shrink: a
 test fails when a listed module has come under the limit (or a listed cycle is gone),
 so whoever fixes one also removes it here.
@@ -198,7 +204,7 @@ def _outside_core(target: str) -> bool:
 def test_core_imports_nothing_from_adapters_or_edges() -> None:
     broken = [
         f"{name}:{item.line} imports {item.target} (rule: core imports nothing from "
-        "llm, store, tui, mcp, repl, frontend or cli; depend on a Protocol in core/engine/ports.py)"
+        "llm, store, tui, mcp, repl, frontend or cli; depend on a Protocol in a core ports module)"
         for name in MODULES
         if name == CORE or name.startswith(CORE + ".")
         for item in imports_of(name)
@@ -318,14 +324,14 @@ def test_the_checker_reports_a_type_only_import_of_an_adapter_from_core(
 # --------------------------------------------------------------------------- the sub-packages
 #
 # core/ is a small top level (BASE) and sub-packages by concept. The rules:
-# 4. Every package of core, store, llm and tui opens with a map of its modules, a line each
+# 5. Every package of core, store, llm and tui opens with a map of its modules, a line each
 #    (`    name.py   what it owns`, or `name/` for a sub-package); a module without a line,
 #    or a line without a module, fails.
-# 5. Every core sub-package has an `__init__` with a literal `__all__`: its public surface.
+# 6. Every core sub-package has an `__init__` with a literal `__all__`: its public surface.
 #    Other packages import a public name from the module that defines it
 #    (`from modes_tui.core.routing.router import Route`), only names in that `__all__`, never
 #    a `_private` one.
-# 6. Core's parts depend downward in LAYERS: a module imports from its own layer or below.
+# 7. Core's parts depend downward in LAYERS: a module imports from its own layer or below.
 #    KNOWN_UPWARD lists the upward imports found when the packages were made (each with its
 #    reason); it may only shrink, like the lists above.
 
@@ -336,7 +342,7 @@ LAYERS = ("base", "config", "tools", "packs", "history", "routing", "evals", "en
 """Core's parts from the bottom up. A top-level module not in BASE counts as `engine`: the
 engine's modules and its ports live there until they move into core/engine/."""
 MAPPED = ("core", "store", "llm", "tui")
-"""The packages whose `__init__` docstrings map their modules (rule 4), sub-packages included."""
+"""The packages whose `__init__` docstrings map their modules (rule 5), sub-packages included."""
 
 _SEAM = "the model seam (wire, ChatModel) is the engine's; the classifiers call a model too"
 KNOWN_UPWARD: dict[tuple[str, str], str] = {
@@ -369,7 +375,7 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
         "the built-in tools read the mode's profile"
     ),
 }
-"""(importer, imported) -> why the lower module needs the higher one (rule 6)."""
+"""(importer, imported) -> why the lower module needs the higher one (rule 7)."""
 
 
 def layer_of(module: str) -> str | None:
@@ -433,7 +439,8 @@ def package_children(directory: Path) -> set[str]:
     return found | {f"{p.parent.name}/" for p in directory.glob("*/__init__.py")}
 
 
-def test_package_maps_list_every_module() -> None:
+def map_problems() -> list[str]:
+    """Rule 5's failures: modules a map misses, and lines for modules that are not there."""
     broken = []
     for top in MAPPED:
         for init in sorted((PACKAGE / top).rglob("__init__.py")):
@@ -447,10 +454,15 @@ def test_package_maps_list_every_module() -> None:
                 f"{where} lists {name}, which is not there (rule: the map follows the package)"
                 for name in sorted(listed - present)
             ]
-    assert broken == []
+    return broken
 
 
-def test_every_core_subpackage_declares_its_public_names() -> None:
+def test_package_maps_list_every_module() -> None:
+    assert map_problems() == []
+
+
+def surface_problems() -> list[str]:
+    """Rule 6's first half: a sub-package without `__all__`, or listing what nothing defines."""
     broken = []
     for name in subpackages():
         directory = CORE_DIR / name
@@ -465,7 +477,11 @@ def test_every_core_subpackage_declares_its_public_names() -> None:
             for item in public
             if item not in bound or item.startswith("_")
         ]
-    assert broken == []
+    return broken
+
+
+def test_every_core_subpackage_declares_its_public_names() -> None:
+    assert surface_problems() == []
 
 
 def _subpackage_of(module: str) -> str | None:
@@ -473,7 +489,8 @@ def _subpackage_of(module: str) -> str | None:
     return layer if layer is not None and (CORE_DIR / layer).is_dir() else None
 
 
-def test_other_packages_import_only_a_subpackages_public_names() -> None:
+def private_imports() -> list[str]:
+    """Rule 6's second half: imports of a sub-package's names not in its `__all__`."""
     public = {
         name: set(declared_all(CORE_DIR / name / "__init__.py") or ()) for name in subpackages()
     }
@@ -494,7 +511,11 @@ def test_other_packages_import_only_a_subpackages_public_names() -> None:
                         f"only names in core/{target}/__init__.py's __all__; add it there if "
                         "it is public, or keep it inside the package)"
                     )
-    assert broken == []
+    return broken
+
+
+def test_other_packages_import_only_a_subpackages_public_names() -> None:
+    assert private_imports() == []
 
 
 def upward_imports() -> set[tuple[str, str]]:
@@ -532,3 +553,62 @@ def test_core_parts_depend_downward() -> None:
 def test_no_core_layer_is_unknown() -> None:
     unknown = [name for name in subpackages() if name not in LAYERS]
     assert unknown == [], f"place the new core sub-packages {unknown} in LAYERS"
+
+
+@pytest.fixture
+def fake_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A modes_tui tree with two core sub-packages, `low` below `high`, each breaking a rule."""
+    root = tmp_path / "modes_tui"
+    _write(
+        root,
+        {
+            "__init__.py": "",
+            "core/__init__.py": '"""Core.\n\n    errors.py  errors\n    low/  low\n    high/  high\n"""\n',
+            "core/errors.py": "",
+            "core/low/__init__.py": '"""Low.\n\n    a.py  a\n"""\n__all__ = ["A", "Gone"]\n',
+            "core/low/a.py": "A = 1\nB = 2\n_P = 3\n",
+            "core/low/b.py": "from modes_tui.core.high.c import C\n",
+            "core/high/__init__.py": '"""High.\n\n    c.py  c\n"""\n__all__ = ["C"]\n',
+            "core/high/c.py": "from modes_tui.core.low.a import A, B, _P\nC = A\n",
+        },
+    )
+    module = __import__(__name__, fromlist=["MODULES"])
+    monkeypatch.setattr(module, "PACKAGE", root)
+    monkeypatch.setattr(module, "CORE_DIR", root / "core")
+    monkeypatch.setattr(module, "MODULES", all_modules())
+    monkeypatch.setattr(module, "LAYERS", ("base", "low", "high", "engine"))
+    monkeypatch.setattr(module, "KNOWN_UPWARD", {})
+    return root
+
+
+def test_the_checker_finds_a_module_missing_from_its_packages_map(fake_core: Path) -> None:
+    assert any("core/low/__init__.py does not list b.py" in line for line in map_problems())
+    with pytest.raises(AssertionError):
+        test_package_maps_list_every_module()
+
+
+def test_the_checker_finds_a_public_name_that_nothing_defines(fake_core: Path) -> None:
+    assert surface_problems() == [
+        "core/low/__init__.py lists 'Gone', which no module of core/low defines"
+    ]
+    with pytest.raises(AssertionError):
+        test_every_core_subpackage_declares_its_public_names()
+
+
+def test_the_checker_finds_imports_of_names_outside_all(fake_core: Path) -> None:
+    found = [line.partition(" (rule")[0] for line in private_imports()]
+    assert found == [
+        "modes_tui.core.high.c:1 imports B from modes_tui.core.low.a",
+        "modes_tui.core.high.c:1 imports _P from modes_tui.core.low.a",
+    ]
+    with pytest.raises(AssertionError):
+        test_other_packages_import_only_a_subpackages_public_names()
+
+
+def test_the_checker_finds_an_upward_import_between_core_parts(fake_core: Path) -> None:
+    with pytest.raises(
+        AssertionError,
+        match=r"modes_tui\.core\.low\.b imports modes_tui\.core\.high\.c, which is above it",
+    ):
+        test_core_parts_depend_downward()
+    assert upward_imports() == {("modes_tui.core.low.b", "modes_tui.core.high.c")}

@@ -97,6 +97,22 @@ def test_a_user_pack_brings_its_own_tools_from_a_file_beside_it(desk_pack: Pack)
     assert made[0].parameters["required"] == ["name"]
 
 
+def test_a_pack_written_before_core_had_parts_still_imports_tool_from_core_tools(
+    write_pack: PackWriter,
+) -> None:
+    old = "from modes_tui.core.tools import Tool, tool"  # old path, still works
+    counter = COUNTER.replace("from modes_tui.core.tools.registry import Tool, tool", old)
+    assert old in counter
+    folder = pack_with(
+        write_pack,
+        ["python:tools/desk.py:make_tools"],
+        {"tools/desk.py": counter, "tools/greeting.py": 'GREETING = "Welcome"\n'},
+    )
+    made = load_pack(profiles_dir=folder).make_tools()
+    assert [t.name for t in made] == ["count_visit"]
+    assert made[0].parameters["required"] == ["name"]
+
+
 async def test_a_pack_tool_runs_in_a_turn_and_its_state_is_fresh_per_session(
     desk_pack: Pack, tmp_path: Path
 ) -> None:
