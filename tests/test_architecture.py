@@ -505,7 +505,12 @@ def private_imports() -> list[str]:
             for alias in node.names:
                 if f"{node.module}.{alias.name}" in MODULES:
                     continue  # a module of the package, imported as a module
-                if alias.name.startswith("_") or alias.name not in public[target]:
+                if node.module == f"{CORE}.{target}":
+                    broken.append(
+                        f"{module}:{node.lineno} imports {alias.name} from {node.module} (rule: "
+                        "import a name from the module that defines it, not from the package)"
+                    )
+                elif alias.name.startswith("_") or alias.name not in public[target]:
                     broken.append(
                         f"{module}:{node.lineno} imports {alias.name} from {node.module} (rule: "
                         f"only names in core/{target}/__init__.py's __all__; add it there if "
@@ -569,7 +574,9 @@ def fake_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             "core/low/a.py": "A = 1\nB = 2\n_P = 3\n",
             "core/low/b.py": "from modes_tui.core.high.c import C\n",
             "core/high/__init__.py": '"""High.\n\n    c.py  c\n"""\n__all__ = ["C"]\n',
-            "core/high/c.py": "from modes_tui.core.low.a import A, B, _P\nC = A\n",
+            "core/high/c.py": (
+                "from modes_tui.core.low.a import A, B, _P\nfrom modes_tui.core.low import A\nC = A\n"
+            ),
         },
     )
     module = __import__(__name__, fromlist=["MODULES"])
@@ -600,6 +607,7 @@ def test_the_checker_finds_imports_of_names_outside_all(fake_core: Path) -> None
     assert found == [
         "modes_tui.core.high.c:1 imports B from modes_tui.core.low.a",
         "modes_tui.core.high.c:1 imports _P from modes_tui.core.low.a",
+        "modes_tui.core.high.c:2 imports A from modes_tui.core.low",
     ]
     with pytest.raises(AssertionError):
         test_other_packages_import_only_a_subpackages_public_names()
