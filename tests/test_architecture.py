@@ -7,7 +7,7 @@
     store, llm, mcp   adapters: files on disk, model libraries, MCP servers
         |
       core            headless domain; talks to the adapters only through its ports modules
-                      (core/ports.py, core/<part>/ports.py)
+                      (core/engine/ports.py, core/<part>/ports.py)
 
 Seven rules, each failure naming the module and the rule:
 1. `modes_tui.core` imports nothing from the adapter or edge packages, not even inside a
@@ -339,8 +339,8 @@ CORE_DIR = PACKAGE / "core"
 BASE = frozenset({"errors", "paths", "files", "yaml_files", "terminal_text", "redaction"})
 """Core's top level: small modules every part may use; they import no sub-package."""
 LAYERS = ("base", "config", "tools", "packs", "history", "routing", "evals", "engine")
-"""Core's parts from the bottom up. A top-level module not in BASE counts as `engine`: the
-engine's modules and its ports live there until they move into core/engine/."""
+"""Core's parts from the bottom up (a top-level module not in BASE would count as `engine`;
+there is none: test_cores_top_level_is_small)."""
 MAPPED = ("core", "store", "llm", "tui")
 """The packages whose `__init__` docstrings map their modules (rule 5), sub-packages included."""
 
@@ -352,7 +352,10 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
     ("modes_tui.core.history.events", "modes_tui.core.routing.router"): (
         "TurnRouted carries the Route value"
     ),
-    ("modes_tui.core.history.events", "modes_tui.core.wire"): "events carry the model's usage",
+    (
+        "modes_tui.core.history.events",
+        "modes_tui.core.engine.wire",
+    ): "events carry the model's usage",
     ("modes_tui.core.history.records", "modes_tui.core.routing.router"): (
         "a route record is written from the Route value"
     ),
@@ -362,15 +365,18 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
     ("modes_tui.core.packs.profiles", "modes_tui.core.routing.config"): (
         "loading a pack reads its router.yaml"
     ),
-    ("modes_tui.core.routing.classifiers.chat", "modes_tui.core.wire"): _SEAM,
-    ("modes_tui.core.routing.classifiers.judge", "modes_tui.core.ports"): _SEAM,
-    ("modes_tui.core.routing.classifiers.judge", "modes_tui.core.wire"): _SEAM,
-    ("modes_tui.core.routing.classifiers.model_classifier", "modes_tui.core.ports"): _SEAM,
-    ("modes_tui.core.routing.classifiers.model_classifier", "modes_tui.core.wire"): _SEAM,
+    ("modes_tui.core.routing.classifiers.chat", "modes_tui.core.engine.wire"): _SEAM,
+    ("modes_tui.core.routing.classifiers.judge", "modes_tui.core.engine.ports"): _SEAM,
+    ("modes_tui.core.routing.classifiers.judge", "modes_tui.core.engine.wire"): _SEAM,
+    ("modes_tui.core.routing.classifiers.model_classifier", "modes_tui.core.engine.ports"): _SEAM,
+    ("modes_tui.core.routing.classifiers.model_classifier", "modes_tui.core.engine.wire"): _SEAM,
     ("modes_tui.core.routing.learning", "modes_tui.core.evals.scoring"): (
         "learning from cases scores them the way the evals do"
     ),
-    ("modes_tui.core.tools.registry", "modes_tui.core.wire"): "a tool's schema is a wire value",
+    (
+        "modes_tui.core.tools.registry",
+        "modes_tui.core.engine.wire",
+    ): "a tool's schema is a wire value",
     ("modes_tui.core.tools.toolbox", "modes_tui.core.packs.profiles"): (
         "the built-in tools read the mode's profile"
     ),
@@ -620,3 +626,13 @@ def test_the_checker_finds_an_upward_import_between_core_parts(fake_core: Path) 
     ):
         test_core_parts_depend_downward()
     assert upward_imports() == {("modes_tui.core.low.b", "modes_tui.core.high.c")}
+
+
+def test_cores_top_level_is_small() -> None:
+    extra = [
+        f"core/{path.name} sits at core's top level (rule: only {', '.join(sorted(BASE))} "
+        "live there; put it in the part it belongs to)"
+        for path in sorted(CORE_DIR.glob("*.py"))
+        if path.name != "__init__.py" and path.stem not in BASE
+    ]
+    assert extra == []

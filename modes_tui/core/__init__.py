@@ -17,20 +17,7 @@ its own layer or below; the architecture test keeps it so):
     history/          what happened: events, conversation, records, ledger, transcript
     routing/          choosing a mode: the router, classifiers/, corrections, calibration
     evals/            evaluating a router on a pack's cases
-    ports.py          the engine's ports (ChatModel, Confirmer, Guard, Restorable)
-    wire.py           what crosses the model seam: requests, model events, completions
-    engine.py         the turn engine: one user turn, end to end, as a stream of events
-    turn_loop.py      one turn: prepare, rounds, close
-    turn_state.py     the state one turn carries between its phases
-    turn_request.py   the model request of one round
-    tool_rounds.py    the tool calls of one round, through the guards
-    guards.py         checks before a tool call runs (repeats, budget, confirmation)
-    cancelling.py     stopping a turn: what is kept and what is recorded
-    questions.py      yes/no questions the engine asks before a turn (enter a mode, budget)
-    turn_costs.py     what a turn costs, and the budget check
-    mode_note.py      the note a model reads when the mode changed
-    correcting.py     the engine's side of a correction: plan, re-run the turn, undo
-    auto_enter.py     asking before the router moves a turn into an `auto_enter: confirm` mode
+    engine/           one user turn, end to end: prepare, rounds, close; its ports and wire
 
 Each sub-package's `__init__` maps its modules and lists its public names in `__all__`;
 CONTRIBUTING.md walks one message through these files.
