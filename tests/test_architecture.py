@@ -338,7 +338,18 @@ def test_the_checker_reports_a_type_only_import_of_an_adapter_from_core(
 CORE_DIR = PACKAGE / "core"
 BASE = frozenset({"errors", "paths", "files", "yaml_files", "terminal_text", "redaction"})
 """Core's top level: small modules every part may use; they import no sub-package."""
-LAYERS = ("base", "config", "tools", "packs", "history", "routing", "evals", "engine")
+LAYERS = (
+    "base",
+    "config",
+    "tools",
+    "edits",  # issue 23: diffs, the write/edit tools' core, policy, checkpoints
+    "packs",
+    "history",
+    "context",  # issue 24: token counting, window fitting, compaction
+    "routing",
+    "evals",
+    "engine",
+)
 """Core's parts from the bottom up (a top-level module not in BASE would count as `engine`;
 there is none: test_cores_top_level_is_small)."""
 MAPPED = ("core", "store", "llm", "tui")
