@@ -5,14 +5,6 @@ Its modules:
 
     app.py              The modes-tui app: chat on the left, routing decisions on the right, a
                         prompt below
-    app_base.py         The app's state and the widgets it reaches: what every part of
-                        `ModesApp` shares
-    app_commands.py     Slash commands and the screens they open: modes, sessions, replay,
-                        export, help
-    app_input.py        The prompt: sending, queueing while a turn runs, recalling and editing
-                        messages
-    app_turns.py        Running turns in the app: send, retry, resend an edit, correct, and show
-                        every event
     arming.py           A dialog that opens on its own needs a deliberate answer: arming
     chat.py             The chat log: one view per user turn, drawn from the bottom up
     confirm.py          Asking the user before a tool runs: the dialog and the `Confirmer` the
@@ -52,4 +44,9 @@ Its modules:
     turn_messages.py    Messages a drawn turn sends up to the app
     turn_view.py        One turn in full: the user's message, the route, the streamed Markdown
                         answer, tool calls, folded reasoning, and how the turn ended
+    messages.py         What the app's workers report: one typed message per result, each
+                        handled by the app with `@on(...)`
+    turn_queue.py       The turn queue: whether a turn runs, which sent messages wait for it,
+                        which sent message is back in the prompt to be edited, and the rules
+                        between the three
 """
