@@ -24,12 +24,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.engine import Engine, rounds
+from modes_tui.core.engine import rounds
+from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.wire import TextChunk
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import Router
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import load_session

@@ -31,11 +31,11 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "True")
 
-from modes_tui.core.control import ControlReading  # noqa: E402
-from modes_tui.core.conversation import Message  # noqa: E402
-from modes_tui.core.events import RequestBuilt, TurnFinished  # noqa: E402
+from modes_tui.core.config.control import ControlReading  # noqa: E402
+from modes_tui.core.history.conversation import Message  # noqa: E402
+from modes_tui.core.history.events import RequestBuilt, TurnFinished  # noqa: E402
+from modes_tui.core.packs.profiles import load_pack  # noqa: E402
 from modes_tui.core.paths import app_dirs  # noqa: E402
-from modes_tui.core.profiles import load_pack  # noqa: E402
 from modes_tui.llm.litellm_import import import_litellm  # noqa: E402
 from modes_tui.runtime import RunOptions, Runtime  # noqa: E402
 from modes_tui.store.settings import Settings  # noqa: E402

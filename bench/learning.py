@@ -9,7 +9,7 @@ Protocol, per dataset (the datasets and their modes are bench/routing.py's):
 - the rest of the train split's in-scope rows, shuffled, is the stream. Each streamed message
   is routed with what was learned so far; a wrong route becomes a correction (text -> true
   mode), exactly as `modes-tui eval --learn` does;
-- **ours**: the embedding backend's own code: `core.learning.learned_examples` (corrections
+- **ours**: the embedding backend's own code: `core.routing.learning.learned_examples` (corrections
   join their mode; a correction beats a near-identical example of another mode) and
   `ModeIndex` with the temperature fitted on the pack (refitted after each correction);
 - **semantic-router (same corrections)**: max cosine over the examples plus *our*
@@ -18,7 +18,7 @@ Protocol, per dataset (the datasets and their modes are bench/routing.py's):
 - accuracy: on the test split (in-scope rows; the route's mode, threshold off) at the start
   and after 500 and 1,000 streamed turns (or the end of a shorter stream);
 - ECE (10 bins; rows that expect the fallback count as wrong) on the test split at the start
-  and the end: now (`core.calibration`), with the temperature fixed at 0.05 instead of
+  and the end: now (`core.routing.calibration`), with the temperature fixed at 0.05 instead of
   fitted, and with the previous calibration (a "none of these" option inside the softmax at a
   floor at the 10th percentile, `previous_confidences`), all in the same run; beside them the
   noise floor: the ECE a perfectly calibrated router with the same confidences would show on
@@ -39,13 +39,13 @@ from typing import Any
 
 import numpy as np
 
-from modes_tui.core.calibration import expected_calibration_error, loo_scores, reliability
-from modes_tui.core.classifiers.embedding import EmbeddingClassifier
-from modes_tui.core.classifiers.mode_index import TEMPERATURE, ModeIndex
-from modes_tui.core.corrections import Correction, MemoryCorrections
-from modes_tui.core.evaluation import percentile
-from modes_tui.core.learning import learned_examples
-from modes_tui.core.profiles import Profile
+from modes_tui.core.evals.scoring import percentile
+from modes_tui.core.packs.profiles import Profile
+from modes_tui.core.routing.calibration import expected_calibration_error, loo_scores, reliability
+from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
+from modes_tui.core.routing.classifiers.mode_index import TEMPERATURE, ModeIndex
+from modes_tui.core.routing.corrections import Correction, MemoryCorrections
+from modes_tui.core.routing.learning import learned_examples
 
 CHECKPOINTS = (0, 500, 1000)
 K_START = 20

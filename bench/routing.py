@@ -8,7 +8,7 @@ Run from the repository root:
 
 Both methods use the same encoder (all-MiniLM-L6-v2, in process) and the same examples:
 
-- **ours**: `modes_tui.core.classifiers.embedding` (`ModeIndex`): per mode a blend of the
+- **ours**: `modes_tui.core.routing.classifiers.embedding` (`ModeIndex`): per mode a blend of the
   nearest example, the 3 nearest, the description and the examples' centroid; softmax
   probabilities; confidence against a "none of these" option at the pack's own floor.
 - **semantic-router**: the approach of aurelio-labs/semantic-router, re-implemented here:
@@ -65,21 +65,21 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from modes_tui.core.classifiers.embedding import EmbeddingClassifier  # noqa: E402
-from modes_tui.core.classifiers.mode_index import ModeIndex  # noqa: E402
-from modes_tui.core.conversation import Message  # noqa: E402
-from modes_tui.core.eval_cases import EvalCase  # noqa: E402
-from modes_tui.core.evaluation import (  # noqa: E402
+from modes_tui.core.evals.cases import EvalCase  # noqa: E402
+from modes_tui.core.evals.scoring import (  # noqa: E402
     Outcome,
     evaluate,
     fit_threshold,
     percentile,
 )
-from modes_tui.core.pack_fields import HistoryWindow  # noqa: E402
-from modes_tui.core.profiles import Pack, Profile  # noqa: E402
-from modes_tui.core.prompts import DEFAULT_SYSTEM, PromptSet, Template  # noqa: E402
-from modes_tui.core.router_config import RouterConfig  # noqa: E402
-from modes_tui.core.routing import ClassifierInfo, Decision, Router  # noqa: E402
+from modes_tui.core.history.conversation import Message  # noqa: E402
+from modes_tui.core.packs.fields import HistoryWindow  # noqa: E402
+from modes_tui.core.packs.profiles import Pack, Profile  # noqa: E402
+from modes_tui.core.packs.prompts import DEFAULT_SYSTEM, PromptSet, Template  # noqa: E402
+from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier  # noqa: E402
+from modes_tui.core.routing.classifiers.mode_index import ModeIndex  # noqa: E402
+from modes_tui.core.routing.config import RouterConfig  # noqa: E402
+from modes_tui.core.routing.router import ClassifierInfo, Decision, Router  # noqa: E402
 from modes_tui.llm.encoders import MiniLMEncoder  # noqa: E402
 
 SEED = 13
@@ -368,7 +368,7 @@ def baseline(anchors: np.ndarray, owners: list[str], query: np.ndarray) -> tuple
 
 
 def outcome(row: Row, mode: str, score: float) -> Outcome:
-    from modes_tui.core.routing import Route
+    from modes_tui.core.routing.router import Route
 
     route = Route(mode, "classifier", None, Decision(mode, score))
     return Outcome(EvalCase(row[0], row[1]), route)
@@ -605,9 +605,9 @@ import json, os, sys, time
 started = time.perf_counter()
 sys.path.insert(0, {root!r})
 from modes_tui.runtime import RunOptions, Runtime
-from modes_tui.core.conversation import Message
-from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import Router
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.packs.profiles import load_pack
+from modes_tui.core.routing.router import Router
 from modes_tui.store.settings import Settings
 import asyncio
 pack = load_pack("default")

@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from modes_tui.core.evaluation import percentile
+from modes_tui.core.evals.scoring import percentile
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.store.manage import rename_session
 from modes_tui.store.replay import replay

@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from modes_tui.core.classifiers.mode_index import ModeIndex
-from modes_tui.core.corrections import Correction
-from modes_tui.core.learning import learned_examples, split_negatives
-from modes_tui.core.profiles import Profile
+from modes_tui.core.packs.profiles import Profile
+from modes_tui.core.routing.classifiers.mode_index import ModeIndex
+from modes_tui.core.routing.corrections import Correction
+from modes_tui.core.routing.learning import learned_examples, split_negatives
 
 K = 20
 HELD_OUT = 10
@@ -135,7 +135,7 @@ def _score(
     outcomes = [outcome(row, *predict(v)) for row, v in zip(rows, vectors, strict=True)]
 
     def at(threshold: float) -> tuple[float, float]:
-        from modes_tui.core.evaluation import evaluate
+        from modes_tui.core.evals.scoring import evaluate
 
         report = evaluate(outcomes, modes, FALLBACK, threshold)
         return report.in_scope_accuracy or 0.0, report.fallback.recall or 0.0

@@ -33,14 +33,14 @@ os.environ["MODES_TUI_HOME"] = tempfile.mkdtemp(prefix="modes-bench-")
 
 from textual import events
 
-from modes_tui.core.control import AUTO, ControlReading
-from modes_tui.core.conversation import Conversation, Message
+from modes_tui.core.config.control import AUTO, ControlReading
+from modes_tui.core.config.models import EMBEDDED_MODEL
 from modes_tui.core.engine.wire import ModelRequest
-from modes_tui.core.events import TurnEvent
-from modes_tui.core.models import EMBEDDED_MODEL
+from modes_tui.core.history.conversation import Conversation, Message
+from modes_tui.core.history.events import TurnEvent
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import ClassifierInfo, Decision, Route
+from modes_tui.core.routing.router import ClassifierInfo, Decision, Route
 from modes_tui.runtime import RunOptions, Runtime
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.settings import Settings

@@ -25,19 +25,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("MODES_TUI_HOME", tempfile.mkdtemp(prefix="modes-bench-"))
 
-from modes_tui.core.control import AUTO, ControlReading
-from modes_tui.core.conversation import Conversation, Message
+from modes_tui.core.config.control import AUTO, ControlReading
 from modes_tui.core.engine.wire import ModelRequest
-from modes_tui.core.events import (
+from modes_tui.core.history.conversation import Conversation, Message
+from modes_tui.core.history.events import (
     RequestBuilt,
     RouteDecided,
     TextDelta,
     TurnEvent,
     TurnFinished,
 )
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import Route
+from modes_tui.core.routing.router import Route
 from modes_tui.runtime import Runtime
 from modes_tui.store.settings import Settings
 from modes_tui.tui.app import ModesApp, build_app

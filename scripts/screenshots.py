@@ -30,9 +30,9 @@ os.environ["MODES_TUI_HOME"] = tempfile.mkdtemp(prefix="modes-shots-")
 
 from textual.pilot import Pilot  # noqa: E402
 
+from modes_tui.core.packs.profiles import load_pack  # noqa: E402
 from modes_tui.core.paths import app_dirs  # noqa: E402
-from modes_tui.core.profiles import load_pack  # noqa: E402
-from modes_tui.core.routing import Route, Router  # noqa: E402
+from modes_tui.core.routing.router import Route, Router  # noqa: E402
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply  # noqa: E402
 from modes_tui.runtime import RunOptions, Runtime  # noqa: E402
 from modes_tui.store.control import ControlFile  # noqa: E402

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from modes_tui.core.profiles import load_pack
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.tui.app import ModesApp
 from tests.tui_support import RealApp, real_app, until
 

@@ -1,13 +1,13 @@
-"""A session written by hand, record by record, following `modes_tui.core.records`."""
+"""A session written by hand, record by record, following `modes_tui.core.history.records`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.engine.wire import ModelRequest, ToolSpec
+from modes_tui.core.history.conversation import Message, ToolCall
 from modes_tui.core.paths import Dirs
-from modes_tui.core.routing import ClassifierInfo, Decision, Route
+from modes_tui.core.routing.router import ClassifierInfo, Decision, Route
 from modes_tui.store.session_log import SessionLog
 
 READ_FILE = ToolSpec(

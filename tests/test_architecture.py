@@ -6,9 +6,10 @@
         |
     store, llm, mcp   adapters: files on disk, model libraries, MCP servers
         |
-      core            headless domain; talks to the adapters only through core/ports.py
+      core            headless domain; talks to the adapters only through its ports modules
+                      (core/engine/ports.py, core/<part>/ports.py)
 
-Four rules, each failure naming the module and the rule:
+Seven rules, each failure naming the module and the rule:
 1. `modes_tui.core` imports nothing from the adapter or edge packages, not even inside a
    function or under `if TYPE_CHECKING:` (a type-only import still couples the layers).
 2. No import cycles between modes_tui modules. Module-level and function-local imports
@@ -17,8 +18,13 @@ Four rules, each failure naming the module and the rule:
 3. No module in modes_tui/ over 500 lines.
 4. `modes_tui.frontend` imports neither textual nor prompt_toolkit, nor the front ends
    (`tui`, `repl`), anywhere in a module.
+5. Every package of core, store, llm and tui maps its modules in its docstring, a line each.
+6. Every core sub-package declares its public names in `__init__`'s `__all__`; other
+   packages import only those names (from the module that defines them), never `_private` ones.
+7. Core's parts depend downward: base < config < tools < packs < history < routing < evals
+   < engine (LAYERS).
 
-Other branches are splitting modules and breaking cycles in parallel, so rules 2 and 3
+Other branches are splitting modules and breaking cycles in parallel, so rules 2, 3 and 7
 keep explicit lists of what is still known to break them. The lists may only shrink: a
 test fails when a listed module has come under the limit (or a listed cycle is gone),
 so whoever fixes one also removes it here.
@@ -27,6 +33,7 @@ so whoever fixes one also removes it here.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,7 +80,7 @@ class Import:
 
 
 def module_name(path: Path) -> str:
-    """`modes_tui/core/ports.py` -> `modes_tui.core.ports`; a package's __init__ -> the package."""
+    """`modes_tui/core/engine/ports.py` -> `modes_tui.core.engine.ports`; a package's __init__ -> the package."""
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -197,7 +204,7 @@ def _outside_core(target: str) -> bool:
 def test_core_imports_nothing_from_adapters_or_edges() -> None:
     broken = [
         f"{name}:{item.line} imports {item.target} (rule: core imports nothing from "
-        "llm, store, tui, mcp, repl, frontend or cli; depend on a Protocol in core/ports.py)"
+        "llm, store, tui, mcp, repl, frontend or cli; depend on a Protocol in a core ports module)"
         for name in MODULES
         if name == CORE or name.startswith(CORE + ".")
         for item in imports_of(name)
@@ -312,3 +319,331 @@ def test_the_checker_reports_a_type_only_import_of_an_adapter_from_core(
 ) -> None:
     with pytest.raises(AssertionError, match=r"modes_tui\.core\.a:4 imports modes_tui\.store\.c"):
         test_core_imports_nothing_from_adapters_or_edges()
+
+
+# --------------------------------------------------------------------------- the sub-packages
+#
+# core/ is a small top level (BASE) and sub-packages by concept. The rules:
+# 5. Every package of core, store, llm and tui opens with a map of its modules, a line each
+#    (`    name.py   what it owns`, or `name/` for a sub-package); a module without a line,
+#    or a line without a module, fails.
+# 6. Every core sub-package has an `__init__` with a literal `__all__`: its public surface.
+#    Other packages import a public name from the module that defines it
+#    (`from modes_tui.core.routing.router import Route`), only names in that `__all__`, never
+#    a `_private` one.
+# 7. Core's parts depend downward in LAYERS: a module imports from its own layer or below.
+#    KNOWN_UPWARD lists the upward imports found when the packages were made (each with its
+#    reason); it may only shrink, like the lists above.
+
+CORE_DIR = PACKAGE / "core"
+BASE = frozenset({"errors", "paths", "files", "yaml_files", "terminal_text", "redaction"})
+"""Core's top level: small modules every part may use; they import no sub-package."""
+LAYERS = (
+    "base",
+    "config",
+    "tools",
+    "edits",  # issue 23: diffs, the write/edit tools' core, policy, checkpoints
+    "packs",
+    "history",
+    "context",  # issue 24: token counting, window fitting, compaction
+    "routing",
+    "evals",
+    "engine",
+)
+"""Core's parts from the bottom up (a top-level module not in BASE would count as `engine`;
+there is none: test_cores_top_level_is_small)."""
+MAPPED = ("core", "store", "llm", "tui")
+"""The packages whose `__init__` docstrings map their modules (rule 5), sub-packages included."""
+
+_SEAM = "the model seam (wire, ChatModel) is the engine's; the classifiers call a model too"
+KNOWN_UPWARD: dict[tuple[str, str], str] = {
+    ("modes_tui.core.history.events", "modes_tui.core.routing.corrections"): (
+        "TurnCorrected carries the Correction value"
+    ),
+    ("modes_tui.core.history.events", "modes_tui.core.routing.router"): (
+        "TurnRouted carries the Route value"
+    ),
+    (
+        "modes_tui.core.history.events",
+        "modes_tui.core.engine.wire",
+    ): "events carry the model's usage",
+    ("modes_tui.core.history.records", "modes_tui.core.routing.router"): (
+        "a route record is written from the Route value"
+    ),
+    ("modes_tui.core.history.transcript", "modes_tui.core.routing.router"): (
+        "the fold keeps the turn's Route"
+    ),
+    ("modes_tui.core.packs.profiles", "modes_tui.core.routing.config"): (
+        "loading a pack reads its router.yaml"
+    ),
+    ("modes_tui.core.routing.classifiers.chat", "modes_tui.core.engine.wire"): _SEAM,
+    ("modes_tui.core.routing.classifiers.judge", "modes_tui.core.engine.ports"): _SEAM,
+    ("modes_tui.core.routing.classifiers.judge", "modes_tui.core.engine.wire"): _SEAM,
+    ("modes_tui.core.routing.classifiers.model_classifier", "modes_tui.core.engine.ports"): _SEAM,
+    ("modes_tui.core.routing.classifiers.model_classifier", "modes_tui.core.engine.wire"): _SEAM,
+    ("modes_tui.core.routing.learning", "modes_tui.core.evals.scoring"): (
+        "learning from cases scores them the way the evals do"
+    ),
+    (
+        "modes_tui.core.tools.registry",
+        "modes_tui.core.engine.wire",
+    ): "a tool's schema is a wire value",
+    ("modes_tui.core.tools.toolbox", "modes_tui.core.packs.profiles"): (
+        "the built-in tools read the mode's profile"
+    ),
+}
+"""(importer, imported) -> why the lower module needs the higher one (rule 7)."""
+
+
+def layer_of(module: str) -> str | None:
+    """The layer of a core module, or None outside core."""
+    if module == CORE or not module.startswith(CORE + "."):
+        return None
+    part = module.split(".")[2]
+    if (CORE_DIR / part).is_dir():
+        return part
+    return "base" if part in BASE else "engine"
+
+
+def subpackages() -> list[str]:
+    """The names of core's sub-packages (core/<name>/__init__.py)."""
+    return sorted(p.parent.name for p in CORE_DIR.glob("*/__init__.py"))
+
+
+def declared_all(path: Path) -> list[str] | None:
+    """The literal `__all__` of a module, or None when it has none."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                value = node.value
+                assert isinstance(value, ast.List | ast.Tuple), f"{path}: __all__ is not a literal"
+                return [ast.literal_eval(item) for item in value.elts]
+    return None
+
+
+def top_level_names(path: Path) -> set[str]:
+    """The names a module binds at its top level (definitions, assignments, imports)."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.If):  # TYPE_CHECKING blocks, optional imports
+            names |= {
+                (a.asname or a.name)
+                for child in node.body
+                if isinstance(child, ast.Import | ast.ImportFrom)
+                for a in child.names
+            }
+    return names
+
+
+def mapped_names(init: Path) -> set[str]:
+    """The modules a package's docstring map lists: `    name.py  ...` and `    name/  ...`."""
+    doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")), clean=False) or ""
+    return set(re.findall(r"^ {2,}(\w+\.py|\w+/)(?= |$)", doc, re.M))
+
+
+def package_children(directory: Path) -> set[str]:
+    """What a package holds: its modules (`x.py`) and sub-packages (`x/`)."""
+    found = {p.name for p in directory.glob("*.py") if p.name != "__init__.py"}
+    return found | {f"{p.parent.name}/" for p in directory.glob("*/__init__.py")}
+
+
+def map_problems() -> list[str]:
+    """Rule 5's failures: modules a map misses, and lines for modules that are not there."""
+    broken = []
+    for top in MAPPED:
+        for init in sorted((PACKAGE / top).rglob("__init__.py")):
+            listed, present = mapped_names(init), package_children(init.parent)
+            where = init.relative_to(PACKAGE.parent)
+            broken += [
+                f"{where} does not list {name} (rule: the map lists every module, a line each)"
+                for name in sorted(present - listed)
+            ]
+            broken += [
+                f"{where} lists {name}, which is not there (rule: the map follows the package)"
+                for name in sorted(listed - present)
+            ]
+    return broken
+
+
+def test_package_maps_list_every_module() -> None:
+    assert map_problems() == []
+
+
+def surface_problems() -> list[str]:
+    """Rule 6's first half: a sub-package without `__all__`, or listing what nothing defines."""
+    broken = []
+    for name in subpackages():
+        directory = CORE_DIR / name
+        public = declared_all(directory / "__init__.py")
+        if public is None:
+            broken.append(f"core/{name}/__init__.py has no __all__ (rule: a public surface)")
+            continue
+        bound = set().union(*(top_level_names(p) for p in directory.rglob("*.py")))
+        bound |= {p.parent.name for p in directory.glob("*/__init__.py")}
+        broken += [
+            f"core/{name}/__init__.py lists {item!r}, which no module of core/{name} defines"
+            for item in public
+            if item not in bound or item.startswith("_")
+        ]
+    return broken
+
+
+def test_every_core_subpackage_declares_its_public_names() -> None:
+    assert surface_problems() == []
+
+
+def _subpackage_of(module: str) -> str | None:
+    layer = layer_of(module)
+    return layer if layer is not None and (CORE_DIR / layer).is_dir() else None
+
+
+def private_imports() -> list[str]:
+    """Rule 6's second half: imports of a sub-package's names not in its `__all__`."""
+    public = {
+        name: set(declared_all(CORE_DIR / name / "__init__.py") or ()) for name in subpackages()
+    }
+    broken = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+                continue
+            target = _subpackage_of(node.module)
+            if target is None or _subpackage_of(module) == target:
+                continue
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in MODULES:
+                    continue  # a module of the package, imported as a module
+                if node.module == f"{CORE}.{target}":
+                    broken.append(
+                        f"{module}:{node.lineno} imports {alias.name} from {node.module} (rule: "
+                        "import a name from the module that defines it, not from the package)"
+                    )
+                elif alias.name.startswith("_") or alias.name not in public[target]:
+                    broken.append(
+                        f"{module}:{node.lineno} imports {alias.name} from {node.module} (rule: "
+                        f"only names in core/{target}/__init__.py's __all__; add it there if "
+                        "it is public, or keep it inside the package)"
+                    )
+    return broken
+
+
+def test_other_packages_import_only_a_subpackages_public_names() -> None:
+    assert private_imports() == []
+
+
+def upward_imports() -> set[tuple[str, str]]:
+    """(importer, imported) for every core import that goes up LAYERS (type-only ones count)."""
+    found = set()
+    for module in MODULES:
+        low = layer_of(module)
+        if low is None:
+            continue
+        for item in imports_of(module):
+            high = layer_of(item.target)
+            if high is None or high == low:
+                continue
+            if high not in LAYERS or low not in LAYERS:
+                found.add((module, item.target))  # a new part: place it in LAYERS first
+            elif LAYERS.index(high) > LAYERS.index(low):
+                found.add((module, item.target))
+    return found
+
+
+def test_core_parts_depend_downward() -> None:
+    found = upward_imports()
+    new = [
+        f"{low} imports {high}, which is above it (rule: core's parts depend downward: "
+        f"{' < '.join(LAYERS)}; move the shared value down, or pass it in)"
+        for low, high in sorted(found - set(KNOWN_UPWARD))
+    ]
+    gone = [
+        f"{low} no longer imports {high}: remove it from KNOWN_UPWARD (the list only shrinks)"
+        for low, high in sorted(set(KNOWN_UPWARD) - found)
+    ]
+    assert new + gone == []
+
+
+def test_no_core_layer_is_unknown() -> None:
+    unknown = [name for name in subpackages() if name not in LAYERS]
+    assert unknown == [], f"place the new core sub-packages {unknown} in LAYERS"
+
+
+@pytest.fixture
+def fake_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A modes_tui tree with two core sub-packages, `low` below `high`, each breaking a rule."""
+    root = tmp_path / "modes_tui"
+    _write(
+        root,
+        {
+            "__init__.py": "",
+            "core/__init__.py": '"""Core.\n\n    errors.py  errors\n    low/  low\n    high/  high\n"""\n',
+            "core/errors.py": "",
+            "core/low/__init__.py": '"""Low.\n\n    a.py  a\n"""\n__all__ = ["A", "Gone"]\n',
+            "core/low/a.py": "A = 1\nB = 2\n_P = 3\n",
+            "core/low/b.py": "from modes_tui.core.high.c import C\n",
+            "core/high/__init__.py": '"""High.\n\n    c.py  c\n"""\n__all__ = ["C"]\n',
+            "core/high/c.py": (
+                "from modes_tui.core.low.a import A, B, _P\nfrom modes_tui.core.low import A\nC = A\n"
+            ),
+        },
+    )
+    module = __import__(__name__, fromlist=["MODULES"])
+    monkeypatch.setattr(module, "PACKAGE", root)
+    monkeypatch.setattr(module, "CORE_DIR", root / "core")
+    monkeypatch.setattr(module, "MODULES", all_modules())
+    monkeypatch.setattr(module, "LAYERS", ("base", "low", "high", "engine"))
+    monkeypatch.setattr(module, "KNOWN_UPWARD", {})
+    return root
+
+
+def test_the_checker_finds_a_module_missing_from_its_packages_map(fake_core: Path) -> None:
+    assert any("core/low/__init__.py does not list b.py" in line for line in map_problems())
+    with pytest.raises(AssertionError):
+        test_package_maps_list_every_module()
+
+
+def test_the_checker_finds_a_public_name_that_nothing_defines(fake_core: Path) -> None:
+    assert surface_problems() == [
+        "core/low/__init__.py lists 'Gone', which no module of core/low defines"
+    ]
+    with pytest.raises(AssertionError):
+        test_every_core_subpackage_declares_its_public_names()
+
+
+def test_the_checker_finds_imports_of_names_outside_all(fake_core: Path) -> None:
+    found = [line.partition(" (rule")[0] for line in private_imports()]
+    assert found == [
+        "modes_tui.core.high.c:1 imports B from modes_tui.core.low.a",
+        "modes_tui.core.high.c:1 imports _P from modes_tui.core.low.a",
+        "modes_tui.core.high.c:2 imports A from modes_tui.core.low",
+    ]
+    with pytest.raises(AssertionError):
+        test_other_packages_import_only_a_subpackages_public_names()
+
+
+def test_the_checker_finds_an_upward_import_between_core_parts(fake_core: Path) -> None:
+    with pytest.raises(
+        AssertionError,
+        match=r"modes_tui\.core\.low\.b imports modes_tui\.core\.high\.c, which is above it",
+    ):
+        test_core_parts_depend_downward()
+    assert upward_imports() == {("modes_tui.core.low.b", "modes_tui.core.high.c")}
+
+
+def test_cores_top_level_is_small() -> None:
+    extra = [
+        f"core/{path.name} sits at core's top level (rule: only {', '.join(sorted(BASE))} "
+        "live there; put it in the part it belongs to)"
+        for path in sorted(CORE_DIR.glob("*.py"))
+        if path.name != "__init__.py" and path.stem not in BASE
+    ]
+    assert extra == []

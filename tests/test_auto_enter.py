@@ -12,9 +12,9 @@ import pytest
 
 from modes_tui.core.engine.questions import Question
 from modes_tui.core.errors import DeclarationError
-from modes_tui.core.events import RouteDecided, TurnEvent, TurnFinished
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Decision, Router
+from modes_tui.core.history.events import RouteDecided, TurnEvent, TurnFinished
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.core.routing.router import Decision, Router
 from modes_tui.llm.fake import ScriptedModel
 from tests.repl_support import answer_when_asked, within
 from tests.test_engine import Control, Recorder
@@ -71,7 +71,7 @@ def pack(write_pack: Any) -> Pack:
 
 
 def engine_for(pack: Pack, classifier: CountingClassifier, **kwargs: Any) -> Any:
-    from modes_tui.core.engine import Engine
+    from modes_tui.core.engine.engine import Engine
 
     kwargs.setdefault("session", Recorder())
     return Engine(
@@ -141,7 +141,7 @@ def test_the_shipped_shell_mode_asks_first() -> None:
 async def test_a_never_mode_is_not_among_the_classifiers_candidates(pack: Pack) -> None:
     classifier = CountingClassifier(pick="code")
     router = Router(pack, classifier)
-    from modes_tui.core.conversation import Message
+    from modes_tui.core.history.conversation import Message
 
     route = await router.route([Message("user", "hi")])
     assert route.mode_name == "code"
@@ -149,7 +149,7 @@ async def test_a_never_mode_is_not_among_the_classifiers_candidates(pack: Pack) 
 
 
 async def test_a_classifier_that_names_a_never_mode_gets_the_fallback(pack: Pack) -> None:
-    from modes_tui.core.conversation import Message
+    from modes_tui.core.history.conversation import Message
 
     route = await Router(pack, CountingClassifier(pick="admin")).route([Message("user", "x")])
     assert (route.mode_name, route.decided_by, route.reason) == (

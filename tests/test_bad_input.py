@@ -508,7 +508,7 @@ def openai_env(server: str, monkeypatch: pytest.MonkeyPatch) -> str:
 async def test_a_provider_failure_fails_the_turn_and_keeps_the_message(
     openai_env: str, model: str, kind: str, says: str, retryable: bool
 ) -> None:
-    from modes_tui.core.events import TurnFailed
+    from modes_tui.core.history.events import TurnFailed
 
     events, engine, records = await provider_turn(openai_env, model, timeout=1.0)
     failed = events[-1]

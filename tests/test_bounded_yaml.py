@@ -15,8 +15,8 @@ import yaml
 
 from modes_tui.cli import main
 from modes_tui.core.errors import SHOWN_AT_MOST, DeclarationError, SettingsError, cut_repr
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
 from modes_tui.core.yaml_files import (
     ALIAS_RECURSIVE,
     ALIASES_TOO_LARGE,
@@ -135,7 +135,7 @@ def test_an_eval_file_error_quotes_a_cut_value(tmp_path: Path) -> None:
     import json
 
     from modes_tui.core.errors import ModesError
-    from modes_tui.core.eval_cases import read_eval_file
+    from modes_tui.core.evals.cases import read_eval_file
 
     cases = tmp_path / "cases.jsonl"
     huge = [["z" * 100 for _ in range(100)] for _ in range(100)]  # a megabyte of JSON

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from modes_tui.core.events import TurnFinished
-from modes_tui.core.models import EMBEDDED_MODEL
-from modes_tui.core.profiles import load_pack
-from modes_tui.core.tools import BUILTIN_TOOL_NAMES
+from modes_tui.core.config.models import EMBEDDED_MODEL
+from modes_tui.core.history.events import TurnFinished
+from modes_tui.core.packs.profiles import load_pack
+from modes_tui.core.tools.registry import BUILTIN_TOOL_NAMES
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.runtime import build_engine
@@ -70,7 +70,7 @@ def test_building_the_engine_loads_no_model_library(tmp_path: Path) -> None:
     heavy = ["textual", "prompt_toolkit", "litellm", "llama_cpp", "torch", "sentence_transformers"]
     code = (
         "import json, sys; from modes_tui.runtime import build_engine; "
-        "from modes_tui.core.profiles import load_pack; "
+        "from modes_tui.core.packs.profiles import load_pack; "
         "build_engine(pack=load_pack('default'), classifier='keyword'); "
         f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))"
     )

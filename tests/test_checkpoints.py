@@ -12,12 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.engine import Engine
-from modes_tui.core.events import TurnFailed, TurnFinished
+from modes_tui.core.engine.engine import Engine
+from modes_tui.core.history.events import TurnFailed, TurnFinished
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import Router
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.export import session_markdown
 from modes_tui.store.replay import replay

@@ -20,7 +20,7 @@ from textual.pilot import Pilot
 from textual.widgets import Button, Static, TextArea
 
 from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question
-from modes_tui.core.profiles import load_pack
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.arming import UNARMED_HINT, ArmedDialog

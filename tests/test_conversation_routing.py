@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.conversation import Message
-from modes_tui.core.eval_cases import EvalCase, read_eval_file
-from modes_tui.core.evaluation import Outcome, evaluate, route_cases
-from modes_tui.core.follow_up import follow_up_score
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import REASON_BELOW, Decision, Route, Router
+from modes_tui.core.evals.cases import EvalCase, read_eval_file
+from modes_tui.core.evals.scoring import Outcome, evaluate, route_cases
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.core.routing.follow_up import follow_up_score
+from modes_tui.core.routing.router import REASON_BELOW, Decision, Route, Router
 from tests.conftest import PackWriter
 from tests.test_router import Scripted
 
@@ -228,7 +228,7 @@ def test_eval_lines_carry_the_previous_mode_and_are_scored_as_follow_ups_or_swit
     assert (report.follow_ups, report.follow_ups_correct) == (2, 2)
     assert (report.switches, report.switches_correct) == (1, 1)
     assert report.to_dict()["conversation"]["follow_up_accuracy"] == 1.0
-    from modes_tui.core.eval_text import format_report
+    from modes_tui.core.evals.report import format_report
 
     assert (
         "conversation: follow-up accuracy 1.000 (2/2)   switch accuracy 1.000 (1/1)"
@@ -244,7 +244,7 @@ def test_a_follow_up_that_fell_back_counts_against_follow_up_accuracy(pack: Pack
 
 
 def test_a_bad_previous_mode_is_named_with_its_line(pack: Pack, tmp_path: Path) -> None:
-    from modes_tui.core.eval_cases import EvalFileError
+    from modes_tui.core.evals.cases import EvalFileError
 
     path = tmp_path / "bad.jsonl"
     path.write_text(

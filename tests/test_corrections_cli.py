@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from modes_tui.cli import main
-from modes_tui.core.corrections import Correction, MemoryCorrections
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
+from modes_tui.core.routing.corrections import Correction, MemoryCorrections
 from modes_tui.llm.fake import ScriptedModel, echo_responder
 from modes_tui.repl import Printer, run_lines
 from modes_tui.runtime import build_engine
@@ -80,7 +80,7 @@ def test_removal_takes_effect_on_the_next_route(write_pack: PackWriter, capsys: 
         router={"classifier": "chat", "fallback": "chat"},
         modes={"chat": {"description": "Chat."}, "code": {"description": "Code."}},
     )
-    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.routing.classifiers import build_classifier
     from modes_tui.runtime import classifier_services
 
     pack = load_pack(profiles_dir=folder)
@@ -181,7 +181,7 @@ def test_wrong_in_a_piped_repl_re_runs_the_turn_and_records_it(modes_home: Path)
 
 
 async def test_wrong_undo_and_usage_in_the_repl() -> None:
-    from modes_tui.core.profiles import load_pack as load
+    from modes_tui.core.packs.profiles import load_pack as load
 
     model = ScriptedModel(responder=echo_responder)
     memory = MemoryCorrections()

@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 
 from modes_tui.cli import main
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.engine import Engine
+from modes_tui.core.config.models import ModelCatalog, ModelPrice, parse_models
+from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.questions import Question
-from modes_tui.core.events import TurnEvent, TurnFailed, TurnFinished
-from modes_tui.core.ledger import CostLedger, baseline, money
-from modes_tui.core.models import ModelCatalog, ModelPrice, parse_models
+from modes_tui.core.history.events import TurnEvent, TurnFailed, TurnFinished
+from modes_tui.core.history.ledger import CostLedger, baseline, money
+from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Router
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.store.session_log import SessionLog
 from tests.fake_provider import FakeProvider, Reply

@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from modes_tui.core.classifiers.embedding import EmbeddingCache, EmbeddingClassifier
-from modes_tui.core.classifiers.mode_index import DEFAULT_FLOOR, ModeIndex, ScoringParams
-from modes_tui.core.conversation import Message
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Router
-from modes_tui.core.routing_input import HistoryEntry
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.core.routing.classifiers.embedding import EmbeddingCache, EmbeddingClassifier
+from modes_tui.core.routing.classifiers.mode_index import DEFAULT_FLOOR, ModeIndex, ScoringParams
+from modes_tui.core.routing.input import HistoryEntry
+from modes_tui.core.routing.router import Router
 from tests.conftest import PackWriter
 from tests.fake_encoder import HashingEncoder
 
@@ -285,8 +285,8 @@ def test_the_floor_is_measured_on_the_pack_itself() -> None:
 def test_an_unknown_local_encoder_is_refused_when_the_classifier_is_built(
     write_pack: PackWriter,
 ) -> None:
-    from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.errors import DeclarationError
+    from modes_tui.core.routing.classifiers import build_classifier
     from modes_tui.runtime import classifier_services
 
     folder = write_pack(

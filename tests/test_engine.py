@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.control import ControlReading
-from modes_tui.core.conversation import ToolCall
-from modes_tui.core.engine import Engine
+from modes_tui.core.config.control import ControlReading
+from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.guards import Answer, Block, Cancel, Limits, PendingCall
 from modes_tui.core.engine.mode_note import mode_change_note
+from modes_tui.core.engine.ports import ModelCapabilities
 from modes_tui.core.engine.request import CUT_SHORT
-from modes_tui.core.events import (
+from modes_tui.core.history.conversation import ToolCall
+from modes_tui.core.history.events import (
     ModeChanged,
     ReasoningDelta,
     RequestBuilt,
@@ -38,11 +38,11 @@ from modes_tui.core.events import (
     TurnFinished,
     Usage,
 )
-from modes_tui.core.ports import ModelCapabilities
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Router
-from modes_tui.core.toolbox import default_registry
-from modes_tui.core.tools import Tool, ToolRegistry, tool
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
+from modes_tui.core.tools.registry import Tool, ToolRegistry, tool
+from modes_tui.core.tools.toolbox import default_registry
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.llm.litellm_import import import_litellm
 from modes_tui.llm.litellm_model import LiteLLMChatModel

@@ -10,11 +10,9 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.corrections import Correction, MemoryCorrections
-from modes_tui.core.engine import Engine
+from modes_tui.core.engine.engine import Engine
 from modes_tui.core.errors import CorrectionRefused
-from modes_tui.core.events import (
+from modes_tui.core.history.events import (
     ModeChanged,
     RequestBuilt,
     RouteDecided,
@@ -22,8 +20,10 @@ from modes_tui.core.events import (
     TurnEvent,
     TurnFinished,
 )
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Router
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.corrections import Correction, MemoryCorrections
+from modes_tui.core.routing.router import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.export import session_markdown
 from modes_tui.store.replay import replay

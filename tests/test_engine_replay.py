@@ -9,14 +9,20 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.conversation import Message
-from modes_tui.core.engine import Engine
+from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.guards import Limits
-from modes_tui.core.events import TextDelta, TurnCancelled, TurnEvent, TurnFailed, TurnFinished
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.history.events import (
+    TextDelta,
+    TurnCancelled,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+)
+from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Router
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
 from modes_tui.llm.litellm_import import import_litellm
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.store.replay import replay

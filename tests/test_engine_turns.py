@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.engine import Engine, EngineConfig, Limits
-from modes_tui.core.events import (
+from modes_tui.core.engine.config import EngineConfig
+from modes_tui.core.engine.engine import Engine
+from modes_tui.core.engine.guards import Limits
+from modes_tui.core.history.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallRequested,
@@ -26,8 +27,9 @@ from modes_tui.core.events import (
     TurnEvent,
     TurnFinished,
 )
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Router
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.runtime import EngineSpec, build_engine
 

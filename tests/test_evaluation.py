@@ -9,9 +9,9 @@ import pytest
 
 from modes_tui.cli import main
 from modes_tui.core.errors import ModesError
-from modes_tui.core.eval_cases import EvalCase, EvalFileError, read_eval_file
-from modes_tui.core.eval_text import format_report
-from modes_tui.core.evaluation import (
+from modes_tui.core.evals.cases import EvalCase, EvalFileError, read_eval_file
+from modes_tui.core.evals.report import format_report
+from modes_tui.core.evals.scoring import (
     FALLBACK,
     NONE,
     Outcome,
@@ -19,7 +19,7 @@ from modes_tui.core.evaluation import (
     fit_threshold,
     percentile,
 )
-from modes_tui.core.routing import Decision, Route
+from modes_tui.core.routing.router import Decision, Route
 from tests.conftest import PackWriter
 
 
@@ -304,7 +304,7 @@ def test_the_support_pack_routes_its_eval_file_and_falls_back_off_topic(
 
 
 def test_reliability_and_ece_are_worked_by_hand() -> None:
-    from modes_tui.core.calibration import expected_calibration_error, reliability
+    from modes_tui.core.routing.calibration import expected_calibration_error, reliability
 
     # bin 0.9-1.0: 0.95 and 0.95, one right -> gap 0.45 over 2; bin 0.2-0.3: 0.25 wrong ->
     # gap 0.25 over 1; bin 0.6-0.7: 0.6 right -> gap 0.4 over 1. ECE = (0.9 + 0.25 + 0.4) / 4.

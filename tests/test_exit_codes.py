@@ -10,7 +10,7 @@ from pathlib import Path
 
 from textual.widgets import Button, Static
 
-from modes_tui.core.events import TurnFailed
+from modes_tui.core.history.events import TurnFailed
 from modes_tui.tui.app import build_app
 from modes_tui.tui.turn_view import TurnView
 from tests.tui_support import ScriptEngine, answer_events, plain, request, services

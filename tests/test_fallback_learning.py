@@ -8,14 +8,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from modes_tui.core.calibration import fit_negative_bias, negative_margins, outside
-from modes_tui.core.classifiers.embedding import EmbeddingClassifier
-from modes_tui.core.classifiers.mode_index import ModeIndex
-from modes_tui.core.conversation import Message
-from modes_tui.core.corrections import Correction, MemoryCorrections
-from modes_tui.core.learning import split_negatives
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import REASON_BELOW, Router
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.core.routing.calibration import fit_negative_bias, negative_margins, outside
+from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
+from modes_tui.core.routing.classifiers.mode_index import ModeIndex
+from modes_tui.core.routing.corrections import Correction, MemoryCorrections
+from modes_tui.core.routing.learning import split_negatives
+from modes_tui.core.routing.router import REASON_BELOW, Router
 from tests.conftest import PackWriter
 from tests.fake_encoder import HashingEncoder
 

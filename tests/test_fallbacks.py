@@ -11,12 +11,18 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.engine import Engine
-from modes_tui.core.events import RequestBuilt, TextDelta, TurnEvent, TurnFailed, TurnFinished
-from modes_tui.core.models import ModelCatalog, parse_models
-from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import Router
+from modes_tui.core.config.models import ModelCatalog, parse_models
+from modes_tui.core.engine.engine import Engine
+from modes_tui.core.history.events import (
+    RequestBuilt,
+    TextDelta,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+)
+from modes_tui.core.packs.profiles import load_pack
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
 from modes_tui.llm.litellm_import import import_litellm
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from tests.fake_provider import FakeProvider, Reply

@@ -37,14 +37,14 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
         1,
         "creates a new session file with O_CREAT|O_EXCL: never opens an existing file or a link",
     ),
-    ("core/confined.py", "os.open"): (
+    ("core/tools/confined.py", "os.open"): (
         4,
         "the model's file tools: openat under the working directory's descriptor, one "
         "component at a time with O_NOFOLLOW (issue 20 item 7)",
     ),
-    ("core/workspace.py", ".open"): (
+    ("core/tools/workspace.py", ".open"): (
         5,
-        "the model's file tools, through core/confined.py's ConfinedRoot.open (issue 20 item 7)",
+        "the model's file tools, through core/tools/confined.py's ConfinedRoot.open (issue 20 item 7)",
     ),
     ("llm/encoders.py", ".open"): (1, "model weights shipped in an installed package, read-only"),
     ("llm/encoders.py", ".read_text"): (

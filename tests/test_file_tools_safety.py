@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from modes_tui.core import regex_search
-from modes_tui.core.confined import MAX_WALK_DEPTH, ConfinedRoot
 from modes_tui.core.errors import ToolError
-from modes_tui.core.tools import Tool
-from modes_tui.core.workspace import Workspace, file_tools
+from modes_tui.core.tools import regex_search
+from modes_tui.core.tools.confined import MAX_WALK_DEPTH, ConfinedRoot
+from modes_tui.core.tools.registry import Tool
+from modes_tui.core.tools.workspace import Workspace, file_tools
 
 SECRET = "SECRET-OUTSIDE-1234"
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from modes_tui.core.errors import ModesError
-from modes_tui.core.events import TurnEvent
+from modes_tui.core.history.events import TurnEvent
 from modes_tui.frontend import corrections, sessions
 from modes_tui.frontend.commands import COMMANDS, CommandError, CommandSpec
 from modes_tui.frontend.dispatch import dispatch, missing_handlers

@@ -9,18 +9,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from modes_tui.core.calibration import loo_scores
-from modes_tui.core.classifiers import build_classifier
-from modes_tui.core.classifiers.embedding import EmbeddingClassifier
-from modes_tui.core.classifiers.mode_index import ModeIndex
-from modes_tui.core.conversation import Message
-from modes_tui.core.corrections import Correction, MemoryCorrections
-from modes_tui.core.learning import lexical_similarity, similar_corrections
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.packs.profiles import Pack, Profile, load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import Pack, Profile, load_pack
-from modes_tui.core.routing import Router
-from modes_tui.core.routing_input import HistoryEntry
-from modes_tui.core.routing_prompt import build_routing_prompt
+from modes_tui.core.routing.calibration import loo_scores
+from modes_tui.core.routing.classifiers import build_classifier
+from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
+from modes_tui.core.routing.classifiers.mode_index import ModeIndex
+from modes_tui.core.routing.corrections import Correction, MemoryCorrections
+from modes_tui.core.routing.input import HistoryEntry
+from modes_tui.core.routing.learning import lexical_similarity, similar_corrections
+from modes_tui.core.routing.prompt import build_routing_prompt
+from modes_tui.core.routing.router import Router
 from modes_tui.runtime import classifier_services
 from modes_tui.store.corrections import CorrectionStore
 from tests.conftest import PackWriter
@@ -139,7 +139,7 @@ def test_the_temperature_is_fitted_on_the_pack_and_beats_the_fixed_one() -> None
     assert fitted.temperature != 0.05
 
     def nll(index: ModeIndex) -> float:
-        from modes_tui.core.calibration import confidences
+        from modes_tui.core.routing.calibration import confidences
 
         scores, labels = index.loo_scores()
         p = confidences(scores, index.floor, index.temperature)[np.arange(len(labels)), labels]
@@ -163,7 +163,7 @@ def _clusters(seed: int, per_mode: int, fresh: int) -> tuple[Any, Any, Any, Any]
 
 
 def test_fitted_confidence_matches_accuracy_on_fresh_messages() -> None:
-    from modes_tui.core.calibration import expected_calibration_error, reliability
+    from modes_tui.core.routing.calibration import expected_calibration_error, reliability
 
     descriptions, blocks, fresh, modes = _clusters(11, 25, 300)
     texts = [[f"{m}-{i}" for i in range(25)] for m in range(4)]
@@ -184,7 +184,7 @@ def test_fitted_confidence_matches_accuracy_on_fresh_messages() -> None:
 
 
 def test_a_message_far_from_the_pack_is_doubtful_however_clearly_one_mode_leads() -> None:
-    from modes_tui.core.calibration import in_scope
+    from modes_tui.core.routing.calibration import in_scope
 
     descriptions, blocks, _, _ = _clusters(3, 12, 0)
     texts = [[f"{m}-{i}" for i in range(12)] for m in range(4)]
@@ -202,7 +202,7 @@ def test_a_message_far_from_the_pack_is_doubtful_however_clearly_one_mode_leads(
 
 
 def test_the_temperature_fit_does_not_depend_on_the_floor() -> None:
-    from modes_tui.core.calibration import fit_temperature
+    from modes_tui.core.routing.calibration import fit_temperature
 
     descriptions, blocks, _, _ = _clusters(5, 12, 0)
     texts = [[f"{m}-{i}" for i in range(12)] for m in range(4)]
@@ -308,7 +308,7 @@ def test_history_of_a_correction_round_trips(tmp_path: Path) -> None:
 def test_build_engine_wires_the_pack_store_by_default_and_a_given_source_otherwise(
     tmp_path: Path, modes_home: Path
 ) -> None:
-    from modes_tui.core.classifiers.embedding import EmbeddingClassifier
+    from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
     from modes_tui.runtime import build_engine
 
     pack = load_pack("default")
@@ -355,7 +355,7 @@ def test_a_given_similarity_ranks_the_prompt_corrections_and_none_falls_back_to_
 async def test_a_cascade_lends_its_encoder_to_the_chat_stage(
     write_pack: PackWriter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from modes_tui.core.classifiers.cascade import CascadeClassifier
+    from modes_tui.core.routing.classifiers.cascade import CascadeClassifier
 
     monkeypatch.setattr("modes_tui.llm.encoders.load_encoder", lambda spec: HashingEncoder(spec))
     folder = write_pack(

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.conversation import ToolCall
 from modes_tui.core.engine.wire import (
     ModelEvent,
     ModelRequest,
@@ -17,6 +16,7 @@ from modes_tui.core.engine.wire import (
     UsageReport,
 )
 from modes_tui.core.errors import ProviderError
+from modes_tui.core.history.conversation import ToolCall
 from modes_tui.llm.litellm_import import import_litellm
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.llm.provider_errors import classify_error

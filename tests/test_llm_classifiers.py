@@ -12,17 +12,21 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.classifiers import build_classifier
-from modes_tui.core.classifiers.chat import ChatClassifier, parse_selection, selection_schema
-from modes_tui.core.classifiers.judge import JudgeClassifier, distribution
-from modes_tui.core.conversation import Message
+from modes_tui.core.engine.ports import ChatModel, ModelCapabilities
 from modes_tui.core.engine.wire import Completion, ModelEvent, ModelRequest
 from modes_tui.core.errors import DeclarationError, ProviderError, RoutingDecisionError
-from modes_tui.core.ports import ChatModel, ModelCapabilities
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Route, Router
-from modes_tui.core.routing_input import HistoryEntry
-from modes_tui.core.routing_prompt import build_routing_prompt
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.core.routing.classifiers import build_classifier
+from modes_tui.core.routing.classifiers.chat import (
+    ChatClassifier,
+    parse_selection,
+    selection_schema,
+)
+from modes_tui.core.routing.classifiers.judge import JudgeClassifier, distribution
+from modes_tui.core.routing.input import HistoryEntry
+from modes_tui.core.routing.prompt import build_routing_prompt
+from modes_tui.core.routing.router import Route, Router
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.runtime import classifier_services
 from tests.conftest import PackWriter
@@ -397,9 +401,9 @@ def test_model_default_means_the_configured_default_then_the_embedded_model() ->
 
 
 def test_the_judge_refuses_the_embedded_model_at_load() -> None:
-    from modes_tui.core.classifiers import build_classifier
     from modes_tui.core.errors import DeclarationError
-    from modes_tui.core.profiles import load_pack
+    from modes_tui.core.packs.profiles import load_pack
+    from modes_tui.core.routing.classifiers import build_classifier
     from modes_tui.llm.litellm_model import LiteLLMChatModel
     from modes_tui.runtime import classifier_services
 
@@ -414,7 +418,7 @@ def test_the_judge_refuses_the_embedded_model_at_load() -> None:
 def test_chat_and_judge_send_one_routing_frame_and_differ_only_in_the_answer_shape(
     judge_pack: Pack,
 ) -> None:
-    from modes_tui.core.classifiers.model_classifier import ModelClassifier
+    from modes_tui.core.routing.classifiers.model_classifier import ModelClassifier
 
     modes, instructions = judge_pack.profiles, "Route by what the customer wants done now."
     history = [HistoryEntry("user", "hello"), HistoryEntry("assistant", "Hi! How can I help?")]

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from modes_tui.cli import main
-from modes_tui.core.classifiers import build_classifier
-from modes_tui.core.conversation import Message
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import Router
+from modes_tui.core.routing.classifiers import build_classifier
+from modes_tui.core.routing.router import Router
 from modes_tui.runtime import classifier_services
 
 pytestmark = pytest.mark.local
@@ -85,7 +85,7 @@ def test_vectors_are_normalised_and_batch_independent(minilm) -> None:  # type: 
 @pytest.fixture(scope="module")
 def shipped(minilm, tmp_path_factory):  # type: ignore[no-untyped-def]
     """One embedding classifier per shipped pack, sharing the encoder and a cache."""
-    from modes_tui.core.classifiers.embedding import EmbeddingCache, EmbeddingClassifier
+    from modes_tui.core.routing.classifiers.embedding import EmbeddingCache, EmbeddingClassifier
 
     cache = EmbeddingCache(tmp_path_factory.mktemp("cache"))
     built = {}

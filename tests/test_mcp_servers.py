@@ -21,14 +21,14 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.conversation import ToolCall
-from modes_tui.core.engine import Engine
+from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.wire import ModelRequest
-from modes_tui.core.events import RequestBuilt, ToolCallFinished, TurnEvent, TurnFinished
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Router
-from modes_tui.core.tools import Tool, ToolRegistry
+from modes_tui.core.history.conversation import ToolCall
+from modes_tui.core.history.events import RequestBuilt, ToolCallFinished, TurnEvent, TurnFinished
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
+from modes_tui.core.tools.registry import Tool, ToolRegistry
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.mcp.config import McpServer
 from modes_tui.mcp.servers import McpServers, tool_name
@@ -343,7 +343,7 @@ async def test_a_mode_listing_a_server_nobody_configured_gets_a_note(
 
 
 def test_argument_checks_accept_what_mcp_schemas_allow() -> None:
-    from modes_tui.core.tools import check_arguments
+    from modes_tui.core.tools.registry import check_arguments
 
     schema = {
         "type": "object",

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.mcp.config import McpServer
 from modes_tui.mcp.servers import McpServers

@@ -14,14 +14,20 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.conversation import Message
 from modes_tui.core.engine.mode_note import (
     NOTE_PREFIX,
     NoteEchoFilter,
     mode_change_note,
     strip_note_echoes,
 )
-from modes_tui.core.events import RequestBuilt, RouteDecided, TextDelta, TurnEvent, TurnFinished
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.history.events import (
+    RequestBuilt,
+    RouteDecided,
+    TextDelta,
+    TurnEvent,
+    TurnFinished,
+)
 
 NOTE = mode_change_note("chat", "shell")
 

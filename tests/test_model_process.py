@@ -27,9 +27,9 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "True")
 import litellm
 
 from modes_tui.core.errors import ProviderError
-from modes_tui.core.events import TextDelta, TurnFailed, TurnFinished
+from modes_tui.core.history.events import TextDelta, TurnFailed, TurnFinished
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
 from modes_tui.llm import local, model_process
 from modes_tui.llm.llama_runner import GenerationParams
 from modes_tui.runtime import build_engine

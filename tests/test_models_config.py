@@ -10,9 +10,7 @@ import pytest
 import yaml
 
 from modes_tui.cli import main
-from modes_tui.core.engine.wire import ModelRequest
-from modes_tui.core.errors import ProviderError, SettingsError
-from modes_tui.core.models import (
+from modes_tui.core.config.models import (
     EMBEDDED_MODEL,
     ModelCatalog,
     ModelConfig,
@@ -20,8 +18,10 @@ from modes_tui.core.models import (
     parse_models,
     resolve_model,
 )
+from modes_tui.core.engine.wire import ModelRequest
+from modes_tui.core.errors import ProviderError, SettingsError
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.runtime import build_engine
 from modes_tui.store.settings import load_settings
@@ -351,9 +351,9 @@ def test_the_readme_models_example_is_valid_and_covers_the_usual_servers() -> No
 
 
 async def test_the_routers_model_may_be_an_alias(write_pack: Any, fake_llm: FakeProvider) -> None:
-    from modes_tui.core.classifiers import build_classifier
-    from modes_tui.core.conversation import Message
-    from modes_tui.core.routing import Router
+    from modes_tui.core.history.conversation import Message
+    from modes_tui.core.routing.classifiers import build_classifier
+    from modes_tui.core.routing.router import Router
     from modes_tui.runtime import classifier_services
 
     folder = write_pack(

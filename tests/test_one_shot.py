@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from prompt_toolkit.document import Document
 
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import Route
+from modes_tui.core.routing.router import Route
 from modes_tui.frontend.commands import (
     Command,
     CommandError,
@@ -287,7 +287,7 @@ async def test_a_one_shot_typed_while_the_app_starts_says_why_and_keeps_the_text
 async def test_a_retried_one_shot_is_answered_in_its_mode_again() -> None:
     # the keyword classifier sends this to code: a retry that routed it would lose the
     # `/write` the user typed; the message after it routes again
-    from modes_tui.core.events import RouteDecided, TextDelta
+    from modes_tui.core.history.events import RouteDecided, TextDelta
 
     model = ScriptedModel()
     model.script(ScriptedReply("word " * 50, chunk_size=5), ScriptedReply("Drafted."))

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from modes_tui.core.errors import ToolError
-from modes_tui.core.pack_tools import load_module
+from modes_tui.core.packs.tools import load_module
 from modes_tui.core.paths import shipped_dir
-from modes_tui.core.tools import Tool
+from modes_tui.core.tools.registry import Tool
 
 # The store is the support pack's own tools module, loaded the way the pack loads it.
 store_module = load_module("tools.py", shipped_dir("profiles") / "support")

@@ -32,7 +32,7 @@ import pytest
 import yaml
 
 from modes_tui.cli import main
-from modes_tui.core.conversation import Message, ToolCall
+from modes_tui.core.history.conversation import Message, ToolCall
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.store.manage import rename_session
@@ -199,7 +199,7 @@ def test_every_sink_shows_the_corpus_inert(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from modes_tui.cli.common import ask, progress_printer, say, say_err, say_json, warn_problems
-    from modes_tui.core.events import TextDelta, TurnFailed
+    from modes_tui.core.history.events import TextDelta, TurnFailed
     from modes_tui.core.redaction import remember_environment
     from modes_tui.repl import PipeConfirmer, Printer, ReplContext, piped_lines
 
@@ -289,7 +289,7 @@ def hostile_session() -> str:
 def hostile_home(
     modes_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, Any]:
-    from modes_tui.core.corrections import Correction
+    from modes_tui.core.routing.corrections import Correction
     from modes_tui.store.corrections import CorrectionStore
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
@@ -529,7 +529,7 @@ def test_a_search_snippet_is_cut_from_safe_text(capsys: pytest.CaptureFixture[st
 
 
 async def test_the_tui_shows_a_hostile_turn_inert() -> None:
-    from modes_tui.core.events import ReasoningDelta, ToolCallFinished, ToolCallRequested
+    from modes_tui.core.history.events import ReasoningDelta, ToolCallFinished, ToolCallRequested
     from modes_tui.core.redaction import remember_environment
     from modes_tui.tui.app import build_app
     from modes_tui.tui.turn_view import AnswerSegment
@@ -557,8 +557,8 @@ async def test_the_tui_shows_a_hostile_turn_inert() -> None:
 
 
 def test_the_app_s_markdown_exports_are_inert(hostile_home: dict[str, Any]) -> None:
+    from modes_tui.core.history.transcript import fold_turn
     from modes_tui.core.redaction import remember_environment
-    from modes_tui.core.transcript import fold_turn
     from modes_tui.store.export import conversation_markdown, session_markdown
     from modes_tui.store.replay import replay
     from modes_tui.store.session_reader import load_session

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.engine import Engine
+from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.guards import Limits
 from modes_tui.core.errors import DeclarationError
-from modes_tui.core.events import RequestBuilt, ToolCallFinished, TurnFinished
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Router
-from modes_tui.core.toolbox import default_registry
-from modes_tui.core.tools import BUILTIN_TOOL_NAMES
+from modes_tui.core.history.events import RequestBuilt, ToolCallFinished, TurnFinished
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
+from modes_tui.core.tools.registry import BUILTIN_TOOL_NAMES
+from modes_tui.core.tools.toolbox import default_registry
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from tests.conftest import PackWriter
 
@@ -24,7 +24,7 @@ ROUTER = {"classifier": "keyword", "fallback": "chat"}
 
 COUNTER = '''
 from modes_tui.core.errors import ToolError
-from modes_tui.core.tools import Tool, tool
+from modes_tui.core.tools.registry import Tool, tool
 
 from .greeting import GREETING
 
@@ -94,6 +94,22 @@ def test_a_user_pack_brings_its_own_tools_from_a_file_beside_it(desk_pack: Pack)
     made = desk_pack.make_tools()
     assert [t.name for t in made] == ["count_visit"]
     assert made[0].source == "pack:testpack"
+    assert made[0].parameters["required"] == ["name"]
+
+
+def test_a_pack_written_before_core_had_parts_still_imports_tool_from_core_tools(
+    write_pack: PackWriter,
+) -> None:
+    old = "from modes_tui.core.tools import Tool, tool"  # old path, still works
+    counter = COUNTER.replace("from modes_tui.core.tools.registry import Tool, tool", old)
+    assert old in counter
+    folder = pack_with(
+        write_pack,
+        ["python:tools/desk.py:make_tools"],
+        {"tools/desk.py": counter, "tools/greeting.py": 'GREETING = "Welcome"\n'},
+    )
+    made = load_pack(profiles_dir=folder).make_tools()
+    assert [t.name for t in made] == ["count_visit"]
     assert made[0].parameters["required"] == ["name"]
 
 
@@ -188,7 +204,7 @@ def test_a_profile_may_not_list_a_tool_no_reference_gives(write_pack: PackWriter
 
 
 GOOD_TOOL = '''
-from modes_tui.core.tools import tool
+from modes_tui.core.tools.registry import tool
 
 @tool
 def count_visit(name: str) -> str:

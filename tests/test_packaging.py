@@ -34,7 +34,7 @@ def test_a_non_editable_install_finds_the_shipped_packs(tmp_path: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(site)
     code = (
-        "from modes_tui.core.profiles import load_pack; "
+        "from modes_tui.core.packs.profiles import load_pack; "
         "p = load_pack('support'); print(p.path); print(p.prompts.system.origin); "
         "print(' '.join(t.name for t in p.make_tools()))"
     )

@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.engine import Engine
+from modes_tui.core.config.models import ModelCatalog, ModelPrice, parse_models
 from modes_tui.core.engine.costs import TurnCosts
+from modes_tui.core.engine.engine import Engine
+from modes_tui.core.engine.ports import ChatModel, ModelCapabilities
 from modes_tui.core.engine.wire import ModelRequest
-from modes_tui.core.events import RequestBuilt, TurnEvent, TurnFailed, TurnFinished
-from modes_tui.core.ledger import CostLedger
-from modes_tui.core.models import ModelCatalog, ModelPrice, parse_models
-from modes_tui.core.ports import ChatModel, ModelCapabilities
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Router
+from modes_tui.core.history.events import RequestBuilt, TurnEvent, TurnFailed, TurnFinished
+from modes_tui.core.history.ledger import CostLedger
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from tests.fake_provider import FakeProvider

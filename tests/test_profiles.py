@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from modes_tui.core.errors import DeclarationError
+from modes_tui.core.packs.profiles import available_packs, load_pack
+from modes_tui.core.packs.prompts import template_locals
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import available_packs, load_pack
-from modes_tui.core.prompts import template_locals
 from tests.conftest import PackWriter
 
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from modes_tui.core.engine import Engine
-from modes_tui.core.events import (
+from modes_tui.core.engine.engine import Engine
+from modes_tui.core.history.events import (
     RequestBuilt,
     TextDelta,
     TurnCancelled,
@@ -26,8 +26,8 @@ from modes_tui.core.events import (
     TurnFinished,
     Usage,
 )
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
 from modes_tui.runtime import build_engine
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import load_session

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.errors import RecordError, SessionError
-from modes_tui.core.records import (
+from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.records import (
     AssistantRecord,
     MetaRecord,
     RequestRecord,
@@ -21,7 +21,7 @@ from modes_tui.core.records import (
     parse_record,
     write_record,
 )
-from modes_tui.core.routing import Route
+from modes_tui.core.routing.router import Route
 from modes_tui.store.replay import replay
 from modes_tui.store.session_reader import load_session
 from tests.data.write_session_v1 import main as write_session
@@ -84,8 +84,8 @@ async def test_todays_engine_writes_what_mains_engine_wrote(tmp_path: Path) -> N
         ("Corrected by you (was code)", None),
     ]
     # Issue 21: a classifier's route after a turn answered in a mode records the message's
-    # follow-up score (the conversation step, `core.follow_up`).
-    from modes_tui.core.follow_up import follow_up_score
+    # follow-up score (the conversation step, `core.routing.follow_up`).
+    from modes_tui.core.routing.follow_up import follow_up_score
 
     text, previous_mode, scored = "", None, 0
     for record in comparable(today):

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.errors import ContractError, RoutingDecisionError, UnknownMode
-from modes_tui.core.profiles import Pack, Profile, load_pack
-from modes_tui.core.routing import ClassifierInfo, Decision, Route, Router
-from modes_tui.core.routing_input import HistoryEntry, cut_middle, cut_tail, split_transcript
+from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.packs.profiles import Pack, Profile, load_pack
+from modes_tui.core.routing.input import HistoryEntry, cut_middle, cut_tail, split_transcript
+from modes_tui.core.routing.router import ClassifierInfo, Decision, Route, Router
 from tests.conftest import PackWriter
 
 
@@ -379,14 +379,14 @@ def test_values_are_frozen() -> None:
 
 
 def test_contract_error_is_raised_by_validation() -> None:
-    from modes_tui.core.routing import validate_decision
+    from modes_tui.core.routing.router import validate_decision
 
     with pytest.raises(ContractError):
         validate_decision(Decision("a", float("nan")))
 
 
 def test_shipped_default_pack_routes_a_segfault_to_code_by_keyword() -> None:
-    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.routing.classifiers import build_classifier
 
     pack = load_pack("default")
     router = Router(pack, build_classifier(pack, "keyword"))

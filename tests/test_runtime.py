@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 import yaml
 
-from modes_tui.core.conversation import Message
+from modes_tui.core.config.models import EMBEDDED_MODEL
 from modes_tui.core.errors import ModesError, SettingsError
-from modes_tui.core.events import TurnFinished
-from modes_tui.core.models import EMBEDDED_MODEL
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.history.events import TurnFinished
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import load_pack
 from modes_tui.llm.fake import ScriptedModel
 from modes_tui.runtime import RunOptions, Runtime, offline_for
 from modes_tui.store.session_reader import load_session
@@ -142,5 +142,5 @@ def test_the_embedded_model_id_is_written_once() -> None:
         for path in sorted((REPO / folder).rglob("*.py"))
     ]
     found = {str(path.relative_to(REPO)): lines for path in files if (lines := _spelled_out(path))}
-    assert list(found) == ["modes_tui/core/models.py"]
-    assert len(found["modes_tui/core/models.py"]) == 1
+    assert list(found) == ["modes_tui/core/config/models.py"]
+    assert len(found["modes_tui/core/config/models.py"]) == 1

@@ -422,7 +422,7 @@ def test_export_dash_o_onto_a_link_fails_cleanly(modes_home: Path, here: Path) -
 def test_the_embedding_cache_ignores_and_never_writes_through_a_hostile_file(
     dirs: Dirs, hostile: Hostile
 ) -> None:
-    from modes_tui.core.classifiers.embedding import EmbeddingCache
+    from modes_tui.core.routing.classifiers.embedding import EmbeddingCache
 
     cache = EmbeddingCache(dirs.cache / "embeddings")
     path = cache.path_for("enc")
@@ -435,7 +435,7 @@ def test_the_embedding_cache_ignores_and_never_writes_through_a_hostile_file(
 
 
 def test_the_embedding_cache_is_0600_in_0700_folders(dirs: Dirs) -> None:
-    from modes_tui.core.classifiers.embedding import EmbeddingCache
+    from modes_tui.core.routing.classifiers.embedding import EmbeddingCache
 
     cache = EmbeddingCache(dirs.cache / "embeddings")
     cache.store("enc", {"hello": np.ones(3, np.float32)})

@@ -18,7 +18,7 @@ import yaml
 
 from modes_tui.cli import main
 from modes_tui.core.errors import SettingsError
-from modes_tui.core.events import TurnFailed
+from modes_tui.core.history.events import TurnFailed
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.redaction import REDACTED, redact_values, remember_environment
 from modes_tui.store.settings import load_settings
@@ -57,7 +57,7 @@ async def one_turn(model: str, models: Any = None) -> tuple[list[Any], Path]:
 async def test_a_provider_error_that_echoes_the_key_is_never_stored_or_shown(
     server: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from modes_tui.core.safe_events import safe_event
+    from modes_tui.core.history.safe_events import safe_event
     from modes_tui.repl import Printer, ReplContext
 
     monkeypatch.setenv("OPENAI_API_BASE", server)
@@ -126,7 +126,7 @@ def write_config(home: Path, headers: dict[str, str], server: str) -> Path:
 async def test_a_variable_in_model_headers_is_expanded_sent_and_redacted(
     server: str, modes_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from modes_tui.core.safe_events import safe_event
+    from modes_tui.core.history.safe_events import safe_event
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-unused")
     monkeypatch.setenv("TEAM_TOKEN", TEAM_TOKEN)

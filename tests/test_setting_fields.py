@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from modes_tui.core.config.settings import SettingReader, is_number, is_whole
 from modes_tui.core.errors import SettingsError
 from modes_tui.core.paths import Dirs, app_dirs
-from modes_tui.core.setting_fields import SettingReader, is_number, is_whole
 from modes_tui.store.settings import load_settings
 
 

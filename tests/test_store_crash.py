@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from modes_tui.core.events import TurnFailed
+from modes_tui.core.history.events import TurnFailed
 from modes_tui.store.replay import replay
 from modes_tui.store.session_reader import load_session
 

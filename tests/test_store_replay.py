@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.classifiers import build_classifier
-from modes_tui.core.conversation import Message
-from modes_tui.core.events import (
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.history.events import (
     ModeChanged,
     RequestBuilt,
     RouteDecided,
@@ -21,10 +20,11 @@ from modes_tui.core.events import (
     TurnFailed,
     TurnFinished,
 )
+from modes_tui.core.packs.profiles import Profile, load_pack
 from modes_tui.core.paths import Dirs, app_dirs
-from modes_tui.core.profiles import Profile, load_pack
-from modes_tui.core.routing import Decision, Router
-from modes_tui.core.routing_input import HistoryEntry
+from modes_tui.core.routing.classifiers import build_classifier
+from modes_tui.core.routing.input import HistoryEntry
+from modes_tui.core.routing.router import Decision, Router
 from modes_tui.store.replay import conversation_of, replay, request_from_dict
 from modes_tui.store.reroute import reroute
 from modes_tui.store.session_log import SessionLog

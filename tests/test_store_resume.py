@@ -11,15 +11,21 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.conversation import Message, ToolCall
-from modes_tui.core.engine import Engine
+from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.wire import TextChunk
 from modes_tui.core.errors import ProviderError, SessionError
-from modes_tui.core.events import RouteDecided, TextDelta, TurnCancelled, TurnFailed, TurnFinished
+from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.events import (
+    RouteDecided,
+    TextDelta,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+)
+from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.paths import Dirs, app_dirs
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Router
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.manage import delete_session, rename_session
 from modes_tui.store.replay import conversation_of, replay

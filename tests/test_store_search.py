@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from modes_tui.core.classifiers.embedding import EmbeddingCache
-from modes_tui.core.conversation import Message
 from modes_tui.core.errors import SessionError
+from modes_tui.core.history.conversation import Message
 from modes_tui.core.paths import Dirs, app_dirs
+from modes_tui.core.routing.classifiers.embedding import EmbeddingCache
 from modes_tui.store.search import search_sessions
 from modes_tui.store.session_log import SessionLog
 from tests.fake_encoder import HashingEncoder

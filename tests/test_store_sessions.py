@@ -12,8 +12,8 @@ import pytest
 
 from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.errors import SessionError
+from modes_tui.core.history.records import SCHEMA_VERSION
 from modes_tui.core.paths import Dirs, app_dirs
-from modes_tui.core.records import SCHEMA_VERSION
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import load_session, parse_session
 from modes_tui.store.sessions import list_sessions, resolve_session

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from modes_tui.core.conversation import Message, ToolCall
-from modes_tui.core.events import (
+from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.events import (
     ReasoningDelta,
     RouteDecided,
     TextDelta,
@@ -29,8 +29,8 @@ from modes_tui.core.events import (
     TurnFailed,
     TurnFinished,
 )
-from modes_tui.core.routing import Route
-from modes_tui.core.safe_events import safe_event
+from modes_tui.core.history.safe_events import safe_event
+from modes_tui.core.routing.router import Route
 from modes_tui.core.terminal_text import (
     dumps_terminal_safe,
     json_terminal_safe,

@@ -7,8 +7,7 @@ from typing import Any, Literal
 
 import pytest
 
-from modes_tui.core.toolbox import default_registry
-from modes_tui.core.tools import (
+from modes_tui.core.tools.registry import (
     BUILTIN_TOOL_NAMES,
     ToolRegistry,
     check_arguments,
@@ -16,6 +15,7 @@ from modes_tui.core.tools import (
     schema_of,
     tool,
 )
+from modes_tui.core.tools.toolbox import default_registry
 
 
 class Colour(enum.Enum):

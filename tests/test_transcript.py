@@ -1,12 +1,12 @@
-"""The one fold over a turn's events (core/transcript.py), as every front end reads it."""
+"""The one fold over a turn's events (core/history/transcript.py), as every front end reads it."""
 
 from __future__ import annotations
 
 import io
 
-from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.engine.wire import ModelRequest
-from modes_tui.core.events import (
+from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.events import (
     ReasoningDelta,
     RequestBuilt,
     RouteDecided,
@@ -20,8 +20,8 @@ from modes_tui.core.events import (
     TurnFinished,
     Usage,
 )
-from modes_tui.core.routing import Route
-from modes_tui.core.transcript import TurnTranscript
+from modes_tui.core.history.transcript import TurnTranscript
+from modes_tui.core.routing.router import Route
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.repl import Printer, run_lines
 from tests.test_plain import context_for, engine_with

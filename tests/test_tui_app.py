@@ -14,8 +14,8 @@ from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Button, Static
 
-from modes_tui.core.conversation import Message
-from modes_tui.core.events import (
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.history.events import (
     ModeChanged,
     ReasoningDelta,
     TextDelta,
@@ -25,7 +25,7 @@ from modes_tui.core.events import (
     TurnFinished,
     Usage,
 )
-from modes_tui.core.transcript import Reroute
+from modes_tui.core.history.transcript import Reroute
 from modes_tui.store.replay import ReplayedTurn
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.chat import ChatLog, EarlierTurns, LiteTurn
@@ -634,10 +634,10 @@ async def test_a_startup_failure_is_shown_not_raised() -> None:
 
 
 async def test_replay_of_a_real_session_log_with_rerouting(tmp_path: Path) -> None:
-    from modes_tui.core.classifiers.keyword import KeywordClassifier
+    from modes_tui.core.packs.profiles import load_pack
     from modes_tui.core.paths import app_dirs
-    from modes_tui.core.profiles import load_pack
-    from modes_tui.core.routing import Router
+    from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+    from modes_tui.core.routing.router import Router
     from modes_tui.tui.sessions import StoreSessions
     from tests.store_records import write_demo_session
 

@@ -14,12 +14,13 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Collapsible, OptionList
 
-from modes_tui.core.classifiers.embedding import EmbeddingClassifier
-from modes_tui.core.engine import Engine
+from modes_tui.core.engine.engine import Engine
+from modes_tui.core.engine.ports import Confirmer
 from modes_tui.core.engine.wire import ModelRequest
+from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Router
+from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
+from modes_tui.core.routing.router import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.control import ControlFile
 from modes_tui.store.corrections import CorrectionStore
@@ -27,7 +28,7 @@ from modes_tui.store.session_log import SessionLog
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.correct import CorrectScreen
 from modes_tui.tui.replay import ReplayScreen
-from modes_tui.tui.services import AppServices, Confirmer
+from modes_tui.tui.services import AppServices
 from modes_tui.tui.sessions import StoreSessions
 from modes_tui.tui.turn_view import AnswerSegment, TurnView
 from tests.conftest import PackWriter

@@ -16,7 +16,7 @@ from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Button, Static
 
-from modes_tui.core.events import ReasoningDelta, TextDelta, TurnFailed
+from modes_tui.core.history.events import ReasoningDelta, TextDelta, TurnFailed
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.inspector import InspectorScreen
 from modes_tui.tui.pending import PendingRow

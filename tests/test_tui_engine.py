@@ -11,7 +11,7 @@ import pytest
 from textual.pilot import Pilot
 
 from modes_tui.core.errors import ProviderError
-from modes_tui.core.profiles import load_pack
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.llm.fake import ScriptedReply
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.confirm import ConfirmToolScreen

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList
 
-from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import REASON_BELOW
+from modes_tui.core.packs.profiles import load_pack
+from modes_tui.core.routing.router import REASON_BELOW
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.correct import CorrectScreen
 from tests.conftest import PackWriter

@@ -7,7 +7,7 @@ from datetime import UTC
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
-from modes_tui.core.transcript import TurnTranscript
+from modes_tui.core.history.transcript import TurnTranscript
 from modes_tui.tui.panel import RoutePanel
 from tests.tui_support import route
 

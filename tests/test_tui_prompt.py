@@ -11,8 +11,8 @@ from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Button
 
-from modes_tui.core.conversation import Message
-from modes_tui.core.events import ToolCallFinished, ToolCallRequested, TurnFinished
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.history.events import ToolCallFinished, ToolCallRequested, TurnFinished
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.pending import PendingRow
 from modes_tui.tui.turn_view import ToolCallView, TurnView

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
+from modes_tui.core.engine.ports import Confirmer
+from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import Dirs, app_dirs
-from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import Router
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.runtime import build_engine, current_session
 from modes_tui.store.control import ControlFile
@@ -23,7 +24,7 @@ from modes_tui.store.session_reader import load_session
 from modes_tui.store.sessions import list_sessions
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.chat import LiteTurn
-from modes_tui.tui.services import AppServices, Confirmer
+from modes_tui.tui.services import AppServices
 from modes_tui.tui.sessions import StoreSessions
 from modes_tui.tui.turn_view import SystemNote, TurnView
 from tests.tui_support import all_text, plain, started, until
@@ -296,7 +297,7 @@ async def test_r_in_the_session_picker_resumes(make_rig: Callable[[], Rig]) -> N
 async def test_a_turn_cut_off_by_a_crash_can_be_retried_after_resuming(
     make_rig: Callable[[], Rig],
 ) -> None:
-    from modes_tui.core.conversation import Message
+    from modes_tui.core.history.conversation import Message
     from modes_tui.store.session_log import SessionLog
 
     dirs = app_dirs()

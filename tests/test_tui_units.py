@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.engine.wire import ModelRequest
-from modes_tui.core.events import (
+from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.events import (
     RequestBuilt,
     TextDelta,
     ToolCallFinished,
@@ -14,8 +14,8 @@ from modes_tui.core.events import (
     TurnCancelled,
     TurnFinished,
 )
-from modes_tui.core.profiles import Profile
-from modes_tui.core.transcript import TurnTranscript
+from modes_tui.core.history.transcript import TurnTranscript
+from modes_tui.core.packs.profiles import Profile
 from modes_tui.frontend.commands import CommandError, complete, mode_settings, parse_command
 from modes_tui.route_format import duration
 from modes_tui.tui.keys import mode_keys, next_setting

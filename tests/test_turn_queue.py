@@ -4,7 +4,7 @@ rules through keys."""
 
 from __future__ import annotations
 
-from modes_tui.core.transcript import TurnTranscript
+from modes_tui.core.history.transcript import TurnTranscript
 from modes_tui.tui.turn_queue import Submission, TurnQueue
 
 
@@ -100,7 +100,7 @@ def test_esc_drops_an_edit_while_idle_and_stops_a_running_turn() -> None:
 
 
 def test_only_a_failed_or_cancelled_last_turn_is_retried_and_never_while_one_runs() -> None:
-    from modes_tui.core.events import TurnFailed
+    from modes_tui.core.history.events import TurnFailed
 
     turns, _, _ = queue()
     last = TurnTranscript(1, "hello")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from modes_tui.core.errors import ToolError
-from modes_tui.core.tools import Tool
-from modes_tui.core.workspace import Workspace, command_tool, file_tools
+from modes_tui.core.tools.registry import Tool
+from modes_tui.core.tools.workspace import Workspace, command_tool, file_tools
 from tests.fake_provider import wait_until
 
 
@@ -158,7 +158,7 @@ async def test_cancelling_run_command_kills_its_process_group(project: Path) -> 
 
 
 def test_read_file_refuses_a_fifo_instead_of_blocking(tmp_path: Path) -> None:
-    from modes_tui.core.toolbox import default_registry
+    from modes_tui.core.tools.toolbox import default_registry
 
     os.mkfifo(tmp_path / "pipe")
     read_file = default_registry(tmp_path).get("read_file")
@@ -168,7 +168,7 @@ def test_read_file_refuses_a_fifo_instead_of_blocking(tmp_path: Path) -> None:
 
 
 def test_read_file_cuts_one_enormous_line(tmp_path: Path) -> None:
-    from modes_tui.core.toolbox import default_registry
+    from modes_tui.core.tools.toolbox import default_registry
 
     (tmp_path / "min.js").write_text("x" * 200_000 + "\nsecond line\n")
     read_file = default_registry(tmp_path).get("read_file")

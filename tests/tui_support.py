@@ -15,13 +15,13 @@ from typing import Any
 from rich.console import Console
 from textual.pilot import Pilot
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.control import AUTO, OFF, ControlReading
-from modes_tui.core.conversation import Conversation, Message, ToolCall
-from modes_tui.core.engine import Engine
+from modes_tui.core.config.control import AUTO, OFF, ControlReading
+from modes_tui.core.engine.engine import Engine
+from modes_tui.core.engine.ports import Confirmer
 from modes_tui.core.engine.wire import ModelRequest, ToolSpec
 from modes_tui.core.errors import UnknownMode
-from modes_tui.core.events import (
+from modes_tui.core.history.conversation import Conversation, Message, ToolCall
+from modes_tui.core.history.events import (
     ModeChanged,
     ReasoningDelta,
     RequestBuilt,
@@ -34,16 +34,17 @@ from modes_tui.core.events import (
     TurnFinished,
     Usage,
 )
+from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import ClassifierInfo, Decision, Route, Router
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import ClassifierInfo, Decision, Route, Router
 from modes_tui.llm.fake import ScriptedModel
 from modes_tui.runtime import Runtime, build_engine
 from modes_tui.store.control import ControlFile
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.settings import Settings
 from modes_tui.tui.app import ModesApp
-from modes_tui.tui.services import AppServices, Confirmer
+from modes_tui.tui.services import AppServices
 from modes_tui.tui.sessions import StoreSessions
 
 FIXED_AT = "2026-03-14T09:26:53.000+00:00"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from modes_tui.cli.common import EXIT_OK, say_err, setting_meaning, settings_for
 
 if TYPE_CHECKING:
-    from modes_tui.core.ports import Confirmer
+    from modes_tui.core.engine.ports import Confirmer
     from modes_tui.mcp.servers import McpServers
     from modes_tui.store.resume import CurrentSession
     from modes_tui.tui.services import AppServices

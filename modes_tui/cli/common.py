@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from modes_tui.core.profiles import Pack
+    from modes_tui.core.packs.profiles import Pack
     from modes_tui.runtime import Runtime
     from modes_tui.store.settings import Settings
 

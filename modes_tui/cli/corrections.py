@@ -18,7 +18,7 @@ from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import terminal_safe
 
 if TYPE_CHECKING:  # the store loads only for the actions that use it
-    from modes_tui.core.corrections import Correction
+    from modes_tui.core.routing.corrections import Correction
     from modes_tui.store.corrections import CorrectionStore
 
 
@@ -160,7 +160,7 @@ def _short(text: str, width: int) -> str:
 
 def _check_pack(pack: str) -> None:
     """An empty list for a pack that does not exist is most likely a typo: say so."""
-    from modes_tui.core.profiles import load_pack
+    from modes_tui.core.packs.profiles import load_pack
 
     try:
         load_pack(pack)

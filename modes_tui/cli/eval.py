@@ -17,9 +17,9 @@ if TYPE_CHECKING:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Route every line of an eval file and score the routes; --fit tunes the threshold."""
-    from modes_tui.core.eval_cases import read_eval_file
-    from modes_tui.core.eval_text import format_fit, format_report
-    from modes_tui.core.evaluation import evaluate, fit_threshold, route_cases
+    from modes_tui.core.evals.cases import read_eval_file
+    from modes_tui.core.evals.report import format_fit, format_report
+    from modes_tui.core.evals.scoring import evaluate, fit_threshold, route_cases
 
     runtime = runtime_for(args)
     pack = runtime.pack
@@ -51,7 +51,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def eval_learn(args: argparse.Namespace, runtime: Runtime, cases: Sequence[Any]) -> int:
     """`eval --learn`: route line by line, each wrong route becoming a correction."""
-    from modes_tui.core.learning import format_curve, learn_from_cases
+    from modes_tui.core.routing.learning import format_curve, learn_from_cases
     from modes_tui.store.corrections import CorrectionStore
 
     if args.fit or args.block < 1:

@@ -10,8 +10,8 @@ import argparse
 from typing import Any
 
 from modes_tui.cli.common import say, say_json, settings_for
+from modes_tui.core.config.models import DEFAULT, ModelCatalog, ModelConfig
 from modes_tui.core.errors import ModesError
-from modes_tui.core.models import DEFAULT, ModelCatalog, ModelConfig
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -111,7 +111,7 @@ def show_models(args: argparse.Namespace, catalog: ModelCatalog, adapter: Any) -
 
 def cost_rows(summaries: list[Any]) -> list[dict[str, Any]]:
     """Each session's cost totals (reads each log whole: only for `sessions --cost`)."""
-    from modes_tui.core.ledger import session_costs
+    from modes_tui.core.history.ledger import session_costs
     from modes_tui.store.session_reader import load_session
 
     rows = []
@@ -127,7 +127,7 @@ def cost_rows(summaries: list[Any]) -> list[dict[str, Any]]:
 
 def sessions_cost_table(rows: list[dict[str, Any]]) -> str:
     """ID, created, turns, cost, saved vs always X; a total line."""
-    from modes_tui.core.ledger import money
+    from modes_tui.core.history.ledger import money
     from modes_tui.store.export import table
 
     body = []

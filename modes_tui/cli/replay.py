@@ -18,7 +18,7 @@ from modes_tui.cli.common import (
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Show a recorded session; with --reroute, compare today's router with the recording."""
-    from modes_tui.core.profiles import available_packs
+    from modes_tui.core.packs.profiles import available_packs
     from modes_tui.runtime import load_pack
     from modes_tui.store.export import replay_json, reroute_text, session_markdown
     from modes_tui.store.replay import replay

@@ -20,7 +20,7 @@ from modes_tui.core.errors import ModesError
 
 def cmd_route(args: argparse.Namespace) -> int:
     """Dry run: which mode would take this message. No answer is generated."""
-    from modes_tui.core.conversation import Message
+    from modes_tui.core.history.conversation import Message
     from modes_tui.route_format import verb_text
 
     runtime = runtime_for(args)

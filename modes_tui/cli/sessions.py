@@ -125,7 +125,7 @@ def _encoding(count: int) -> None:
 
 def _encoder(args: argparse.Namespace, dirs: Dirs) -> tuple[Any, str, Any]:
     """The pack's router encoder and its vector cache; text only (with a warning) without."""
-    from modes_tui.core.classifiers.embedding import EmbeddingCache
+    from modes_tui.core.routing.classifiers.embedding import EmbeddingCache
     from modes_tui.llm.encoders import load_encoder
     from modes_tui.runtime import load_pack
 

@@ -11,7 +11,7 @@ from modes_tui.core.errors import UnknownMode
 
 def cmd_tools(args: argparse.Namespace) -> int:
     """Every tool each mode gets, with its source; MCP servers are started to list theirs."""
-    from modes_tui.core.toolbox import default_registry
+    from modes_tui.core.tools.toolbox import default_registry
     from modes_tui.mcp.listing import list_mode_tools, listing_text
     from modes_tui.runtime import mcp_servers
 

@@ -1,5 +1,24 @@
-"""The headless domain: profiles, prompts, conversation, routing, engine, tools, events.
+"""The headless domain: packs, routing, the engine, tools, history; no UI, no model library.
 
 Nothing in this package imports textual, prompt_toolkit, litellm, llama_cpp, torch or
-sentence_transformers; `tests/test_import_hygiene.py` keeps it that way.
+sentence_transformers (`tests/test_import_hygiene.py`), nor the adapters or the edges
+(`tests/test_architecture.py`). Its parts, from the bottom up (a part imports only from
+its own layer or below; the architecture test keeps it so):
+
+    errors.py         the error root `ModesError` and its subclasses per area
+    paths.py          where things live: config, data, state and cache dirs
+    files.py          atomic writes and safe reads of small files
+    yaml_files.py     YAML read with limits (size, depth, aliases)
+    terminal_text.py  text made safe for a terminal (control sequences removed)
+    redaction.py      secrets removed from what is written or shown
+    config/           settings the user writes: models, config.yaml's fields, variables, control
+    tools/            tools a model can call: registry, toolbox, workspace, MCP servers
+    packs/            a pack: profiles (modes), prompt templates, fields, the pack's own tools
+    history/          what happened: events, conversation, records, ledger, transcript
+    routing/          choosing a mode: the router, classifiers/, corrections, calibration
+    evals/            evaluating a router on a pack's cases
+    engine/           one user turn, end to end: prepare, rounds, close; its ports and wire
+
+Each sub-package's `__init__` maps its modules and lists its public names in `__all__`;
+CONTRIBUTING.md walks one message through these files.
 """

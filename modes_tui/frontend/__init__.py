@@ -1,6 +1,6 @@
 """What the TUI and the REPL share: one layer between the user's line and the engine.
 
-Written once over `core.ports.TurnEngine`; it returns values (outcomes, messages' parts,
+Written once over `core.engine.ports.TurnEngine`; it returns values (outcomes, messages' parts,
 events to play) and never prints or draws: each front end only shows and asks. No textual,
 no prompt_toolkit here (tests/test_architecture.py checks it).
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from modes_tui.core.control import AUTO, OFF
+from modes_tui.core.config.control import AUTO, OFF
 
 Surface = Literal["app", "repl"]
 """Where a command can be typed: the Textual app or the plain REPL."""

@@ -16,9 +16,9 @@ from modes_tui.core.errors import ModesError
 from modes_tui.frontend.commands import UNDO
 
 if TYPE_CHECKING:
-    from modes_tui.core.corrections import Correction
-    from modes_tui.core.events import TurnEvent
-    from modes_tui.core.ports import TurnEngine
+    from modes_tui.core.engine.ports import TurnEngine
+    from modes_tui.core.history.events import TurnEvent
+    from modes_tui.core.routing.corrections import Correction
 
 __all__ = [
     "CorrectTo",

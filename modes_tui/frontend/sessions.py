@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from modes_tui.core.errors import ModesError
 
 if TYPE_CHECKING:
-    from modes_tui.core.ports import TurnEngine
+    from modes_tui.core.engine.ports import TurnEngine
     from modes_tui.store.resume import CurrentSession, Resumption
 
 __all__ = [

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modes_tui.core.conversation import ToolCall
+from modes_tui.core.engine.ports import ModelCapabilities
 from modes_tui.core.engine.wire import (
     Completion,
     ModelEvent,
@@ -24,7 +24,7 @@ from modes_tui.core.engine.wire import (
     UsageReport,
 )
 from modes_tui.core.errors import ProviderError
-from modes_tui.core.ports import ModelCapabilities
+from modes_tui.core.history.conversation import ToolCall
 
 
 @dataclass(frozen=True, slots=True)

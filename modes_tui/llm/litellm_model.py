@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modes_tui.core.conversation import ToolCall
+from modes_tui.core.config.models import ModelCatalog, ModelConfig, ModelPrice
+from modes_tui.core.engine.ports import ModelCapabilities
 from modes_tui.core.engine.wire import (
     Completion,
     ModelEvent,
@@ -29,8 +30,7 @@ from modes_tui.core.engine.wire import (
     UsageReport,
 )
 from modes_tui.core.errors import ProviderError
-from modes_tui.core.models import ModelCatalog, ModelConfig, ModelPrice
-from modes_tui.core.ports import ModelCapabilities
+from modes_tui.core.history.conversation import ToolCall
 from modes_tui.llm.litellm_import import import_litellm, import_litellm_async
 from modes_tui.llm.provider_errors import HINTS, to_provider_error
 

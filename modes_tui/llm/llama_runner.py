@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from modes_tui.core.config.models import EMBEDDED_MODEL
 from modes_tui.core.errors import ProviderError
-from modes_tui.core.models import EMBEDDED_MODEL
 from modes_tui.llm.transcript import STOP_SEQUENCES, fit_transcript
 
 N_CTX = 4096

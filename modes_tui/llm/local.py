@@ -47,14 +47,14 @@ import litellm  # noqa: E402
 from litellm import CustomLLM  # noqa: E402
 from litellm.types.utils import GenericStreamingChunk, ModelResponse  # noqa: E402
 
+from modes_tui.core.config.models import EMBEDDED_MODEL  # noqa: E402
 from modes_tui.core.engine.mode_note import NoteEchoFilter  # noqa: E402
-from modes_tui.core.models import EMBEDDED_MODEL  # noqa: E402
 from modes_tui.llm.gguf import ensure_model_file, resolve_model_file  # noqa: E402
 from modes_tui.llm.llama_runner import N_CTX, ModelRunner, Piece, generation_params  # noqa: E402
 from modes_tui.llm.model_process import ModelProcess  # noqa: E402
 
 LOCAL_MODEL_ID = EMBEDDED_MODEL
-"""The litellm model id of the embedded model (defined once, in core.models)."""
+"""The litellm model id of the embedded model (defined once, in core.config.models)."""
 LOCAL_PROVIDER, LOCAL_MODEL_NAME = LOCAL_MODEL_ID.split("/", 1)
 """The provider name under which the handler sits in `litellm.custom_provider_map`."""
 

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import IO, Any
 
 import modes_tui
+from modes_tui.core.config.models import EMBEDDED_MODEL
 from modes_tui.core.errors import ProviderError
-from modes_tui.core.models import EMBEDDED_MODEL
 from modes_tui.llm.llama_runner import N_CTX, GenerationParams, Piece, default_threads
 
 _POLL_SECONDS = 0.02

@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from modes_tui.core.config.models import EMBEDDED_MODEL, resolve_model
 from modes_tui.core.errors import DeclarationError, Problem
-from modes_tui.core.models import EMBEDDED_MODEL, resolve_model
 
 __all__ = ["EMBEDDED_MODEL", "backend_factories", "default_chat_model", "resolve_model"]
 
 if TYPE_CHECKING:
-    from modes_tui.core.classifiers import BackendFactory, ClassifierServices
-    from modes_tui.core.corrections import CorrectionSource
-    from modes_tui.core.ports import ChatModel, Classifier
-    from modes_tui.core.profiles import Pack
+    from modes_tui.core.engine.ports import ChatModel
+    from modes_tui.core.packs.profiles import Pack
+    from modes_tui.core.routing.classifiers import BackendFactory, ClassifierServices
+    from modes_tui.core.routing.ports import Classifier, CorrectionSource
 
 ChatModelFactory = Callable[[], "ChatModel"]
 
@@ -55,8 +55,8 @@ def backend_factories(
         return shared[0]
 
     def embedding(pack: Pack, services: ClassifierServices) -> Classifier:
-        from modes_tui.core.classifiers.embedding import EmbeddingCache, EmbeddingClassifier
         from modes_tui.core.paths import app_dirs
+        from modes_tui.core.routing.classifiers.embedding import EmbeddingCache, EmbeddingClassifier
         from modes_tui.llm.encoders import check_encoder, load_encoder
 
         spec = pack.router.encoder
@@ -71,13 +71,13 @@ def backend_factories(
         )
 
     def chat(pack: Pack, services: ClassifierServices) -> Classifier:
-        from modes_tui.core.classifiers.chat import ChatClassifier
+        from modes_tui.core.routing.classifiers.chat import ChatClassifier
 
         model = resolve_model(pack.router.model, services.default_model)
         return ChatClassifier(model_instance(), model, corrections=corrections_of(pack, services))
 
     def judge(pack: Pack, services: ClassifierServices) -> Classifier:
-        from modes_tui.core.classifiers.judge import LABELS, JudgeClassifier
+        from modes_tui.core.routing.classifiers.judge import LABELS, JudgeClassifier
 
         if len(pack.profiles) > len(LABELS):
             raise DeclarationError(
@@ -95,9 +95,9 @@ def backend_factories(
         return JudgeClassifier(model_instance(), model, corrections=corrections_of(pack, services))
 
     def cascade(pack: Pack, services: ClassifierServices) -> Classifier:
-        from modes_tui.core.classifiers import build_classifier
-        from modes_tui.core.classifiers.cascade import CascadeClassifier
-        from modes_tui.core.classifiers.embedding import EmbeddingClassifier
+        from modes_tui.core.routing.classifiers import build_classifier
+        from modes_tui.core.routing.classifiers.cascade import CascadeClassifier
+        from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
 
         config = pack.router.cascade
         if config is None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from modes_tui.core.config.models import EMBEDDED_MODEL
 from modes_tui.core.errors import ProviderError
-from modes_tui.core.models import EMBEDDED_MODEL
 
 STOP_SEQUENCES: tuple[str, ...] = ("\nUser:", "\nAssistant:", "<end_of_turn>", "<eos>")
 """Where a transcript turn ends. The special-token spellings catch a user GGUF that is an

@@ -5,5 +5,5 @@
                  their tools turned into core `Tool`s, stopped at exit
 
 The core never imports this package or the SDK: it sees the servers only through the
-`ToolServers` protocol (`modes_tui.core.toolservers`) and their tools as ordinary `Tool`s.
+`ToolServers` protocol (`modes_tui.core.tools.servers`) and their tools as ordinary `Tool`s.
 """

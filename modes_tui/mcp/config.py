@@ -26,9 +26,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from modes_tui.core.config.settings import SettingReader, is_scalar
+from modes_tui.core.config.variables import expand_variables  # noqa: F401 - re-exported
 from modes_tui.core.errors import cut_repr
-from modes_tui.core.setting_fields import SettingReader, is_scalar
-from modes_tui.core.variables import expand_variables  # noqa: F401 - re-exported
 
 SERVER_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 """Server names: they prefix tool names, which providers limit to `[a-zA-Z0-9_-]`."""

@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from modes_tui.core.profiles import Profile
-from modes_tui.core.tools import Tool, ToolRegistry
-from modes_tui.core.toolservers import ToolServers, server_tools
+from modes_tui.core.packs.profiles import Profile
+from modes_tui.core.tools.ports import ToolServers
+from modes_tui.core.tools.registry import Tool, ToolRegistry
+from modes_tui.core.tools.servers import server_tools
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,11 +33,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from modes_tui.core.config.variables import expand_secret_values
 from modes_tui.core.errors import ModesError, ToolError
 from modes_tui.core.files import open_append, open_regular, private_folder
-from modes_tui.core.tools import Tool
-from modes_tui.core.toolservers import ServerTools
-from modes_tui.core.variables import expand_secret_values
+from modes_tui.core.tools.registry import Tool
+from modes_tui.core.tools.servers import ServerTools
 from modes_tui.mcp.config import McpServer
 
 if TYPE_CHECKING:

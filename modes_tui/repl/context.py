@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from modes_tui.repl.questions import SetAside
 
 if TYPE_CHECKING:
-    from modes_tui.core.ports import TurnEngine
-    from modes_tui.core.transcript import TurnTranscript
+    from modes_tui.core.engine.ports import TurnEngine
+    from modes_tui.core.history.transcript import TurnTranscript
     from modes_tui.store.resume import CurrentSession
 
 

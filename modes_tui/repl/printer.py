@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 from typing import IO, TYPE_CHECKING, Union, assert_never
 
-from modes_tui.core.ledger import money
+from modes_tui.core.history.ledger import money
 from modes_tui.core.terminal_text import TerminalStream, json_terminal_safe, terminal_safe
 from modes_tui.route_format import repl_line
 
 if TYPE_CHECKING:
-    from modes_tui.core.events import (
+    from modes_tui.core.history.events import (
         TurnCancelled,
         TurnCorrected,
         TurnEvent,

@@ -21,8 +21,8 @@ import re
 import select
 from typing import Any
 
-from modes_tui.core.conversation import ToolCall
 from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question
+from modes_tui.core.history.conversation import ToolCall
 from modes_tui.core.terminal_text import json_terminal_safe, terminal_safe
 
 __all__ = ["PromptConfirmer", "SetAside", "as_typed", "take_pending"]

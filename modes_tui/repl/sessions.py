@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from modes_tui.core.transcript import fold_turn
+from modes_tui.core.history.transcript import fold_turn
 from modes_tui.frontend import sessions
 from modes_tui.frontend.sessions import Refused, Renamed, SessionOutcome, Switched
 from modes_tui.route_format import repl_line

@@ -8,10 +8,10 @@ import signal
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from modes_tui.core.transcript import TurnTranscript
+from modes_tui.core.history.transcript import TurnTranscript
 
 if TYPE_CHECKING:
-    from modes_tui.core.events import TurnEvent
+    from modes_tui.core.history.events import TurnEvent
     from modes_tui.repl.context import ReplContext
     from modes_tui.repl.printer import Printer
 

@@ -31,15 +31,16 @@ from modes_tui.runtime.sessions import current_session, pack_for, resume_for
 if TYPE_CHECKING:
     import argparse
 
-    from modes_tui.core.classifiers import ClassifierServices
-    from modes_tui.core.corrections import CorrectionSource
-    from modes_tui.core.engine import Engine
+    from modes_tui.core.config.models import ModelCatalog
+    from modes_tui.core.engine.engine import Engine
     from modes_tui.core.engine.guards import Limits
-    from modes_tui.core.models import ModelCatalog
+    from modes_tui.core.engine.ports import ChatModel, Confirmer
+    from modes_tui.core.history.ports import SessionWriter
+    from modes_tui.core.packs.profiles import Pack
     from modes_tui.core.paths import Dirs
-    from modes_tui.core.ports import ChatModel, Classifier, Confirmer, SessionWriter
-    from modes_tui.core.profiles import Pack
-    from modes_tui.core.routing import Router
+    from modes_tui.core.routing.classifiers import ClassifierServices
+    from modes_tui.core.routing.ports import Classifier, CorrectionSource
+    from modes_tui.core.routing.router import Router
     from modes_tui.mcp.servers import McpServers
     from modes_tui.store.resume import CurrentSession, Resumption
     from modes_tui.store.settings import Settings
@@ -246,7 +247,7 @@ class Runtime:
 
     def classifier(self, corrections: CorrectionSource | None = None) -> Classifier:
         """The classifier in force (`--classifier`, the settings', the pack's), built."""
-        from modes_tui.core.classifiers import build_classifier
+        from modes_tui.core.routing.classifiers import build_classifier
 
         services = self.classifier_services()
         if corrections is not None:
@@ -255,7 +256,7 @@ class Runtime:
 
     def router(self) -> Router:
         """A router over this pack with the classifier in force (no conversation state)."""
-        from modes_tui.core.routing import Router
+        from modes_tui.core.routing.router import Router
 
         return Router(self.pack, self.classifier())
 

@@ -9,17 +9,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.core.models import EMBEDDED_MODEL, ModelCatalog
+from modes_tui.core.config.models import EMBEDDED_MODEL, ModelCatalog
 
 if TYPE_CHECKING:
-    from modes_tui.core.classifiers import ClassifierServices
-    from modes_tui.core.corrections import CorrectionSource
-    from modes_tui.core.engine import Engine
+    from modes_tui.core.config.ports import ControlSource
     from modes_tui.core.engine.config import EngineConfig
+    from modes_tui.core.engine.engine import Engine
     from modes_tui.core.engine.guards import Limits
+    from modes_tui.core.engine.ports import ChatModel, Confirmer
+    from modes_tui.core.history.ports import SessionWriter
+    from modes_tui.core.packs.profiles import Pack
     from modes_tui.core.paths import Dirs
-    from modes_tui.core.ports import ChatModel, Confirmer, ControlSource, SessionWriter
-    from modes_tui.core.profiles import Pack
+    from modes_tui.core.routing.classifiers import ClassifierServices
+    from modes_tui.core.routing.ports import CorrectionSource
     from modes_tui.mcp.servers import McpServers
     from modes_tui.store.settings import Settings
 
@@ -29,10 +31,10 @@ def load_pack(
     folder: str | os.PathLike[str] | None = None,
     settings: Settings | None = None,
 ) -> Pack:
-    """`core.profiles.load_pack`, imported on first use: YAML and Jinja2 stay off the path
+    """`core.packs.profiles.load_pack`, imported on first use: YAML and Jinja2 stay off the path
     to the terminal UI's first frame (it loads the pack in a worker). With `settings`, a
     profile's `mcp:` must name configured MCP servers."""
-    from modes_tui.core.profiles import load_pack as load
+    from modes_tui.core.packs.profiles import load_pack as load
 
     servers = frozenset(settings.mcp_servers) if settings is not None else None
     return load(name, folder, known_servers=servers)
@@ -84,7 +86,7 @@ def classifier_services(
     libraries only when it builds a classifier). `default_model` is what `model: default`
     in router.yaml stands for (settings' default_model; else the embedded model); `models`
     are the configured aliases a router model may name."""
-    from modes_tui.core.classifiers import ClassifierServices
+    from modes_tui.core.routing.classifiers import ClassifierServices
     from modes_tui.llm.router_backends import backend_factories
 
     def chat_model() -> ChatModel:
@@ -147,12 +149,12 @@ class EngineSpec:
 def build_engine(spec: EngineSpec | None = None, /, **fields: Any) -> Engine:
     """An engine from an `EngineSpec` (`Runtime.engine` passes its own; small callers may pass
     the spec's fields as keywords). Loads no model library."""
-    from modes_tui.core.classifiers import build_classifier
-    from modes_tui.core.engine import Engine
-    from modes_tui.core.engine.correcting import CorrectionRecorder
+    from modes_tui.core.engine.engine import Engine
+    from modes_tui.core.engine.ports import CorrectionRecorder
     from modes_tui.core.paths import app_dirs
-    from modes_tui.core.routing import Router
-    from modes_tui.core.toolbox import default_registry
+    from modes_tui.core.routing.classifiers import build_classifier
+    from modes_tui.core.routing.router import Router
+    from modes_tui.core.tools.toolbox import default_registry
 
     if spec is None:
         spec = EngineSpec(**fields)

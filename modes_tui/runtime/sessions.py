@@ -28,7 +28,7 @@ def pack_for(
 ) -> tuple[str, str | None]:
     """The pack to run, and what to tell the user about it: an explicit --pack wins; a
     resumed session's own pack comes next (when it is installed); then the settings'."""
-    from modes_tui.core.profiles import available_packs
+    from modes_tui.core.packs.profiles import available_packs
 
     explicit = options.pack or options.profiles
     if resumed is None or resumed.pack is None or explicit or resumed.pack == settings.pack:

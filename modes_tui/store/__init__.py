@@ -11,6 +11,11 @@
     replay.py     a loaded session as the engine's event stream and conversation
     reroute.py    today's router over a recorded session, compared with then
     export.py     sessions as Markdown and tables for people
+    manage.py     renaming and deleting saved sessions (`modes-tui sessions rename|rm`)
+    resume.py     carrying on a saved session: resume it, fork it, rename the one recorded
+    search.py     finding saved sessions by what was said in them (`sessions --search TEXT`)
+    session_files.py  the names of a sessions folder's files (the log, the listing, titles)
+    titles.py     session titles: made locally from the first user messages, or set by the user
 
 Nothing here imports a UI or a model library.
 """

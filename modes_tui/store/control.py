@@ -34,7 +34,8 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.core.control import AUTO, OFF, ControlReading, Source
+from modes_tui.core.config.control import AUTO, OFF, ControlReading, Source
+from modes_tui.core.config.ports import ControlSource
 from modes_tui.core.errors import (
     FileReadError,
     FileTooLargeError,
@@ -43,8 +44,7 @@ from modes_tui.core.errors import (
     UnknownMode,
 )
 from modes_tui.core.files import atomic_write, private_folder, read_bytes, remove_stale_temps
-from modes_tui.core.ports import ControlSource
-from modes_tui.core.profiles import NAME_PATTERN
+from modes_tui.core.packs.profiles import NAME_PATTERN
 
 POLL_SECONDS = 0.2
 """How often `watch` looks at the file: well under a second, far from a busy loop."""

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.core.corrections import Correction
 from modes_tui.core.errors import CorrectionsError, cut_repr
 from modes_tui.core.files import open_append, private_folder, read_bytes
+from modes_tui.core.routing.corrections import Correction
 from modes_tui.store.session_log import _write_all, utc_now
 from modes_tui.store.session_reader import SessionProblem
 
@@ -76,7 +76,7 @@ class _Snapshot:
 
 
 class CorrectionStore:
-    """The corrections of one pack on disk; a `core.corrections.CorrectionSource`."""
+    """The corrections of one pack on disk; a `core.routing.corrections.CorrectionSource`."""
 
     def __init__(self, path: Path, *, fsync: bool = False) -> None:
         self.path = Path(path)
@@ -265,7 +265,7 @@ def _apply(record: Any, live: dict[str, Correction]) -> str | None:
 
 
 if TYPE_CHECKING:  # mypy proves the store is what the classifiers read through
-    from modes_tui.core.corrections import CorrectionSource
+    from modes_tui.core.routing.ports import CorrectionSource
 
     def _is_a_source(store: CorrectionStore) -> CorrectionSource:
         return store

@@ -19,7 +19,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, assert_never
 
-from modes_tui.core.events import (
+from modes_tui.core.files import atomic_write
+from modes_tui.core.history.events import (
     ModeChanged,
     ReasoningDelta,
     RequestBuilt,
@@ -34,9 +35,8 @@ from modes_tui.core.events import (
     TurnFinished,
     Usage,
 )
-from modes_tui.core.files import atomic_write
+from modes_tui.core.history.transcript import TurnTranscript, fold_turn
 from modes_tui.core.terminal_text import terminal_safe
-from modes_tui.core.transcript import TurnTranscript, fold_turn
 from modes_tui.route_format import markdown_line
 from modes_tui.store.replay import Replay, ReplayedTurn
 from modes_tui.store.reroute import NO_MODE, RerouteReport

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from modes_tui.core.errors import SessionError
+from modes_tui.core.history.records import MetaRecord, write_record
 from modes_tui.core.paths import Dirs, app_dirs
-from modes_tui.core.records import MetaRecord, write_record
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import load_session
 from modes_tui.store.sessions import resolve_session, summary_path

@@ -34,12 +34,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from modes_tui.core.control import OFF
-from modes_tui.core.conversation import Conversation, Message
-from modes_tui.core.corrections import Correction
+from modes_tui.core.config.control import OFF
 from modes_tui.core.engine.wire import ModelRequest, ToolSpec
 from modes_tui.core.errors import RecordError
-from modes_tui.core.events import (
+from modes_tui.core.history.conversation import Conversation, Message
+from modes_tui.core.history.events import (
     ModeChanged,
     ReasoningDelta,
     RequestBuilt,
@@ -54,7 +53,7 @@ from modes_tui.core.events import (
     TurnFinished,
     Usage,
 )
-from modes_tui.core.records import (
+from modes_tui.core.history.records import (
     AssistantRecord,
     MetaRecord,
     RequestRecord,
@@ -65,7 +64,8 @@ from modes_tui.core.records import (
     UserRecord,
     parse_record,
 )
-from modes_tui.core.routing import Route
+from modes_tui.core.routing.corrections import Correction
+from modes_tui.core.routing.router import Route
 from modes_tui.store.session_reader import LoadedSession, SessionProblem, gc_paused
 
 INTERRUPTED = "interrupted"

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modes_tui.core.evaluation import percentile
-from modes_tui.core.ports import Classifier
-from modes_tui.core.routing import Route, Router
+from modes_tui.core.evals.scoring import percentile
+from modes_tui.core.routing.ports import Classifier
+from modes_tui.core.routing.router import Route, Router
 from modes_tui.store.replay import Replay, history_points, replay
 from modes_tui.store.session_reader import LoadedSession
 

@@ -23,14 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.core.control import OFF
-from modes_tui.core.conversation import Conversation
-from modes_tui.core.engine.correcting import RoutedTurn
+from modes_tui.core.config.control import OFF
+from modes_tui.core.engine.ports import Restorable
+from modes_tui.core.engine.rerun import RoutedTurn
 from modes_tui.core.errors import SessionError
 from modes_tui.core.files import read_bytes
-from modes_tui.core.paths import Dirs
-from modes_tui.core.ports import Restorable
-from modes_tui.core.records import (
+from modes_tui.core.history.conversation import Conversation
+from modes_tui.core.history.records import (
     SCHEMA_VERSION,
     MetaRecord,
     RecordType,
@@ -39,7 +38,8 @@ from modes_tui.core.records import (
     UserRecord,
     write_record,
 )
-from modes_tui.core.routing import Route
+from modes_tui.core.paths import Dirs
+from modes_tui.core.routing.router import Route
 from modes_tui.store.replay import Replay, replay
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import (
@@ -246,7 +246,7 @@ def fork_title(parent: LoadedSession, turn: int) -> str:
 
 
 class CurrentSession:
-    """The session being recorded (implements `core.records.SessionWriter`).
+    """The session being recorded (implements `core.history.records.SessionWriter`).
 
     `create(**meta)` makes a new log (extra `meta` fields: a fork's parent and turn); it
     is called at the first record, or by `fork`.

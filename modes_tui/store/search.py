@@ -19,16 +19,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from modes_tui.core.errors import SessionError
 from modes_tui.core.paths import Dirs, app_dirs
+from modes_tui.core.routing.ports import Encoder
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.store.session_reader import LoadedSession, load_session
 from modes_tui.store.sessions import session_ids
 
 if TYPE_CHECKING:
-    from modes_tui.core.classifiers.embedding import EmbeddingCache
+    from modes_tui.core.routing.classifiers.embedding import EmbeddingCache
 
 MIN_SIMILARITY = 0.35
 """Below this cosine similarity a passage does not count as a match by meaning."""
@@ -38,14 +39,6 @@ TEXT_MATCHES_SHOWN = 3
 """Text matches listed per session (the first ones, in turn order)."""
 ENCODED_CHARS = 1000
 """The part of a message the encoder reads (MiniLM reads 256 tokens at most anyway)."""
-
-
-class Encoder(Protocol):
-    """Texts to L2-normalised vectors (`llm.encoders`, or a fake in tests)."""
-
-    def encode(self, texts: Sequence[str]) -> Any:
-        """One row per text."""
-        ...
 
 
 Who = Literal["title", "you", "answer"]

@@ -2,7 +2,7 @@
 
 **Writing** (`SessionLog`): every record is one `os.write` of one line, flushed to the
 OS before `record` returns (optionally fsynced too, see `fsync`), with secrets redacted
-on the way in. The record schema is `modes_tui.core.records`.
+on the way in. The record schema is `modes_tui.core.history.records`.
 
 **The summary** is a cache, rewritten atomically (temp file + rename) after each user
 record: the title is made from the first user messages (`store.titles`), which are not
@@ -27,9 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.errors import SessionError
 from modes_tui.core.files import atomic_write, open_append, open_regular, private_folder
-from modes_tui.core.paths import Dirs, app_dirs
-from modes_tui.core.ports import SessionWriter
-from modes_tui.core.records import (
+from modes_tui.core.history.ports import SessionWriter
+from modes_tui.core.history.records import (
     RECORD_TYPES,
     RESERVED_FIELDS,
     SCHEMA_VERSION,
@@ -37,6 +36,7 @@ from modes_tui.core.records import (
     RecordType,
     write_record,
 )
+from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.redaction import redact_all
 from modes_tui.store.session_reader import TITLE_FROM_TURNS, LoadedSession
 from modes_tui.store.sessions import SUFFIX, new_session_id, summary_path
@@ -52,7 +52,7 @@ def utc_now() -> str:
 
 
 class SessionLog:
-    """The append-only log of one session; implements `core.records.SessionWriter`."""
+    """The append-only log of one session; implements `core.history.records.SessionWriter`."""
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
         self.path = Path(path)

@@ -44,14 +44,14 @@ from typing import Any
 
 from modes_tui.core.errors import SessionError, cut_repr
 from modes_tui.core.files import read_bytes
-from modes_tui.core.paths import Dirs
-from modes_tui.core.records import (
+from modes_tui.core.history.records import (
     RECORD_TYPES,
     RESERVED_FIELDS,
     SCHEMA_VERSION,
     SessionRecord,
     parse_record,
 )
+from modes_tui.core.paths import Dirs
 from modes_tui.store.sessions import SUFFIX, resolve_session
 from modes_tui.store.titles import generate_title
 

@@ -23,20 +23,20 @@ from typing import Any
 
 import yaml
 
-from modes_tui.core.errors import FileReadError, SettingsError, cut_repr
-from modes_tui.core.files import atomic_write, private_folder, read_text
-from modes_tui.core.ledger import budget_from_text, check_budget
-from modes_tui.core.models import (
+from modes_tui.core.config.models import (
     EMBEDDED_MODEL,
     ModelCatalog,
     ModelConfig,
     models_from_text,
     parse_models,
 )
+from modes_tui.core.config.settings import SettingReader, is_text
+from modes_tui.core.config.variables import expand_secret_values
+from modes_tui.core.errors import FileReadError, SettingsError, cut_repr
+from modes_tui.core.files import atomic_write, private_folder, read_text
+from modes_tui.core.history.ledger import budget_from_text, check_budget
 from modes_tui.core.paths import HOME_ENV, Dirs
 from modes_tui.core.redaction import remember_environment, remember_secret
-from modes_tui.core.setting_fields import SettingReader, is_text
-from modes_tui.core.variables import expand_secret_values
 from modes_tui.core.yaml_files import load_yaml, yaml_problem
 from modes_tui.mcp.config import McpServer, parse_mcp_servers
 

@@ -37,7 +37,7 @@ from textual.widget import Widget
 from textual.widgets import TextArea
 from textual.worker import Worker, WorkerState
 
-from modes_tui.core.control import AUTO, OFF, ControlReading
+from modes_tui.core.config.control import AUTO, OFF, ControlReading
 from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.frontend import corrections
@@ -79,14 +79,14 @@ from modes_tui.tui.turn_queue import TurnQueue, typed_line
 if TYPE_CHECKING:
     from textual.command import Provider
 
-    from modes_tui.core.events import TurnCorrected, TurnEvent, TurnFailed
-    from modes_tui.core.transcript import TurnTranscript
+    from modes_tui.core.history.events import TurnCorrected, TurnEvent, TurnFailed
+    from modes_tui.core.history.transcript import TurnTranscript
     from modes_tui.tui.services import AppServices, TurnEngine
     from modes_tui.tui.startup import StartupProblem
     from modes_tui.tui.turn_view import TurnView
 
 # The event and transcript types load with the first turn, not on the way to the first
-# frame (`modes_tui.core.events` alone is a dozen dataclasses).
+# frame (`modes_tui.core.history.events` alone is a dozen dataclasses).
 
 W = TypeVar("W", bound=Widget)
 
@@ -546,7 +546,7 @@ class ModesApp(App[None]):
             self.post_message(TurnEnded(crash))
 
     async def _new_turn(self, text: str, force: str | None) -> None:
-        from modes_tui.core.transcript import TurnTranscript
+        from modes_tui.core.history.transcript import TurnTranscript
 
         number = (self.records[-1].number if self.records else 0) + 1
         record = TurnTranscript(number, terminal_safe(text))  # a paste may hold escapes
@@ -569,7 +569,7 @@ class ModesApp(App[None]):
     async def _resent_turn(
         self, old: TurnTranscript, text: str, force: str | None, engine: TurnEngine
     ) -> None:
-        from modes_tui.core.transcript import TurnTranscript
+        from modes_tui.core.history.transcript import TurnTranscript
 
         record = TurnTranscript(len(self.records) + 1, text)
         old.superseded_by = record.number
@@ -604,7 +604,7 @@ class ModesApp(App[None]):
     async def _show_events(
         self, record: TurnTranscript, view: TurnView | None, events: AsyncIterator[TurnEvent]
     ) -> None:
-        from modes_tui.core.safe_events import safe_events
+        from modes_tui.core.history.safe_events import safe_events
 
         async for event in safe_events(events):  # model text must not drive the terminal
             record.apply(event)
@@ -641,7 +641,7 @@ class ModesApp(App[None]):
 
     def _startup_failure(self) -> TurnFailed:
         """Why a message cannot run: the setup or the model failed, with the fix."""
-        from modes_tui.core.events import TurnFailed
+        from modes_tui.core.history.events import TurnFailed
 
         problem = self._startup_problem
         if problem is not None:
@@ -659,7 +659,7 @@ class ModesApp(App[None]):
         )
 
     def _turn_failed_unexpectedly(self, message: str) -> None:
-        from modes_tui.core.events import TurnFailed
+        from modes_tui.core.history.events import TurnFailed
 
         if not self.records:
             self.status.error(message)

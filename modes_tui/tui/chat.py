@@ -28,7 +28,7 @@ from modes_tui.tui.render import turn_plain_text
 from modes_tui.tui.stream_fit import FitsInStream
 
 if TYPE_CHECKING:
-    from modes_tui.core.transcript import TurnTranscript
+    from modes_tui.core.history.transcript import TurnTranscript
     from modes_tui.tui.turn_view import SystemNote, TurnView
 
 FULL_TURNS = 20

@@ -16,8 +16,8 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Button, Static, TextArea
 
-from modes_tui.core.conversation import ToolCall
 from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question
+from modes_tui.core.history.conversation import ToolCall
 from modes_tui.core.terminal_text import json_terminal_safe, terminal_safe
 from modes_tui.tui.arming import ArmedDialog, Clock
 

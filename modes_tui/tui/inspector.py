@@ -18,9 +18,9 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Collapsible, Footer, Markdown, Static
 
-from modes_tui.core.events import RequestBuilt
+from modes_tui.core.history.events import RequestBuilt
+from modes_tui.core.history.transcript import TurnTranscript
 from modes_tui.core.terminal_text import json_terminal_safe
-from modes_tui.core.transcript import TurnTranscript
 from modes_tui.route_format import duration
 from modes_tui.tui.render import route_card, tool_summary
 from modes_tui.tui.status import model_label

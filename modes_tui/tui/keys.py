@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from modes_tui.core.control import AUTO, OFF
+from modes_tui.core.config.control import AUTO, OFF
 
 if TYPE_CHECKING:
-    from modes_tui.core.profiles import Profile
+    from modes_tui.core.packs.profiles import Profile
 
 FREE_FUNCTION_KEYS = ("f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9")
 """F-keys handed out to modes without a `key`, in order."""

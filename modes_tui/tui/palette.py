@@ -9,7 +9,7 @@ from typing import Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from modes_tui.core.control import AUTO, OFF
+from modes_tui.core.config.control import AUTO, OFF
 
 
 class ModeSwitcher(Protocol):

@@ -27,9 +27,9 @@ from textual.widgets.option_list import Option
 from modes_tui.tui.render import route_card
 
 if TYPE_CHECKING:
-    from modes_tui.core.events import TurnEvent
-    from modes_tui.core.routing import Route
-    from modes_tui.core.transcript import TurnTranscript
+    from modes_tui.core.history.events import TurnEvent
+    from modes_tui.core.history.transcript import TurnTranscript
+    from modes_tui.core.routing.router import Route
 
 PAGE = 200
 """Decisions listed at a time: a 1,000-turn session opens fast, older ones come on demand."""

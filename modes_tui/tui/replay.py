@@ -17,9 +17,9 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
-from modes_tui.core.safe_events import TerminalEvents
+from modes_tui.core.history.safe_events import TerminalEvents
+from modes_tui.core.history.transcript import TurnTranscript, fold_turn
 from modes_tui.core.terminal_text import terminal_safe
-from modes_tui.core.transcript import TurnTranscript, fold_turn
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.inspector import InspectorScreen
 from modes_tui.tui.panel import RoutePanel

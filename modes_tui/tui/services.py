@@ -2,7 +2,7 @@
 
 The app never builds an engine, a model or a router itself: `AppServices.build_engine`
 does, in a worker thread after the first paint, so importing litellm, llama_cpp or torch
-never delays the screen. The engine's interface is `core.ports.TurnEngine` (re-exported here).
+never delays the screen. The engine's interface is `core.engine.ports.TurnEngine` (re-exported here).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from modes_tui.core.ports import TurnEngine
+from modes_tui.core.engine.ports import Confirmer, TurnEngine
 from modes_tui.tui.startup import LoadProgress
 
 __all__ = [
@@ -28,20 +28,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from modes_tui.core.control import ControlReading
-    from modes_tui.core.conversation import ToolCall
-    from modes_tui.core.profiles import Pack
-    from modes_tui.core.transcript import Reroute
+    from modes_tui.core.config.control import ControlReading
+    from modes_tui.core.history.transcript import Reroute
+    from modes_tui.core.packs.profiles import Pack
     from modes_tui.store.replay import ReplayedTurn
     from modes_tui.store.resume import CurrentSession, Resumption
-
-
-class Confirmer(Protocol):
-    """Asks the user whether a tool call may run."""
-
-    async def confirm(self, call: ToolCall, tool: Any) -> bool:
-        """True lets it run."""
-        ...
 
 
 class ControlStore(Protocol):

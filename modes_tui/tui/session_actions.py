@@ -15,7 +15,7 @@ from modes_tui.frontend.sessions import Refused, Renamed, Switched
 from modes_tui.tui.replay import records_from_turns
 
 if TYPE_CHECKING:
-    from modes_tui.core.ports import TurnEngine
+    from modes_tui.core.engine.ports import TurnEngine
     from modes_tui.store.resume import CurrentSession, Resumption
     from modes_tui.tui.app import ModesApp
 

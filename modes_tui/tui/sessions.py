@@ -9,10 +9,10 @@ import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from modes_tui.core.history.transcript import Reroute
 from modes_tui.core.paths import Dirs
-from modes_tui.core.routing import Router
+from modes_tui.core.routing.router import Router
 from modes_tui.core.terminal_text import terminal_safe
-from modes_tui.core.transcript import Reroute
 from modes_tui.store.export import session_markdown, write_export
 from modes_tui.store.replay import replay
 from modes_tui.store.reroute import RerouteReport, reroute

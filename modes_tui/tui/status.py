@@ -9,14 +9,14 @@ from rich.text import Text
 from textual.timer import Timer
 from textual.widgets import Static
 
-from modes_tui.core.control import AUTO, OFF, ControlReading
+from modes_tui.core.config.control import AUTO, OFF, ControlReading
 from modes_tui.tui.render import tool_outcome
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from modes_tui.core.events import TurnEvent
-    from modes_tui.core.transcript import TurnTranscript
+    from modes_tui.core.history.events import TurnEvent
+    from modes_tui.core.history.transcript import TurnTranscript
     from modes_tui.tui.startup import LoadProgress
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -31,7 +31,7 @@ def is_demo_model(model: str) -> bool:
     """Whether `model` is the embedded offline model."""
     # Imported here: the model catalog is not needed before the settings are read, and
     # the first frame shows `NOT_KNOWN` for the model.
-    from modes_tui.core.models import EMBEDDED_MODEL
+    from modes_tui.core.config.models import EMBEDDED_MODEL
 
     return model == EMBEDDED_MODEL
 

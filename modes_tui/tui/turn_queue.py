@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from modes_tui.core.control import OFF
+from modes_tui.core.config.control import OFF
 
 if TYPE_CHECKING:
-    from modes_tui.core.transcript import TurnTranscript
+    from modes_tui.core.history.transcript import TurnTranscript
 
 
 class WaitingLine(Protocol):

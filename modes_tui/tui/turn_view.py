@@ -23,8 +23,8 @@ from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Markdown, Static
 from textual.widgets._markdown import MarkdownStream
 
-from modes_tui.core.events import ToolCallFinished, ToolCallRequested, TurnEvent
-from modes_tui.core.transcript import Superseded, TurnTranscript
+from modes_tui.core.history.events import ToolCallFinished, ToolCallRequested, TurnEvent
+from modes_tui.core.history.transcript import Superseded, TurnTranscript
 from modes_tui.route_format import duration, strip_line
 from modes_tui.tui.markdown_lists import BLOCKS as LIST_BLOCKS
 from modes_tui.tui.render import correction_line, reroute_line, tool_summary

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from modes_tui.core.errors import ToolError
-from modes_tui.core.tools import Tool, tool
+from modes_tui.core.tools.registry import Tool, tool
 
 from .seed import Item, Order, seed_orders
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import yaml
 
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.engine import Engine
+from modes_tui.core.engine.engine import Engine
 from modes_tui.core.errors import ProviderError
-from modes_tui.core.events import TextDelta, TurnEvent
-from modes_tui.core.profiles import load_pack
-from modes_tui.core.routing import Router
+from modes_tui.core.history.events import TextDelta, TurnEvent
+from modes_tui.core.packs.profiles import load_pack
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 
 try:

@@ -24,45 +24,82 @@ Modules, in the order a turn visits them:
     state.py        `EngineState` (outlives a turn), `TurnState`, `TurnSetup`
     cancelling.py   `TurnSlot`/`TurnStopper`: one turn at a time, stopped at once
     costs.py        prices, the ledger's baseline, the budget question, fallback notes
-    correcting.py   `TurnCorrections`: what the router decided per turn, `/wrong`
+    rerun.py        `TurnCorrections`: what the router decided per turn, `/wrong`
     wire.py         `ModelRequest` and the model's stream events (the `ChatModel` seam)
+    ports.py       The engine's ports: what a turn needs from the world outside the core, as
+                   Protocols
 
 The names below are imported lazily: leaf modules (wire, guards, questions) are imported
 by core.tools and llm/, which the engine itself imports; an eager import would be a cycle.
+
+Other packages import a public name from the module that defines it
+(`from modes_tui.core.engine.<module> import <name>`);
+`__all__` lists those names and is the package's public surface: a name not in it,
+or starting with `_`, is private to the package (tests/test_architecture.py).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from importlib import import_module
 
-if TYPE_CHECKING:
-    from modes_tui.core.engine.config import EngineConfig
-    from modes_tui.core.engine.engine import Engine
-    from modes_tui.core.engine.guards import Limits
-    from modes_tui.core.engine.prepare import TurnKind, TurnOrder
-    from modes_tui.core.engine.turn import Turn
-    from modes_tui.core.ports import Confirmer
+__all__ = [
+    "ANSWER_ARMING_SECONDS",
+    "ChatModel",
+    "Completion",
+    "Confirmer",
+    "CorrectionRecorder",
+    "Engine",
+    "EngineConfig",
+    "Limits",
+    "ModelCapabilities",
+    "ModelEvent",
+    "ModelRequest",
+    "NoteEchoFilter",
+    "Question",
+    "ReasoningChunk",
+    "Restorable",
+    "RoutedTurn",
+    "TextChunk",
+    "ToolCallChunk",
+    "ToolSpec",
+    "Turn",
+    "TurnEngine",
+    "TurnKind",
+    "TurnOrder",
+    "UsageReport",
+]
 
-__all__ = ["Confirmer", "Engine", "EngineConfig", "Limits", "Turn", "TurnKind", "TurnOrder"]
-
-_WHERE = {
-    "Confirmer": "modes_tui.core.ports",
-    "Engine": "modes_tui.core.engine.engine",
-    "EngineConfig": "modes_tui.core.engine.config",
-    "Limits": "modes_tui.core.engine.guards",
-    "Turn": "modes_tui.core.engine.turn",
-    "TurnKind": "modes_tui.core.engine.prepare",
-    "TurnOrder": "modes_tui.core.engine.prepare",
+_HOMES = {
+    "EngineConfig": "config",
+    "Engine": "engine",
+    "Limits": "guards",
+    "NoteEchoFilter": "mode_note",
+    "ChatModel": "ports",
+    "Confirmer": "ports",
+    "CorrectionRecorder": "ports",
+    "ModelCapabilities": "ports",
+    "Restorable": "ports",
+    "TurnEngine": "ports",
+    "TurnKind": "prepare",
+    "TurnOrder": "prepare",
+    "ANSWER_ARMING_SECONDS": "questions",
+    "Question": "questions",
+    "RoutedTurn": "rerun",
+    "Turn": "turn",
+    "Completion": "wire",
+    "ModelEvent": "wire",
+    "ModelRequest": "wire",
+    "ReasoningChunk": "wire",
+    "TextChunk": "wire",
+    "ToolCallChunk": "wire",
+    "ToolSpec": "wire",
+    "UsageReport": "wire",
 }
+"""Public name -> the module that defines it."""
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
+def __getattr__(name: str) -> object:
+    """A public name, imported from its module on first use (nothing loads eagerly)."""
+    if name not in _HOMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(where), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

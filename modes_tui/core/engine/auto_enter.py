@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from modes_tui.core.engine.questions import Asker, Question
-from modes_tui.core.profiles import Pack
-from modes_tui.core.routing import Route
+from modes_tui.core.engine.ports import Asker
+from modes_tui.core.engine.questions import Question
+from modes_tui.core.packs.profiles import Pack
+from modes_tui.core.routing.router import Route
 
 __all__ = ["confirm_entry"]
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from modes_tui.core.conversation import Message
 from modes_tui.core.engine.context import TurnContext
 from modes_tui.core.engine.state import TurnState, usage_dict
 from modes_tui.core.engine.tool_calls import CANCELLED_BY_USER, add_result, tool_json
 from modes_tui.core.errors import ProviderError
-from modes_tui.core.events import TurnCancelled, TurnFailed, TurnFinished
-from modes_tui.core.records import AssistantRecord, UiEventRecord
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.history.events import TurnCancelled, TurnFailed, TurnFinished
+from modes_tui.core.history.records import AssistantRecord, UiEventRecord
 
 __all__ = [
     "BUDGET_HINT",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from modes_tui.core.engine.guards import Limits
-from modes_tui.core.profiles import Profile
+from modes_tui.core.packs.profiles import Profile
 
 __all__ = ["CHECKPOINT_SECONDS", "EngineConfig"]
 

@@ -11,18 +11,19 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from modes_tui.core.config.ports import ControlSource
 from modes_tui.core.engine.cancelling import TurnSlot, TurnStopper
 from modes_tui.core.engine.config import EngineConfig
-from modes_tui.core.engine.correcting import TurnCorrections
 from modes_tui.core.engine.costs import TurnCosts
-from modes_tui.core.engine.questions import Asker
+from modes_tui.core.engine.ports import Asker, ChatModel, Guard
+from modes_tui.core.engine.rerun import TurnCorrections
 from modes_tui.core.engine.setup import ModeSetups
 from modes_tui.core.engine.state import EngineState
-from modes_tui.core.events import TurnCorrected
-from modes_tui.core.ports import ChatModel, ControlSource, Guard, SessionWriter
-from modes_tui.core.profiles import Pack
-from modes_tui.core.records import SessionRecord, UiEventRecord, write_record
-from modes_tui.core.routing import Router
+from modes_tui.core.history.events import TurnCorrected
+from modes_tui.core.history.ports import SessionWriter
+from modes_tui.core.history.records import SessionRecord, UiEventRecord, write_record
+from modes_tui.core.packs.profiles import Pack
+from modes_tui.core.routing.router import Router
 
 __all__ = ["Recorder", "TurnContext"]
 

@@ -13,11 +13,11 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from modes_tui.core.config.models import ModelPrice
+from modes_tui.core.engine.ports import ChatModel
 from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.errors import ProviderError
-from modes_tui.core.ledger import CostLedger, baseline, money
-from modes_tui.core.models import ModelPrice
-from modes_tui.core.ports import ChatModel
+from modes_tui.core.history.ledger import CostLedger, baseline, money
 
 log = logging.getLogger("modes_tui.costs")
 

@@ -30,34 +30,30 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from modes_tui.core.conversation import Conversation
-from modes_tui.core.corrections import Correction
+from modes_tui.core.config.ports import ControlSource
 from modes_tui.core.engine.cancelling import TurnSlot
 from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.context import Recorder, TurnContext
-from modes_tui.core.engine.correcting import (
-    CorrectionPlan,
-    CorrectionRecorder,
-    RoutedTurn,
-    TurnCorrections,
-)
 from modes_tui.core.engine.costs import TurnCosts
 from modes_tui.core.engine.guards import ConfirmationGuard, Limits, default_guards
+from modes_tui.core.engine.ports import Asker, ChatModel, Confirmer, CorrectionRecorder, Guard
 from modes_tui.core.engine.prepare import TurnOrder
-from modes_tui.core.engine.questions import Asker
+from modes_tui.core.engine.rerun import CorrectionPlan, RoutedTurn, TurnCorrections
 from modes_tui.core.engine.setup import ModeSetups
 from modes_tui.core.engine.state import EngineState
 from modes_tui.core.engine.turn import Turn
 from modes_tui.core.errors import CorrectionRefused
-from modes_tui.core.events import TurnEvent
-from modes_tui.core.ledger import CostLedger
-from modes_tui.core.ports import ChatModel, Confirmer, ControlSource, Guard, SessionWriter
-from modes_tui.core.profiles import Pack
-from modes_tui.core.records import UiEventRecord
-from modes_tui.core.routing import Route, Router
-from modes_tui.core.toolbox import default_registry
-from modes_tui.core.tools import ToolRegistry
-from modes_tui.core.toolservers import ToolServers
+from modes_tui.core.history.conversation import Conversation
+from modes_tui.core.history.events import TurnEvent
+from modes_tui.core.history.ledger import CostLedger
+from modes_tui.core.history.ports import SessionWriter
+from modes_tui.core.history.records import UiEventRecord
+from modes_tui.core.packs.profiles import Pack
+from modes_tui.core.routing.corrections import Correction
+from modes_tui.core.routing.router import Route, Router
+from modes_tui.core.tools.ports import ToolServers
+from modes_tui.core.tools.registry import ToolRegistry
+from modes_tui.core.tools.toolbox import default_registry
 
 __all__ = ["Confirmer", "Engine", "EngineConfig", "Limits"]
 

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.core.conversation import Message, ToolCall
+from modes_tui.core.history.conversation import Message, ToolCall
 
 if TYPE_CHECKING:
-    from modes_tui.core.ports import Confirmer, Guard
-    from modes_tui.core.tools import Tool
+    from modes_tui.core.engine.ports import Confirmer, Guard
+    from modes_tui.core.tools.registry import Tool
 
 log = logging.getLogger("modes_tui.guards")
 

@@ -16,16 +16,16 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from modes_tui.core.control import AUTO, OFF, ControlReading
-from modes_tui.core.conversation import Message
+from modes_tui.core.config.control import AUTO, OFF, ControlReading
 from modes_tui.core.engine.auto_enter import confirm_entry
 from modes_tui.core.engine.context import TurnContext
-from modes_tui.core.engine.correcting import CorrectionPlan
+from modes_tui.core.engine.rerun import CorrectionPlan
 from modes_tui.core.engine.state import TurnState
 from modes_tui.core.errors import UnknownMode
-from modes_tui.core.events import ModeChanged, RouteDecided, TurnEvent, TurnFailed
-from modes_tui.core.records import RouteRecord, UiEventRecord, UserRecord
-from modes_tui.core.routing import Route
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.history.events import ModeChanged, RouteDecided, TurnEvent, TurnFailed
+from modes_tui.core.history.records import RouteRecord, UiEventRecord, UserRecord
+from modes_tui.core.routing.router import Route
 
 __all__ = ["OFF_REASON", "TurnKind", "TurnOrder", "prepare"]
 

@@ -8,7 +8,7 @@ when it has an `ask` method; without one the answer is no.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal
 
 QuestionKind = Literal["enter_mode", "budget"]
 
@@ -35,12 +35,3 @@ class Question:
     """A short heading, e.g. "Enter shell?"."""
     text: str
     """The whole question, with the numbers or the mode's name."""
-
-
-@runtime_checkable
-class Asker(Protocol):
-    """Whoever can answer a Question."""
-
-    async def ask(self, question: Question) -> bool:
-        """True for yes."""
-        ...

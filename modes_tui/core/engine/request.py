@@ -12,11 +12,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from modes_tui.core.conversation import Message
 from modes_tui.core.engine.mode_note import mode_change_note
 from modes_tui.core.engine.state import TurnSetup
 from modes_tui.core.engine.wire import ModelRequest
-from modes_tui.core.pack_fields import HistoryWindow
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.packs.fields import HistoryWindow
 
 __all__ = ["CUT_SHORT", "build_request"]
 

@@ -17,7 +17,6 @@ import time
 from collections.abc import AsyncGenerator
 from dataclasses import replace
 
-from modes_tui.core.conversation import Message
 from modes_tui.core.engine import close
 from modes_tui.core.engine.context import TurnContext
 from modes_tui.core.engine.costs import fallback_note
@@ -33,14 +32,15 @@ from modes_tui.core.engine.wire import (
     UsageReport,
 )
 from modes_tui.core.errors import ProviderError
-from modes_tui.core.events import (
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.history.events import (
     ReasoningDelta,
     RequestBuilt,
     TextDelta,
     TurnEvent,
     Usage,
 )
-from modes_tui.core.records import AssistantRecord, RequestRecord
+from modes_tui.core.history.records import AssistantRecord, RequestRecord
 
 __all__ = ["answer_with_fallbacks", "play_round", "request_for"]
 

@@ -11,13 +11,14 @@ import datetime as dt
 import logging
 
 from modes_tui.core.engine.config import EngineConfig
+from modes_tui.core.engine.ports import UNKNOWN_CAPABILITIES, ChatModel, ModelCapabilities
 from modes_tui.core.engine.state import TurnSetup
-from modes_tui.core.pack_fields import HistoryWindow
-from modes_tui.core.ports import UNKNOWN_CAPABILITIES, ChatModel, ModelCapabilities
-from modes_tui.core.profiles import Pack, Profile
-from modes_tui.core.prompts import template_locals
-from modes_tui.core.tools import Tool, ToolRegistry
-from modes_tui.core.toolservers import ToolServers, server_tools
+from modes_tui.core.packs.fields import HistoryWindow
+from modes_tui.core.packs.profiles import Pack, Profile
+from modes_tui.core.packs.prompts import template_locals
+from modes_tui.core.tools.ports import ToolServers
+from modes_tui.core.tools.registry import Tool, ToolRegistry
+from modes_tui.core.tools.servers import server_tools
 
 __all__ = ["ModeSetups"]
 

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modes_tui.core.conversation import Conversation, ToolCall
 from modes_tui.core.engine.wire import ToolSpec, UsageReport
-from modes_tui.core.pack_fields import HistoryWindow
-from modes_tui.core.routing import Route
-from modes_tui.core.tools import Tool
+from modes_tui.core.history.conversation import Conversation, ToolCall
+from modes_tui.core.packs.fields import HistoryWindow
+from modes_tui.core.routing.router import Route
+from modes_tui.core.tools.registry import Tool
 
 __all__ = ["Cancelled", "EngineState", "RoundLimit", "TurnSetup", "TurnState", "usage_dict"]
 

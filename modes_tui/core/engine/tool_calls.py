@@ -7,7 +7,7 @@ log as soon as it exists, so a cancel half-way leaves a valid history.
 
 Where to extend: a new check on every call is a `Guard` in `TurnContext.guards` (see
 `core.engine.guards`; the engine appends the confirmation guard last); a new verdict kind is
-a case in `_verdict`; a new outcome a user sees is a `ToolOutcome` (core.events).
+a case in `_verdict`; a new outcome a user sees is a `ToolOutcome` (core.history.events).
 """
 
 from __future__ import annotations
@@ -20,15 +20,20 @@ import time
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
-from modes_tui.core.conversation import Message, ToolCall
 from modes_tui.core.engine.context import TurnContext
 from modes_tui.core.engine.guards import Answer, Block, Cancel, Limits, PendingCall
+from modes_tui.core.engine.ports import Guard
 from modes_tui.core.engine.state import Cancelled, TurnState
 from modes_tui.core.engine.wire import ToolCallChunk
-from modes_tui.core.events import ToolCallFinished, ToolCallRequested, ToolOutcome, TurnEvent
-from modes_tui.core.ports import Guard
-from modes_tui.core.records import ToolResultRecord
-from modes_tui.core.tools import Tool, ToolError
+from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.events import (
+    ToolCallFinished,
+    ToolCallRequested,
+    ToolOutcome,
+    TurnEvent,
+)
+from modes_tui.core.history.records import ToolResultRecord
+from modes_tui.core.tools.registry import Tool, ToolError
 
 __all__ = [
     "CANCELLED_BY_USER",

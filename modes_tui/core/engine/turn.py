@@ -24,7 +24,7 @@ from modes_tui.core.engine.prepare import TurnOrder, prepare
 from modes_tui.core.engine.rounds import play_round
 from modes_tui.core.engine.state import Cancelled, RoundLimit, TurnState
 from modes_tui.core.errors import ProviderError
-from modes_tui.core.events import TurnEvent
+from modes_tui.core.history.events import TurnEvent
 
 __all__ = ["Turn"]
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from modes_tui.core.conversation import ToolCall
+from modes_tui.core.history.conversation import ToolCall
 from modes_tui.core.redaction import redact_secrets
 
 

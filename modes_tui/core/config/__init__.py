@@ -1,0 +1,78 @@
+"""Settings the user writes and the control setting: models, config.yaml's fields,
+variables, and the control file's value (read through a port, written by the store).
+
+    control.py    The control setting: `auto`, `off`, or a mode name that forces every turn, per
+                  pack
+    models.py     Configured models: the `models:` section of config.yaml, and the one
+                  model-name resolver
+    ports.py      What the core needs to read the control setting: the store's control file, or
+                  a fixed reading in tests (the value itself is `config.control.ControlReading`)
+    settings.py   Typed fields of config.yaml: the one reader for its keys, `models:` and
+                  `mcp_servers:`
+    variables.py  `${NAME}` in configured values (model headers, MCP server env and headers):
+                  filled in from the environment when the value is used, so a secret never has
+                  to be written into a file
+
+Other packages import a public name from the module that defines it
+(`from modes_tui.core.config.<module> import <name>`);
+`__all__` lists those names and is the package's public surface: a name not in it,
+or starting with `_`, is private to the package (tests/test_architecture.py).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+__all__ = [
+    "AUTO",
+    "DEFAULT",
+    "EMBEDDED_MODEL",
+    "OFF",
+    "ControlReading",
+    "ControlSource",
+    "ModelCatalog",
+    "ModelConfig",
+    "ModelPrice",
+    "SettingReader",
+    "Source",
+    "expand_secret_values",
+    "expand_variables",
+    "is_number",
+    "is_scalar",
+    "is_text",
+    "is_whole",
+    "models_from_text",
+    "parse_models",
+    "resolve_model",
+]
+
+_HOMES = {
+    "AUTO": "control",
+    "ControlReading": "control",
+    "OFF": "control",
+    "Source": "control",
+    "DEFAULT": "models",
+    "EMBEDDED_MODEL": "models",
+    "ModelCatalog": "models",
+    "ModelConfig": "models",
+    "ModelPrice": "models",
+    "models_from_text": "models",
+    "parse_models": "models",
+    "resolve_model": "models",
+    "ControlSource": "ports",
+    "SettingReader": "settings",
+    "is_number": "settings",
+    "is_scalar": "settings",
+    "is_text": "settings",
+    "is_whole": "settings",
+    "expand_secret_values": "variables",
+    "expand_variables": "variables",
+}
+"""Public name -> the module that defines it."""
+
+
+def __getattr__(name: str) -> object:
+    """A public name, imported from its module on first use (nothing loads eagerly)."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

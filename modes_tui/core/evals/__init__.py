@@ -1,0 +1,48 @@
+"""Evaluating a router on a pack's cases: the cases, the scoring, the report text.
+
+    cases.py    Eval files: JSON Lines of messages and the mode each should route to
+    report.py   Evaluation results as the terminal shows them: the report, calibration, the
+                threshold fit
+    scoring.py  Routing evaluation: score routes against an eval file's cases, fit the threshold
+
+Other packages import a public name from the module that defines it
+(`from modes_tui.core.evals.<module> import <name>`);
+`__all__` lists those names and is the package's public surface: a name not in it,
+or starting with `_`, is private to the package (tests/test_architecture.py).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+__all__ = [
+    "Outcome",
+    "evaluate",
+    "fit_threshold",
+    "format_fit",
+    "format_report",
+    "judge",
+    "percentile",
+    "read_eval_file",
+    "route_cases",
+]
+
+_HOMES = {
+    "read_eval_file": "cases",
+    "format_fit": "report",
+    "format_report": "report",
+    "Outcome": "scoring",
+    "evaluate": "scoring",
+    "fit_threshold": "scoring",
+    "judge": "scoring",
+    "percentile": "scoring",
+    "route_cases": "scoring",
+}
+"""Public name -> the module that defines it."""
+
+
+def __getattr__(name: str) -> object:
+    """A public name, imported from its module on first use (nothing loads eagerly)."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

@@ -1,0 +1,51 @@
+"""A pack: its profiles (modes), their prompt templates, the shared field reader, and
+the Python tools a pack ships.
+
+    fields.py    The pieces every pack file is read with: YAML, typed fields, and the problems
+                 they make
+    ports.py     What a pack's templates need of a mode, so that prompts.py need not import
+                 profiles (profiles imports prompts); `profiles.Profile` has it
+    profiles.py  Packs: a folder of mode profiles plus `router.yaml`, and the prompts that go
+                 with them
+    prompts.py   Prompt templates: the pack's base system prompt and each mode's instructions
+    tools.py     A pack's own Python tools, named in its `router.yaml` by `python:` references
+
+Other packages import a public name from the module that defines it
+(`from modes_tui.core.packs.<module> import <name>`);
+`__all__` lists those names and is the package's public surface: a name not in it,
+or starting with `_`, is private to the package (tests/test_architecture.py).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+__all__ = [
+    "NAME_PATTERN",
+    "FieldReader",
+    "HistoryWindow",
+    "Pack",
+    "Profile",
+    "available_packs",
+    "load_pack",
+    "template_locals",
+]
+
+_HOMES = {
+    "FieldReader": "fields",
+    "HistoryWindow": "fields",
+    "NAME_PATTERN": "profiles",
+    "Pack": "profiles",
+    "Profile": "profiles",
+    "available_packs": "profiles",
+    "load_pack": "profiles",
+    "template_locals": "prompts",
+}
+"""Public name -> the module that defines it."""
+
+
+def __getattr__(name: str) -> object:
+    """A public name, imported from its module on first use (nothing loads eagerly)."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

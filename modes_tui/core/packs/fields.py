@@ -1,0 +1,180 @@
+"""The pieces every pack file is read with: YAML, typed fields, and the problems they make.
+
+`FieldReader` collects `Problem`s instead of stopping at the first one, so `load_pack` can
+list everything wrong with a pack at once; its type checks are the predicates of
+`setting_fields`, which also reads config.yaml (stopping at the first problem there). `HistoryWindow` and `Availability` are the value
+types that both profiles and `router.yaml` use.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from modes_tui.core.config.settings import is_number, is_text, is_whole
+from modes_tui.core.errors import Problem, cut_repr
+from modes_tui.core.packs.prompts import UnreadablePackFile, read_pack_file
+from modes_tui.core.yaml_files import load_yaml, yaml_problem
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryWindow:
+    """How much earlier conversation someone sees: the last N entries, or all."""
+
+    last: int | None = None
+    """Keep only the last N entries; None keeps all."""
+
+    def apply(self, entries: Sequence[Any]) -> list[Any]:
+        """The entries this window lets through, oldest first."""
+        if self.last is None:
+            return list(entries)
+        if self.last == 0:
+            return []
+        return list(entries[-self.last :])
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"last": N}` or `{"last": null}` for all."""
+        return {"last": self.last}
+
+
+@dataclass(frozen=True, slots=True)
+class Availability:
+    """When a mode may be chosen; the seed's `if:`."""
+
+    env: str | None = None
+    """The mode is available only when this environment variable is set and non-empty."""
+
+    def check(self, environ: Mapping[str, str] | None = None) -> bool:
+        """Whether the mode is available now."""
+        env = os.environ if environ is None else environ
+        return not self.env or bool(env.get(self.env))
+
+
+class FieldReader:
+    """Reads the files of one pack folder and collects every problem before giving up."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        """The pack folder; problems name files relative to its parent."""
+        self.problems: list[Problem] = []
+        """Everything found wrong so far."""
+
+    def problem(self, file: Path | str, key: str, message: str) -> None:
+        """Note one problem of `file` at `key`."""
+        self.problems.append(Problem(self._display(file), key, message))
+
+    def _display(self, file: Path | str) -> str:
+        path = Path(file)
+        try:
+            return str(path.relative_to(self.path.parent))
+        except ValueError:
+            return str(path)
+
+    def read_yaml(self, file: Path) -> dict[str, Any] | None:
+        """The mapping in `file`, or None after noting why it is not usable."""
+        try:
+            data = load_yaml(read_pack_file(file))
+        except UnreadablePackFile as error:
+            self.problem(file, "", str(error))
+            return None
+        except yaml.YAMLError as error:
+            where, reason = yaml_problem(error)
+            self.problem(file, where, f"not valid YAML: {reason}")
+            return None
+        except (OSError, UnicodeDecodeError) as error:
+            self.problem(file, "", f"cannot read: {error}")
+            return None
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            self.problem(
+                file, "", f"must be a mapping of keys to values, not a {type(data).__name__}"
+            )
+            return None
+        return data
+
+    def unknown_keys(self, file: Path, data: Mapping[str, Any], allowed: frozenset[str]) -> None:
+        """Note every key of `data` that is not `allowed`, with the nearest known one."""
+        for key in data:
+            if key not in allowed:
+                hint = closest(str(key), allowed)
+                extra = (
+                    f"; did you mean {cut_repr(hint)}?"
+                    if hint
+                    else f"; known keys: {', '.join(sorted(allowed))}"
+                )
+                self.problem(file, str(key), f"unknown key{extra}")
+
+    def strings(self, file: Path, data: Mapping[str, Any], key: str) -> tuple[str, ...]:
+        """`data[key]` as a list of non-empty texts (stripped)."""
+        value = data.get(key, [])
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            self.problem(file, key, "must be a list of strings")
+            return ()
+        result: list[str] = []
+        for index, item in enumerate(value):
+            if not is_text(item):
+                self.problem(file, f"{key}[{index}]", f"{cut_repr(item)} must be non-empty text")
+                continue
+            result.append(item.strip())
+        return tuple(result)
+
+    def history(self, file: Path, value: Any, key: str) -> HistoryWindow:
+        """`all`, null or `{last: N}` as a window."""
+        if value == "all" or value is None:
+            return HistoryWindow(None)
+        if isinstance(value, dict) and set(value) <= {"last"}:
+            last = value.get("last")
+            if last is None:
+                return HistoryWindow(None)
+            if is_whole(last, 0):
+                return HistoryWindow(last)
+        self.problem(file, key, f"{cut_repr(value)} must be `all` or {{last: N}} with N >= 0")
+        return HistoryWindow(None)
+
+    def availability(self, file: Path, value: Any) -> Availability:
+        """`{env: NAME}` (or nothing) as an availability rule."""
+        if value is None:
+            return Availability()
+        if isinstance(value, dict) and set(value) == {"env"} and isinstance(value["env"], str):
+            return Availability(env=value["env"])
+        self.problem(file, "available", f"{cut_repr(value)} must be {{env: VARIABLE_NAME}}")
+        return Availability()
+
+    def fraction(
+        self, file: Path, data: Mapping[str, Any], key: str, default: float | None
+    ) -> float | None:
+        """`data[key]` as a number from 0 to 1 (null allowed)."""
+        value = data.get(key, default)
+        if value is None:
+            return None
+        if not (is_number(value, 0) and value <= 1):
+            self.problem(file, key, f"{cut_repr(value)} must be a number from 0 to 1")
+            return default
+        return float(value)
+
+    def cap(
+        self, file: Path, data: Mapping[str, Any], key: str, default: int, where: str
+    ) -> int | None:
+        """`data[key]` as a length cap of at least 20 characters, or null for none."""
+        value = data.get(key, default)
+        if value is None:
+            return None
+        if not is_whole(value, 20):
+            self.problem(file, where, f"{cut_repr(value)} must be a whole number >= 20, or null")
+            return default
+        return value
+
+
+def closest(word: str, choices: frozenset[str] | set[str]) -> str | None:
+    """The choice `word` was most likely meant to be, if one is close enough."""
+    matches = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.75)
+    return matches[0] if matches else None

@@ -1,0 +1,436 @@
+"""The embedding backend: nearest examples and descriptions per mode, through an `Encoder`.
+
+Each message is scored against a `ModeIndex` (`classifiers.mode_index`: the formula, the
+probabilities and the calibrated confidence). Corrections join their mode's examples
+(`core.routing.learning.learned_examples`).
+
+Follow-ups: when the history holds an earlier user message that shares the message's topic,
+its scores are mixed in, `s = (s_msg + lambda * s_prev) / (1 + lambda)` with `lambda =
+max(1 - confidence(message alone), 0.3)`: an elliptic message ("and in euros?") leans on
+the past. Sharing the topic means a cosine between the two messages above what two examples
+of *different* modes of the pack reach 85% of the time (`unrelated`, measured on the pack).
+A self-contained message on another subject ("write a 600-word essay about ..." after a git
+question) is not pulled into the previous turn's mode, however unsure it is. Measured on
+bench/evals/default.jsonl with its follow-up cases: see the README.
+
+Example vectors are cached on disk (`EmbeddingCache`), keyed by the encoder's name and the
+text. The encoder loads in a background thread started by the constructor; the first
+`classify` awaits it and no more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import hashlib
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from modes_tui.core.files import atomic_file, open_bounded, private_folder
+from modes_tui.core.packs.profiles import Profile
+from modes_tui.core.routing.classifiers.mode_index import ModeIndex, Scored, ScoringParams
+from modes_tui.core.routing.corrections import EMPTY_CORRECTIONS
+from modes_tui.core.routing.follow_up import follow_up_score
+from modes_tui.core.routing.input import HistoryEntry
+from modes_tui.core.routing.learning import correction_note, learned_examples, split_negatives
+from modes_tui.core.routing.ports import CorrectionSource
+from modes_tui.core.routing.router import ClassifierInfo, Decision
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from modes_tui.core.routing.ports import Encoder
+
+    Vector = npt.NDArray[np.float32]
+
+QUOTE_LIMIT = 60
+FOLLOW_UP_MIN_WEIGHT = 0.3
+FOLLOW_UP_LEAN = 0.4
+"""From this follow-up score on (`core.routing.follow_up`), the previous message counts whatever its topic."""
+FOLLOW_UP_MAX_WEIGHT = 4.0
+
+
+def mode_texts(mode: Profile) -> list[str]:
+    """What the backend encodes for a mode: its description, then its examples."""
+    return [mode.description, *mode.examples]
+
+
+# --------------------------------------------------------------------------- disk cache
+
+
+class EmbeddingCache:
+    """Example vectors on disk, one file per encoder, keyed by a hash of each text.
+
+    A restart reads the vectors back instead of encoding the pack again. Files are
+    replaced atomically; a damaged file is ignored and rewritten. Reading a file touches
+    it, so the state-dir sweep of stale files spares caches in use.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder)
+        self._lock = threading.Lock()
+
+    def path_for(self, encoder: str) -> Path:
+        """The cache file of one encoder."""
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", encoder)[:60]
+        digest = hashlib.sha256(encoder.encode("utf-8")).hexdigest()[:12]
+        return self.folder / f"{slug}-{digest}.npz"
+
+    @staticmethod
+    def key(text: str) -> str:
+        """The cache key of a text."""
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+    def _read(self, path: Path) -> dict[str, Vector]:
+        try:
+            # a link or a special file in its place is a damaged cache: rebuilt, never read
+            with open_bounded(path, "cache") as handle, np.load(handle, allow_pickle=False) as data:
+                keys = data["keys"]
+                vectors = data["vectors"].astype(np.float32, copy=False)
+            os.utime(path, follow_symlinks=False)
+        except (OSError, ValueError, KeyError):
+            return {}
+        return {str(k): vectors[i] for i, k in enumerate(keys)}
+
+    def load(self, encoder: str, texts: Sequence[str]) -> dict[str, Vector]:
+        """The cached vectors of `texts` (those present), by text."""
+        stored = self._read(self.path_for(encoder))
+        found: dict[str, Vector] = {}
+        for text in texts:
+            vector = stored.get(self.key(text))
+            if vector is not None:
+                found[text] = vector
+        return found
+
+    def store(self, encoder: str, vectors: Mapping[str, Vector]) -> None:
+        """Add `vectors` (by text) to the encoder's file."""
+        if not vectors:
+            return
+        path = self.path_for(encoder)
+        with self._lock:
+            merged = self._read(path)
+            merged.update(
+                {self.key(text): np.asarray(v, np.float32) for text, v in vectors.items()}
+            )
+            keys = np.array(sorted(merged), dtype="U32")
+            matrix = np.stack([merged[k] for k in keys])
+            try:
+                private_folder(path.parent)
+                with atomic_file(path, fsync=False) as handle:
+                    np.savez(handle, keys=keys, vectors=matrix)
+            except OSError:
+                # A cache that cannot be written costs a re-encode next start, nothing more.
+                return
+
+
+# --------------------------------------------------------------------------- classifier
+
+
+EncoderFactory = Callable[[], "Encoder"]
+
+
+class EmbeddingClassifier:
+    """Routes by similarity to each mode's examples and description.
+
+    The constructor starts a background thread that loads the encoder and the pack's
+    example vectors (from the disk cache, encoding only what is missing). `classify`
+    awaits that work only if it is still running.
+    """
+
+    def __init__(
+        self,
+        encoder: EncoderFactory,
+        *,
+        encoder_name: str,
+        modes: Sequence[Profile] = (),
+        cache: EmbeddingCache | None = None,
+        params: ScoringParams | None = None,
+        start: bool = True,
+        corrections: CorrectionSource | None = None,
+        fallback: str | None = None,
+    ) -> None:
+        self.encoder_name = encoder_name
+        self.fallback = fallback
+        """The pack's fallback: corrections to it are negative examples, not its examples."""
+        self.params = params or ScoringParams()
+        self.cache = cache
+        self.corrections = corrections if corrections is not None else EMPTY_CORRECTIONS
+        """Where the pack's corrections come from; read again when its revision changes."""
+        self._factory = encoder
+        self._warm_modes = tuple(modes)
+        self._encoder: Encoder | None = None
+        self._vectors: dict[str, Vector] = {}
+        self._indexes: OrderedDict[tuple[Any, ...], ModeIndex] = OrderedDict()
+        self._queries: OrderedDict[str, Vector] = OrderedDict()
+        self._lock = threading.RLock()
+        self._future: concurrent.futures.Future[None] | None = None
+        self._reported_failure: concurrent.futures.Future[None] | None = None
+        self.load_seconds: float | None = None
+        """How long the background preparation took (encoder and pack vectors)."""
+        if start:
+            self.start()
+
+    # ----------------------------------------------------------------- loading
+
+    def start(self) -> concurrent.futures.Future[None]:
+        """Start loading in the background unless it is running or done; returns the attempt.
+
+        An attempt that failed is replaced only after its failure was reported to a route
+        (see `classify`), so a broken encoder costs each route one quick retry, not a
+        silent loop.
+        """
+        with self._lock:
+            future = self._future
+            if future is None or (future is self._reported_failure):
+                future = concurrent.futures.Future()
+                self._future = future
+                thread = threading.Thread(
+                    target=self._prepare, args=(future,), name="modes-tui-encoder", daemon=True
+                )
+                thread.start()
+            return future
+
+    def _prepare(self, future: concurrent.futures.Future[None]) -> None:
+        started = time.perf_counter()
+        try:
+            texts = [text for mode in self._warm_modes for text in mode_texts(mode)]
+            if self.cache is not None and texts:
+                self._remember(self.cache.load(self.encoder_name, texts))
+            encoder = self._factory()
+            with self._lock:
+                self._encoder = encoder
+            self._ensure(texts)
+            if self._warm_modes:
+                self._index_for(self._warm_modes)
+        except Exception as error:  # noqa: BLE001 - handed to whoever awaits the classifier
+            future.set_exception(error)
+        else:
+            future.set_result(None)
+        finally:
+            self.load_seconds = time.perf_counter() - started
+
+    @property
+    def ready(self) -> bool:
+        """The encoder and the pack's vectors are loaded."""
+        future = self._future
+        return future is not None and future.done() and future.exception() is None
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until loaded; re-raise what loading raised."""
+        future = self.start()
+        try:
+            future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise
+        except Exception:
+            self._reported_failure = future
+            raise
+
+    def _remember(self, vectors: Mapping[str, Vector]) -> None:
+        with self._lock:
+            self._vectors.update(vectors)
+
+    def _ensure(self, texts: Sequence[str]) -> None:
+        """Vectors for `texts` in memory: cached ones were loaded, the rest are encoded."""
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            encoder = self._encoder
+            # A correction's text was routed moments ago: its vector is a recent query.
+            routed = {t: self._queries[t] for t in missing if t in self._queries}
+        if routed:
+            self._remember(routed)
+            if self.cache is not None:
+                self.cache.store(self.encoder_name, routed)
+            missing = [t for t in missing if t not in routed]
+        if not missing:
+            return
+        if encoder is None:
+            raise RuntimeError("the encoder is not loaded yet")
+        encoded = np.asarray(encoder.encode(missing), dtype=np.float32)
+        fresh = {text: encoded[i] for i, text in enumerate(missing)}
+        self._remember(fresh)
+        if self.cache is not None:
+            self.cache.store(self.encoder_name, fresh)
+
+    def _index_for(self, modes: Sequence[Profile]) -> ModeIndex:
+        # The corrections' revision is part of the key: one stat per route tells whether
+        # a correction was added or removed (here or in another process) since the last one.
+        revision = self.corrections.revision
+        key = (tuple((m.name, m.description, m.examples) for m in modes), revision)
+        with self._lock:
+            index = self._indexes.get(key)
+            if index is not None:
+                self._indexes.move_to_end(key)
+                return index
+        names = {m.name for m in modes}
+        corrections, negatives = split_negatives(
+            self.corrections.corrections(), names, self.fallback
+        )
+        self._ensure(
+            [text for mode in modes for text in mode_texts(mode)]
+            + [c.text for c in corrections]
+            + [c.text for c in negatives]
+        )
+        with self._lock:
+            vectors = self._vectors
+            learned = learned_examples(modes, corrections, vectors.__getitem__)
+            dim = len(vectors[modes[0].description])
+            index = ModeIndex(
+                [m.name for m in modes],
+                np.stack([vectors[m.description] for m in modes]),
+                [
+                    np.stack([vectors[e] for e in mode.texts])
+                    if mode.texts
+                    else np.zeros((0, dim), np.float32)
+                    for mode in learned
+                ],
+                [mode.texts for mode in learned],
+                self.params,
+                notes=[mode.notes for mode in learned],
+                negatives=np.stack([vectors[c.text] for c in negatives]) if negatives else None,
+                negative_texts=[c.text for c in negatives],
+                negative_notes=[correction_note(c) for c in negatives],
+            )
+            self._indexes[key] = index
+            while len(self._indexes) > 8:
+                self._indexes.popitem(last=False)
+        return index
+
+    def _query(self, text: str) -> Vector:
+        with self._lock:
+            vector = self._queries.get(text)
+            encoder = self._encoder
+        if vector is not None:
+            return vector
+        assert encoder is not None
+        vector = np.asarray(encoder.encode([text]), dtype=np.float32)[0]
+        with self._lock:
+            self._queries[text] = vector
+            while len(self._queries) > 64:
+                self._queries.popitem(last=False)
+        return vector
+
+    # ----------------------------------------------------------------- routing
+
+    async def classify(
+        self,
+        message: str,
+        history: Sequence[HistoryEntry],
+        modes: Sequence[Profile],
+        instructions: str,
+        inputs: Mapping[str, Any],
+    ) -> Decision:
+        """Pick the mode whose examples and description are closest to the message."""
+        future = self.start()
+        try:
+            if not future.done():
+                await asyncio.wrap_future(future)
+            future.result()
+        except Exception:
+            self._reported_failure = future  # the next route tries again
+            raise
+        return await asyncio.to_thread(self.classify_now, message, history, modes)
+
+    def classify_now(
+        self, message: str, history: Sequence[HistoryEntry], modes: Sequence[Profile]
+    ) -> Decision:
+        """The synchronous core of `classify` (waits for loading if needed)."""
+        self.wait()
+        index = self._index_for(modes)
+        query = self._query(message)
+        scores = index.raw_scores(query)
+        scored = index.decide(scores, query)
+        reason = _closest(scored)
+        previous = _previous_user_message(history)
+        if self.params.follow_up and previous is not None:
+            before = scored.mode
+            previous_query = self._query(previous)
+            related = float(np.asarray(previous_query, np.float32) @ query) >= index.unrelated
+            weight = _follow_weight(scored.confidence, related, follow_up_score(message).score)
+            mixed = (scores + weight * index.raw_scores(previous_query)) / (1.0 + weight)
+            scored = index.decide(mixed, query)
+            if scored.mode != before:
+                # The previous message decided it: quote what that message was closest to.
+                near = index.decide(mixed, previous_query)
+                reason = _closest(near, "follows up on the previous message, closest to ")
+        return Decision(
+            scored.mode, round(scored.confidence, 4), reason, _rounded(scored.probabilities)
+        )
+
+    def similarity(self, message: str, texts: Sequence[str]) -> tuple[list[float], float] | None:
+        """Cosines of `message` to `texts` and the least worth showing (the pack's
+        `unrelated` cosine), for a chat or judge stage picking corrections for its prompt;
+        None until the encoder and the pack's index are ready."""
+        with self._lock:
+            index = next(reversed(self._indexes.values()), None) if self._indexes else None
+        if not self.ready or index is None:
+            return None
+        self._ensure(texts)
+        query = self._query(message)
+        with self._lock:
+            vectors = [self._vectors[text] for text in texts]
+        if not vectors:
+            return [], index.unrelated
+        cosines = np.einsum("ij,j->i", np.stack(vectors), query)
+        return [float(c) for c in cosines], index.unrelated
+
+    def trace(self) -> ClassifierInfo:
+        """`embedding` with the encoder's name."""
+        return ClassifierInfo("embedding", self.encoder_name)
+
+
+def _follow_weight(confidence: float, related: bool, follow: float) -> float:
+    """How much the previous message's scores count beside the message's own.
+
+    A message on the previous one's topic leans on it as much as it is unsure of itself; a
+    message that reads as a follow-up (`core.routing.follow_up`, "what does -a do?") leans on it
+    whatever its topic, as much as it cannot stand alone (`f / (1 - f)`, at most 4).
+    """
+    weight = max(1.0 - confidence, FOLLOW_UP_MIN_WEIGHT) if related else 0.0
+    if follow >= FOLLOW_UP_LEAN:
+        weight = max(weight, min(follow / max(1.0 - follow, 1e-9), FOLLOW_UP_MAX_WEIGHT))
+    return weight
+
+
+def _closest(scored: Scored, lead: str = "closest: ") -> str:
+    """The reason for the panel: the nearest example, and whether a correction taught it."""
+    closest = f"{lead}{_quote(scored.nearest)} ({scored.nearest_similarity:.2f})"
+    if scored.negative is not None:
+        return (
+            f"learned from your {scored.negative_note or 'correction'}: like "
+            f"{_quote(scored.negative)}, which no mode should take; {closest}"
+        )
+    if scored.nearest_note:
+        return f"learned from your {scored.nearest_note}; {closest}"
+    return closest
+
+
+def _previous_user_message(history: Sequence[HistoryEntry]) -> str | None:
+    for entry in reversed(history):
+        if entry.role == "user" and entry.content.strip():
+            return entry.content
+    return None
+
+
+def _quote(text: str) -> str:
+    flat = " ".join(text.split())
+    if len(flat) > QUOTE_LIMIT:
+        flat = flat[: QUOTE_LIMIT - 1] + "…"
+    return f"'{flat}'"
+
+
+def _rounded(probabilities: Mapping[str, float]) -> dict[str, float]:
+    """Probabilities rounded for display, still summing to 1 (largest absorbs the rest)."""
+    rounded = {name: round(p, 4) for name, p in probabilities.items()}
+    if rounded:
+        top = max(rounded, key=lambda n: rounded[n])
+        rounded[top] = round(min(1.0, max(0.0, rounded[top] + 1.0 - sum(rounded.values()))), 6)
+    return rounded

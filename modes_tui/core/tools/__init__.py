@@ -1,0 +1,59 @@
+"""Tools a model can call: the registry and `@tool`, the built-in toolbox, the
+workspace and its confined file access, regex search (in a worker), and tool servers (MCP)
+as the core sees them.
+
+    confined.py      Opening paths under the working directory by descriptor, never following a
+                     link out of it
+    ports.py         Tool servers as the core sees them: the configured MCP servers
+                     (`mcp.servers.McpServers`), or a fake in tests
+    regex_search.py  search_files' matching, in a child process with a hard time limit
+    regex_worker.py  The child process that runs search_files' regular expression, under a time
+                     limit
+    registry.py      Tools: plain Python functions the model may call, and the registry that
+                     holds them
+    servers.py       Tool servers: tools that live outside the app (MCP servers), as the core
+                     sees them
+    toolbox.py       The tools one session offers: the built-in ones and the pack's own
+    workspace.py     The working-directory tools: read, list and search files, and run a command
+
+Other packages import a public name from the module that defines it
+(`from modes_tui.core.tools.<module> import <name>`);
+`__all__` lists those names and is the package's public surface: a name not in it,
+or starting with `_`, is private to the package (tests/test_architecture.py).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+__all__ = [
+    "ServerTools",
+    "Tool",
+    "ToolError",
+    "ToolRegistry",
+    "ToolServers",
+    "default_registry",
+    "known_tool_names",
+    "server_tools",
+    "tool",
+]
+
+_HOMES = {
+    "ToolServers": "ports",
+    "Tool": "registry",
+    "ToolError": "registry",
+    "ToolRegistry": "registry",
+    "known_tool_names": "registry",
+    "tool": "registry",
+    "ServerTools": "servers",
+    "server_tools": "servers",
+    "default_registry": "toolbox",
+}
+"""Public name -> the module that defines it."""
+
+
+def __getattr__(name: str) -> object:
+    """A public name, imported from its module on first use (nothing loads eagerly)."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

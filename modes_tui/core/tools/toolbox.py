@@ -1,0 +1,24 @@
+"""The tools one session offers: the built-in ones and the pack's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from modes_tui.core.packs.profiles import Pack
+from modes_tui.core.tools.registry import ToolRegistry
+from modes_tui.core.tools.workspace import Workspace, command_tool, file_tools
+
+
+def default_registry(
+    cwd: Path | str | None = None,
+    *,
+    pack: Pack | None = None,
+    command_timeout: float = 30.0,
+) -> ToolRegistry:
+    """Files and commands confined to `cwd`, plus `pack`'s own tools made fresh for a session."""
+    workspace = Workspace(Path(cwd) if cwd is not None else Path.cwd())
+    registry = ToolRegistry(file_tools(workspace))
+    registry.add(command_tool(workspace, timeout=command_timeout))
+    for item in pack.make_tools() if pack is not None else ():
+        registry.add(item)
+    return registry
