@@ -57,11 +57,12 @@ def scripted_model(model_id: str | None) -> ChatModel | None:
         ScriptedModel,
         command_responder,
         echo_responder,
+        edit_responder,
         slow_responder,
     )
 
     if model_id and model_id.startswith(SCRIPTED_PREFIX):
-        special = {"slow": slow_responder, "command": command_responder}
+        special = {"slow": slow_responder, "command": command_responder, "edit": edit_responder}
         name = model_id.removeprefix(SCRIPTED_PREFIX)
         return ScriptedModel(responder=special.get(name, echo_responder))
     return None
