@@ -59,7 +59,7 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
         1,
         "a missing folder of a new file, mkdirat under its parent's descriptor (issue 23)",
     ),
-    ("core/edits/guard.py", ".open"): (
+    ("core/engine/policy_guard.py", ".open"): (
         1,
         "the policy guard learns where a path really is through ConfinedRoot.open (closed at "
         "once) so a link to a denied file is denied too",

@@ -105,7 +105,7 @@ async def clear(argument: str, context: ReplContext, printer: Printer) -> None:
 
 async def undo(argument: str, context: ReplContext, printer: Printer) -> None:
     """`/undo [N]`: put back the files of the last N turns (asks before overwriting)."""
-    from modes_tui.core.edits.undoing import run_undo
+    from modes_tui.frontend.undo import run_undo
 
     asker = getattr(context.engine, "asker", None)
     printer.write(await run_undo(context.engine, argument, asker.ask if asker else None) + "\n")

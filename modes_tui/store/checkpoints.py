@@ -8,9 +8,9 @@ is never restored from.
 
 from __future__ import annotations
 
-from modes_tui.core.edits.checkpoints import Checkpoint, Checkpoints
+from modes_tui.core.edits.checkpoints import Checkpoint, CheckpointRecord, Checkpoints
 from modes_tui.core.errors import RecordError
-from modes_tui.core.history.records import CheckpointRecord, UiEventRecord, parse_record
+from modes_tui.core.history.records import UiEventRecord, parse_record
 from modes_tui.store.session_reader import LoadedSession
 
 __all__ = ["saved_checkpoints"]

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, assert_never
 
-from modes_tui.core.edits import EDIT_TOOL_NAMES
+from modes_tui.core.edits.editor import EDIT_TOOL_NAMES
 from modes_tui.core.files import atomic_write
 from modes_tui.core.history.events import (
     ModeChanged,

@@ -79,7 +79,7 @@ from modes_tui.tui.turn_queue import TurnQueue, typed_line
 if TYPE_CHECKING:
     from textual.command import Provider
 
-    from modes_tui.core.edits import Policy
+    from modes_tui.core.edits.policy import Policy
     from modes_tui.core.history.events import TurnCorrected, TurnEvent, TurnFailed
     from modes_tui.core.history.transcript import TurnTranscript
     from modes_tui.core.routing.router import Route
@@ -906,7 +906,7 @@ class ModesApp(App[None]):
         self.run_worker(self._undo(self.engine, argument), group="undo", exit_on_error=False)
 
     async def _undo(self, engine: TurnEngine, argument: str) -> None:
-        from modes_tui.core.edits.undoing import run_undo
+        from modes_tui.frontend.undo import run_undo
 
         asker = getattr(engine, "asker", None)
         await self.chat.add_note(await run_undo(engine, argument, asker.ask if asker else None))

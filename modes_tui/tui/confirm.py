@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Button, Static, TextArea
 
-from modes_tui.core.edits import Change
+from modes_tui.core.edits.editor import Change
 from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question
 from modes_tui.core.history.conversation import ToolCall
 from modes_tui.core.terminal_text import json_terminal_safe, terminal_safe

@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Collapsible, Footer, Markdown, Static
 
-from modes_tui.core.edits import Policy
+from modes_tui.core.edits.policy import Policy
 from modes_tui.core.history.events import RequestBuilt
 from modes_tui.core.history.transcript import TurnTranscript
 from modes_tui.core.terminal_text import json_terminal_safe

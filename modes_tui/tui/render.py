@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from modes_tui.core.edits import EDIT_TOOL_NAMES, diff_lines
+from modes_tui.core.edits.diffs import diff_lines
+from modes_tui.core.edits.editor import EDIT_TOOL_NAMES
 from modes_tui.route_format import (
     CALLER_MARKS,
     duration,

@@ -10,8 +10,11 @@
     editor.py       `Editor`: plan a write_file / edit_file call as a `Change` (the diff
                     the confirmation shows), checkpoint it, write it; `edit_tools`
     checkpoints.py  `Checkpoint`s of a session and `/undo N` (files changed since are kept)
-    guard.py        `PolicyGuard`: allow / ask (with the diff) / deny each call by the mode's
-                    policy, recorded; `decide` is the decision alone
+    handoff.py      the `switch_mode` tool a pack may offer (its guard and the rest of
+                    the turn: core.engine.hand_off)
+
+The policy guard that decides each call with these is `core.engine.policy_guard`, `/undo`
+as both front ends run it `frontend.undo`.
 
 Headless like the rest of core: the TUI and the REPL show a `Change`'s diff, they never
 compute one.
@@ -27,23 +30,27 @@ from modes_tui.core.edits.checkpoints import (
     UndoResult,
 )
 from modes_tui.core.edits.diffs import DiffLine, diff_lines, diff_stats, unified_diff, visible
-from modes_tui.core.edits.editor import EDIT_TOOL_NAMES, Change, Editor, edit_tools
+from modes_tui.core.edits.editor import EDIT_TOOL_NAMES, Change, Editor, edit_tools, session_tools
 from modes_tui.core.edits.globs import PathGlobs, check_glob
-from modes_tui.core.edits.guard import PolicyDecision, PolicyGuard, PreviewConfirmer, decide
+from modes_tui.core.edits.handoff import SWITCH_MODE, switch_mode_tool
 from modes_tui.core.edits.policy import (
+    ASKS_BY_NATURE,
     DEFAULT_DENY,
     PERMISSIONS,
     Permission,
     Policy,
     Rule,
+    hand_off_problems,
     read_policy,
 )
 
 __all__ = [
+    "ASKS_BY_NATURE",
     "DEFAULT_DENY",
     "EDIT_TOOL_NAMES",
     "MAX_TEXT_BYTES",
     "PERMISSIONS",
+    "SWITCH_MODE",
     "Change",
     "ChangedOnDisk",
     "Checkpoint",
@@ -55,21 +62,20 @@ __all__ = [
     "PathGlobs",
     "Permission",
     "Policy",
-    "PolicyDecision",
-    "PolicyGuard",
-    "PreviewConfirmer",
     "Restore",
     "Rule",
     "UndoPlan",
     "UndoResult",
     "check_glob",
     "commit",
-    "decide",
     "diff_lines",
     "diff_stats",
     "edit_tools",
+    "hand_off_problems",
     "look",
     "read_policy",
+    "session_tools",
+    "switch_mode_tool",
     "unified_diff",
     "visible",
 ]

@@ -24,9 +24,9 @@ from modes_tui.core.edits.diffs import diff_stats, unified_diff
 from modes_tui.core.edits.policy import Policy
 from modes_tui.core.errors import ToolError
 from modes_tui.core.tools.confined import ConfinedRoot, shown_path
-from modes_tui.core.tools.registry import Tool, tool
+from modes_tui.core.tools.registry import Tool, ToolRegistry, tool
 
-__all__ = ["EDIT_TOOL_NAMES", "Change", "Editor", "edit_tools"]
+__all__ = ["EDIT_TOOL_NAMES", "Change", "Editor", "edit_tools", "session_tools"]
 
 EDIT_TOOL_NAMES = frozenset({"write_file", "edit_file"})
 
@@ -213,3 +213,24 @@ def edit_tools(editor: Editor) -> list[Tool]:
         return editor.apply("edit_file", {"path": path, "old_text": old_text, "new_text": new_text})
 
     return [write_file, edit_file]
+
+
+def session_tools(
+    cwd: Path | str | None = None, *, pack: Any = None, command_timeout: float = 30.0
+) -> ToolRegistry:
+    """Every tool one session offers: `core.tools.toolbox.default_registry` (files,
+    commands, the pack's own tools) plus write_file, edit_file and switch_mode. The registry
+    keeps the editor (`.editor`) for the engine, whose policy guard tells it what the
+    answering mode may not read (a search skips it)."""
+    from modes_tui.core.edits.handoff import switch_mode_tool
+    from modes_tui.core.tools.toolbox import default_registry
+
+    root = Path(cwd) if cwd is not None else Path.cwd()
+    editor = Editor(root)
+    registry = default_registry(
+        root, pack=pack, command_timeout=command_timeout, denied=editor.denied
+    )
+    registry.editor = editor
+    for item in (*edit_tools(editor), switch_mode_tool()):
+        registry.add(item)
+    return registry

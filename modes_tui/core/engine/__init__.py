@@ -19,7 +19,8 @@ Modules, in the order a turn visits them:
     request.py      the request a round sends: system part, history window, tool traffic
     mode_note.py    the note that tells a model another mode answered before
     tool_calls.py   the tool calls of a round: checks, guards, the tool, its result
-    hand_off.py     after a `switch_mode` call: the rest of the turn in the named mode
+    hand_off.py     `switch_mode`: its guard, and the rest of the turn in the named mode
+    policy_guard.py the mode's policy decides each call: allow, ask with the diff, deny
     guards.py       `Guard` verdicts, the shipped guards and a turn's `Limits`
     questions.py    `Question`/`Asker`: what a turn may ask the user
     close.py        phase 3: finished / failed / cancelled / abandoned, and the records

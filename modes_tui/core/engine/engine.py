@@ -32,23 +32,22 @@ from pathlib import Path
 from typing import Any
 
 from modes_tui.core.config.ports import ControlSource
-from modes_tui.core.edits import (
+from modes_tui.core.edits.checkpoints import (
     Checkpoint,
     CheckpointRecord,
     Checkpoints,
-    Editor,
-    Policy,
-    PolicyDecision,
-    PolicyGuard,
     UndoPlan,
     UndoResult,
 )
-from modes_tui.core.edits.handoff import HandOffGuard
+from modes_tui.core.edits.editor import Editor, session_tools
+from modes_tui.core.edits.policy import Policy
 from modes_tui.core.engine.cancelling import TurnSlot
 from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.context import Recorder, TurnContext
 from modes_tui.core.engine.costs import TurnCosts
 from modes_tui.core.engine.guards import ConfirmationGuard, Limits, default_guards
+from modes_tui.core.engine.hand_off import HandOffGuard
+from modes_tui.core.engine.policy_guard import PolicyDecision, PolicyGuard
 from modes_tui.core.engine.ports import Asker, ChatModel, Confirmer, CorrectionRecorder, Guard
 from modes_tui.core.engine.prepare import TurnOrder
 from modes_tui.core.engine.rerun import CorrectionPlan, RoutedTurn, TurnCorrections
@@ -66,7 +65,6 @@ from modes_tui.core.routing.corrections import Correction
 from modes_tui.core.routing.router import Route, Router
 from modes_tui.core.tools.ports import ToolServers
 from modes_tui.core.tools.registry import ToolRegistry
-from modes_tui.core.tools.toolbox import default_registry
 
 __all__ = ["Confirmer", "Engine", "EngineConfig", "Limits"]
 
@@ -111,7 +109,7 @@ class Engine:
         self.router = router
         self.model = model
         self.control = control
-        self.tools = tools if tools is not None else default_registry(config.cwd, pack=pack)
+        self.tools = tools if tools is not None else session_tools(config.cwd, pack=pack)
         self.checkpoints = Checkpoints()
         """What each turn's writes replaced (`undo`)."""
         self.editor: Editor = self.tools.editor or Editor(config.cwd)

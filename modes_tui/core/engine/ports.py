@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from modes_tui.core.config.models import ModelPrice
 
 if TYPE_CHECKING:
-    from modes_tui.core.edits import Change, Checkpoints, UndoPlan, UndoResult
+    from modes_tui.core.edits.checkpoints import Checkpoints, UndoPlan, UndoResult
+    from modes_tui.core.edits.editor import Change
     from modes_tui.core.engine.guards import PendingCall, Verdict
     from modes_tui.core.engine.questions import Question
     from modes_tui.core.engine.rerun import RoutedTurn
