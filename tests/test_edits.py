@@ -490,7 +490,7 @@ def test_a_search_skips_what_the_policy_denies(tmp_path: Path) -> None:
 
 
 def test_a_checkpoint_record_round_trips_and_names_a_bad_field() -> None:
-    from modes_tui.core import records
+    from modes_tui.core.history import records
     from modes_tui.core.edits import checkpoints
     from modes_tui.core.errors import RecordError
 
