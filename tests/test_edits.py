@@ -490,9 +490,9 @@ def test_a_search_skips_what_the_policy_denies(tmp_path: Path) -> None:
 
 
 def test_a_checkpoint_record_round_trips_and_names_a_bad_field() -> None:
-    from modes_tui.core.history import records
     from modes_tui.core.edits import checkpoints
     from modes_tui.core.errors import RecordError
+    from modes_tui.core.history import records
 
     assert checkpoints.SCHEMA_VERSION == records.SCHEMA_VERSION
     checkpoint = Checkpoint(3, "src/a.py", None, "ab" * 32, "--- /dev/null", "write_file", "c9")
