@@ -29,9 +29,14 @@ BAR_WIDTH = 14
 """Cells of a probability bar."""
 RAW_OUTPUT_LIMIT = 400
 """Characters of a classifier's raw output shown under a parse error."""
-DECIDED_BY_STYLE = {"caller": "bold magenta", "classifier": "green", "fallback": "yellow"}
+DECIDED_BY_STYLE = {
+    "caller": "bold magenta",
+    "classifier": "green",
+    "fallback": "yellow",
+    "model": "bold cyan",
+}
 """Colour of who decided."""
-SHOWN_MARKS = ("forced", "one-shot", "sticky")
+SHOWN_MARKS = ("forced", "one-shot", "sticky", "hand-off")
 """The marks the one-line formats print (fallback and error speak for themselves)."""
 CALLER_MARKS = ("forced", "one-shot")
 """The marks of a mode the caller chose, drawn in the caller's colour."""
@@ -46,6 +51,8 @@ def marks(route: Route) -> list[str]:
         found.append("sticky")
     if route.decided_by == "fallback":
         found.append("fallback")
+    if route.decided_by == "model":
+        found.append("hand-off")
     if route.error is not None:
         found.append("error")
     return found

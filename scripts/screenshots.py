@@ -165,10 +165,14 @@ class PinnedClockRouter:
         return replace(self._router.force(name), at=PINNED_AT)
 
 
-def make_app(workdir: Path) -> tuple[ModesApp, SessionLog]:
+def make_app(
+    workdir: Path,
+    script: list[ScriptedReply] | None = None,
+    session_id: str = "20260314-092653-demo",
+) -> tuple[ModesApp, SessionLog]:
     pack = load_pack("default")
     dirs = app_dirs()
-    log = SessionLog.create(dirs, pack=pack.name, model=MODEL, session_id="20260314-092653-demo")
+    log = SessionLog.create(dirs, pack=pack.name, model=MODEL, session_id=session_id)
     runtime = Runtime(
         dirs,
         Settings(default_model=MODEL),
@@ -177,7 +181,7 @@ def make_app(workdir: Path) -> tuple[ModesApp, SessionLog]:
         cwd=workdir,
         control=ControlFile(dirs.control_file, modes=lambda: pack.names),
         session=log,
-        model=ScriptedModel().script(*replies()),
+        model=ScriptedModel().script(*(replies() if script is None else script)),
     )
 
     def engine(confirm: Confirmer) -> Any:
@@ -296,13 +300,56 @@ async def shoot(out: Path) -> list[Path]:
     return written
 
 
+EDIT_MESSAGE = "there's a bug in parse.py, it loops forever on a blank line: fix it"
+EDIT_CALL = {
+    "path": "parse.py",
+    "old_text": "        if not lines[i].strip():\n            continue",
+    "new_text": "        if not lines[i].strip():\n            i += 1  # skip the blank line\n            continue",
+}
+
+
+async def shoot_edit(out: Path) -> list[Path]:
+    """The diff confirmation of an edit_file call in the code mode, armed."""
+    workdir = Path(tempfile.gettempdir()) / "modes-tui-demo-edit"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir()
+    (workdir / "parse.py").write_text(CODE_FILE)
+    script = [
+        ScriptedReply(
+            "The `continue` skips `i += 1`, so a blank line is read for ever. The fix:",
+            tool_calls=[("edit_file", EDIT_CALL)],
+        ),
+        ScriptedReply("Fixed: a blank line now moves `i` on before `continue`."),
+    ]
+    app, log = make_app(workdir, script, session_id="20260314-092653-edit")
+    path = out / "edit.svg"
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.cursor_blink = False
+        app.status.animated = False
+        await until(pilot, lambda: app.engine is not None)
+        app.prompt.value = EDIT_MESSAGE
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmToolScreen")
+        await until(pilot, lambda: bool(getattr(app.screen, "armed", False)))
+        await pilot.pause(0.3)
+        app.save_screenshot(str(path))
+        await pilot.press("y")
+        await until(pilot, lambda: "i += 1  # skip" in (workdir / "parse.py").read_text())
+    log.close()
+    return [path]
+
+
+async def shoot_all(out: Path) -> list[Path]:
+    return [*await shoot(out), *await shoot_edit(out)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "screenshots")
     parser.add_argument("--png", action="store_true", help="also write PNGs with rsvg-convert")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    written = asyncio.run(shoot(args.out))
+    written = asyncio.run(shoot_all(args.out))
     for path in written:
         print(path.relative_to(REPO) if path.is_relative_to(REPO) else path)
         if args.png:

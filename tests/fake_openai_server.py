@@ -13,6 +13,8 @@ The model name in the request picks the behaviour, so one server serves every ca
 | `slow`         | streams a long answer, one chunk every `SLOW_SECONDS`                     |
 | `http-401-echo`| answers 401 quoting the Authorization header it got, as some providers do |
 | `echo-headers` | streams back, as JSON, the `X-Team...` headers it got                     |
+| `scripted`     | streams the next reply of `scripted_openai_server(replies)`: text and/or  |
+|                | tool calls (arguments streamed in pieces, as real servers do)             |
 
 Bounded: it runs in a daemon thread, every handler gives up when the server stops, and
 `stop()` is called by the test (a context manager) so nothing outlives the test.
@@ -26,6 +28,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -64,6 +67,7 @@ class _Handler(BaseHTTPRequestHandler):
             request = {}
         model = str(request.get("model", ""))
         self.server.requests.append(model)
+        self.server.bodies.append(request)
         behaviour = getattr(self, "_" + model.replace("-", "_"), None)
         if behaviour is None:
             self._error(404, f"The model `{model}` does not exist", "model_not_found")
@@ -95,6 +99,25 @@ class _Handler(BaseHTTPRequestHandler):
         self._stream_headers()
         self._write_chunk(_chunk(json.dumps(seen, sort_keys=True)))
         self._write_chunk(_chunk(None, "stop"))
+        self._write_chunk(b"data: [DONE]\n\n")
+        self._write_chunk(b"")
+
+    def _scripted(self) -> None:
+        if not self.server.script:
+            self._error(500, "the fake server's script is used up", "server_error")
+            return
+        reply = self.server.script.pop(0)
+        self._stream_headers()
+        if reply.text:
+            self._write_chunk(_chunk(reply.text))
+        for index, (name, arguments) in enumerate(reply.tool_calls):
+            text = json.dumps(arguments)
+            half = len(text) // 2
+            self._write_chunk(
+                _tool_chunk(index, f"call_{index}_{len(self.server.bodies)}", name, text[:half])
+            )
+            self._write_chunk(_tool_chunk(index, None, None, text[half:]))
+        self._write_chunk(_chunk(None, "tool_calls" if reply.tool_calls else "stop"))
         self._write_chunk(b"data: [DONE]\n\n")
         self._write_chunk(b"")
 
@@ -153,22 +176,75 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
+def _tool_chunk(index: int, call_id: str | None, name: str | None, arguments: str) -> bytes:
+    function: dict[str, Any] = {"arguments": arguments}
+    call: dict[str, Any] = {"index": index, "function": function}
+    if call_id is not None:
+        call.update(id=call_id, type="function")
+        function["name"] = name
+    body = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "scripted",
+        "choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}],
+    }
+    return f"data: {json.dumps(body)}\n\n".encode()
+
+
+@dataclass(frozen=True)
+class ServerReply:
+    """One answer of the `scripted` model: text, tool calls (name, arguments), or both."""
+
+    text: str = ""
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+
+
+@dataclass
+class ScriptedServer:
+    """A running server with a script: its base URL and every request body it got."""
+
+    url: str
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     requests: list[str]
+    bodies: list[dict[str, Any]]
+    script: list[ServerReply]
     stopped: threading.Event
+
+
+@contextmanager
+def scripted_openai_server(replies: list[ServerReply]) -> Iterator[ScriptedServer]:
+    """The server with the model `scripted` answering `replies` in order."""
+    with _running(list(replies)) as server:
+        yield ScriptedServer(_url(server), server.bodies)
 
 
 @contextmanager
 def fake_openai_server() -> Iterator[str]:
     """Run the server; yields its base URL (`http://127.0.0.1:PORT/v1`)."""
+    with _running([]) as server:
+        yield _url(server)
+
+
+def _url(server: _Server) -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+@contextmanager
+def _running(script: list[ServerReply]) -> Iterator[_Server]:
     server = _Server(("127.0.0.1", 0), _Handler)
     server.requests = []
+    server.bodies = []
+    server.script = script
     server.stopped = threading.Event()
     thread = threading.Thread(target=server.serve_forever, name="fake-openai", daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+        yield server
     finally:
         server.stopped.set()
         server.shutdown()

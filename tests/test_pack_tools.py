@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from modes_tui.core.edits import session_tools
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.guards import Limits
 from modes_tui.core.errors import DeclarationError
@@ -184,8 +185,8 @@ def test_the_support_pack_has_the_store_and_other_packs_do_not(tmp_path: Path) -
     support = load_pack("support")
     assert [source.reference for source in support.tools] == ["python:tools.py:make_tools"]
     store_tools = {"find_order", "list_orders", "track_shipment", "create_return", "create_ticket"}
-    assert default_registry(tmp_path, pack=support).names() == BUILTIN_TOOL_NAMES | store_tools
-    assert default_registry(tmp_path, pack=load_pack("default")).names() == BUILTIN_TOOL_NAMES
+    assert session_tools(tmp_path, pack=support).names() == BUILTIN_TOOL_NAMES | store_tools
+    assert session_tools(tmp_path, pack=load_pack("default")).names() == BUILTIN_TOOL_NAMES
     assert not store_tools & BUILTIN_TOOL_NAMES
 
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import pytest
 
+from modes_tui.core.edits import session_tools
 from modes_tui.core.tools.registry import (
     BUILTIN_TOOL_NAMES,
     ToolRegistry,
@@ -15,7 +16,6 @@ from modes_tui.core.tools.registry import (
     schema_of,
     tool,
 )
-from modes_tui.core.tools.toolbox import default_registry
 
 
 class Colour(enum.Enum):
@@ -171,7 +171,7 @@ def test_the_registry_holds_tools_by_name() -> None:
 
 
 def test_the_default_registry_has_every_name_a_profile_may_list(tmp_path: Any) -> None:
-    registry = default_registry(tmp_path)
+    registry = session_tools(tmp_path)  # default_registry plus the edit tools (issue 23)
     assert registry.names() == BUILTIN_TOOL_NAMES == known_tool_names()
     assert registry.get("run_command") is not None
     assert registry.get("run_command").needs_confirmation  # type: ignore[union-attr]

@@ -186,7 +186,7 @@ async def test_the_inspector_shows_the_exact_request(rig: Rig) -> None:
         screen = app.screen
         titles = "\n".join(c.title for c in screen.query("Collapsible"))
         assert "System prompt: base prompt + code mode instructions" in titles
-        assert "Tools: 3" in titles  # code's read_file, list_files, search_files
+        assert "Tools: 5" in titles  # code reads (3 tools) and changes files (2, after a yes)
         assert "History window: 3 messages" in titles
         request = rig.model.requests[-1]
         system = str(request.messages[0]["content"])

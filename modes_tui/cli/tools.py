@@ -11,7 +11,7 @@ from modes_tui.core.errors import UnknownMode
 
 def cmd_tools(args: argparse.Namespace) -> int:
     """Every tool each mode gets, with its source; MCP servers are started to list theirs."""
-    from modes_tui.core.tools.toolbox import default_registry
+    from modes_tui.core.edits.editor import session_tools
     from modes_tui.mcp.listing import list_mode_tools, listing_text
     from modes_tui.runtime import mcp_servers
 
@@ -20,7 +20,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
     if args.mode is not None and pack.get(args.mode) is None:
         raise UnknownMode(args.mode, pack.names)
     profiles = [p for p in pack.profiles if args.mode in (None, p.name)]
-    registry = default_registry(runtime.cwd, pack=pack)
+    registry = session_tools(runtime.cwd, pack=pack)
     servers = mcp_servers(runtime.settings, runtime.dirs)
     listing = asyncio.run(list_mode_tools(profiles, registry, servers))
     if args.json:

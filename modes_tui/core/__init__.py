@@ -13,6 +13,7 @@ its own layer or below; the architecture test keeps it so):
     redaction.py      secrets removed from what is written or shown
     config/           settings the user writes: models, config.yaml's fields, variables, control
     tools/            tools a model can call: registry, toolbox, workspace, MCP servers
+    edits/            changing files safely: edit tools, diffs, a mode's policy, checkpoints
     packs/            a pack: profiles (modes), prompt templates, fields, the pack's own tools
     history/          what happened: events, conversation, records, ledger, transcript
     routing/          choosing a mode: the router, classifiers/, corrections, calibration

@@ -9,6 +9,7 @@ no prompt_toolkit here (tests/test_architecture.py checks it).
     dispatch      a command's name -> the front end's handler (one entry + one handler)
     sessions      /resume, /fork, /rename: the checks, the switch, the engine's restore
     corrections   /wrong MODE|undo and the picker's choice, as outcomes
+    undo          /undo [N]: plan, ask before overwriting a changed file, undo, say what
 """
 
 from __future__ import annotations

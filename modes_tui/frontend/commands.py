@@ -68,6 +68,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "wrong mode: answer the last turn again in MODE (a picker without); undo forgets it",
         repl_help="wrong mode: answer the last turn again in MODE; undo forgets it",
     ),
+    CommandSpec(
+        "/undo",
+        "/undo [N]",
+        "put back the files the last turn (or the last N turns) changed; says which",
+    ),
     CommandSpec("/help", "/help", "keys and commands"),
     CommandSpec(
         "/quit", "/quit", "leave modes-tui", aliases=("/exit",), repl_help="leave (Ctrl+D too)"

@@ -87,10 +87,13 @@ class CorrectionRefused:
     reason: str
 
 
-def correct(engine: TurnEngine, mode: str, *, turn: int | None = None) -> Rerun | CorrectionRefused:
-    """Say turn `turn` (None: the last) belonged to `mode`."""
+def correct(
+    engine: TurnEngine, mode: str, *, turn: int | None = None, rerun: bool = True
+) -> Rerun | CorrectionRefused:
+    """Say turn `turn` (None: the last) belonged to `mode` (`rerun=False`: keep a hand-off,
+    record it only)."""
     try:
-        return Rerun(engine.correct(mode, turn=turn))
+        return Rerun(engine.correct(mode, turn=turn, rerun=rerun))
     except ModesError as error:
         return CorrectionRefused(str(error))
 

@@ -8,6 +8,7 @@ function of the request (`responder=`), e.g. one that answers in the style of th
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -168,3 +169,24 @@ def command_responder(request: ModelRequest) -> ScriptedReply:
         delay=SLOW_CHUNK_SECONDS * 2,
         tool_calls=[("run_command", {"command": command})],
     )
+
+
+_EDIT_REQUEST = re.compile(r"replace `(?P<old>[^`]+)` with `(?P<new>[^`]*)` in (?P<path>\S+)")
+
+
+def edit_responder(request: ModelRequest) -> ScriptedReply:
+    """Edits a file as the user's message says, then says what the tool answered.
+
+    `--model scripted/edit` shows the edit tools offline (demos, REPL tests): a message
+    "replace `OLD` with `NEW` in PATH" in a mode that offers `edit_file` becomes that call
+    (the confirmation shows its diff); any other message answers like `scripted/echo`.
+    """
+    last = request.messages[-1] if request.messages else {}
+    if last.get("role") == "tool":
+        result = str(last.get("content") or "")
+        return ScriptedReply(f"(scripted model) edit_file answered: {result[:300]}")
+    found = _EDIT_REQUEST.search(str(last.get("content") or ""))
+    if found is None or not any(tool.name == "edit_file" for tool in request.tools):
+        return echo_responder(request)
+    arguments = {"path": found["path"], "old_text": found["old"], "new_text": found["new"]}
+    return ScriptedReply("(scripted model) Editing.", tool_calls=[("edit_file", arguments)])

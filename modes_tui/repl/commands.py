@@ -103,6 +103,14 @@ async def clear(argument: str, context: ReplContext, printer: Printer) -> None:
     printer.write("(conversation cleared)\n")
 
 
+async def undo(argument: str, context: ReplContext, printer: Printer) -> None:
+    """`/undo [N]`: put back the files of the last N turns (asks before overwriting)."""
+    from modes_tui.frontend.undo import run_undo
+
+    asker = getattr(context.engine, "asker", None)
+    printer.write(await run_undo(context.engine, argument, asker.ask if asker else None) + "\n")
+
+
 async def wrong(argument: str, context: ReplContext, printer: Printer) -> None:
     """`/wrong MODE` re-runs the last turn in MODE; `/wrong undo` forgets the last correction."""
     outcome: corrections.Rerun | corrections.Undone | corrections.CorrectionRefused
@@ -143,6 +151,7 @@ HANDLERS: dict[str, ReplHandler] = {
     "/mode": mode,
     "/wrong": wrong,
     "/clear": clear,
+    "/undo": undo,
     "/resume": resume,
     "/fork": fork,
     "/rename": rename,

@@ -41,7 +41,7 @@ async def run_lines(lines: Iterable[str], context: ReplContext, printer: Printer
 class PipeConfirmer:
     """Without a terminal nobody can confirm: refuse, with a reason the model reads."""
 
-    async def confirm(self, call: ToolCall, tool: Any) -> bool:
+    async def confirm(self, call: ToolCall, tool: Any, preview: Any = None) -> bool:
         sys.stderr.write(
             terminal_safe(f"modes-tui: refused {call.name}: no terminal to confirm it\n")
         )

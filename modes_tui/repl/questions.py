@@ -21,6 +21,7 @@ import re
 import select
 from typing import Any
 
+from modes_tui.core.edits.editor import Change
 from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question
 from modes_tui.core.history.conversation import ToolCall
 from modes_tui.core.terminal_text import json_terminal_safe, terminal_safe
@@ -154,7 +155,10 @@ class PromptConfirmer:
         self.prompts = 0
         """Answer prompts shown so far (a question is asked again after a non-answer)."""
 
-    async def confirm(self, call: ToolCall, tool: Any) -> bool:
+    async def confirm(self, call: ToolCall, tool: Any, preview: Change | None = None) -> bool:
+        if preview is not None:
+            # plain -/+ lines, made terminal-safe by core.edits.diffs (escapes shown as text)
+            return await self._yes_or_no(f"{preview.diff}\nApply this change? {preview.summary}")
         # escaped, not removed: the user sees exactly what would run, and it stays inert
         args = json_terminal_safe(json.dumps(dict(call.arguments), ensure_ascii=False))
         return await self._yes_or_no(f"Run {terminal_safe(call.name)}({args})?")

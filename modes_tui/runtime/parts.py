@@ -57,11 +57,12 @@ def scripted_model(model_id: str | None) -> ChatModel | None:
         ScriptedModel,
         command_responder,
         echo_responder,
+        edit_responder,
         slow_responder,
     )
 
     if model_id and model_id.startswith(SCRIPTED_PREFIX):
-        special = {"slow": slow_responder, "command": command_responder}
+        special = {"slow": slow_responder, "command": command_responder, "edit": edit_responder}
         name = model_id.removeprefix(SCRIPTED_PREFIX)
         return ScriptedModel(responder=special.get(name, echo_responder))
     return None
@@ -149,12 +150,12 @@ class EngineSpec:
 def build_engine(spec: EngineSpec | None = None, /, **fields: Any) -> Engine:
     """An engine from an `EngineSpec` (`Runtime.engine` passes its own; small callers may pass
     the spec's fields as keywords). Loads no model library."""
+    from modes_tui.core.edits.editor import session_tools
     from modes_tui.core.engine.engine import Engine
     from modes_tui.core.engine.ports import CorrectionRecorder
     from modes_tui.core.paths import app_dirs
     from modes_tui.core.routing.classifiers import build_classifier
     from modes_tui.core.routing.router import Router
-    from modes_tui.core.tools.toolbox import default_registry
 
     if spec is None:
         spec = EngineSpec(**fields)
@@ -181,7 +182,7 @@ def build_engine(spec: EngineSpec | None = None, /, **fields: Any) -> Engine:
         config=config,
         control=spec.control,
         session=spec.session,
-        tools=default_registry(cwd, pack=pack),
+        tools=session_tools(cwd, pack=pack),
         confirm=spec.confirm,
         # the same store the router reads: a correction counts on the very next route
         corrections=corrections if isinstance(corrections, CorrectionRecorder) else None,

@@ -13,6 +13,7 @@
     export.py     sessions as Markdown and tables for people
     manage.py     renaming and deleting saved sessions (`modes-tui sessions rename|rm`)
     resume.py     carrying on a saved session: resume it, fork it, rename the one recorded
+    checkpoints.py  the file checkpoints a saved session holds, for `/undo` after a resume
     search.py     finding saved sessions by what was said in them (`sessions --search TEXT`)
     session_files.py  the names of a sessions folder's files (the log, the listing, titles)
     titles.py     session titles: made locally from the first user messages, or set by the user

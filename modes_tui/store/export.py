@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, assert_never
 
+from modes_tui.core.edits.editor import EDIT_TOOL_NAMES
 from modes_tui.core.files import atomic_write
 from modes_tui.core.history.events import (
     ModeChanged,
@@ -216,6 +217,8 @@ class _AnswerMarkdown:
 
     def _tool_result(self, event: ToolCallFinished) -> None:
         result, language = _pretty_result(event.result)
+        if event.call.name in EDIT_TOOL_NAMES and event.outcome == "ok":
+            language = "diff"  # the change it made: a summary line, then the diff
         self._out += [
             f"Result of `{event.call.name}`: {event.outcome} ({event.duration_ms:.1f} ms)",
             "",

@@ -9,8 +9,8 @@ It also rebuilds the `Conversation`, so a session can be resumed.
 
 Rules the live stream cannot teach a log reader:
 - A turn's mode is the route's (`off` setting: no mode); without a route record, the
-  first request's. `ModeChanged` comes when it differs from the previous turn's mode,
-  the first turn included (previous None), right after `RouteDecided`.
+  first request's. `ModeChanged` comes when it differs from the previous turn's mode (the
+  first's is None), right after `RouteDecided`, and after a hand-off (`decided_by: model`).
 - An `assistant` record with `"partial": true` is a checkpoint of a streaming answer; a
   later assistant record of the same turn replaces it. A turn that ends on a checkpoint,
   or with no answer at all, is the turn a crash interrupted: it ends in `TurnFailed`
@@ -172,11 +172,7 @@ class _TurnBuilder:
             if self.user is None:
                 self.user = record.content
         elif isinstance(record, RouteRecord):
-            route = record.route
-            if route is not None:
-                self.route = route
-                self.events.append(RouteDecided(route, record.setting, record.warnings))
-            self.settle_mode(None if record.setting == OFF or route is None else route.mode_name)
+            self._routed(record)
         elif isinstance(record, RequestRecord):
             self.settle_mode(record.mode)
             self.events.append(
@@ -201,6 +197,16 @@ class _TurnBuilder:
                 self.cancel_seen = True
             elif record.event == "correction":
                 self._corrected(record)
+
+    def _routed(self, record: RouteRecord) -> None:
+        route = record.route
+        if route is not None:
+            self.events.append(RouteDecided(route, record.setting, record.warnings))
+            if route.decided_by == "model" and self.mode_known:  # a hand-off mid-turn
+                self.previous_mode, self.mode_known = self.mode, False
+            else:
+                self.route = route
+        self.settle_mode(None if record.setting == OFF or route is None else route.mode_name)
 
     def _corrected(self, record: UiEventRecord) -> None:
         data = record.get("correction")

@@ -40,6 +40,7 @@ from modes_tui.core.history.records import (
 )
 from modes_tui.core.paths import Dirs
 from modes_tui.core.routing.router import Route
+from modes_tui.store.checkpoints import saved_checkpoints
 from modes_tui.store.replay import Replay, replay
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import (
@@ -98,6 +99,7 @@ class Resumption:
             mode=self.mode,
             routes=self.routes,
             routed=self.routed,
+            checkpoints=saved_checkpoints(self.session, up_to_turn=self.turn),
         )
 
     def pack_note(self, running: str) -> str | None:

@@ -79,8 +79,10 @@ from modes_tui.tui.turn_queue import TurnQueue, typed_line
 if TYPE_CHECKING:
     from textual.command import Provider
 
+    from modes_tui.core.edits.policy import Policy
     from modes_tui.core.history.events import TurnCorrected, TurnEvent, TurnFailed
     from modes_tui.core.history.transcript import TurnTranscript
+    from modes_tui.core.routing.router import Route
     from modes_tui.tui.services import AppServices, TurnEngine
     from modes_tui.tui.startup import StartupProblem
     from modes_tui.tui.turn_view import TurnView
@@ -125,6 +127,8 @@ class ModesApp(App[None]):
         Binding("escape", "focus_prompt", "Prompt", id="prompt.focus", show=False),
         Binding("ctrl+r", "retry", "Retry", id="turn.retry"),
         Binding("ctrl+e", "correct", "Wrong mode?", id="turn.correct", priority=True),
+        Binding("ctrl+n", "accept_hand_off", "Keep hand-off", id="turn.keep_hand_off", show=False),
+        Binding("ctrl+n", "accept_hand_off", "Keep hand-off", id="turn.keep_hand_off", show=False),
         Binding("ctrl+t", "why", "Why?", id="inspector.last"),
         Binding("ctrl+l", "copy_answer", "Copy answer", id="answer.copy", show=False),
         Binding("f1", "help", "Help", id="app.help"),
@@ -514,12 +518,23 @@ class ModesApp(App[None]):
             return
         self._begin_turn(partial(self._resent_turn, old, text, force, engine))
 
-    def correct(self, record: TurnTranscript | None, mode: str) -> None:
-        """Say `record`'s turn belonged to `mode` (the last turn is answered again in it)."""
+    def action_accept_hand_off(self) -> None:
+        """Count the last turn's hand-off as a correction: the router learns the mode the
+        model handed it to (nothing is answered again)."""
+        record = self.records[-1] if self.records else None
+        route = record.route if record is not None else None
+        if route is None or route.decided_by != "model":
+            self.status.error("The last turn was not handed to another mode: nothing to keep.")
+            return
+        self.correct(record, route.mode_name, rerun=False)
+
+    def correct(self, record: TurnTranscript | None, mode: str, *, rerun: bool = True) -> None:
+        """Say `record`'s turn belonged to `mode` (the last turn is answered again in it,
+        unless `rerun` is False: a hand-off the user keeps)."""
         if not self._can_correct(record):
             return
         assert record is not None and self.engine is not None
-        outcome = corrections.correct(self.engine, mode, turn=record.number)
+        outcome = corrections.correct(self.engine, mode, turn=record.number, rerun=rerun)
         if isinstance(outcome, corrections.CorrectionRefused):
             self.status.error(outcome.reason)
             return
@@ -617,6 +632,8 @@ class ModesApp(App[None]):
         self.panel.follow(record, event)
         if event.type == "route_decided":
             self.header.show(active_mode=record.mode or "no mode")
+            self._note_hand_off(event.route)
+            self._show_policy(record.mode)
             self.status.follow(record, event, self._mcp_servers(record.mode))
         elif event.type == "turn_corrected":
             self._corrected(event)
@@ -624,6 +641,30 @@ class ModesApp(App[None]):
             self.status.follow(record, event)
         if event.type in ("turn_finished", "turn_cancelled", "turn_failed"):
             self._show_cost()
+
+    def _show_policy(self, mode: str | None) -> None:
+        """The route panel says what the answering mode may do with its tools."""
+        profile = self.services.pack.get(mode) if mode else None
+        if profile is None:
+            self.panel.show_policy(mode, None, ())
+        else:
+            self.panel.show_policy(mode, profile.policy, profile.tools)
+
+    def _note_hand_off(self, route: Route) -> None:
+        """Say that the model handed the turn over, and how to keep that as a correction."""
+        if route.decided_by != "model":
+            return
+        self.notify(
+            terminal_safe(f"{route.mode_name}: {route.reason}"),  # the model wrote the reason
+            title=f"Handed to {route.mode_name} · ctrl+n: keep it as a correction",
+            timeout=8,
+            markup=False,
+        )
+
+    def policy_of(self, mode: str | None) -> Policy | None:
+        """What `mode` of this app's pack may do (None: no mode, or not one of the pack)."""
+        profile = self.services.pack.get(mode) if mode is not None else None
+        return profile.policy if profile is not None else None
 
     def _mcp_servers(self, mode: str | None) -> tuple[str, ...]:
         profile = self.services.pack.get(mode) if mode else None
@@ -797,14 +838,16 @@ class ModesApp(App[None]):
             return
         from modes_tui.tui.inspector import InspectorScreen
 
-        self.push_screen(InspectorScreen(self.records[-1], tz=self.tz))
+        record = self.records[-1]
+        self.push_screen(InspectorScreen(record, tz=self.tz, policy=self.policy_of(record.mode)))
 
     @on(RoutePanel.InspectRequested)
     def _inspect(self, event: RoutePanel.InspectRequested) -> None:
         from modes_tui.tui.inspector import InspectorScreen
 
         event.stop()
-        self.push_screen(InspectorScreen(event.record, tz=self.tz))
+        policy = self.policy_of(event.record.mode)
+        self.push_screen(InspectorScreen(event.record, tz=self.tz, policy=policy))
 
     def action_copy_answer(self) -> None:
         """Copy the last answer to the clipboard (OSC 52, through the terminal)."""
@@ -848,10 +891,25 @@ class ModesApp(App[None]):
             "/export": lambda _: self.export(),
             "/why": _sync(lambda _: self.action_why()),
             "/wrong": _sync(self.wrong),
+            "/undo": _sync(self.undo_files),
             "/help": lambda _: self.action_help(),
             "/copy": _sync(lambda _: self.action_copy_answer()),
             "/quit": _sync(lambda _: self.exit()),
         }
+
+    def undo_files(self, argument: str) -> None:
+        """`/undo [N]`: put back what the last N turns wrote, in a worker (it may ask before
+        overwriting a file changed on disk since, and the question needs the app running)."""
+        if self.turns.running or self.engine is None:
+            self.status.error("A turn is running: Esc cancels it first.")
+            return
+        self.run_worker(self._undo(self.engine, argument), group="undo", exit_on_error=False)
+
+    async def _undo(self, engine: TurnEngine, argument: str) -> None:
+        from modes_tui.frontend.undo import run_undo
+
+        asker = getattr(engine, "asker", None)
+        await self.chat.add_note(await run_undo(engine, argument, asker.ask if asker else None))
 
     async def clear_conversation(self) -> None:
         """`/clear`: the engine and the chat forget the conversation; the panel keeps it."""
@@ -950,6 +1008,7 @@ class ModesApp(App[None]):
             "| `esc` | cancel the running answer |",
             "| `ctrl+r` | retry a failed turn |",
             "| `ctrl+e` | wrong mode? pick the mode that should have answered (`/wrong`) |",
+            "| `ctrl+n` | keep a hand-off as a correction (the router learns it) |",
             "| `enter` | send (while a turn runs, the message waits its turn) |",
             "| `shift+enter` / `ctrl+j` / `alt+enter` | new line |",
             "| `up` | in an empty prompt: edit the last message (resend replaces the turn) |",

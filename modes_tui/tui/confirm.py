@@ -16,10 +16,12 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Button, Static, TextArea
 
+from modes_tui.core.edits.editor import Change
 from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question
 from modes_tui.core.history.conversation import ToolCall
 from modes_tui.core.terminal_text import json_terminal_safe, terminal_safe
 from modes_tui.tui.arming import ArmedDialog, Clock
+from modes_tui.tui.render import diff_text
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -42,6 +44,7 @@ class ConfirmToolScreen(ArmedDialog):
     }
     ConfirmToolScreen #confirm-title { text-style: bold; margin-bottom: 1; }
     ConfirmToolScreen #confirm-arguments { max-height: 20; overflow-y: auto; }
+    ConfirmToolScreen #confirm-diff { max-height: 30; overflow-y: auto; }
     ConfirmToolScreen Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
     ConfirmToolScreen Button { margin-left: 2; }
     """
@@ -54,29 +57,44 @@ class ConfirmToolScreen(ArmedDialog):
     ANSWER_HINT = "y runs it · n or Esc refuses"
     FOCUS_WHEN_ARMED = "refuse"
 
-    def __init__(self, call: ToolCall, description: str = "", **arming: Any) -> None:
+    def __init__(
+        self, call: ToolCall, description: str = "", preview: Change | None = None, **arming: Any
+    ) -> None:
         super().__init__(**arming)
         self.call = call
         self.description = description
+        self.preview = preview
+        """The change a write_file / edit_file call would make, shown as its diff."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            title = Text("Run ")
-            title.append(terminal_safe(self.call.name), style="bold cyan")
-            title.append("?")
-            yield Static(title, id="confirm-title")
-            if self.description:
-                # an MCP server wrote it: nothing in it may drive the terminal
-                yield Static(Text(terminal_safe(self.description), style="dim"))
-            # escaped, not removed: what is about to run is shown exactly, and inert
-            arguments = json_terminal_safe(
-                json.dumps(dict(self.call.arguments), indent=2, ensure_ascii=False)
-            )
-            yield Static(Syntax(arguments, "json", word_wrap=True), id="confirm-arguments")
+            yield Static(self._title(), id="confirm-title")
+            if self.preview is not None:
+                # made terminal-safe by core.edits.diffs: escapes in the file are shown as text
+                yield Static(diff_text(self.preview.diff, DIFF_LINES_SHOWN), id="confirm-diff")
+            else:
+                if self.description:
+                    # an MCP server wrote it: nothing in it may drive the terminal
+                    yield Static(Text(terminal_safe(self.description), style="dim"))
+                # escaped, not removed: what is about to run is shown exactly, and inert
+                arguments = json_terminal_safe(
+                    json.dumps(dict(self.call.arguments), indent=2, ensure_ascii=False)
+                )
+                yield Static(Syntax(arguments, "json", word_wrap=True), id="confirm-arguments")
             yield self.hint()
             with Horizontal():
                 yield Button("Refuse (n)", variant="error", id="refuse")
                 yield Button("Run (y)", variant="success", id="run")
+
+    def _title(self) -> Text:
+        if self.preview is not None:
+            title = Text("Apply this change? ")
+            title.append(self.preview.summary, style="bold cyan")
+            return title
+        title = Text("Run ")
+        title.append(terminal_safe(self.call.name), style="bold cyan")
+        title.append("?")
+        return title
 
     @on(Button.Pressed, "#run")
     def _run(self) -> None:
@@ -90,6 +108,10 @@ class ConfirmToolScreen(ArmedDialog):
         """Close with `answer` (a footer click before arming is no answer either)."""
         if self.answers_now():
             self.dismiss(answer)
+
+
+DIFF_LINES_SHOWN = 400
+"""A longer diff is cut in the dialog (the tool's result and the log keep all of it)."""
 
 
 class QuestionScreen(ArmedDialog):
@@ -159,10 +181,10 @@ class DialogConfirmer:
         self.clock = clock
         self.arming = arming
 
-    async def confirm(self, call: ToolCall, tool: Any) -> bool:
-        """True when the user lets the call run."""
+    async def confirm(self, call: ToolCall, tool: Any, preview: Change | None = None) -> bool:
+        """True when the user lets the call run (`preview`: the change it makes, as a diff)."""
         description = str(getattr(tool, "description", "") or "")
-        return await self._show(ConfirmToolScreen(call, description, **self._arming()))
+        return await self._show(ConfirmToolScreen(call, description, preview, **self._arming()))
 
     async def ask(self, question: Question) -> bool:
         """True when the user says yes to entering a mode or passing the budget."""

@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Collapsible, Footer, Markdown, Static
 
+from modes_tui.core.edits.policy import Policy
 from modes_tui.core.history.events import RequestBuilt
 from modes_tui.core.history.transcript import TurnTranscript
 from modes_tui.core.terminal_text import json_terminal_safe
@@ -135,10 +136,14 @@ class InspectorScreen(Screen[None]):
         Binding("c", "copy_request", "Copy request JSON", id="inspector.copy"),
     ]
 
-    def __init__(self, record: TurnTranscript, *, tz: tzinfo | None = None) -> None:
+    def __init__(
+        self, record: TurnTranscript, *, tz: tzinfo | None = None, policy: Policy | None = None
+    ) -> None:
         super().__init__()
         self.record = record
         self._tz = tz
+        self.policy = policy
+        """What the turn's mode may do (its `permissions:` and `paths:`), when known."""
 
     def compose(self) -> ComposeResult:
         record = self.record
@@ -169,6 +174,10 @@ class InspectorScreen(Screen[None]):
             widgets.append(Static(heading, classes="heading"))
             for title, body, expanded in request_sections(built):
                 widgets.append(Collapsible(Static(body), title=title, collapsed=not expanded))
+        if self.policy is not None:
+            tools = [tool.name for tool in record.requests[-1].request.tools]
+            body = Text("\n".join(self.policy.lines(tools)))
+            widgets.append(Collapsible(Static(body), title="What this mode may do", collapsed=True))
         return widgets
 
     def _response_widgets(self) -> list[Widget]:

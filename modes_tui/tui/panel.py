@@ -11,7 +11,7 @@ the list itself is mounted with the first decision, not on the first frame.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import TYPE_CHECKING
@@ -24,6 +24,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from modes_tui.core.edits.policy import ASKS_BY_NATURE, Policy
 from modes_tui.tui.render import route_card
 
 if TYPE_CHECKING:
@@ -78,6 +79,27 @@ class DecisionList(OptionList):
         self._measured_width = width  # OptionList's own handler clears its caches next
 
 
+def policy_text(mode: str, policy: Policy, tools: Sequence[str]) -> Text:
+    """One short block: which tools the mode runs, asks about and may not use, and the
+    paths nobody may touch."""
+    by: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
+    for name in tools:
+        by[policy.rule(name, asks=name in ASKS_BY_NATURE).permission].append(name)
+    text = Text(f"{mode} may ", style="dim")
+    for permission, label, style in (
+        ("allow", "run", "green"),
+        ("ask", "ask", "yellow"),
+        ("deny", "not use", "red"),
+    ):
+        if by[permission]:
+            text.append(f"{label}: ", style="dim")
+            text.append(" ".join(by[permission]) + " ", style=style)
+    if policy.deny:
+        text.append("· never: ", style="dim")
+        text.append(" ".join(policy.deny.globs), style="red")
+    return text
+
+
 class RoutePanel(Vertical):
     """Routing decisions, newest first; Enter or a click opens the inspector."""
 
@@ -102,6 +124,8 @@ class RoutePanel(Vertical):
     RoutePanel > OptionList > .option-list--option { padding: 0 0; }
     RoutePanel > #panel-setting { padding: 0 1; height: auto; }
     RoutePanel > #panel-hint { color: $text-muted; padding: 0 1; }
+    RoutePanel > #panel-policy { padding: 0 1; height: auto; display: none; }
+    RoutePanel > #panel-policy.-shown { display: block; }
     RoutePanel > #panel-empty { color: $text-muted; padding: 1 1; height: 1fr; }
     RoutePanel > OptionList.-empty { display: none; }
     RoutePanel.-has-decisions > #panel-empty { display: none; }
@@ -140,6 +164,8 @@ class RoutePanel(Vertical):
         if self._live:
             hint = "enter: inspect a turn · ctrl+e: correct it"
         yield Static(hint, id="panel-hint")
+        if self._live:
+            yield Static("", id="panel-policy")
 
     @property
     def options(self) -> OptionList:
@@ -169,6 +195,15 @@ class RoutePanel(Vertical):
         self.setting, self.warning = setting, warning
         if self.is_mounted and self._live:
             self.query_one("#panel-setting", Static).update(self._setting_text())
+
+    def show_policy(self, mode: str | None, policy: Policy | None, tools: Sequence[str]) -> None:
+        """What the active mode may do with its tools (shown while it has tools)."""
+        if not self.is_mounted or not self._live:
+            return
+        line = self.query_one("#panel-policy", Static)
+        line.set_class(bool(tools) and policy is not None, "-shown")
+        if policy is not None and tools:
+            line.update(policy_text(mode or "no mode", policy, tools))
 
     def _option(self, index: int, entry: PanelEntry) -> Option:
         if entry.option is None:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from modes_tui.core.edits.diffs import diff_lines
+from modes_tui.core.edits.editor import EDIT_TOOL_NAMES
 from modes_tui.route_format import (
     CALLER_MARKS,
     duration,
@@ -195,7 +197,37 @@ def tool_summary(activity: ToolActivity) -> RenderableType:
     head.append(f"  {outcome}", style=style)
     if activity.duration_ms:
         head.append(f" · {duration(activity.duration_ms)}", style="dim")
+    if activity.call.name in EDIT_TOOL_NAMES and outcome == "ok":
+        # the change it made: its summary line, then the diff, coloured (live and in replay)
+        summary, _, diff = activity.result.partition("\n")
+        return Group(head, Text(summary, style="bold"), diff_text(diff, DIFF_PREVIEW_LINES))
     return Group(head, Text(preview(activity.result), style="dim"))
+
+
+DIFF_STYLES = {
+    "file": "bold",
+    "hunk": "cyan",
+    "add": "green",
+    "remove": "red",
+    "context": "",
+    "note": "dim italic",
+}
+"""How each kind of diff line is coloured."""
+DIFF_PREVIEW_LINES = 40
+"""Diff lines shown under a finished edit in the chat (the inspector shows all)."""
+
+
+def diff_text(diff: str, limit: int) -> Text:
+    """A unified diff (already terminal-safe: `core.edits.diffs`) coloured by line kind,
+    at most `limit` lines."""
+    text = Text()
+    lines = diff_lines(diff)
+    for line in lines[:limit]:
+        text.append(line.text + "\n", style=DIFF_STYLES[line.kind])
+    if len(lines) > limit:
+        text.append(f"… {len(lines) - limit} more lines\n", style="dim")
+    text.rstrip()
+    return text
 
 
 def preview(result: str) -> str:

@@ -6,7 +6,8 @@
 Modules, in the order a turn visits them:
 
     engine.py       `Engine`, the public face: run_turn, retry, resend, correct, cancel,
-                    clear, restore; owns the conversation and the parts
+                    clear, restore, plan_undo/undo; owns the conversation and the parts
+                    (the policy guard, the editor and checkpoints: core.edits)
     config.py       `EngineConfig`: the settings as one frozen value
     context.py      `TurnContext`: the parts a turn may use; `Recorder`: the session log
     turn.py         `Turn`: plays the phases and maps every ending to the close phase
@@ -18,6 +19,8 @@ Modules, in the order a turn visits them:
     request.py      the request a round sends: system part, history window, tool traffic
     mode_note.py    the note that tells a model another mode answered before
     tool_calls.py   the tool calls of a round: checks, guards, the tool, its result
+    hand_off.py     `switch_mode`: its guard, and the rest of the turn in the named mode
+    policy_guard.py the mode's policy decides each call: allow, ask with the diff, deny
     guards.py       `Guard` verdicts, the shipped guards and a turn's `Limits`
     questions.py    `Question`/`Asker`: what a turn may ask the user
     close.py        phase 3: finished / failed / cancelled / abandoned, and the records

@@ -25,37 +25,50 @@ The engine owns the parts and the conversation; each call that runs a turn hands
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from modes_tui.core.config.ports import ControlSource
+from modes_tui.core.edits.checkpoints import (
+    Checkpoint,
+    CheckpointRecord,
+    Checkpoints,
+    UndoPlan,
+    UndoResult,
+)
+from modes_tui.core.edits.editor import Editor, session_tools
+from modes_tui.core.edits.policy import Policy
 from modes_tui.core.engine.cancelling import TurnSlot
 from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.context import Recorder, TurnContext
 from modes_tui.core.engine.costs import TurnCosts
 from modes_tui.core.engine.guards import ConfirmationGuard, Limits, default_guards
+from modes_tui.core.engine.hand_off import HandOffGuard
+from modes_tui.core.engine.policy_guard import PolicyDecision, PolicyGuard
 from modes_tui.core.engine.ports import Asker, ChatModel, Confirmer, CorrectionRecorder, Guard
 from modes_tui.core.engine.prepare import TurnOrder
 from modes_tui.core.engine.rerun import CorrectionPlan, RoutedTurn, TurnCorrections
 from modes_tui.core.engine.setup import ModeSetups
 from modes_tui.core.engine.state import EngineState
 from modes_tui.core.engine.turn import Turn
-from modes_tui.core.errors import CorrectionRefused
+from modes_tui.core.errors import CorrectionRefused, ToolError
 from modes_tui.core.history.conversation import Conversation
 from modes_tui.core.history.events import TurnEvent
 from modes_tui.core.history.ledger import CostLedger
 from modes_tui.core.history.ports import SessionWriter
-from modes_tui.core.history.records import UiEventRecord
+from modes_tui.core.history.records import UiEventRecord, write_record
 from modes_tui.core.packs.profiles import Pack
 from modes_tui.core.routing.corrections import Correction
 from modes_tui.core.routing.router import Route, Router
 from modes_tui.core.tools.ports import ToolServers
 from modes_tui.core.tools.registry import ToolRegistry
-from modes_tui.core.tools.toolbox import default_registry
 
 __all__ = ["Confirmer", "Engine", "EngineConfig", "Limits"]
+
+log = logging.getLogger("modes_tui.engine")
 
 
 class Engine:
@@ -96,11 +109,21 @@ class Engine:
         self.router = router
         self.model = model
         self.control = control
-        self.tools = tools if tools is not None else default_registry(config.cwd, pack=pack)
+        self.tools = tools if tools is not None else session_tools(config.cwd, pack=pack)
+        self.checkpoints = Checkpoints()
+        """What each turn's writes replaced (`undo`)."""
+        self.editor: Editor = self.tools.editor or Editor(config.cwd)
+        """Plans, checkpoints and writes write_file / edit_file changes."""
         chosen = list(guards) if guards is not None else default_guards(config.limits)
-        if not any(isinstance(guard, ConfirmationGuard) for guard in chosen):
+        if not any(isinstance(guard, ConfirmationGuard | PolicyGuard) for guard in chosen):
             # last, so nobody is asked about a call another guard refuses
-            chosen.append(ConfirmationGuard(confirm))
+            targets = [p.name for p in pack.available() if p.auto_enter != "never"]
+            chosen.append(HandOffGuard(lambda: targets, self._policy))
+            chosen.append(
+                PolicyGuard(
+                    self._policy, config.cwd, confirm, editor=self.editor, record=self._policy_noted
+                )
+            )
         self.guards: list[Guard] = chosen
         """What every tool call passes before it runs, in order (append to extend)."""
         self.asker: Asker | None = confirm if isinstance(confirm, Asker) else None
@@ -113,6 +136,11 @@ class Engine:
         """The conversation and where it stands (history, turn count, mode, routes)."""
         self.recorder = Recorder(session)
         """The session log (a failed write is reported by the next route)."""
+        self.editor.bind(
+            checkpoints=self.checkpoints,
+            record=self._record_checkpoint,
+            turn=lambda: self.state.turn,
+        )
         self.corrections = TurnCorrections(
             corrections, router, session_id=lambda: getattr(self.session, "id", None)
         )
@@ -213,12 +241,15 @@ class Engine:
         """
         return self._play(TurnOrder("edit", text, force))
 
-    def correct(self, mode: str, *, turn: int | None = None) -> AsyncGenerator[TurnEvent, None]:
+    def correct(
+        self, mode: str, *, turn: int | None = None, rerun: bool = True
+    ) -> AsyncGenerator[TurnEvent, None]:
         """Say turn `turn` (default: the latest) belonged to `mode`: `async for event in ...`.
 
         A correction is recorded for the router to learn from. The latest turn is answered
         again in `mode` (the first `TurnCorrected` opens the re-run; the earlier answer leaves
-        the shared history but stays in the session log); an earlier turn only gets the
+        the shared history but stays in the session log); an earlier turn, or any turn with
+        `rerun=False` (keeping a hand-off: that mode answered already), only gets the
         correction recorded. The control file is not touched. Raises `CorrectionRefused` at
         once when the turn cannot be corrected as asked.
         """
@@ -227,9 +258,9 @@ class Engine:
         plan = self.corrections.plan(
             turn, mode, latest=self.state.turn, messages=self.state.conversation.messages
         )
-        if plan.rerun:
+        if plan.rerun and rerun:
             return self._play(TurnOrder("correction", force=mode, plan=plan))
-        return self._record_only(plan)
+        return self._record_only(replace(plan, rerun=False))
 
     def undo_correction(self) -> Correction:
         """Forget the latest correction made in this session (the answers stay)."""
@@ -240,6 +271,42 @@ class Engine:
             )
         )
         return correction
+
+    def plan_undo(self, count: int = 1) -> UndoPlan:
+        """What `/undo count` would put back, and which files changed on disk since."""
+        if self.slot.running:
+            raise RuntimeError("cannot undo while a turn runs; wait for it or cancel it")
+        return self.checkpoints.plan_undo(count, self.cwd)
+
+    def undo(self, plan: UndoPlan, *, overwrite: bool = False) -> UndoResult:
+        """Put back the files of `plan` (files changed since only with `overwrite`); recorded."""
+        if self.slot.running:
+            raise RuntimeError("cannot undo while a turn runs; wait for it or cancel it")
+        result = self.checkpoints.undo(plan, self.cwd, overwrite=overwrite)
+        if result.turns:
+            self.recorder.write(UiEventRecord(self.state.turn, "undo", result.to_dict()))
+        return result
+
+    def _policy(self, mode: str | None) -> Policy:
+        """What `mode` may do (no mode, or one not in the pack: the shipped default)."""
+        profile = self.pack.get(mode) if mode is not None else None
+        return profile.policy if profile is not None else Policy()
+
+    def _policy_noted(self, decision: PolicyDecision, answer: bool | None) -> None:
+        details = {**decision.to_dict(), "asked": answer is not None, "answer": answer}
+        self.recorder.write(UiEventRecord(self.state.turn, "policy", details))
+
+    def _record_checkpoint(self, checkpoint: Checkpoint) -> None:
+        if self.session is None:
+            return
+        try:
+            write_record(self.session, CheckpointRecord(checkpoint))
+        except Exception as error:  # no checkpoint, no write: /undo could not put it back
+            log.exception("could not write the checkpoint of %s", checkpoint.path)
+            raise ToolError(
+                f"the session log could not keep the previous content of {checkpoint.path} "
+                f"({type(error).__name__}); nothing was written"
+            ) from None
 
     def cancel(self) -> None:
         """Stop the running turn; it yields TurnCancelled(partial). Safe from any thread."""
@@ -261,12 +328,14 @@ class Engine:
         mode: str | None,
         routes: Sequence[Route] = (),
         routed: Sequence[RoutedTurn] = (),
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         """Carry on from a saved session (resume, fork): as if this engine had run its turns.
 
         `conversation` is the history the models saw, `turn` the last turn's number, `mode`
         the mode of the last turn (None: none, or `off`), `routes` the recorded decisions,
-        `routed` what the router decided per turn (so `/wrong` can correct those turns).
+        `routed` what the router decided per turn (so `/wrong` can correct those turns),
+        `checkpoints` what the turns' writes replaced (so `/undo` can put it back).
         """
         if self.slot.running:
             raise RuntimeError("cannot restore a session while a turn runs; cancel it first")
@@ -276,6 +345,8 @@ class Engine:
         state.routes = list(routes)
         state.mode = mode
         self.corrections.turns = {routed_turn.turn: routed_turn for routed_turn in routed}
+        if checkpoints is not None:
+            self.checkpoints.load(checkpoints.items, checkpoints.undone)
 
     # ------------------------------------------------------------------ the turn
 

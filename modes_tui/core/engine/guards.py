@@ -64,6 +64,8 @@ class PendingCall:
     """Calls earlier in this turn that reached the guards, oldest first."""
     messages: Sequence[Message]
     """The conversation so far (read-only)."""
+    mode: str | None = None
+    """The mode answering (its policy decides the call); None: no mode."""
 
 
 @dataclass(frozen=True, slots=True)

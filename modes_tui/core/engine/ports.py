@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from modes_tui.core.config.models import ModelPrice
 
 if TYPE_CHECKING:
+    from modes_tui.core.edits.checkpoints import Checkpoints, UndoPlan, UndoResult
+    from modes_tui.core.edits.editor import Change
     from modes_tui.core.engine.guards import PendingCall, Verdict
     from modes_tui.core.engine.questions import Question
     from modes_tui.core.engine.rerun import RoutedTurn
@@ -101,8 +103,9 @@ class Guard(Protocol):
 class Confirmer(Protocol):
     """Whoever can say yes or no to a tool call (the TUI's dialog, the REPL's prompt)."""
 
-    async def confirm(self, call: ToolCall, tool: Tool) -> bool:
-        """True to run the call; False declines it (the model reads the reason)."""
+    async def confirm(self, call: ToolCall, tool: Tool, preview: Change | None = None) -> bool:
+        """True to run the call; False declines it (the model reads the reason). `preview`:
+        the change a write_file / edit_file call would make (its diff is shown)."""
         ...
 
 
@@ -118,8 +121,10 @@ class Restorable(Protocol):
         mode: str | None,
         routes: Sequence[Route] = (),
         routed: Sequence[RoutedTurn] = (),
+        checkpoints: Checkpoints | None = None,
     ) -> None:
-        """Take the history, the last turn number, the current mode and the decisions."""
+        """Take the history, the last turn number, the current mode and the decisions (and
+        the files the turns changed, for `/undo`)."""
         ...
 
 
@@ -142,9 +147,20 @@ class TurnEngine(Restorable, Protocol):
         """Replace the last turn with an edited message (`force`: its `/MODE`)."""
         ...
 
-    def correct(self, mode: str, *, turn: int | None = None) -> AsyncIterator[TurnEvent]:
-        """Say a turn belonged to `mode`: the latest is answered again in it, an earlier one
-        only recorded. Raises ModesError (CorrectionRefused) when it cannot be done."""
+    def correct(
+        self, mode: str, *, turn: int | None = None, rerun: bool = True
+    ) -> AsyncIterator[TurnEvent]:
+        """Say a turn belonged to `mode`: the latest is answered again in it (unless `rerun`
+        is False: a hand-off the user keeps), an earlier one only recorded. Raises ModesError
+        (CorrectionRefused) when it cannot be done."""
+        ...
+
+    def plan_undo(self, count: int = 1) -> UndoPlan:
+        """What `/undo count` would put back."""
+        ...
+
+    def undo(self, plan: UndoPlan, *, overwrite: bool = False) -> UndoResult:
+        """Put back the files of the last turns that changed some."""
         ...
 
     def undo_correction(self) -> Correction:

@@ -80,6 +80,7 @@ async def prepare(
     state.routes.append(route)
     # `off` is a reserved name, never a mode: the turn runs with no mode at all
     turn.mode = None if route.mode_name == OFF else route.mode_name
+    turn.setting = control.mode
     ctx.recorder.write(RouteRecord(state.turn, route, control.mode, tuple(warnings)))
     yield RouteDecided(route, control.mode, tuple(warnings))
     ctx.stopper.checkpoint()

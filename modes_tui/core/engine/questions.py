@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-QuestionKind = Literal["enter_mode", "budget"]
+QuestionKind = Literal["enter_mode", "budget", "overwrite"]
 
 ANSWER_ARMING_SECONDS = 1.0
 """How long typing must pause before a question (or a tool confirmation) takes answers.
@@ -30,7 +30,8 @@ class Question:
     """A yes/no question about the turn that is about to run."""
 
     kind: QuestionKind
-    """enter_mode (a mode with `auto_enter: confirm`) or budget (the turn would pass it)."""
+    """enter_mode (a mode with `auto_enter: confirm`), budget (the turn would pass it) or
+    overwrite (`/undo` would overwrite files changed on disk since the turn wrote them)."""
     title: str
     """A short heading, e.g. "Enter shell?"."""
     text: str

@@ -20,6 +20,7 @@ from dataclasses import replace
 from modes_tui.core.engine import close
 from modes_tui.core.engine.context import TurnContext
 from modes_tui.core.engine.costs import fallback_note
+from modes_tui.core.engine.hand_off import hand_over
 from modes_tui.core.engine.request import build_request
 from modes_tui.core.engine.state import RoundLimit, TurnSetup, TurnState, usage_dict
 from modes_tui.core.engine.tool_calls import run_calls
@@ -99,6 +100,10 @@ async def play_round(
     async with contextlib.aclosing(tool_calls) as events:
         async for shown in events:
             yield shown
+    if turn.hand_off is not None and not last_round:
+        async with contextlib.aclosing(hand_over(ctx, turn)) as handed:
+            async for shown in handed:
+                yield shown
     if last_round:
         raise RoundLimit
 

@@ -110,6 +110,10 @@ class TurnState:
     """How much of this round's answer the checkpoints hold (None: no checkpoint yet)."""
     closed: bool = False
     """The turn has yielded its last event (finished, or refused before a request)."""
+    hand_off: ToolCall | None = None
+    """A `switch_mode` call of this round that went through: the next round is its mode's."""
+    setting: str = "auto"
+    """The control setting the turn was routed under (a hand-off's route records it too)."""
 
     def new_round(self) -> None:
         self.text.clear()

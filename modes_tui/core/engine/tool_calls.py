@@ -20,6 +20,7 @@ import time
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
+from modes_tui.core.edits.handoff import SWITCH_MODE
 from modes_tui.core.engine.context import TurnContext
 from modes_tui.core.engine.guards import Answer, Block, Cancel, Limits, PendingCall
 from modes_tui.core.engine.ports import Guard
@@ -96,6 +97,8 @@ async def run_calls(
         add_result(ctx, turn, chunk.call, outcome, result, took)
         yield ToolCallFinished(chunk.call, outcome, result, took)
         ctx.stopper.checkpoint()
+        if chunk.call.name == SWITCH_MODE and outcome == "ok":
+            turn.hand_off = chunk.call  # the next round is the named mode's (hand_off.py)
 
 
 def add_result(
@@ -137,6 +140,7 @@ async def resolve_call(
         round=round_no,
         earlier=tuple(state.guarded),
         messages=tuple(messages),
+        mode=state.setup.mode if state.setup else None,
     )
     state.guarded.append(chunk.call)
     for guard in guards:

@@ -23,10 +23,13 @@ and ignores fields it does not know, so old apps read new logs as far as they ca
 |             | models, tokens, cost, baseline_cost, baseline_model; also on a cancel);  |
 |             | a checkpoint: partial; later ones continues (AssistantRecord.continues)  |
 | tool_result | call (ToolCall.to_dict()), outcome, result, duration_ms                  |
+| checkpoint  | path, before (the file's text, null: it did not exist), after_sha256,    |
+|             | diff, tool, call_id: written before a tool changes a file (`/undo`)     |
 | ui_event    | event (forced_mode, cancel, clear, retry, resumed, forked, ...), plus    |
 |             | its own fields; `correction`: of (turn), answered_mode, corrected_mode,  |
 |             | rerun, correction (Correction.to_dict() or null), note;                  |
-|             | `correction_undone`: id                                                  |
+|             | `correction_undone`: id; `policy`: call_id, tool, permission, source,   |
+|             | reason, asked, answer; `undo`: turns, restored, removed, kept, failed    |
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast, get_args
 
+from modes_tui.core.edits.checkpoints import CheckpointRecord
 from modes_tui.core.errors import RecordError, cut_repr
 from modes_tui.core.history.conversation import Message, ToolCall
 from modes_tui.core.history.events import ToolOutcome
@@ -46,16 +50,10 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 
-RecordType = Literal["meta", "user", "route", "request", "assistant", "tool_result", "ui_event"]
-RECORD_TYPES: tuple[RecordType, ...] = (
-    "meta",
-    "user",
-    "route",
-    "request",
-    "assistant",
-    "tool_result",
-    "ui_event",
-)
+RecordType = Literal[
+    "meta", "user", "route", "request", "assistant", "tool_result", "checkpoint", "ui_event"
+]
+RECORD_TYPES: tuple[RecordType, ...] = get_args(RecordType)
 RESERVED_FIELDS = frozenset({"v", "type", "at", "turn"})
 """Set by the writer on every record; a record's own fields never use these names."""
 
@@ -63,6 +61,7 @@ __all__ = [
     "RECORD_TYPES",
     "SCHEMA_VERSION",
     "AssistantRecord",
+    "CheckpointRecord",
     "MetaRecord",
     "RecordType",
     "RequestRecord",
@@ -407,19 +406,12 @@ SessionRecord = (
     | RequestRecord
     | AssistantRecord
     | ToolResultRecord
+    | CheckpointRecord
     | UiEventRecord
 )
 """Every record a session log holds (closed: a new type is a new schema entry here)."""
 
-_BY_TYPE: dict[str, Any] = {
-    "meta": MetaRecord,
-    "user": UserRecord,
-    "route": RouteRecord,
-    "request": RequestRecord,
-    "assistant": AssistantRecord,
-    "tool_result": ToolResultRecord,
-    "ui_event": UiEventRecord,
-}
+_BY_TYPE: dict[str, Any] = {record.kind: record for record in get_args(SessionRecord)}
 
 
 def parse_record(data: Mapping[str, Any]) -> SessionRecord | None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -21,6 +21,8 @@ from modes_tui.core.config.settings import is_number, is_text, is_whole
 from modes_tui.core.errors import Problem, cut_repr
 from modes_tui.core.packs.prompts import UnreadablePackFile, read_pack_file
 from modes_tui.core.yaml_files import load_yaml, yaml_problem
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +128,27 @@ class FieldReader:
                 continue
             result.append(item.strip())
         return tuple(result)
+
+    def choice(
+        self, file: Path, data: Mapping[str, Any], key: str, choices: Sequence[T], default: T
+    ) -> T:
+        """`data[key]` if it is one of `choices` (YAML's `false` counts as `off`)."""
+        value = data.get(key, default)
+        for choice in choices:
+            if value == choice or (value is False and choice == "off"):
+                return choice
+        self.problem(file, key, f"{cut_repr(value)} is not one of {', '.join(map(str, choices))}")
+        return default
+
+    def checked(
+        self, file: Path, data: Mapping[str, Any], key: str, valid: Callable[[Any], bool], what: str
+    ) -> Any:
+        """`data[key]` if it is missing, null or `valid`; else None after noting it must be `what`."""
+        value = data.get(key)
+        if value is None or valid(value):
+            return value
+        self.problem(file, key, f"{cut_repr(value)} must be {what}")
+        return None
 
     def history(self, file: Path, value: Any, key: str) -> HistoryWindow:
         """`all`, null or `{last: N}` as a window."""

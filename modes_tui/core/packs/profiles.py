@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from modes_tui.core.config.settings import is_number, is_whole
+from modes_tui.core.edits.policy import Policy, hand_off_problems, read_policy
 from modes_tui.core.errors import DeclarationError, Problem, cut_repr
 from modes_tui.core.packs.fields import Availability, FieldReader, HistoryWindow, closest
 from modes_tui.core.packs.prompts import (
@@ -54,8 +56,19 @@ PROFILE_KEYS = frozenset(
         "instructions",
         "fallback_models",
         "auto_enter",
+        "permissions",
+        "paths",
+        "hand_off",
     }
 )
+
+
+_TEMPERATURE = lambda value: is_number(value, 0) and value <= 2  # noqa: E731
+_POSITIVE = lambda value: is_whole(value, 1)  # noqa: E731
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +109,8 @@ class Profile:
     """Models tried in order when the mode's model fails with a retryable error."""
     auto_enter: AutoEnter = "allow"
     """allow: the router may pick it; confirm: ask first; never: only by forcing it."""
+    policy: Policy = field(default_factory=Policy)
+    """What the mode may do: `permissions:` per tool and `paths:` (see core.edits.policy)."""
 
     def is_available(self, environ: Mapping[str, str] | None = None) -> bool:
         """Whether the router may choose this mode now."""
@@ -115,6 +130,7 @@ class Profile:
             "available": self.is_available(),
             "fallback_models": list(self.fallback_models),
             "auto_enter": self.auto_enter,
+            "policy": self.policy.summary(),
         }
 
 
@@ -302,6 +318,8 @@ class _PackReader(FieldReader):
         modes = {p.name: p.auto_enter for p in profiles}
         router = read_router(self, router_file, router_data or {}, modes)
         self._check_keys(profiles)
+        for source, key, message in hand_off_problems(profiles):
+            self.problem(source, key, message)
         prompts = PromptSet.discover(prompt_roots, [p.name for p in profiles])
         for template_problem in prompts.check(profiles):
             self._template_problem(template_problem)
@@ -343,7 +361,32 @@ class _PackReader(FieldReader):
         self, file: Path, data: Mapping[str, Any], prompt_roots: list[Path]
     ) -> Profile | None:
         self.unknown_keys(file, data, PROFILE_KEYS)
-        before = len(self.problems)
+        name = self._name(file, data)
+        # keyword arguments run in the order written: problems are listed in file-key order
+        return Profile(
+            name=name,
+            description=self._description(file, data, name, prompt_roots),
+            examples=self.strings(file, data, "examples"),
+            keywords=tuple(k.lower() for k in self.strings(file, data, "keywords")),
+            model=self._model(file, data),
+            thinking=self.choice(file, data, "thinking", THINKING_LEVELS, "off"),
+            temperature=_float(
+                self.checked(file, data, "temperature", _TEMPERATURE, "a number from 0 to 2")
+            ),
+            max_tokens=self.checked(file, data, "max_tokens", _POSITIVE, "a positive whole number"),
+            tools=self._tools(file, data),
+            mcp=self._servers(file, data),
+            history=self.history(file, data.get("history", {"last": 20}), "history"),
+            key=self._key(file, data),
+            available=self.availability(file, data.get("available")),
+            instructions=self._instructions(file, data),
+            source=str(file),
+            fallback_models=self.strings(file, data, "fallback_models"),
+            auto_enter=self.choice(file, data, "auto_enter", AUTO_ENTER, "allow"),
+            policy=self._policy(file, data),
+        )
+
+    def _name(self, file: Path, data: Mapping[str, Any]) -> str:
         name = data.get("name", file.stem)
         if not isinstance(name, str) or not NAME_PATTERN.match(name):
             self.problem(
@@ -351,25 +394,21 @@ class _PackReader(FieldReader):
                 "name",
                 f"{cut_repr(name)} is not a valid mode name (lowercase letters, digits, - or _)",
             )
-            name = file.stem
-        elif name in RESERVED_NAMES:
+            return file.stem
+        if name in RESERVED_NAMES:
             self.problem(
                 file,
                 "name",
                 f"{cut_repr(name)} is reserved (auto and off are control values); rename it",
             )
+        return name
 
+    def _description(
+        self, file: Path, data: Mapping[str, Any], name: str, prompt_roots: list[Path]
+    ) -> str:
         description = data.get("description")
         if description is None:
-            for root in prompt_roots:
-                candidate = root / name / "description.md"
-                if candidate.exists():
-                    try:
-                        description = read_pack_file(candidate)
-                    except UnreadablePackFile as error:
-                        self.problem(candidate, "", str(error))
-                        description = "(unreadable)"  # reported once, not again as missing
-                    break
+            description = self._description_file(name, prompt_roots)
         if not isinstance(description, str) or not description.strip():
             self.problem(
                 file,
@@ -377,40 +416,28 @@ class _PackReader(FieldReader):
                 "missing; say what belongs to this mode (from the user's side) in `description:` "
                 f"or prompts/{self.path.name}/{name}/description.md",
             )
-            description = ""
+            return ""
+        return " ".join(description.split())
 
-        examples = self.strings(file, data, "examples")
-        keywords = tuple(k.lower() for k in self.strings(file, data, "keywords"))
+    def _description_file(self, name: str, prompt_roots: list[Path]) -> str | None:
+        for root in prompt_roots:
+            candidate = root / name / "description.md"
+            if candidate.exists():
+                try:
+                    return read_pack_file(candidate)
+                except UnreadablePackFile as error:
+                    self.problem(candidate, "", str(error))
+                    return "(unreadable)"  # reported once, not again as missing
+        return None
+
+    def _model(self, file: Path, data: Mapping[str, Any]) -> str:
         model = data.get("model", "default")
         if not isinstance(model, str) or not model.strip():
             self.problem(file, "model", "must be a litellm model id or `default`")
-            model = "default"
-        thinking = data.get("thinking", "off")
-        if thinking is False:
-            thinking = "off"
-        if thinking not in THINKING_LEVELS:
-            self.problem(
-                file, "thinking", f"{cut_repr(thinking)} is not one of {', '.join(THINKING_LEVELS)}"
-            )
-            thinking = "off"
-        temperature = data.get("temperature")
-        if temperature is not None and (
-            isinstance(temperature, bool)
-            or not isinstance(temperature, int | float)
-            or not 0 <= temperature <= 2
-        ):
-            self.problem(
-                file, "temperature", f"{cut_repr(temperature)} must be a number from 0 to 2"
-            )
-            temperature = None
-        max_tokens = data.get("max_tokens")
-        if max_tokens is not None and (
-            isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0
-        ):
-            self.problem(
-                file, "max_tokens", f"{cut_repr(max_tokens)} must be a positive whole number"
-            )
-            max_tokens = None
+            return "default"
+        return model.strip()
+
+    def _tools(self, file: Path, data: Mapping[str, Any]) -> tuple[str, ...]:
         tools = self.strings(file, data, "tools")
         for index, tool in enumerate(tools):
             if tool not in self.known_tools and not self.tools_unresolved:
@@ -421,45 +448,29 @@ class _PackReader(FieldReader):
                     f"tools[{index}]",
                     f"unknown tool {cut_repr(tool)}{extra} (known: {', '.join(sorted(self.known_tools))})",
                 )
-        mcp = self._servers(file, data)
-        history = self.history(file, data.get("history", {"last": 20}), "history")
+        return tools
+
+    def _key(self, file: Path, data: Mapping[str, Any]) -> str | None:
         key = data.get("key")
-        if key is not None and (not isinstance(key, str) or not key.strip()):
+        if key is None:
+            return None
+        if not isinstance(key, str) or not key.strip():
             self.problem(file, "key", f"{cut_repr(key)} must be a key name such as f2 or ctrl+k")
-            key = None
-        available = self.availability(file, data.get("available"))
+            return None
+        return key.strip().lower()
+
+    def _instructions(self, file: Path, data: Mapping[str, Any]) -> str:
         instructions = data.get("instructions", "")
         if not isinstance(instructions, str):
             self.problem(file, "instructions", "must be text (a Jinja2 template)")
-            instructions = ""
-        fallback_models = self.strings(file, data, "fallback_models")
-        auto_enter = data.get("auto_enter", "allow")
-        if auto_enter not in AUTO_ENTER:
-            self.problem(
-                file, "auto_enter", f"{cut_repr(auto_enter)} is not one of {', '.join(AUTO_ENTER)}"
-            )
-            auto_enter = "allow"
-        if len(self.problems) > before and not isinstance(name, str):
-            return None
-        return Profile(
-            name=str(name),
-            description=" ".join(description.split()),
-            examples=examples,
-            keywords=keywords,
-            model=model.strip(),
-            thinking=thinking,
-            temperature=float(temperature) if temperature is not None else None,
-            max_tokens=max_tokens,
-            tools=tools,
-            mcp=mcp,
-            history=history,
-            key=key.strip().lower() if isinstance(key, str) else None,
-            available=available,
-            instructions=instructions,
-            source=str(file),
-            fallback_models=fallback_models,
-            auto_enter=auto_enter,
-        )
+            return ""
+        return instructions
+
+    def _policy(self, file: Path, data: Mapping[str, Any]) -> Policy:
+        policy, problems = read_policy(data, self.known_tools)
+        for key, message in problems:
+            self.problem(file, key, message)
+        return policy
 
     def _servers(self, file: Path, data: Mapping[str, Any]) -> tuple[str, ...]:
         names = self.strings(file, data, "mcp")

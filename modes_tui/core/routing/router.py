@@ -13,6 +13,7 @@ asks the classifier, and applies the outcome table (first rule that applies):
 | threshold on, confidence missing                | fallback   | Confidence not scored                   |
 | threshold on, confidence below it               | fallback   | Below confidence threshold              |
 | otherwise                                       | classifier | the decision's reason                   |
+| (mid-turn) the mode's model handed over         | model      | the model's reason (`switch_mode`)      |
 
 Before the threshold rules, the conversation (`core.routing.follow_up`): when a mode answered the
 previous turn, the message's follow-up score `f` raises that mode's confidence to
@@ -54,7 +55,7 @@ if TYPE_CHECKING:  # profiles pulls in YAML and Jinja2, which the app's first fr
     from modes_tui.core.packs.profiles import Pack, Profile
     from modes_tui.core.routing.ports import Classifier
 
-DecidedBy = Literal["caller", "classifier", "fallback"]
+DecidedBy = Literal["caller", "classifier", "fallback", "model"]
 
 REASON_FORCED = "Mode requested by caller"
 REASON_ONLY_FALLBACK = "No other mode available"
@@ -154,7 +155,7 @@ class Route:
     mode_name: str
     """The mode that takes the turn."""
     decided_by: DecidedBy
-    """caller (forced), classifier, or fallback."""
+    """caller (forced), classifier, fallback, or model (a hand-off mid-turn)."""
     reason: str | None
     """Why this mode (see the outcome table)."""
     decision: Decision | None = None

@@ -27,6 +27,8 @@ from __future__ import annotations
 from importlib import import_module
 
 __all__ = [
+    "ConfinedRoot",
+    "MissingError",
     "ServerTools",
     "Tool",
     "ToolError",
@@ -35,10 +37,14 @@ __all__ = [
     "default_registry",
     "known_tool_names",
     "server_tools",
+    "shown_path",
     "tool",
 ]
 
 _HOMES = {
+    "ConfinedRoot": "confined",
+    "MissingError": "confined",
+    "shown_path": "confined",
     "ToolServers": "ports",
     "Tool": "registry",
     "ToolError": "registry",

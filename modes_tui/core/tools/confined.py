@@ -38,6 +38,7 @@ __all__ = [
     "MAX_WALK_DEPTH",
     "ConfinedRoot",
     "Entry",
+    "MissingError",
     "Opened",
     "OutsideError",
     "shown_path",
@@ -63,6 +64,10 @@ def shown_path(raw: str, limit: int = 120) -> str:
 
 class OutsideError(ToolError):
     """A path, or a link on it, leads outside the working directory."""
+
+
+class MissingError(ToolError):
+    """A name on the path does not exist (a writing tool may create it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,7 +356,8 @@ _REASONS = {
 def _refused(raw: str, where: str, error: OSError) -> ToolError:
     reason = _REASONS.get(error.errno or 0) or f"cannot be opened: {error.strerror or error}"
     at = "" if where in (raw.strip("/"), ".") else f" (at `{shown_path(where)}`)"
-    return ToolError(f"`{shown_path(raw)}`{at} {reason}")
+    kind = MissingError if error.errno == errno.ENOENT else ToolError
+    return kind(f"`{shown_path(raw)}`{at} {reason}")
 
 
 def _by_name(entry: Entry) -> str:

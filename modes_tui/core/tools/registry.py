@@ -39,6 +39,9 @@ BUILTIN_TOOL_NAMES = frozenset(
         "list_files",
         "search_files",
         "run_command",
+        "write_file",
+        "edit_file",
+        "switch_mode",
     }
 )
 
@@ -206,20 +209,23 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return description, args
 
 
+_SCALARS: tuple[tuple[Any, str], ...] = (
+    (str, "string"),
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (type(None), "null"),
+)
+"""Python types that are one JSON type (checked by identity: bool is not int here)."""
+
+
 def schema_of(annotation: Any) -> dict[str, Any]:
     """The JSON schema of a type hint (str, int, float, bool, Literal, Enum, list, dict, X | None)."""
     if annotation is Any or annotation is inspect.Parameter.empty:
         return {}
-    if annotation is str:
-        return {"type": "string"}
-    if annotation is bool:
-        return {"type": "boolean"}
-    if annotation is int:
-        return {"type": "integer"}
-    if annotation is float:
-        return {"type": "number"}
-    if annotation is type(None):
-        return {"type": "null"}
+    for scalar, name in _SCALARS:
+        if annotation is scalar:
+            return {"type": name}
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return _enum_schema([member.value for member in annotation])
     origin = get_origin(annotation)
@@ -350,9 +356,12 @@ def _json_name(value: Any) -> str:
 class ToolRegistry:
     """Every tool the engine can offer, by name; a mode offers only the ones it lists."""
 
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+    def __init__(self, tools: Iterable[Tool] = (), *, editor: Any = None) -> None:
         self.tools: dict[str, Tool] = {}
         """Name -> tool."""
+        self.editor = editor
+        """The `core.edits.Editor` behind write_file and edit_file, if they are here: the
+        engine binds it to its session (checkpoints, the turn) and its policy guard."""
         for item in tools:
             self.add(item)
 

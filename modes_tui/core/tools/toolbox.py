@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from modes_tui.core.packs.profiles import Pack
@@ -14,9 +15,12 @@ def default_registry(
     *,
     pack: Pack | None = None,
     command_timeout: float = 30.0,
+    denied: Callable[[str], str | None] | None = None,
 ) -> ToolRegistry:
-    """Files and commands confined to `cwd`, plus `pack`'s own tools made fresh for a session."""
-    workspace = Workspace(Path(cwd) if cwd is not None else Path.cwd())
+    """Files and commands confined to `cwd`, plus `pack`'s own tools made fresh for a
+    session (`core.edits.session_tools` adds the edit tools and switch_mode on top).
+    `denied`: the answering mode's `paths: deny:` check, which a search honours."""
+    workspace = Workspace(Path(cwd) if cwd is not None else Path.cwd(), denied=denied)
     registry = ToolRegistry(file_tools(workspace))
     registry.add(command_tool(workspace, timeout=command_timeout))
     for item in pack.make_tools() if pack is not None else ():

@@ -20,7 +20,7 @@ import fnmatch
 import io
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,10 @@ class Workspace:
     """search_files looks at no more than this many files."""
     search_seconds: float = 5.0
     """search_files stops a pattern that matches for longer than this (seconds, in total)."""
+    denied: Callable[[str], str | None] | None = None
+    """The answering mode's `paths: deny:` check (path -> the glob that covers it): a
+    search over a folder does not read what it covers (the policy guard refuses a denied
+    path named directly)."""
 
     @property
     def base(self) -> Path:
@@ -286,6 +290,8 @@ def _feed(
         scanned += 1
         if scanned > workspace.max_search_files:
             return True
+        if workspace.denied is not None and workspace.denied(relative):
+            continue
         data = _searchable(root, relative, workspace.max_search_bytes)
         if data is None:
             continue

@@ -1,0 +1,103 @@
+"""A hand-off inside a turn: `HandOffGuard` lets a `switch_mode` call (the tool:
+`core.edits.handoff`) through only as the policy allows; after it, the next rounds are the
+named mode's (`hand_over`), under a route `decided_by: model` (`hand_off_route`).
+
+The new route (`decided_by: model`, the model's reason) is recorded and yielded like the
+turn's first, then the mode change, then the new mode's setup replaces the turn's: its
+instructions, tools and model answer the rest of the turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable, Collection
+from dataclasses import replace
+
+from modes_tui.core.edits.handoff import SWITCH_MODE
+from modes_tui.core.edits.policy import Policy
+from modes_tui.core.engine.context import TurnContext
+from modes_tui.core.engine.guards import Block, PendingCall, Verdict
+from modes_tui.core.engine.state import TurnState
+from modes_tui.core.errors import cut_repr
+from modes_tui.core.history.events import ModeChanged, RouteDecided, TurnEvent
+from modes_tui.core.history.records import RouteRecord
+from modes_tui.core.routing.router import Route
+
+__all__ = ["REASON_CHARS", "HandOffGuard", "hand_off_route", "hand_over"]
+
+REASON_CHARS = 300
+"""A model's reason is cut to this many characters (it is shown in the panel)."""
+
+
+async def hand_over(ctx: TurnContext, turn: TurnState) -> AsyncGenerator[TurnEvent, None]:
+    """Route the rest of the turn to the mode of `turn.hand_off` (then cleared)."""
+    call, turn.hand_off = turn.hand_off, None
+    if call is None:
+        return
+    state = ctx.state
+    handed = hand_off_route(
+        state.routes[-1], str(call.arguments.get("mode")), str(call.arguments.get("reason"))
+    )
+    state.routes.append(handed)
+    ctx.recorder.write(RouteRecord(state.turn, handed, turn.setting, ()))
+    yield RouteDecided(handed, turn.setting, ())
+    previous, state.mode = state.mode, handed.mode_name
+    turn.mode = handed.mode_name
+    yield ModeChanged(previous, handed.mode_name)
+    turn.setup = await ctx.stopper.step(ctx.setups.resolve(ctx.config, turn.mode))
+
+
+class HandOffGuard:
+    """Lets `switch_mode` through only once per turn, to a mode the policy allows."""
+
+    def __init__(
+        self,
+        modes: Callable[[], Collection[str]],
+        policy: Callable[[str | None], Policy],
+    ) -> None:
+        self.modes = modes
+        """The modes the router may choose now (available, not `auto_enter: never`)."""
+        self.policy = policy
+        """A mode's policy (its `hand_off:` list)."""
+
+    def check(self, pending: PendingCall) -> Verdict | None:
+        if pending.call.name != SWITCH_MODE:
+            return None
+        target = str(pending.call.arguments.get("mode", ""))
+        problem = self._problem(pending, target)
+        if problem is None:
+            return None
+        return Block(f"{problem}; answer in this mode instead", type="hand_off_refused")
+
+    def _problem(self, pending: PendingCall, target: str) -> str | None:
+        if any(call.name == SWITCH_MODE for call in pending.earlier):
+            return "this turn was already handed over once"
+        if target == pending.mode:
+            return f"this turn is already in {cut_repr(target)}"
+        modes = self.modes()
+        if target not in modes:
+            return f"there is no mode {cut_repr(target)} to hand to (modes: {', '.join(modes)})"
+        allowed = self.policy(pending.mode).hand_off
+        if allowed is not None and target not in allowed:
+            return f"this mode may hand over only to {', '.join(allowed) or 'no mode'}"
+        return None
+
+
+def hand_off_route(route: Route, target: str, reason: str) -> Route:
+    """The route of the rest of a turn that `route`'s mode handed to `target`."""
+    reason = " ".join(reason.split())[:REASON_CHARS] or "no reason given"
+    return replace(
+        route,
+        mode_name=target,
+        decided_by="model",
+        reason=reason,
+        decision=None,
+        duration_ms=None,
+        classifier=None,
+        error=None,
+        runner_up=None,
+        sticky=False,
+        stages=(),
+        one_shot=False,
+        follow_up=None,
+        alone=None,
+    )

@@ -1,0 +1,202 @@
+"""The policy guard: a mode's `permissions:` and `paths:` decide each tool call.
+
+It stands where the confirmation guard stood (last, so nobody is asked about a call
+another guard refuses) and does its work too:
+
+    deny            blocked at once, nobody asked: a `permissions:` rule says deny, the path
+                    is covered by `paths: deny:`, or a write goes outside `paths: write:`
+    allow           runs without a question
+    ask             the user is asked; for write_file / edit_file the question carries the
+                    change (`Change`: its diff), planned now, and the tool later writes
+                    exactly that change or nothing (`Editor.apply`)
+
+A write the editor cannot plan (old_text matches nothing, a binary file) is refused with
+the editor's own message before anyone is asked. Every decision but the shipped default's
+allow (a read, as every call was before policies) goes to `record` with the rule that made
+it and the user's answer; the engine writes it to the session as a `policy` ui_event.
+Paths are checked both as given and as they really are (links inside followed), so a link
+`notes -> .env` does not open a denied file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from modes_tui.core.edits.editor import EDIT_TOOL_NAMES, Change, Editor
+from modes_tui.core.edits.policy import Permission, Policy
+from modes_tui.core.engine.guards import (
+    DECLINED,
+    NOBODY_TO_ASK,
+    Block,
+    Cancel,
+    PendingCall,
+    Verdict,
+)
+from modes_tui.core.errors import ToolError
+from modes_tui.core.tools.confined import ConfinedRoot, MissingError, shown_path
+
+__all__ = ["PATH_TOOLS", "PolicyDecision", "PolicyGuard", "PreviewConfirmer", "decide"]
+
+log = logging.getLogger("modes_tui.guards")
+
+PATH_TOOLS = frozenset({"read_file", "list_files", "search_files", "write_file", "edit_file"})
+"""Built-in tools whose `path` argument the policy's `paths:` rules look at."""
+
+
+class PreviewConfirmer(Protocol):
+    """A `Confirmer` that can show the change a call would make."""
+
+    async def confirm(self, call: Any, tool: Any, preview: Change | None = None) -> bool:
+        """True to run the call."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyDecision:
+    """What the policy said about one call, and why."""
+
+    tool: str
+    """The tool called."""
+    permission: Permission
+    """allow, ask or deny."""
+    source: str
+    """The rule: `permissions.<key>`, `permissions.default`, `paths.deny`, `paths.write`,
+    or `default` (the shipped default)."""
+    reason: str = ""
+    """For a deny: what the model reads."""
+    path: str = ""
+    """The path it looked at (real, under the working directory), if any."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """For the session log's `policy` event."""
+        return {
+            "tool": self.tool,
+            "permission": self.permission,
+            "source": self.source,
+            "reason": self.reason,
+            "path": self.path,
+        }
+
+
+def decide(
+    policy: Policy, tool: str, asks: bool, arguments: Mapping[str, Any], root: Path
+) -> PolicyDecision:
+    """The policy's decision on calling `tool` (`asks`: it asks by its nature) with
+    `arguments` in the working directory `root`."""
+    rule = policy.rule(tool, asks=asks)
+    if rule.permission == "deny":
+        reason = f"this mode may not use {tool} ({rule.source}: deny); do not retry it"
+        return PolicyDecision(tool, "deny", rule.source, reason)
+    if tool not in PATH_TOOLS or not isinstance(arguments.get("path", "."), str):
+        return PolicyDecision(tool, rule.permission, rule.source)
+    names = _names(root, str(arguments.get("path", ".")))
+    shown = shown_path(names[-1])
+    glob = policy.denied(*names)
+    if glob is not None:
+        reason = (
+            f"`{shown}` is off limits (paths.deny: {glob}); nobody may read or write it "
+            "here. Do not retry it; work without it or ask the user"
+        )
+        return PolicyDecision(tool, "deny", "paths.deny", reason, names[-1])
+    if tool in EDIT_TOOL_NAMES and not policy.may_write(*names):
+        reason = (
+            f"this mode may write only {', '.join(policy.write.globs)} (paths.write); "
+            f"`{shown}` is not one of them. Do not retry it; say what you would change"
+        )
+        return PolicyDecision(tool, "deny", "paths.write", reason, names[-1])
+    return PolicyDecision(tool, rule.permission, rule.source, "", names[-1])
+
+
+def _names(root: Path, raw: str) -> tuple[str, ...]:
+    """`raw` as written (normalised) and where it really is; refusals are the tool's job."""
+    try:
+        with ConfinedRoot(root) as confined:
+            parts = confined.parts(raw)
+            lexical = posixpath.normpath("/".join(parts)) if parts else "."
+            try:
+                opened = confined.open(raw, os.O_RDONLY | os.O_NONBLOCK)
+            except MissingError:
+                return (lexical,)
+            os.close(opened.fd)
+            return (lexical, opened.relative)
+    except ToolError:
+        return (raw,)  # outside, a loop, a NUL: the tool refuses it with its own message
+
+
+class PolicyGuard:
+    """Decides every call by the current mode's policy; asks (with the diff) when it says so."""
+
+    def __init__(
+        self,
+        policy: Callable[[str | None], Policy],
+        root: Path,
+        confirmer: PreviewConfirmer | None,
+        *,
+        editor: Editor | None = None,
+        record: Callable[[PolicyDecision, bool | None], None] | None = None,
+    ) -> None:
+        self.policy = policy
+        """The policy of a mode (None: no mode, the `off` setting)."""
+        self.root = root
+        self.confirmer = confirmer
+        self.editor = editor
+        """Plans write_file / edit_file changes for the question (None: asked without a diff)."""
+        self.record = record
+        """Gets each decision and the user's answer (None: nobody was asked)."""
+
+    async def check(self, pending: PendingCall) -> Verdict | None:
+        call, tool = pending.call, pending.tool
+        policy = self.policy(pending.mode)
+        if self.editor is not None:
+            self.editor.policy = policy  # what a search that runs next may not read
+        decision = decide(policy, call.name, tool.needs_confirmation, call.arguments, self.root)
+        if decision.permission == "deny":
+            self._note(decision, None)
+            return Block(decision.reason, type="policy_denied")
+        if decision.permission == "allow":
+            self._note(decision, None)
+            return None
+        try:
+            preview = self._preview(call.name, call.arguments)
+        except ToolError as error:
+            self._note(decision, None)
+            return Block(error.message, type="tool_error")
+        allowed = await self._ask(pending, preview)
+        self._note(decision, allowed)
+        if allowed:
+            return None
+        if self.editor is not None and preview is not None:
+            self.editor.forget(call.name, call.arguments)
+        return Cancel(DECLINED if self.confirmer is not None else NOBODY_TO_ASK)
+
+    def _preview(self, name: str, arguments: Mapping[str, Any]) -> Change | None:
+        if self.editor is None or name not in EDIT_TOOL_NAMES:
+            return None
+        return self.editor.preview(name, arguments)
+
+    async def _ask(self, pending: PendingCall, preview: Change | None) -> bool:
+        if self.confirmer is None:
+            return False
+        try:
+            if preview is None:
+                return await self.confirmer.confirm(pending.call, pending.tool)
+            return await self.confirmer.confirm(pending.call, pending.tool, preview=preview)
+        except Exception:  # a broken dialog must not let the call run
+            log.exception(
+                "the confirmation of %s failed; treating it as declined", pending.call.name
+            )
+            return False
+
+    def _note(self, decision: PolicyDecision, answer: bool | None) -> None:
+        if self.record is None or (decision.permission, decision.source) == ("allow", "default"):
+            return  # a read by the shipped default is what every call always was: not news
+        try:
+            self.record(decision, answer)
+        except Exception:  # the log's trouble is reported by the engine; the call goes on
+            log.exception("could not record the policy decision on %s", decision.tool)
