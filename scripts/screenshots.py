@@ -214,6 +214,85 @@ async def say(pilot: Pilot[None], app: ModesApp, text: str) -> None:
     await until(pilot, lambda: len(app.records) > count and not app.turns.running)
 
 
+Save = Callable[[str], None]
+
+
+async def chat_scenes(pilot: Pilot[None], app: ModesApp, save: Save, _log_id: str) -> None:
+    """The main screen after a few turns, then the inspector of the code turn."""
+    for message in MESSAGES:
+        await say(pilot, app, message)
+    await pilot.pause(0.3)
+    save("main")
+    app.panel.options.focus()
+    app.panel.options.highlighted = 1  # the code turn: a tool call and two requests
+    await pilot.press("enter")
+    await pilot.pause(0.4)
+    save("inspector")
+    await pilot.press("escape")
+
+
+async def shell_scene(pilot: Pilot[None], app: ModesApp, save: Save, _log_id: str) -> None:
+    """A forced shell turn waiting on its armed confirmation."""
+    app.prompt.focus()
+    await pilot.press("f5")  # force shell
+    await until(pilot, lambda: "forced shell" in app.header.render_text().plain)
+    app.prompt.value = "what's in this folder?"
+    await pilot.press("enter")
+    await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmToolScreen")
+    await until(pilot, lambda: bool(getattr(app.screen, "armed", False)))  # takes answers
+    await pilot.pause(0.3)
+    save("forced")
+    await pilot.press("n")
+    await until(pilot, lambda: not app.turns.running)
+    await pilot.press("ctrl+g")  # back to auto
+
+
+async def replay_scene(pilot: Pilot[None], app: ModesApp, save: Save, log_id: str) -> None:
+    """The session replayed against today's router."""
+    app.prompt.value = f"/replay {log_id}"
+    await pilot.press("enter")
+    await until(pilot, lambda: app.screen.__class__.__name__ == "ReplayScreen")
+    await until(pilot, lambda: "turns agree" in str(app.screen.session.summary))
+    await pilot.pause(0.4)
+    save("replay")
+    await pilot.press("escape")
+
+
+async def correction_scenes(pilot: Pilot[None], app: ModesApp, save: Save, _log_id: str) -> None:
+    """The wrong-mode picker, then the corrected turn."""
+    await say(pilot, app, CORRECTED)
+    await pilot.press("ctrl+e")  # wrong mode: the picker, with the router's probabilities
+    await until(pilot, lambda: app.screen.__class__.__name__ == "CorrectScreen")
+    await pilot.pause(0.3)
+    save("correct")
+    choices = [name for name, _ in app.screen.choices]  # type: ignore[attr-defined]
+    await pilot.press(str(1 + choices.index("write")))
+    await until(pilot, lambda: len(app.records[-1].superseded) == 1 and not app.turns.running)
+    await pilot.pause(0.4)
+    save("corrected")
+    await until(pilot, lambda: len(app.screen_stack) == 1)
+
+
+async def typeahead_scenes(pilot: Pilot[None], app: ModesApp, save: Save, _log_id: str) -> None:
+    """Messages sent while an answer streams wait above the prompt; then a narrow terminal."""
+    app.prompt.focus()
+    app.prompt.value = "explain the fix in more detail"
+    await pilot.press("enter")
+    await until(pilot, lambda: len(app.records[-1].answer) > 60)
+    for text in TYPED_AHEAD:
+        app.prompt.value = text
+        await pilot.press("enter")
+    await until(pilot, lambda: len(app.pending) == 2)
+    app.prompt.value = "one more thought,\nover two lines"
+    await pilot.pause(0.3)
+    save("typeahead")
+    app.prompt.value = ""
+    await until(pilot, lambda: not len(app.pending) and not app.turns.running, timeout=30)
+    await pilot.resize_terminal(80, 24)
+    await pilot.pause(0.4)
+    save("narrow")
+
+
 async def shoot(out: Path) -> list[Path]:
     pin_the_clock()
     workdir = Path(tempfile.gettempdir()) / "modes-tui-demo"
@@ -232,70 +311,8 @@ async def shoot(out: Path) -> list[Path]:
         app.prompt.cursor_blink = False
         app.status.animated = False
         await until(pilot, lambda: app.engine is not None)
-        for message in MESSAGES:
-            await say(pilot, app, message)
-        await pilot.pause(0.3)
-        save("main")
-
-        app.panel.options.focus()
-        app.panel.options.highlighted = 1  # the code turn: a tool call and two requests
-        await pilot.press("enter")
-        await pilot.pause(0.4)
-        save("inspector")
-        await pilot.press("escape")
-
-        app.prompt.focus()
-        await pilot.press("f5")  # force shell
-        await until(pilot, lambda: "forced shell" in app.header.render_text().plain)
-        app.prompt.value = "what's in this folder?"
-        await pilot.press("enter")
-        await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmToolScreen")
-        await until(pilot, lambda: bool(getattr(app.screen, "armed", False)))  # takes answers
-        await pilot.pause(0.3)
-        save("forced")
-        await pilot.press("n")
-        await until(pilot, lambda: not app.turns.running)
-        await pilot.press("ctrl+g")  # back to auto
-
-        app.prompt.value = f"/replay {log.id}"
-        await pilot.press("enter")
-        await until(pilot, lambda: app.screen.__class__.__name__ == "ReplayScreen")
-        await until(pilot, lambda: "turns agree" in str(app.screen.session.summary))
-        await pilot.pause(0.4)
-        save("replay")
-        await pilot.press("escape")
-
-        await say(pilot, app, CORRECTED)
-        await pilot.press("ctrl+e")  # wrong mode: the picker, with the router's probabilities
-        await until(pilot, lambda: app.screen.__class__.__name__ == "CorrectScreen")
-        await pilot.pause(0.3)
-        save("correct")
-        choices = [name for name, _ in app.screen.choices]  # type: ignore[attr-defined]
-        await pilot.press(str(1 + choices.index("write")))
-        await until(pilot, lambda: len(app.records[-1].superseded) == 1 and not app.turns.running)
-        await pilot.pause(0.4)
-        save("corrected")
-
-        await until(pilot, lambda: len(app.screen_stack) == 1)
-
-        # Type-ahead: messages sent while an answer streams wait above the prompt.
-        app.prompt.focus()
-        app.prompt.value = "explain the fix in more detail"
-        await pilot.press("enter")
-        await until(pilot, lambda: len(app.records[-1].answer) > 60)
-        for text in TYPED_AHEAD:
-            app.prompt.value = text
-            await pilot.press("enter")
-        await until(pilot, lambda: len(app.pending) == 2)
-        app.prompt.value = "one more thought,\nover two lines"
-        await pilot.pause(0.3)
-        save("typeahead")
-        app.prompt.value = ""
-        await until(pilot, lambda: not len(app.pending) and not app.turns.running, timeout=30)
-
-        await pilot.resize_terminal(80, 24)
-        await pilot.pause(0.4)
-        save("narrow")
+        for scene in (chat_scenes, shell_scene, replay_scene, correction_scenes, typeahead_scenes):
+            await scene(pilot, app, save, log.id)
     log.close()
     return written
 
