@@ -177,7 +177,11 @@ class _TurnBuilder:
             self.settle_mode(record.mode)
             self.events.append(
                 RequestBuilt(
-                    request_from_dict(record.request), record.mode, record.round, record.notes
+                    request_from_dict(record.request),
+                    record.mode,
+                    record.round,
+                    record.notes,
+                    role=record.role,
                 )
             )
         elif isinstance(record, AssistantRecord):

@@ -201,6 +201,8 @@ class RequestRecord(_OnDisk):
     """{from, kind, error} when a fallback model took over from a failed one."""
     at: str = ""
     """When it was written (UTC ISO 8601; set by the writer)."""
+    role: str | None = None
+    """The role (`fast`, `strong`) that gave the request's model; None for a plain name."""
     kind: ClassVar[Literal["request"]] = "request"
     """The record type."""
 
@@ -214,6 +216,8 @@ class RequestRecord(_OnDisk):
         }
         if self.fallback is not None:
             written["fallback"] = self.fallback
+        if self.role is not None:
+            written["role"] = self.role
         return written
 
     @classmethod
@@ -229,6 +233,7 @@ class RequestRecord(_OnDisk):
             _strings(data, "request", "notes"),
             fallback if isinstance(fallback, Mapping) else None,
             _at(data),
+            data["role"] if isinstance(data.get("role"), str) else None,
         )
 
 
