@@ -43,7 +43,7 @@ from modes_tui.core.yaml_files import load_yaml, yaml_problem
 from modes_tui.mcp.config import McpServer, parse_mcp_servers
 
 ENV_PREFIX = "MODES_TUI_"
-NOT_SETTINGS = frozenset({HOME_ENV})
+NOT_SETTINGS = frozenset({HOME_ENV, "MODES_TUI_INIT_PORTS"})
 """`MODES_TUI_*` variables that mean something else and are never reported as unknown."""
 
 
