@@ -304,3 +304,15 @@ def test_models_check_exits_0_when_every_model_answers(
         write_config({"default_model": "good", "models": {"good": good}})
         assert main(["models", "--check"]) == 0
     assert "1 of 1 answered" in capsys.readouterr().out
+
+
+def test_the_readme_roles_example_is_valid() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    block = readme.split("## Models", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
+    data = yaml.safe_load(block)
+    models = ModelCatalog(
+        parse_models(data["models"], where="README.md"), data["default_model"], data["roles"]
+    )
+    check_roles(models)
+    assert models.resolve("fast").model == "openai/gpt-4.1-mini"
+    assert models.resolve("strong").model == "anthropic/claude-sonnet-4-5"
