@@ -316,3 +316,21 @@ def test_the_readme_roles_example_is_valid() -> None:
     check_roles(models)
     assert models.resolve("fast").model == "openai/gpt-4.1-mini"
     assert models.resolve("strong").model == "anthropic/claude-sonnet-4-5"
+
+
+async def test_the_routers_model_may_be_a_role(write_pack: Any, fake_llm: FakeProvider) -> None:
+    from modes_tui.core.classifiers import build_classifier
+    from modes_tui.core.conversation import Message
+    from modes_tui.runtime import classifier_services
+
+    folder = write_pack(
+        router={"classifier": "chat", "model": "fast", "fallback": "chat"},
+        modes={"chat": {"description": "Chat."}, "code": {"description": "Code."}},
+    )
+    routed = load_pack(profiles_dir=folder)
+    models = catalog({"fast": "mini", "strong": "big"}, default_model="big")
+    fake_llm.script(Reply(text=json.dumps({"mode": "code", "confidence": 0.9, "reason": "r"})))
+    classifier = build_classifier(routed, None, classifier_services("big", models))
+    route = await Router(routed, classifier).route([Message("user", "my loop never ends")])
+    assert route.mode_name == "code"
+    assert [seen.model for seen in fake_llm.seen] == ["mini"]  # the role, not the default

@@ -284,9 +284,11 @@ def resolve_role(
 
 
 def resolve_model(name: str, default_model: str = DEFAULT) -> str:
-    """`default` -> `default_model` -> the embedded model (the built-in roles too: without
-    `roles:` they mean `default`); other names unchanged."""
-    return ModelCatalog(default_model=default_model).resolve(name).name
+    """`default` -> `default_model` -> the embedded model; other names unchanged (a role is
+    followed by the adapter's catalog, which knows the configured `roles:`)."""
+    if name != DEFAULT:
+        return name
+    return default_model if default_model != DEFAULT else EMBEDDED_MODEL
 
 
 # --------------------------------------------------------------------------- parsing
