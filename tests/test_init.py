@@ -110,21 +110,38 @@ def test_an_existing_config_is_shown_as_a_diff_and_kept_without_yes(
     servers: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config().parent.mkdir(parents=True, exist_ok=True)
-    mine = "# my settings\ntheme: nord\nmodels:\n  mine: {model: openai/gpt-4o}\n"
+    mine = "# my settings\ntheme: nord\nmodels:\n  mine: {model: openai/gpt-4o}  # the big one\n"
     config().write_text(mine)
     assert main(["init"]) == 1  # no terminal to ask, no --yes
     out = capsys.readouterr().out
     assert "exists; the changes:" in out
-    assert "-# my settings" in out and "+  fast: llama3.2" in out
+    assert "+  fast: llama3.2" in out and "+  llama3.2:\n" in out
+    assert not re.search(r"\n-(?!--)", out)  # only added lines: theirs stay as written
     assert "not written (no terminal to ask): run `modes-tui init --yes`" in out
     assert config().read_text() == mine
 
     assert main(["init", "--yes"]) == 0
-    data = yaml.safe_load(config().read_text())
+    written = config().read_text()
+    assert written.startswith(mine)  # their lines first, untouched; ours after them
+    data = yaml.safe_load(written)
     assert data["theme"] == "nord" and data["models"]["mine"] == {"model": "openai/gpt-4o"}
     assert data["roles"]["strong"] == "qwen2.5:14b"
     assert main(["init", "--yes"]) == 0  # nothing new found: nothing to write
     assert "already says this; nothing to write" in capsys.readouterr().out
+
+
+def test_a_flow_style_config_is_rewritten_whole_and_the_diff_says_so(
+    servers: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config().parent.mkdir(parents=True, exist_ok=True)
+    config().write_text("{theme: nord, models: {mine: openai/gpt-4o}, roles: {deep: mine}}\n")
+    assert main(["init", "--yes"]) == 0
+    assert "-{theme: nord, models: {mine: openai/gpt-4o}, roles: {deep: mine}}" in (
+        capsys.readouterr().out
+    )
+    data = yaml.safe_load(config().read_text())
+    assert data["models"]["mine"] == "openai/gpt-4o" and data["theme"] == "nord"
+    assert data["roles"] == {"deep": "mine", "fast": "llama3.2", "strong": "qwen2.5:14b"}
 
 
 def test_init_asks_at_a_terminal_and_a_no_writes_nothing(

@@ -94,7 +94,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     proposal = propose(found, existing.get("models") or {})
     for reason in proposal.reasons:
         say(reason)
-    new_text = render(existing, proposal)
+    new_text = render(existing, proposal, old_text)
     check_loads(new_text, path)
     return offer(args, path, old_text, new_text)
 
@@ -212,18 +212,20 @@ def read_existing(path: Path) -> tuple[dict[str, Any], str | None]:
     return data, text
 
 
-def render(existing: Mapping[str, Any], proposal: Proposal) -> str:
+def render(existing: Mapping[str, Any], proposal: Proposal, old_text: str | None) -> str:
     """The user's settings with the proposal merged in: their aliases, other roles and
-    default model kept, ours added, `fast`/`strong` set (the default model: fast, if unset)."""
-    import yaml
+    default model kept, ours added, `fast`/`strong` set (the default model: fast, if unset);
+    their file's lines and comments kept where they can be (`cli.init_yaml`)."""
+    from modes_tui.cli.init_yaml import dump, merged_text
 
     merged = dict(existing)
     if "fast" in proposal.roles:
         merged.setdefault("default_model", proposal.roles["fast"])  # theirs stays
     merged["models"] = {**(existing.get("models") or {}), **proposal.models}
     merged["roles"] = {**(existing.get("roles") or {}), **proposal.roles}
-    body = yaml.safe_dump(merged, sort_keys=False, allow_unicode=False, width=100)
-    return HEADER + body
+    if old_text is None or not existing:
+        return HEADER + dump(merged)
+    return merged_text(old_text, merged, proposal.models, HEADER)
 
 
 def check_loads(text: str, path: Path) -> None:

@@ -17,7 +17,8 @@ and ignores fields it does not know, so old apps read new logs as far as they ca
 | user        | content                                                                  |
 | route       | route (Route.to_dict()), setting (auto/off/mode), warnings               |
 | request     | request (ModelRequest.to_dict(), secrets redacted), mode, round, notes,  |
-|             | fallback {from, kind, error} (when a fallback model took over)           |
+|             | fallback {from, kind, error} (when a fallback model took over), role     |
+|             | (the role that gave the model: fast, strong; when one did)               |
 | assistant   | message (Message.to_dict()), usage {prompt_tokens, completion_tokens,   |
 |             | cost}, error (str, when the turn failed), cost (the turn's ledger entry: |
 |             | models, tokens, cost, baseline_cost, baseline_model; also on a cancel);  |
