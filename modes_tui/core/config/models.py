@@ -1,12 +1,12 @@
 """Configured models: the `models:` section of config.yaml, and the one model-name resolver.
 
 A profile's `model:`, `fallback_models:`, `--model`, router.yaml's `model:` and the
-`default_model` setting all name a model the same way: `default`, an alias from `models:`,
-or a litellm id (`provider/model`). `ModelCatalog.resolve` is the only place that turns such
+`default_model` setting all name a model the same way: `default`, a role, an alias from
+`models:`, or a litellm id (`provider/model`). `ModelCatalog.resolve` is the only place that turns such
 a name into what is called; nothing else spells the embedded model's id.
 
     models:
-      fast:
+      mini:
         model: openai/gpt-4.1-mini        # the litellm id (required)
         api_key_env: OPENAI_API_KEY       # the variable's NAME; the key never goes in a file
       box:
@@ -23,12 +23,10 @@ a name into what is called; nothing else spells the embedded model's id.
       fast: mini                          # an alias, a litellm id, another role, or default
       strong: anthropic/claude-sonnet-4-5
 
-A **role** names a model by what it is for. A profile's `model: fast` (or `strong`, or any
-role the user adds under `roles:`) follows the role to an alias or a litellm id;
-`resolve_role` is the one place that does. `fast` and `strong` always exist: unless
-`roles:` says otherwise (or an alias of that name exists, which then wins) they mean
-`default`, so the default pack answers with the default model until roles are set, and
-offline both resolve to the embedded model.
+A **role** names a model by what it is for: `model: fast` (or `strong`, or a role added under
+`roles:`) is followed to an alias or a litellm id by `resolve_role`, the one place that does.
+`fast` and `strong` always exist and mean `default` until `roles:` says otherwise (an alias of
+that name wins), so offline both are the embedded model.
 
 Headless: no litellm here; the adapter (`llm/litellm_model.py`) applies a resolved entry.
 """
