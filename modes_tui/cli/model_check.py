@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from modes_tui.cli.common import EXIT_FAILURE, EXIT_OK, say, say_json
@@ -88,12 +89,19 @@ async def check_all(adapter: Any, catalog: ModelCatalog, names: list[str]) -> li
     return [await check_one(adapter, catalog, name) for name in names]
 
 
-def check_models(args: argparse.Namespace, catalog: ModelCatalog, names: list[str]) -> int:
+def check_models(
+    args: argparse.Namespace,
+    catalog: ModelCatalog,
+    names: list[str],
+    local_model_path: Path | None = None,
+) -> int:
     """Check `names`, print a table (or JSON), return 1 when any failed."""
     from modes_tui.llm.litellm_model import LiteLLMChatModel
     from modes_tui.store.export import table
 
-    adapter = LiteLLMChatModel(models=catalog, timeout=args.timeout)
+    adapter = LiteLLMChatModel(
+        models=catalog, timeout=args.timeout, local_model_path=local_model_path
+    )
     results = asyncio.run(check_all(adapter, catalog, names))
     failed = [result for result in results if not result.ok]
     if args.json:

@@ -20,13 +20,15 @@ def cmd_models(args: argparse.Namespace) -> int:
     the roles and what each resolves to; `--check` calls each once."""
     from modes_tui.llm.litellm_model import LiteLLMChatModel
 
-    catalog = settings_for(args).catalog()
+    settings = settings_for(args)
+    catalog = settings.catalog()
     if (why := catalog.unknown(catalog.default_model)) is not None:
         raise ModesError(f"default_model: {why}")
     if args.check:
         from modes_tui.cli.model_check import check_models
 
-        return check_models(args, catalog, [row[0] for row in model_configs(catalog)])
+        names = [row[0] for row in model_configs(catalog)]
+        return check_models(args, catalog, names, settings.local_model_path)
     # offline: capability and price questions only read litellm's bundled model map
     return show_models(args, catalog, LiteLLMChatModel(offline=True, models=catalog))
 
