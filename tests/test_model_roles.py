@@ -190,7 +190,7 @@ async def test_a_mode_naming_a_role_is_answered_by_the_roles_model_and_says_so(
 
 
 async def test_the_repl_says_which_model_a_role_gave(pack: Pack, fake_llm: FakeProvider) -> None:
-    from modes_tui.plain import Printer, ReplContext, run_lines
+    from modes_tui.repl import Printer, ReplContext, run_lines
 
     fake_llm.script(Reply(text="hi"))
     engine = engine_for(pack, catalog({"fast": "mini", "strong": "big"}))
