@@ -1,4 +1,5 @@
-"""The model seam: protocols, the litellm adapter, the local provider and fakes.
+"""The model seam: protocols, the litellm adapter, the local provider and fakes; and
+`discovery.py`, which finds providers (key variables, servers on 127.0.0.1) for `init`.
 
 Heavy libraries (litellm, llama_cpp, sentence_transformers) are imported only inside
 functions or in adapter modules loaded on demand, never at package import.
