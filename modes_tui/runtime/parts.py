@@ -146,7 +146,7 @@ class EngineSpec:
 
         return EngineConfig(
             default_model=self.model_id or EMBEDDED_MODEL,
-            models=self.catalog(),
+            models=None if self.models is None else self.catalog(),  # None: no aliases, no roles
             model_override=self.model_override,
             cwd=cwd,
             limits=self.limits or Limits(),
