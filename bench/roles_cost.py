@@ -38,15 +38,15 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ["MODES_TUI_HOME"] = tempfile.mkdtemp(prefix="roles-cost-")
 
-from modes_tui.core.conversation import Message  # noqa: E402
-from modes_tui.core.engine import Engine  # noqa: E402
+from modes_tui.core.config.models import ModelCatalog, ModelPrice  # noqa: E402
+from modes_tui.core.engine.engine import Engine  # noqa: E402
+from modes_tui.core.engine.ports import ModelCapabilities  # noqa: E402
 from modes_tui.core.engine.wire import ModelRequest, UsageReport  # noqa: E402
-from modes_tui.core.eval_cases import EvalCase, read_eval_file  # noqa: E402
-from modes_tui.core.events import RequestBuilt  # noqa: E402
-from modes_tui.core.models import ModelCatalog, ModelPrice  # noqa: E402
-from modes_tui.core.ports import ModelCapabilities  # noqa: E402
-from modes_tui.core.profiles import Pack, load_pack  # noqa: E402
-from modes_tui.core.routing import Router  # noqa: E402
+from modes_tui.core.evals.cases import EvalCase, read_eval_file  # noqa: E402
+from modes_tui.core.history.conversation import Message  # noqa: E402
+from modes_tui.core.history.events import RequestBuilt  # noqa: E402
+from modes_tui.core.packs.profiles import Pack, load_pack  # noqa: E402
+from modes_tui.core.routing.router import Router  # noqa: E402
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply  # noqa: E402
 from modes_tui.llm.litellm_model import LiteLLMChatModel  # noqa: E402
 from modes_tui.runtime import build_engine  # noqa: E402

@@ -13,21 +13,21 @@ import pytest
 import yaml
 
 from modes_tui.cli import main
-from modes_tui.core.classifiers.keyword import KeywordClassifier
-from modes_tui.core.engine import Engine
-from modes_tui.core.errors import SettingsError
-from modes_tui.core.events import RequestBuilt, TurnEvent
-from modes_tui.core.models import (
+from modes_tui.core.config.models import (
     EMBEDDED_MODEL,
     ModelCatalog,
     check_roles,
     parse_models,
     resolve_role,
 )
+from modes_tui.core.engine.engine import Engine
+from modes_tui.core.errors import SettingsError
+from modes_tui.core.history.events import RequestBuilt, TurnEvent
+from modes_tui.core.history.transcript import TurnTranscript
+from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.profiles import Pack, load_pack
-from modes_tui.core.routing import Router
-from modes_tui.core.transcript import TurnTranscript
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.settings import load_settings
@@ -319,8 +319,8 @@ def test_the_readme_roles_example_is_valid() -> None:
 
 
 async def test_the_routers_model_may_be_a_role(write_pack: Any, fake_llm: FakeProvider) -> None:
-    from modes_tui.core.classifiers import build_classifier
-    from modes_tui.core.conversation import Message
+    from modes_tui.core.history.conversation import Message
+    from modes_tui.core.routing.classifiers import build_classifier
     from modes_tui.runtime import classifier_services
 
     folder = write_pack(

@@ -230,7 +230,7 @@ def render(existing: Mapping[str, Any], proposal: Proposal, old_text: str | None
 
 def check_loads(text: str, path: Path) -> None:
     """Refuse to propose a file that would not load (a SettingsError says why)."""
-    from modes_tui.core.models import ModelCatalog, check_roles, parse_models, parse_roles
+    from modes_tui.core.config.models import ModelCatalog, check_roles, parse_models, parse_roles
     from modes_tui.core.yaml_files import load_yaml
 
     data = load_yaml(text)

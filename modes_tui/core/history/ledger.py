@@ -1,10 +1,10 @@
 """The cost ledger: what each turn cost, the session's total, and what routing saved.
 
 "Saved" compares the session with one that sent every call to the *baseline*: the `strong`
-role's model (core.config.models), else the most expensive model any mode of the pack uses; the
-same token counts priced at the baseline's price, minus what was actually paid. Prices come from the model adapter (configured prices
-first, then litellm's bundled price list); a call whose price is unknown counts as unknown,
-never as free.
+role's model (core.config.models), else the most expensive model any mode of the pack uses;
+the same token counts priced at the baseline's price, minus what was actually paid. Prices
+come from the model adapter (configured prices first, then litellm's bundled price list); a
+call whose price is unknown counts as unknown, never as free.
 
 The budget (`budget:` setting, USD per session) is checked before each turn against an
 estimate of that turn: the request's characters / 4 as prompt tokens, plus the answer cap
