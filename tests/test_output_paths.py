@@ -332,6 +332,8 @@ VERB_RUNS: dict[str, list[Callable[[dict[str, Any]], list[str]]]] = {
         lambda h: ["sessions", "rename", h["session"], CORPUS],
     ],
     "models": [lambda h: ["models"], lambda h: ["models", "--json"]],
+    # the diff quotes the hostile config; port 1: no local server is probed for real
+    "init": [lambda h: ["init", "--print", "--ports", "ollama=1,lmstudio=1,llamacpp=1"]],
     "export": [
         lambda h: ["export", h["session"]],
         lambda h: ["export", h["session"], "--format", "json"],

@@ -4,7 +4,9 @@
     parser.py       every verb and option
     chat.py         `chat` and no verb: the terminal UI, or --plain the REPL and pipes
     profiles.py tools.py route.py eval.py mode.py corrections.py sessions.py models.py
-    export.py replay.py     one verb each
+    export.py replay.py init.py     one verb each
+    model_check.py  `models --check`: one tiny request per model
+    init_yaml.py    `init`'s merge into the user's config.yaml, keeping their lines
 
 Everything a verb runs (pack, control file, sessions, engine, router) comes from a
 `modes_tui.runtime.Runtime`. Exit codes: 0 ok, 1 failure (the message says what to do),

@@ -84,6 +84,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
         printer = Printer(sys.stdout, json_lines=args.json, err=None if interactive else sys.stderr)
         if runtime.resumed is not None:
             show_resumed(runtime.resumed, context, printer, about_pack=runtime.pack_note is None)
+        if interactive and (hint := runtime.first_start_hint()):
+            printer.write(f"({hint})\n")
         if not interactive:
             lines = piped_lines(sys.stdin.buffer, sys.stderr)
             return asyncio.run(_closing(run_lines(lines, context, printer), runtime.servers))

@@ -1,7 +1,8 @@
 """`modes-tui models` and `modes-tui sessions --cost`: the configured models, and what sessions cost.
 
 Both verbs import litellm only to ask its model map for capabilities and prices (with the
-bundled price list, never the network).
+bundled price list, never the network), except `models --check`, which calls each model once
+(`cli.model_check`).
 """
 
 from __future__ import annotations
@@ -15,29 +16,54 @@ from modes_tui.core.errors import ModesError
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    """List the configured model aliases with their litellm ids, capabilities and prices."""
+    """List the configured model aliases with their litellm ids, capabilities and prices;
+    the roles and what each resolves to; `--check` calls each once."""
     from modes_tui.llm.litellm_model import LiteLLMChatModel
 
-    catalog = settings_for(args).catalog()
+    settings = settings_for(args)
+    catalog = settings.catalog()
     if (why := catalog.unknown(catalog.default_model)) is not None:
         raise ModesError(f"default_model: {why}")
+    if args.check:
+        from modes_tui.cli.model_check import check_models
+
+        names = [row[0] for row in model_configs(catalog)]
+        return check_models(args, catalog, names, settings.local_model_path)
     # offline: capability and price questions only read litellm's bundled model map
     return show_models(args, catalog, LiteLLMChatModel(offline=True, models=catalog))
 
 
-def model_rows(catalog: ModelCatalog, adapter: Any) -> list[dict[str, Any]]:
-    """One row per alias, then the default model when it is not an alias."""
+def model_configs(catalog: ModelCatalog) -> list[tuple[str, ModelConfig]]:
+    """Every alias, then what `default` and each role come to when that is no alias."""
     configs: list[tuple[str, ModelConfig]] = [(alias, c) for alias, c in catalog.entries.items()]
-    if catalog.default_model not in catalog.entries:
-        configs.append((catalog.default_model, catalog.resolve(DEFAULT)))
+    for name in (DEFAULT, *catalog.role_table):
+        target = catalog.choose(name).name
+        if target not in catalog.entries and target not in (n for n, _ in configs):
+            configs.append((target, catalog.resolve(target)))
+    return configs
+
+
+def roles_by_model(catalog: ModelCatalog) -> dict[str, list[str]]:
+    """Model name (alias or litellm id) -> the roles that resolve to it."""
+    found: dict[str, list[str]] = {}
+    for role in catalog.role_table:
+        found.setdefault(catalog.choose(role).name, []).append(role)
+    return found
+
+
+def model_rows(catalog: ModelCatalog, adapter: Any) -> list[dict[str, Any]]:
+    """One row per alias, then the default model and role targets that are no alias."""
+    default = catalog.choose(DEFAULT).name
+    roles = roles_by_model(catalog)
     rows = []
-    for name, config in configs:
+    for name, config in model_configs(catalog):
         price = adapter.price(name)
         rows.append(
             {
                 **config.summary(),
                 "name": name,
-                "default": name == catalog.default_model,
+                "default": name == default,
+                "roles": roles.get(name, []),
                 "tools": adapter.supports_tools(name),
                 "reasoning": adapter.supports_reasoning(name),
                 "context_window": adapter.context_window(name),
@@ -104,9 +130,29 @@ def show_models(args: argparse.Namespace, catalog: ModelCatalog, adapter: Any) -
         )
     )
     say("* the default model (`model: default`); prices in USD per million tokens")
+    say()
+    say(roles_table(catalog))
     if not catalog.entries:
-        say("no aliases yet: add `models:` to config.yaml (see the README, section Models)")
+        say(
+            "no aliases yet: run `modes-tui init`, or add `models:` to config.yaml "
+            "(see the README, section Models)"
+        )
     return 0
+
+
+def roles_table(catalog: ModelCatalog) -> str:
+    """`ROLE  RESOLVES TO  LITELLM ID`: each role, the names it goes through, and the id."""
+    from modes_tui.store.export import table
+
+    lines = []
+    for role in catalog.role_table:
+        choice = catalog.choose(role)
+        shown = " -> ".join(choice.path[1:])
+        lines.append((role, shown, catalog.resolve(role).model))
+    return table(("ROLE", "RESOLVES TO", "LITELLM ID"), lines) + (
+        "\nroles: a profile's `model: fast` follows `roles:` in config.yaml"
+        " (fast and strong mean `default` until set)"
+    )
 
 
 def cost_rows(summaries: list[Any]) -> list[dict[str, Any]]:

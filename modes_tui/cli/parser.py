@@ -166,12 +166,43 @@ def add_sessions(verbs: Any) -> argparse.ArgumentParser:
 
 
 def add_models(verbs: Any) -> argparse.ArgumentParser:
-    """`models [--json]`."""
+    """`models [--json] [--check [--timeout S]]`."""
     models: argparse.ArgumentParser = verbs.add_parser(
-        "models", help="list configured model aliases: litellm id, capabilities, price"
+        "models", help="list configured model aliases and roles: litellm id, capabilities, price"
     )
     models.add_argument("--json", action="store_true", help="print the list as JSON")
+    models.add_argument(
+        "--check",
+        action="store_true",
+        help="make one tiny request per model and report what works (exit 1 if any fails)",
+    )
+    models.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="with --check: give up on a model after this long (default: 30)",
+    )
     return models
+
+
+def add_init(verbs: Any) -> argparse.ArgumentParser:
+    """`init [--yes] [--print] [--ports NAME=PORT,...]`."""
+    init: argparse.ArgumentParser = verbs.add_parser(
+        "init",
+        help="find the providers this machine can reach and write config.yaml (shows it first)",
+    )
+    init.add_argument("-y", "--yes", action="store_true", help="write without asking (for scripts)")
+    init.add_argument(
+        "--print", action="store_true", help="only show the config.yaml it would write"
+    )
+    init.add_argument(
+        "--ports",
+        metavar="NAME=PORT,...",
+        help="where to look for local servers, e.g. ollama=11434,lmstudio=1234,llamacpp=8080 "
+        "(also $MODES_TUI_INIT_PORTS)",
+    )
+    return init
 
 
 def add_export(verbs: Any) -> argparse.ArgumentParser:
@@ -289,6 +320,7 @@ VERBS: tuple[tuple[Callable[[Any], argparse.ArgumentParser], str, str], ...] = (
     (add_corrections, "corrections", "cmd_corrections"),
     (add_sessions, "sessions", "cmd_sessions"),
     (add_models, "models", "cmd_models"),
+    (add_init, "init", "cmd_init"),
     (add_export, "export", "cmd_export"),
     (add_replay, "replay", "cmd_replay"),
     (add_chat, "chat", "cmd_chat"),

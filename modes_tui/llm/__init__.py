@@ -3,6 +3,8 @@
 Heavy libraries (litellm, llama_cpp, sentence_transformers) are imported only inside
 functions or in adapter modules loaded on demand, never at package import.
 
+    discovery.py        What providers this machine can reach (key variables, servers on
+                        127.0.0.1), for `modes-tui init`
     encoders.py         Encoders for the embedding router: text in, one L2-normalised vector per
                         text out
     fake.py             A scripted model: answers from a script, for tests, demos and

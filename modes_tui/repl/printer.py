@@ -84,6 +84,8 @@ class Printer:
             case "mode_changed" | "usage" | "reasoning_delta":
                 pass  # folded only: the route line names the mode, /why shows the request
             case "request_built":
+                if event.role and event.round == 1:  # which model the mode's role gave
+                    self.write(f"({event.role} role: {event.request.model})\n")
                 for note in event.notes:
                     self.write(f"({note})\n")
             case "text_delta":

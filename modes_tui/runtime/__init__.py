@@ -314,7 +314,24 @@ class Runtime:
             current=session,
             resumed=self.resumed,
             tune_gc=True,
-            warnings=[*self.settings.warnings, *([self.pack_note] if self.pack_note else [])],
+            warnings=[
+                *self.settings.warnings,
+                *([self.pack_note] if self.pack_note else []),
+                *([hint] if (hint := self.first_start_hint()) else []),
+            ],
+        )
+
+    def first_start_hint(self) -> str | None:
+        """One line offering `modes-tui init` when nothing says which model to use: no
+        config.yaml, no MODES_TUI_* setting and no --model (a hint, not a question: the
+        app must take typing at once, and init probes the machine)."""
+        configured = {"default_model", "models", "roles"} & set(self.settings.origins)
+        if self.options.model or configured or self.dirs.settings_file.exists():
+            return None
+        return (
+            "no config.yaml yet: the embedded offline demo model answers. "
+            "`modes-tui init` finds your providers (API keys, Ollama, LM Studio, llama.cpp) "
+            "and writes one"
         )
 
 

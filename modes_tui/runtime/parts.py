@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -132,6 +132,13 @@ class EngineSpec:
     budget: float | None = None
     servers: McpServers | None = None
 
+    def catalog(self) -> ModelCatalog:
+        """The aliases and roles, with this run's default model."""
+        default_model = self.model_id or EMBEDDED_MODEL
+        if self.models is None:
+            return ModelCatalog(default_model=default_model)
+        return replace(self.models, default_model=default_model)
+
     def config(self, cwd: Path) -> EngineConfig:
         """The engine's settings, as one value."""
         from modes_tui.core.engine.config import EngineConfig
@@ -139,6 +146,7 @@ class EngineSpec:
 
         return EngineConfig(
             default_model=self.model_id or EMBEDDED_MODEL,
+            models=None if self.models is None else self.catalog(),  # None: no aliases, no roles
             model_override=self.model_override,
             cwd=cwd,
             limits=self.limits or Limits(),
@@ -165,7 +173,7 @@ def build_engine(spec: EngineSpec | None = None, /, **fields: Any) -> Engine:
     dirs = spec.dirs or app_dirs()
     cwd = spec.cwd or Path.cwd()
     config = spec.config(cwd)
-    catalog = ModelCatalog(dict(spec.models.entries) if spec.models else {}, config.default_model)
+    catalog = spec.catalog()
     model = spec.model or _chat_model(spec, catalog, dirs)
     services = classifier_services(config.default_model, catalog)
     corrections = spec.corrections

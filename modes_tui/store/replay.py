@@ -175,11 +175,9 @@ class _TurnBuilder:
             self._routed(record)
         elif isinstance(record, RequestRecord):
             self.settle_mode(record.mode)
-            self.events.append(
-                RequestBuilt(
-                    request_from_dict(record.request), record.mode, record.round, record.notes
-                )
-            )
+            request = request_from_dict(record.request)
+            built = RequestBuilt(request, record.mode, record.round, record.notes, role=record.role)
+            self.events.append(built)
         elif isinstance(record, AssistantRecord):
             if record.partial:
                 self.partial = record  # shown only if no complete answer replaces it

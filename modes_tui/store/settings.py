@@ -27,8 +27,10 @@ from modes_tui.core.config.models import (
     EMBEDDED_MODEL,
     ModelCatalog,
     ModelConfig,
+    check_roles,
     models_from_text,
     parse_models,
+    parse_roles,
 )
 from modes_tui.core.config.settings import SettingReader, is_text
 from modes_tui.core.config.variables import expand_secret_values
@@ -41,7 +43,7 @@ from modes_tui.core.yaml_files import load_yaml, yaml_problem
 from modes_tui.mcp.config import McpServer, parse_mcp_servers
 
 ENV_PREFIX = "MODES_TUI_"
-NOT_SETTINGS = frozenset({HOME_ENV})
+NOT_SETTINGS = frozenset({HOME_ENV, "MODES_TUI_INIT_PORTS"})
 """`MODES_TUI_*` variables that mean something else and are never reported as unknown."""
 
 
@@ -67,6 +69,8 @@ class Settings:
     """Runtime state (input history, caches) untouched for this many days is deleted at start."""
     models: Mapping[str, ModelConfig] = field(default_factory=dict)
     """Alias -> a configured model (litellm id, api_base, key variable, prices, ...)."""
+    roles: Mapping[str, str] = field(default_factory=dict)
+    """Role -> alias, litellm id, role or `default` (`fast`, `strong`, and any the user adds)."""
     budget: float | None = None
     """USD a session may spend before each further turn asks first; None: no limit."""
     mcp_servers: Mapping[str, McpServer] = field(default_factory=dict)
@@ -78,7 +82,12 @@ class Settings:
 
     def catalog(self) -> ModelCatalog:
         """The configured models and the default, for resolving any model name."""
-        return ModelCatalog(dict(self.models), self.default_model)
+        return ModelCatalog(
+            dict(self.models),
+            self.default_model,
+            dict(self.roles),
+            self.origins.get("roles") or self.origins.get("default_model") or "config.yaml",
+        )
 
     def origin(self, key: str) -> str:
         """Where `key` came from ("default" when nobody set it)."""
@@ -98,6 +107,7 @@ _EXPECTED: dict[str, str] = {
     "sessions_fsync": "true or false",
     "sweep_days": "a whole number of days, 1 or more",
     "models": "a mapping of alias to model settings",
+    "roles": "a mapping of role to model, e.g. {fast: mini, strong: openai/gpt-4.1}",
     "budget": "a price in USD greater than 0, e.g. 2.50",
     "mcp_servers": "a mapping of server name to {command, args, env, cwd} or {url, headers}",
 }
@@ -106,6 +116,7 @@ _ENV_EXAMPLES: dict[str, str] = {
     "sessions_fsync": "1 or 0",
     "sweep_days": "7",
     "models": '{"fast": {"model": "openai/gpt-4.1-mini"}} (a JSON object)',
+    "roles": "fast=mini,strong=openai/gpt-4.1 (or a JSON object)",
     "budget": "2.50",
     "mcp_servers": '{"time": {"command": "uvx", "args": ["mcp-server-time"]}}',
 }
@@ -160,6 +171,7 @@ def load_settings(
         origins[key] = "command line"
 
     settings = replace(Settings(**values), origins=origins, warnings=tuple(warnings))
+    check_roles(settings.catalog())  # roles point at aliases: checked once both are known
     remember_configured_secrets(settings, env)
     return settings
 
@@ -242,27 +254,28 @@ def _from_text(key: str, text: str, *, where: str) -> Any:
                 f"{where}: mcp_servers is not valid JSON ({error.msg}); "
                 f"use {_ENV_EXAMPLES['mcp_servers']}"
             ) from error
-    if key == "keymap":
-        return _keymap_from_text(text, where=where)
+    if key in {"keymap", "roles"}:
+        return _pairs_from_text(key, text, where=where)
     return text
 
 
-def _keymap_from_text(text: str, *, where: str) -> Any:
-    """`auto=f12,mode.code=f3`, or a JSON object, as a mapping (checked by _check)."""
+def _pairs_from_text(key: str, text: str, *, where: str) -> Any:
+    """`auto=f12,mode.code=f3` (keymap, roles), or a JSON object, as a mapping (checked by
+    _check)."""
     if text.startswith("{"):
         try:
             return json.loads(text)
         except json.JSONDecodeError as error:
             raise SettingsError(
-                f"{where}: keymap is not valid JSON ({error.msg}); use {_ENV_EXAMPLES['keymap']}"
+                f"{where}: {key} is not valid JSON ({error.msg}); use {_ENV_EXAMPLES[key]}"
             ) from error
     pairs: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         action, sep, keyname = part.partition("=")
         if not sep or not action.strip() or not keyname.strip():
             raise SettingsError(
-                f"{where}: keymap entry {cut_repr(part)} is not action=key; "
-                f"use {_ENV_EXAMPLES['keymap']}"
+                f"{where}: {key} entry {cut_repr(part)} is not {'action=key' if key == 'keymap' else 'role=model'}; "
+                f"use {_ENV_EXAMPLES[key]}"
             )
         pairs[action.strip()] = keyname.strip()
     return pairs
@@ -312,6 +325,7 @@ _CHECKS: dict[str, Callable[[str, Any, SettingReader], Any]] = {
     "sweep_days": lambda key, value, fields: fields.whole(key, value, _EXPECTED[key], 1),
     "keymap": _keymap,
     "models": lambda _key, value, fields: parse_models(value, where=fields.where),
+    "roles": lambda _key, value, fields: parse_roles(value, where=fields.where),
     "budget": lambda _key, value, fields: check_budget(value, where=fields.where, fix=fields.fix),
     "mcp_servers": lambda _key, value, fields: parse_mcp_servers(
         value, where=fields.where, fix=fields.fix

@@ -112,7 +112,8 @@ def route_card(
     lines: list[Text] = [head]
     lines.extend(panel_lines(route))
     if record.model:
-        lines.append(Text(f"  answered by {record.model}", style="dim"))
+        role = f" ({record.role} role)" if record.role else ""
+        lines.append(Text(f"  answered by {record.model}{role}", style="dim"))
     for note in (*record.warnings, *record.notes):
         lines.append(Text(f"  ! {note}", style="yellow"))
     lines.extend(_correction_marks(record, route))

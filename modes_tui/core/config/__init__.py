@@ -4,7 +4,7 @@ variables, and the control file's value (read through a port, written by the sto
     control.py    The control setting: `auto`, `off`, or a mode name that forces every turn, per
                   pack
     models.py     Configured models: the `models:` section of config.yaml, and the one
-                  model-name resolver
+                  model-name resolver (roles: `fast`, `strong`, `roles:`)
     ports.py      What the core needs to read the control setting: the store's control file, or
                   a fixed reading in tests (the value itself is `config.control.ControlReading`)
     settings.py   Typed fields of config.yaml: the one reader for its keys, `models:` and
@@ -27,14 +27,18 @@ __all__ = [
     "AUTO",
     "DEFAULT",
     "EMBEDDED_MODEL",
+    "FAST",
     "OFF",
+    "STRONG",
     "ControlReading",
     "ControlSource",
     "ModelCatalog",
+    "ModelChoice",
     "ModelConfig",
     "ModelPrice",
     "SettingReader",
     "Source",
+    "check_roles",
     "expand_secret_values",
     "expand_variables",
     "is_number",
@@ -43,7 +47,9 @@ __all__ = [
     "is_whole",
     "models_from_text",
     "parse_models",
+    "parse_roles",
     "resolve_model",
+    "resolve_role",
 ]
 
 _HOMES = {
@@ -53,12 +59,18 @@ _HOMES = {
     "Source": "control",
     "DEFAULT": "models",
     "EMBEDDED_MODEL": "models",
+    "FAST": "models",
+    "STRONG": "models",
     "ModelCatalog": "models",
+    "ModelChoice": "models",
     "ModelConfig": "models",
     "ModelPrice": "models",
     "models_from_text": "models",
     "parse_models": "models",
+    "parse_roles": "models",
+    "check_roles": "models",
     "resolve_model": "models",
+    "resolve_role": "models",
     "ControlSource": "ports",
     "SettingReader": "settings",
     "is_number": "settings",

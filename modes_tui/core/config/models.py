@@ -1,12 +1,12 @@
 """Configured models: the `models:` section of config.yaml, and the one model-name resolver.
 
 A profile's `model:`, `fallback_models:`, `--model`, router.yaml's `model:` and the
-`default_model` setting all name a model the same way: `default`, an alias from `models:`,
-or a litellm id (`provider/model`). `ModelCatalog.resolve` is the only place that turns such
+`default_model` setting all name a model the same way: `default`, a role, an alias from
+`models:`, or a litellm id (`provider/model`). `ModelCatalog.resolve` is the only place that turns such
 a name into what is called; nothing else spells the embedded model's id.
 
     models:
-      fast:
+      mini:
         model: openai/gpt-4.1-mini        # the litellm id (required)
         api_key_env: OPENAI_API_KEY       # the variable's NAME; the key never goes in a file
       box:
@@ -19,6 +19,14 @@ a name into what is called; nothing else spells the embedded model's id.
         context_window: 8192
         input_cost_per_token: 0.0         # USD; wins over litellm's price list
         output_cost_per_token: 0.0
+    roles:
+      fast: mini                          # an alias, a litellm id, another role, or default
+      strong: anthropic/claude-sonnet-4-5
+
+A **role** names a model by what it is for: `model: fast` (or `strong`, or a role added under
+`roles:`) is followed to an alias or a litellm id by `resolve_role`, the one place that does.
+`fast` and `strong` always exist and mean `default` until `roles:` says otherwise (an alias of
+that name wins), so offline both are the embedded model.
 
 Headless: no litellm here; the adapter (`llm/litellm_model.py`) applies a resolved entry.
 """
@@ -39,6 +47,13 @@ EMBEDDED_MODEL = "local/gemma-3-270m"
 """The embedded offline model: what `default` means when nothing else is configured."""
 DEFAULT = "default"
 """The name that stands for the `default_model` setting."""
+FAST = "fast"
+"""The role of cheap, quick turns (chat, write; compaction summaries)."""
+STRONG = "strong"
+"""The role of hard turns (code, reason); the "always" of "saved vs always strong"."""
+BUILTIN_ROLES: Mapping[str, str] = {FAST: DEFAULT, STRONG: DEFAULT}
+"""The roles every config has, and what they mean until `roles:` says otherwise."""
+ROLES_EXAMPLE = "roles: {fast: mini, strong: openai/gpt-4.1}"
 
 ALIAS_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -151,13 +166,33 @@ class ModelConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """What a model name came to: the alias or litellm id called, and the role that gave it."""
+
+    name: str
+    """The alias from `models:`, or a litellm id."""
+    role: str | None = None
+    """The role the name was (`fast`, `strong`, a user's); None for a plain name."""
+    path: tuple[str, ...] = ()
+    """Every name followed, first to last (`strong`, `big`), for messages."""
+
+    def label(self) -> str:
+        """`mini (fast)` for a role, else the name: what the panel and the REPL show."""
+        return f"{self.name} ({self.role})" if self.role else self.name
+
+
+@dataclass(frozen=True, slots=True)
 class ModelCatalog:
-    """Every configured alias, and the default; resolves any model name."""
+    """Every configured alias and role, and the default; resolves any model name."""
 
     entries: Mapping[str, ModelConfig] = field(default_factory=dict)
     """Alias -> its configuration, in file order."""
     default_model: str = EMBEDDED_MODEL
-    """What `default` stands for (an alias or a litellm id)."""
+    """What `default` stands for (an alias, a role or a litellm id)."""
+    roles: Mapping[str, str] = field(default_factory=dict)
+    """Role -> alias, litellm id, another role or `default`, as configured under `roles:`."""
+    source: str = "config.yaml"
+    """Where `roles:` was configured, for messages."""
 
     def __iter__(self) -> Iterator[ModelConfig]:
         return iter(self.entries.values())
@@ -165,41 +200,93 @@ class ModelCatalog:
     def __contains__(self, name: object) -> bool:
         return name in self.entries
 
+    @property
+    def role_table(self) -> dict[str, str]:
+        """Every role: the built-in ones an alias does not shadow, then the configured ones."""
+        table = {role: target for role, target in BUILTIN_ROLES.items() if role not in self.entries}
+        table.update(self.roles)
+        return table
+
+    def is_role(self, name: str) -> bool:
+        """Whether `name` is a role here (`fast` is not when an alias is called so)."""
+        return name in self.role_table
+
+    def choose(self, name: str) -> ModelChoice:
+        """`name` followed through roles and `default` to an alias or a litellm id."""
+        return resolve_role(name, self.role_table, self.default_model, where=self.source)
+
     def resolve(self, name: str) -> ModelConfig:
-        """`default` -> the default model; an alias -> its entry; anything else -> a plain id."""
-        if name == DEFAULT:
-            name = self.default_model if self.default_model != DEFAULT else EMBEDDED_MODEL
+        """A role or `default` is followed first; an alias -> its entry; else a plain id."""
+        name = self.choose(name).name
         entry = self.entries.get(name)
         if entry is not None:
             return entry
         return ModelConfig(model=name)
 
     def name_of(self, name: str) -> str:
-        """What `name` is called in the UI and the session: `default` spelled out."""
+        """What `name` is called in the UI and the session: `default` and roles spelled out."""
         return self.resolve(name).name
 
     def unknown(self, name: str) -> str | None:
-        """Why `name` looks like a mistyped alias, or None.
+        """Why `name` looks like a mistyped alias or role, or None.
 
         A bare word that is no alias may still be a litellm id (`gpt-4o`), so only a near
-        miss of an alias is refused here; litellm reports any other unknown id when called.
+        miss of an alias or a role is refused here; litellm reports any other unknown id
+        when called.
         """
-        if name == DEFAULT or name in self.entries or "/" in name:
+        if name == DEFAULT or name in self.entries or name in self.role_table or "/" in name:
             return None
         import difflib
 
-        close = difflib.get_close_matches(name, list(self.entries), n=1, cutoff=0.75)
+        known = [*self.entries, *self.role_table]
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
         if not close:
             return None
         return (
-            f"{cut_repr(name)} is not an alias from `models:` in config.yaml; did you mean {cut_repr(close[0])}? "
-            f"(aliases: {', '.join(self.entries)})"
+            f"{cut_repr(name)} is not an alias from `models:` or a role from `roles:` in "
+            f"config.yaml; did you mean {cut_repr(close[0])}? (aliases: "
+            f"{', '.join(self.entries) or 'none'}; roles: {', '.join(self.role_table)})"
         )
 
 
+def resolve_role(
+    name: str,
+    roles: Mapping[str, str],
+    default_model: str = DEFAULT,
+    *,
+    where: str = "config.yaml",
+) -> ModelChoice:
+    """Follow `name` through `roles` (role -> target) and `default` (-> `default_model`).
+
+    The first role met is the choice's role (`strong` -> `big` says strong). A role that
+    comes back to itself is a SettingsError naming `where`, the chain and the fix.
+    """
+    path = [name]
+    role: str | None = None
+    while True:
+        if name == DEFAULT:
+            following = default_model if default_model != DEFAULT else EMBEDDED_MODEL
+        elif name in roles:
+            role = role or name
+            following = roles[name]
+        else:
+            return ModelChoice(name=name, role=role, path=tuple(path))
+        if following in path:
+            chain = " -> ".join([*path, following])
+            raise SettingsError(
+                f"{where}: roles: {chain} is a cycle; point one of them at an alias from "
+                f"`models:` or a litellm id, e.g. {ROLES_EXAMPLE}"
+            )
+        path.append(following)
+        name = following
+
+
 def resolve_model(name: str, default_model: str = DEFAULT) -> str:
-    """`default` -> `default_model` -> the embedded model; other names unchanged."""
-    return ModelCatalog(default_model=default_model).resolve(name).name
+    """`default` -> `default_model` -> the embedded model; other names unchanged (a role is
+    followed by the adapter's catalog, which knows the configured `roles:`)."""
+    if name != DEFAULT:
+        return name
+    return default_model if default_model != DEFAULT else EMBEDDED_MODEL
 
 
 # --------------------------------------------------------------------------- parsing
@@ -346,6 +433,56 @@ def _price(body: Mapping[str, Any], fields: SettingReader) -> ModelPrice | None:
         missing = "input_cost_per_token" if costs[0] is None else "output_cost_per_token"
         raise fields.problem("", f"set {missing} too; a price needs both sides (0 is allowed)")
     return None
+
+
+def parse_roles(value: Any, *, where: str) -> dict[str, str]:
+    """The `roles:` section as role -> name, or a SettingsError naming `where` and the key.
+
+    Only the shape is checked here; `check_roles` checks the names once `models:` is known.
+    """
+    if value is None:
+        return {}
+    fields = SettingReader(where, typed=False)
+    entries = fields.mapping("roles", value, f"a mapping of role to model, e.g. {ROLES_EXAMPLE}")
+    roles: dict[str, str] = {}
+    for role, target in entries.items():
+        key = f"roles.{role}"
+        if not isinstance(role, str) or not ALIAS_PATTERN.match(role):
+            raise fields.problem(key, "a role is a word of letters, digits, . _ : or -; rename it")
+        if role == DEFAULT:
+            raise fields.problem(
+                key, "`default` is the default_model setting, not a role; set default_model"
+            )
+        roles[role] = fields.text(key, target, "an alias from `models:`, a litellm id or a role")
+    return roles
+
+
+def check_roles(catalog: ModelCatalog) -> None:
+    """Every role names an alias, another role, `default` or a litellm id, without a cycle.
+
+    A SettingsError names where the roles were set, the role and the fix. A bare word is
+    refused (unlike a profile's `model:`): a role exists to point at configured models, so a
+    typo of an alias must not silently become a litellm id.
+    """
+    fields = SettingReader(catalog.source, typed=False)
+    table = catalog.role_table
+    for role, target in catalog.roles.items():
+        if role in catalog.entries:
+            raise fields.problem(
+                f"roles.{role}",
+                f"{cut_repr(role)} is also an alias in `models:`; a name is an alias or a "
+                "role, not both: rename one",
+            )
+        if target in (DEFAULT, *catalog.entries, *table) or "/" in target:
+            continue
+        known = ", ".join([*catalog.entries, *table]) or "none"
+        raise fields.problem(
+            f"roles.{role}",
+            f"{cut_repr(target)} is not an alias from `models:`, a role or a litellm id "
+            f"(provider/model); known: {known}",
+        )
+    for name in (DEFAULT, *table):
+        catalog.choose(name)  # raises on a cycle
 
 
 def models_from_text(text: str, *, where: str) -> Any:

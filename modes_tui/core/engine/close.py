@@ -168,7 +168,7 @@ def settle_cost(ctx: TurnContext, turn: TurnState) -> dict[str, Any] | None:
     entry = ledger.add(ctx.state.turn, turn.calls)
     if entry is None:
         return None
-    return {**entry.to_dict(), "baseline_model": ledger.baseline_model}
+    return {**entry.to_dict(), "baseline_model": ledger.baseline_label}
 
 
 def stamp(ctx: TurnContext, turn: TurnState, message: Message) -> Message:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modes_tui.core.config.models import DEFAULT, STRONG, ModelCatalog, ModelChoice
 from modes_tui.core.engine.guards import Limits
 from modes_tui.core.packs.profiles import Profile
 
@@ -38,18 +39,41 @@ class EngineConfig:
     """USD per session (None: no budget)."""
     checkpoint_seconds: float = CHECKPOINT_SECONDS
     """How often a long answer is written to the session log while it streams."""
+    models: ModelCatalog | None = None
+    """Aliases and roles (how `model: fast` becomes the model called); None: none configured."""
+
+    @property
+    def catalog(self) -> ModelCatalog:
+        """The aliases and roles, with `default_model` as what `default` means."""
+        if self.models is None:
+            return ModelCatalog(default_model=self.default_model)
+        return self.models
+
+    def choose(self, profile: Profile | None, model: str | None = None) -> ModelChoice:
+        """The alias or litellm id a mode answers with, and the role that gave it: `model` (a
+        fallback), else `--model`, else the mode's `model:` (a role or `default` followed)."""
+        if model is None:
+            model = self.model_override or (profile.model if profile is not None else DEFAULT)
+        return self.catalog.choose(model)
 
     def model_for(self, profile: Profile | None) -> str:
         """The model a mode answers with when no fallback has taken over."""
-        if profile is not None and profile.model != "default":
-            return self.model_override or profile.model
-        return self.model_override or self.default_model
+        return self.choose(profile).name
 
     def models_in_use(self, profiles: Iterable[Profile]) -> set[str]:
         """Every model a mode of the pack answers with (the ledger's baseline candidates)."""
         if self.model_override:
-            return {self.model_override}
-        return {
-            self.default_model if profile.model == "default" else profile.model
-            for profile in profiles
-        }
+            return {self.choose(None).name}
+        return {self.choose(profile).name for profile in profiles}
+
+    def baseline_role(self, profiles: Iterable[Profile]) -> ModelChoice | None:
+        """The `strong` role's model, the "always" of "saved vs always strong", when roles
+        are in use: a mode names a role, or `roles:` sets `strong`. None otherwise (the
+        priciest model in use is the baseline) and with --model, which pins one model."""
+        catalog = self.catalog
+        if self.model_override or not catalog.is_role(STRONG):
+            return None
+        named = any(catalog.is_role(profile.model) for profile in profiles)
+        if not named and STRONG not in catalog.roles:
+            return None
+        return catalog.choose(STRONG)

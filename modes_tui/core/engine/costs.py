@@ -1,5 +1,8 @@
 """Prices for the engine: the ledger's baseline, the budget check, and fallback notes.
 
+The baseline is the `strong` role's model ("saved vs always strong"), or, when it has no
+known price, the most expensive model any mode of the pack uses.
+
 Prices come from the chat model's `capabilities(model).price` (configured prices first, then
 litellm's bundled price list); asking may import litellm, so it runs off the event loop and
 each answer is kept.
@@ -13,7 +16,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from modes_tui.core.config.models import ModelPrice
+from modes_tui.core.config.models import ModelChoice, ModelPrice
 from modes_tui.core.engine.ports import ChatModel
 from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.errors import ProviderError
@@ -51,16 +54,24 @@ class TurnCosts:
         self._prices[model] = found
         return found
 
-    async def set_baseline(self, models: Iterable[str]) -> None:
-        """Make the most expensive of `models` the "always" of "saved vs always X" (once)."""
+    async def set_baseline(self, models: Iterable[str], strong: ModelChoice | None = None) -> None:
+        """Make the "always" of "saved vs always X" (once per set of models): the `strong`
+        role's model when it has a price (roles exist to save against it), else the most
+        expensive of `models`."""
         chosen = tuple(sorted(set(models)))
-        if self._baseline_for == chosen:
+        key = (*chosen, *(strong.path if strong is not None else ()))
+        if self._baseline_for == key:
+            return
+        self._baseline_for = key
+        if strong is not None and (price := await self.price(strong.name)) is not None:
+            self.ledger.baseline_model, self.ledger.baseline_price = strong.name, price
+            self.ledger.baseline_role = strong.role
             return
         for model in chosen:
             await self.price(model)
-        name, price = baseline(chosen, lambda model: self._prices.get(model))
-        self.ledger.baseline_model, self.ledger.baseline_price = name, price
-        self._baseline_for = chosen
+        name, found = baseline(chosen, lambda model: self._prices.get(model))
+        self.ledger.baseline_model, self.ledger.baseline_price = name, found
+        self.ledger.baseline_role = None
 
     async def check_budget(
         self, model: str, request: ModelRequest, asker: Any = None

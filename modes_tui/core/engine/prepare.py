@@ -95,7 +95,8 @@ async def prepare(
             yield resent
     turn.setup = await ctx.stopper.step(ctx.setups.resolve(ctx.config, turn.mode))
     models = ctx.config.models_in_use(ctx.pack.profiles)
-    await ctx.stopper.step(ctx.costs.set_baseline(models))
+    strong = ctx.config.baseline_role(ctx.pack.profiles)
+    await ctx.stopper.step(ctx.costs.set_baseline(models, strong))
 
 
 def _place(ctx: TurnContext, order: TurnOrder, turn: TurnState) -> list[TurnEvent] | None:

@@ -60,9 +60,11 @@ async def play_round(
             yield close.fail(ctx, turn, refusal, "budget", close.BUDGET_HINT, retryable=False)
             return
     ctx.recorder.write(
-        RequestRecord(ctx.state.turn, request.to_dict(), setup.mode, round_no, setup.notes)
+        RequestRecord(
+            ctx.state.turn, request.to_dict(), setup.mode, round_no, setup.notes, role=setup.role
+        )
     )
-    yield RequestBuilt(request, setup.mode, round_no, setup.notes)
+    yield RequestBuilt(request, setup.mode, round_no, setup.notes, role=setup.role)
     calls: list[ToolCallChunk] = []
     # without fallbacks, no extra generator layer on every chunk
     answer = (
@@ -172,9 +174,12 @@ async def answer_with_fallbacks(
                     round_no,
                     following.notes,
                     fallback=switched,
+                    role=following.role,
                 )
             )
-            yield RequestBuilt(request, following.mode, round_no, following.notes)
+            yield RequestBuilt(
+                request, following.mode, round_no, following.notes, role=following.role
+            )
 
 
 def request_for(ctx: TurnContext, turn: TurnState, setup: TurnSetup) -> ModelRequest:

@@ -48,10 +48,8 @@ class ModeSetups:
     ) -> TurnSetup:
         """How `mode` runs; `model` and `rest` replace its model and fallbacks (a fallback)."""
         profile = self.pack.get(mode) if mode is not None else None
-        if model is not None:
-            model = config.default_model if model == "default" else model
-        else:
-            model = config.model_for(profile)
+        choice = config.choose(profile, model)  # a role or `default` -> an alias or an id
+        model = choice.name
         if rest is None:
             # --model pins one model for the run: no mode's fallbacks apply
             rest = () if config.model_override or profile is None else profile.fallback_models
@@ -71,6 +69,7 @@ class ModeSetups:
             max_tokens=profile.max_tokens if profile is not None else None,
             notes=tuple(notes),
             fallbacks=tuple(rest),
+            role=choice.role,
         )
 
     async def _effort(self, profile: Profile | None, model: str, notes: list[str]) -> str | None:

@@ -69,6 +69,8 @@ class TurnSetup:
     notes: tuple[str, ...]
     fallbacks: tuple[str, ...] = ()
     """Models still to try, in order, if this one fails with a retryable error."""
+    role: str | None = None
+    """The role (`fast`, `strong`) that gave `model`; None when the mode named a model."""
 
 
 @dataclass(frozen=True, slots=True)

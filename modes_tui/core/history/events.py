@@ -75,6 +75,8 @@ class RequestBuilt(_Event):
     """1 for the first call of the turn, 2+ after tool results."""
     notes: tuple[str, ...] = ()
     """Things the user should know, e.g. "thinking n/a for local/gemma-3-270m"."""
+    role: str | None = None
+    """The role (`fast`, `strong`) that gave the request's model; None for a plain name."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,10 @@
 """The cost ledger: what each turn cost, the session's total, and what routing saved.
 
-"Saved" compares the session with one that sent every call to the most expensive model any
-mode of the pack uses (the *baseline*): the same token counts priced at the baseline's
-price, minus what was actually paid. Prices come from the model adapter (configured prices
-first, then litellm's bundled price list); a call whose price is unknown counts as unknown,
-never as free.
+"Saved" compares the session with one that sent every call to the *baseline*: the `strong`
+role's model (core.config.models), else the most expensive model any mode of the pack uses;
+the same token counts priced at the baseline's price, minus what was actually paid. Prices
+come from the model adapter (configured prices first, then litellm's bundled price list); a
+call whose price is unknown counts as unknown, never as free.
 
 The budget (`budget:` setting, USD per session) is checked before each turn against an
 estimate of that turn: the request's characters / 4 as prompt tokens, plus the answer cap
@@ -113,6 +113,8 @@ class CostLedger:
     """The most expensive model of the pack's modes (what "always" means)."""
     baseline_price: ModelPrice | None = None
     """Its price per token."""
+    baseline_role: str | None = None
+    """The role it is (`strong`); None when it is the priciest model in use."""
     budget: float | None = None
     """USD per session; None: no budget."""
     turns: list[TurnCost] = field(default_factory=list)
@@ -180,12 +182,19 @@ class CostLedger:
         estimate = price.cost(prompt_chars // CHARS_PER_TOKEN, answer_cap) if price else 0.0
         return BudgetCheck(self.budget, self.total, estimate)
 
+    @property
+    def baseline_label(self) -> str | None:
+        """`strong (gpt-4.1)` for a role, else the baseline model's name."""
+        if self.baseline_role and self.baseline_model:
+            return f"{self.baseline_role} ({self.baseline_model})"
+        return self.baseline_model
+
     def header(self) -> str:
         """`$0.0123 · saved $0.41 vs always gpt-4.1` (the TUI's header, the REPL's /cost)."""
         text = money(self.total) + ("" if self.complete else " + unknown")
         saved = self.saved
         if saved is not None and self.baseline_model:
-            text += f" · saved {money(saved)} vs always {self.baseline_model}"
+            text += f" · saved {money(saved)} vs always {self.baseline_label}"
         if self.budget is not None:
             text += f" · budget {money(self.budget)}"
         return text

@@ -17,7 +17,8 @@ and ignores fields it does not know, so old apps read new logs as far as they ca
 | user        | content                                                                  |
 | route       | route (Route.to_dict()), setting (auto/off/mode), warnings               |
 | request     | request (ModelRequest.to_dict(), secrets redacted), mode, round, notes,  |
-|             | fallback {from, kind, error} (when a fallback model took over)           |
+|             | fallback {from, kind, error} (when a fallback model took over), role     |
+|             | (the role that gave the model: fast, strong; when one did)               |
 | assistant   | message (Message.to_dict()), usage {prompt_tokens, completion_tokens,   |
 |             | cost}, error (str, when the turn failed), cost (the turn's ledger entry: |
 |             | models, tokens, cost, baseline_cost, baseline_model; also on a cancel);  |
@@ -201,6 +202,8 @@ class RequestRecord(_OnDisk):
     """{from, kind, error} when a fallback model took over from a failed one."""
     at: str = ""
     """When it was written (UTC ISO 8601; set by the writer)."""
+    role: str | None = None
+    """The role (`fast`, `strong`) that gave the request's model; None for a plain name."""
     kind: ClassVar[Literal["request"]] = "request"
     """The record type."""
 
@@ -214,6 +217,8 @@ class RequestRecord(_OnDisk):
         }
         if self.fallback is not None:
             written["fallback"] = self.fallback
+        if self.role is not None:
+            written["role"] = self.role
         return written
 
     @classmethod
@@ -229,6 +234,7 @@ class RequestRecord(_OnDisk):
             _strings(data, "request", "notes"),
             fallback if isinstance(fallback, Mapping) else None,
             _at(data),
+            data["role"] if isinstance(data.get("role"), str) else None,
         )
 
 

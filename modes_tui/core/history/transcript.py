@@ -168,6 +168,11 @@ class TurnTranscript:
         return self.requests[-1].request.model if self.requests else None
 
     @property
+    def role(self) -> str | None:
+        """The role (`fast`, `strong`) that gave the answering model; None for a plain name."""
+        return self.requests[-1].role if self.requests else None
+
+    @property
     def notes(self) -> tuple[str, ...]:
         """Notes the engine attached to the requests ("thinking n/a for ...")."""
         seen: dict[str, None] = {}
