@@ -419,6 +419,12 @@ RENDERS |= {"self._title", "self._route_text", "self._setting_text", "self._usag
 """Calls whose result a widget shows without parsing markup, or that made the text safe."""
 REVIEWED = {
     # (file, call, argument as written): why it is safe
+    ("modes_tui/tui/confirm.py", "Static", "diff_text(self.preview.diff, DIFF_LINES_SHOWN)"): (
+        "a Text of a diff core.edits.diffs made terminal-safe"
+    ),
+    ("modes_tui/tui/panel.py", "update", "policy_text(mode or 'no mode', policy, tools)"): (
+        "a Text whose names and globs pass terminal_safe"
+    ),
     ("modes_tui/tui/inspector.py", "Static", "reason"): "one of two fixed sentences",
     ("modes_tui/tui/inspector.py", "Static", "heading"): "'Request' or 'Request, round N'",
     ("modes_tui/tui/inspector.py", "Static", "body"): "request_sections: Text/Group/_json",
@@ -446,7 +452,6 @@ REVIEWED = {
     ("modes_tui/tui/chat.py", "update", "content"): "the widget's own update, passed through",
     ("modes_tui/tui/app.py", "notify", "note"): "terminal_safe, markup=False",
     ("modes_tui/tui/app.py", "notify", "shown"): "terminal_safe, markup=False",
-    ("modes_tui/tui/confirm.py", "Static", "title"): "a Text; the tool name terminal_safe",
     ("modes_tui/tui/inspector.py", "Collapsible", "title"): "section names and token counts",
     ("modes_tui/tui/inspector.py", "Static", "f'Tool calls: {len(record.tools)}'"): "a count",
     (

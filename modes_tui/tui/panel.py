@@ -25,6 +25,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from modes_tui.core.edits.policy import ASKS_BY_NATURE, Policy
+from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.render import route_card
 
 if TYPE_CHECKING:
@@ -85,7 +86,8 @@ def policy_text(mode: str, policy: Policy, tools: Sequence[str]) -> Text:
     by: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
     for name in tools:
         by[policy.rule(name, asks=name in ASKS_BY_NATURE).permission].append(name)
-    text = Text(f"{mode} may ", style="dim")
+    # Tool names can come from an MCP server and globs from a pack: both are outside text.
+    text = Text(f"{terminal_safe(mode)} may ", style="dim")
     for permission, label, style in (
         ("allow", "run", "green"),
         ("ask", "ask", "yellow"),
@@ -93,10 +95,10 @@ def policy_text(mode: str, policy: Policy, tools: Sequence[str]) -> Text:
     ):
         if by[permission]:
             text.append(f"{label}: ", style="dim")
-            text.append(" ".join(by[permission]) + " ", style=style)
+            text.append(terminal_safe(" ".join(by[permission])) + " ", style=style)
     if policy.deny:
         text.append("· never: ", style="dim")
-        text.append(" ".join(policy.deny.globs), style="red")
+        text.append(terminal_safe(" ".join(policy.deny.globs)), style="red")
     return text
 
 
