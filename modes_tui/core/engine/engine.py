@@ -31,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from modes_tui.core.config.models import FAST
 from modes_tui.core.config.ports import ControlSource
 from modes_tui.core.edits.checkpoints import (
     Checkpoint,
@@ -346,8 +347,8 @@ class Engine:
 
     def _summary_model(self) -> str:
         """The model that writes summaries of older turns: the run's model (`--model`), else
-        the default model."""
-        return self.config.model_override or self.config.default_model
+        the `fast` role's (the default model until `roles:` says otherwise)."""
+        return self.config.choose(None, self.config.model_override or FAST).name
 
     def clear(self) -> None:
         """Forget the conversation (`/clear`); routes and the turn count stay."""
