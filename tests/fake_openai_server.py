@@ -15,6 +15,9 @@ The model name in the request picks the behaviour, so one server serves every ca
 | `echo-headers` | streams back, as JSON, the `X-Team...` headers it got                     |
 | `scripted`     | streams the next reply of `scripted_openai_server(replies)`: text and/or  |
 |                | tool calls (arguments streamed in pieces, as real servers do)             |
+| `context-limit`| refuses (400, `context_length_exceeded`) a request whose messages hold  |
+|                | more than `CONTEXT_LIMIT_CHARS` characters; else answers: streamed, or   |
+|                | whole (`SUMMARY_TEXT`) when not asked to stream                          |
 
 Bounded: it runs in a daemon thread, every handler gives up when the server stops, and
 `stop()` is called by the test (a context manager) so nothing outlives the test.
@@ -36,6 +39,9 @@ OK_TEXT = "Hello from the fake server."
 SERVER_ERROR = "the fake server broke on purpose"
 AUTH_ERROR = "Incorrect API key provided: sk-test***"
 SLOW_SECONDS = 0.05
+CONTEXT_LIMIT_CHARS = 3000
+CONTEXT_ERROR = "This model's maximum context length is 1000 tokens; your messages are longer"
+SUMMARY_TEXT = "The user and the assistant talked about the sea."
 HANG_LIMIT_SECONDS = 60.0
 """The longest a hanging request is held, should a test forget to stop the server."""
 
@@ -55,6 +61,8 @@ def _chunk(text: str | None, finish: str | None = None, model: str = "fake") -> 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    body: dict[str, Any]
+    """The request's JSON body."""
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep the test output clean
@@ -68,6 +76,7 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(request.get("model", ""))
         self.server.requests.append(model)
         self.server.bodies.append(request)
+        self.body = request
         behaviour = getattr(self, "_" + model.replace("-", "_"), None)
         if behaviour is None:
             self._error(404, f"The model `{model}` does not exist", "model_not_found")
@@ -120,6 +129,38 @@ class _Handler(BaseHTTPRequestHandler):
         self._write_chunk(_chunk(None, "tool_calls" if reply.tool_calls else "stop"))
         self._write_chunk(b"data: [DONE]\n\n")
         self._write_chunk(b"")
+
+    def _context_limit(self) -> None:
+        size = sum(len(str(m.get("content") or "")) for m in self.body.get("messages", []))
+        if size > CONTEXT_LIMIT_CHARS:
+            self._error(400, CONTEXT_ERROR, "context_length_exceeded")
+        elif self.body.get("stream"):
+            self._ok()
+        else:
+            self._whole(SUMMARY_TEXT)
+
+    def _whole(self, text: str) -> None:
+        body = json.dumps(
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": 1,
+                "model": "fake",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def _hang(self) -> None:
         self.server.stopped.wait(HANG_LIMIT_SECONDS)

@@ -55,8 +55,9 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_server(gguf: Path, log_dir: Path) -> LlamaServer:
-    """Start the server and wait until it answers; raise with its log if it does not."""
+def start_server(gguf: Path, log_dir: Path, *, n_ctx: int = 2048) -> LlamaServer:
+    """Start the server with a context of `n_ctx` tokens and wait until it answers; raise
+    with its log if it does not."""
     port = free_port()
     log = log_dir / f"llama-server-{port}.log"
     threads = str(max(1, (os.cpu_count() or 2) - 1))
@@ -73,7 +74,7 @@ def start_server(gguf: Path, log_dir: Path) -> LlamaServer:
         "--port",
         str(port),
         "--n_ctx",
-        "2048",
+        str(n_ctx),
         "--n_threads",
         threads,
     ]

@@ -453,3 +453,33 @@ def test_the_repl_reports_the_dead_model_process_and_answers_the_next_line(
             repl.wait(timeout=30)
     finished = [e for e in rest if e["type"] == "turn_finished"]
     assert finished and "word200" in json.dumps(finished[0])
+
+
+# --------------------------------------------------------------------------- token counts
+
+
+def test_the_model_process_counts_tokens_with_the_gguf_tokenizer(
+    provider: local.LocalProvider,
+) -> None:
+    # the stand-in's tokenizer counts words (no BOS for a part of a prompt)
+    assert provider.runner.count_tokens(["one two three", "", "four"]) == [3, 0, 1]
+    pid = provider.runner.pid
+    assert provider.runner.count_tokens(["five six"]) == [2]
+    assert provider.runner.pid == pid  # one process answers chats and counts alike
+
+
+@pytest.mark.usefixtures("modes_home")
+async def test_a_local_turn_is_fitted_with_the_gguf_tokenizer_not_the_estimate(
+    provider: local.LocalProvider, tmp_path: Path
+) -> None:
+    from modes_tui.core.history.events import RequestBuilt
+
+    engine = engine_for(provider, tmp_path)
+    events = [event async for event in engine.run_turn("hello there my friend")]
+    assert isinstance(events[-1], TurnFinished), events[-1]
+    built = next(event for event in events if isinstance(event, RequestBuilt))
+    assert built.context is not None
+    assert built.context.tokenizer == "tokenizer: the GGUF's, of local/gemma-3-270m"
+    assert built.context.window == 4096  # the embedded model's n_ctx
+    words = sum(len(str(m["content"]).split()) for m in built.request.messages)
+    assert built.context.tokens == words + 8 * len(built.request.messages)

@@ -16,6 +16,7 @@ its own layer or below; the architecture test keeps it so):
     edits/            changing files safely: edit tools, diffs, a mode's policy, checkpoints
     packs/            a pack: profiles (modes), prompt templates, fields, the pack's own tools
     history/          what happened: events, conversation, records, ledger, transcript
+    context/          conversations that fit: token counts, a request fitted, compaction
     routing/          choosing a mode: the router, classifiers/, corrections, calibration
     evals/            evaluating a router on a pack's cases
     engine/           one user turn, end to end: prepare, rounds, close; its ports and wire

@@ -14,6 +14,7 @@
     ├── FileReadError             a file is not a regular file (a link, FIFO, device) or cannot be read
     │   └── FileTooLargeError     a file is larger than what modes-tui reads of that kind
     ├── CorrectionsError          the corrections store cannot be read or written
+    ├── CompactionRefused         `/compact` cannot run now, or has nothing to summarise
     └── CorrectionRefused         a turn cannot be corrected as asked (none yet, running, same mode)
 
 The core raises; the edges (TUI, REPL, CLI) show `str(error)` and never a traceback.
@@ -257,6 +258,10 @@ class CorrectionsError(ModesError):
     """The corrections store of a pack cannot be read or written."""
 
     title = "Corrections"
+
+
+class CompactionRefused(ModesError):
+    """`/compact` cannot run now (a turn runs) or has nothing to summarise."""
 
 
 class CorrectionRefused(ModesError):

@@ -49,6 +49,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("/mode", "/mode NAME|auto|off", "force a mode, let the router pick, or use none"),
     CommandSpec("/modes", "/modes", "list the modes of the pack and their keys"),
     CommandSpec("/clear", "/clear", "start the conversation afresh"),
+    CommandSpec(
+        "/compact",
+        "/compact",
+        "summarise the earlier turns for the model (the chat keeps them)",
+    ),
     CommandSpec("/sessions", "/sessions", "pick a recorded session to replay", APP),
     CommandSpec("/replay", "/replay ID", "replay a recorded session, with re-routing", APP),
     CommandSpec("/resume", "/resume [ID|latest]", "continue a saved session here"),

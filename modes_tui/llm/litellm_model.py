@@ -13,12 +13,13 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from modes_tui.core.config.models import ModelCatalog, ModelConfig, ModelPrice
+from modes_tui.core.context.ports import CountedTokens
 from modes_tui.core.engine.ports import ModelCapabilities
 from modes_tui.core.engine.wire import (
     Completion,
@@ -212,6 +213,25 @@ class LiteLLMChatModel:
             return config.context_window
         window = self._model_info(config).get("max_input_tokens")
         return int(window) if isinstance(window, int) else None
+
+    def count_tokens(self, model: str, texts: Sequence[str]) -> CountedTokens | None:
+        """Tokens of each text by `model`'s own tokenizer (`TokenCounter`): the GGUF's for
+        the embedded model (counted in its process), litellm's `token_counter` for a model
+        in litellm's model map; None for any other (the caller estimates)."""
+        config = self.models.resolve(model)
+        if config.model.startswith(LOCAL_PREFIX):
+            self._ensure_local(config.model)
+            from modes_tui.llm.local import count_local_tokens
+
+            counts = count_local_tokens(texts)
+            if counts is None:
+                return None
+            return CountedTokens(tuple(counts), f"tokenizer: the GGUF's, of {config.model}")
+        if not self._model_info(config):
+            return None  # litellm would fall back to an unrelated tokenizer: say it is unknown
+        litellm = import_litellm(offline=self.offline)
+        counts = [int(litellm.token_counter(model=config.model, text=text)) for text in texts]
+        return CountedTokens(tuple(counts), f"tokenizer: litellm token_counter, {config.model}")
 
     def _model_info(self, config: ModelConfig) -> Mapping[str, Any]:
         litellm = import_litellm(offline=self.offline)

@@ -241,6 +241,11 @@ class LlamaRunner:
         # Tokenising reads the vocabulary only, so it needs no generation lock.
         return len(self.load().tokenize(text.encode("utf-8"), add_bos=True, special=True))
 
+    def count_texts(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each text as part of a prompt (no BOS; special tokens as text)."""
+        llama = self.load()
+        return [len(llama.tokenize(text.encode("utf-8"), add_bos=False)) for text in texts]
+
     def chat(
         self,
         messages: Sequence[Mapping[str, Any]],

@@ -343,6 +343,15 @@ def register_local_provider(
         return provider
 
 
+def count_local_tokens(texts: Sequence[str]) -> list[int] | None:
+    """Tokens of each text by the registered local model's own (GGUF) tokenizer; None when
+    no local provider is registered."""
+    provider = _registered
+    if provider is None or provider._closed:
+        return None
+    return provider.runner.count_tokens(texts)
+
+
 def _provider_map() -> list[dict[str, Any]]:
     return list(litellm.custom_provider_map)
 

@@ -9,6 +9,7 @@ app itself) and talks to it with one JSON object per message over a
                                                                       then {"finish": reason,
                                                                       "prompt_tokens",
                                                                       "completion_tokens"}
+                   {"op": "tokenize", "texts"}                     -> {"tokens": [count, ...]}
                    {"op": "stop", "id"}   ends chat `id` within one token (no reply of its own)
     child -> app   {"error": {"kind", "message", "hint"}} instead of a reply when a request fails
 
@@ -85,6 +86,10 @@ class _Server:
             )
             self._runner.load()
             self._send({"loaded": self._runner.load_seconds})
+        elif request["op"] == "tokenize":
+            if self._runner is None:
+                raise RuntimeError("the model is not loaded")
+            self._send({"tokens": self._runner.count_texts(list(request["texts"]))})
         elif request["op"] == "chat":
             self._chat(int(request["id"]), request["messages"], request["params"])
         else:

@@ -285,6 +285,21 @@ class ModelProcess:
         finally:
             self._generate_lock.release()
 
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each text by the GGUF's own tokenizer, counted in the model process
+        (loading it first if needed). Raises `ProviderError` when the process dies."""
+        self._ready()
+        with self._generate_lock:  # one request at a time on the socket
+            child = self._ready(idle=True)
+            child.send({"op": "tokenize", "texts": list(texts)})
+            try:
+                answer = child.receive()
+            except ProviderError as error:
+                if error.kind == "crashed":
+                    self._forget(child)
+                raise
+        return [int(count) for count in answer["tokens"]]
+
     def _acquire(self, stop: threading.Event) -> bool:
         # Poll, so a request cancelled while queued behind another one gives up its place.
         while not self._generate_lock.acquire(timeout=_LOCK_POLL_SECONDS):

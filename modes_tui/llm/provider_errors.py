@@ -21,8 +21,8 @@ HINTS: dict[ProviderErrorKind, str] = {
     "bad_stream": "the provider sent an answer that could not be read; retry",
     "server_error": "the provider failed on its side (an HTTP 5xx answer); retry in a moment",
     "crashed": "the model's process died; retry starts a new one",
-    "context_too_long": "the conversation is longer than this model accepts; /clear, or lower "
-    "`history: {last: N}` in the mode's profile",
+    "context_too_long": "the request is longer than this model accepts even with the earlier "
+    "turns compacted; /clear, or set `context_window` for this model in config.yaml",
     "not_found": "check the model id (provider/model, e.g. openai/gpt-4.1-mini) in the profile "
     "or in --model",
     "bad_request": "the provider refused the request; check the profile's parameters",
@@ -144,6 +144,21 @@ def _mentions_missing_key(error: BaseException) -> bool:
     return any(words in text for words in _MISSING_KEY_WORDS)
 
 
+_CONTEXT_LIMIT = re.compile(
+    r"context[ _]length[ _]exceeded|maximum context length|exceeds? (?:the )?context window"
+    r"|exceeds? (?:the )?(?:model's )?context length|prompt is too long|input is too long"
+    r"|too many tokens|context window exceeded",
+    re.IGNORECASE,
+)
+"""How providers word a request that is too long when litellm does not map it to
+`ContextWindowExceededError` (llama.cpp's server: "Requested tokens (2300) exceed context
+window of 2048"; Anthropic: "prompt is too long"; OpenAI's code `context_length_exceeded`)."""
+
+
+def _mentions_context_limit(error: BaseException) -> bool:
+    return any(_CONTEXT_LIMIT.search(str(item)) for item in _chain(error))
+
+
 def classify_error(error: BaseException) -> ProviderErrorKind:
     """Which kind of provider failure `error` is (by litellm/openai class names)."""
     kind = _classify(_unwrap(error), error)
@@ -180,7 +195,7 @@ def _classify(error: BaseException, whole: BaseException | None = None) -> Provi
     }:
         return "connection"
     if names & {"BadRequestError", "UnsupportedParamsError", "UnprocessableEntityError"}:
-        return "bad_request"
+        return "context_too_long" if _mentions_context_limit(whole or error) else "bad_request"
     return "unknown"
 
 

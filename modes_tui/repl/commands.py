@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.errors import ModesError
 from modes_tui.frontend import corrections
@@ -111,6 +111,16 @@ async def undo(argument: str, context: ReplContext, printer: Printer) -> None:
     printer.write(await run_undo(context.engine, argument, asker.ask if asker else None) + "\n")
 
 
+async def compact(argument: str, context: ReplContext, printer: Printer) -> None:
+    """`/compact`: the earlier turns summarised for the model; one line says so."""
+    try:
+        compaction = await context.engine.compact()
+    except ModesError as error:
+        printer.write(f"error: {error}\n")
+        return
+    printer.write(f"({compaction.describe()})\n")
+
+
 async def wrong(argument: str, context: ReplContext, printer: Printer) -> None:
     """`/wrong MODE` re-runs the last turn in MODE; `/wrong undo` forgets the last correction."""
     outcome: corrections.Rerun | corrections.Undone | corrections.CorrectionRefused
@@ -140,7 +150,10 @@ async def why(argument: str, context: ReplContext, printer: Printer) -> None:
         printer.write("no turn yet\n")
         return
     request = turn.requests[-1].request.to_dict() if turn.requests else {}
-    shown = {"route": turn.route.to_dict(), "request": request}
+    shown: dict[str, Any] = {"route": turn.route.to_dict(), "request": request}
+    fitted = turn.requests[-1].context if turn.requests else None
+    if fitted is not None:  # how the request was fitted into the model's window
+        shown["context"] = fitted.to_dict()
     printer.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -152,6 +165,7 @@ HANDLERS: dict[str, ReplHandler] = {
     "/wrong": wrong,
     "/clear": clear,
     "/undo": undo,
+    "/compact": compact,
     "/resume": resume,
     "/fork": fork,
     "/rename": rename,

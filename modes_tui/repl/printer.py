@@ -101,6 +101,9 @@ class Printer:
             case "turn_finished" | "turn_cancelled" | "turn_corrected" | "turn_failed":
                 self._end_text()
                 self._ending(event, context)
+            case "conversation_compacted":
+                self._end_text()
+                self.write(f"({event.compaction.describe()})\n")
             case _:
                 assert_never(event)
 

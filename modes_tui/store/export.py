@@ -22,6 +22,7 @@ from typing import Any, assert_never
 from modes_tui.core.edits.editor import EDIT_TOOL_NAMES
 from modes_tui.core.files import atomic_write
 from modes_tui.core.history.events import (
+    ConversationCompacted,
     ModeChanged,
     ReasoningDelta,
     RequestBuilt,
@@ -191,6 +192,8 @@ class _AnswerMarkdown:
                 self._corrected(event)
             case TurnFailed():
                 self._failed(event)
+            case ConversationCompacted():
+                self._compacted(event)
             case RouteDecided() | ModeChanged() | TurnFinished():
                 pass  # route lines head the turn; the mode is on the speaker line
             case _:
@@ -249,6 +252,11 @@ class _AnswerMarkdown:
         else:
             hint = f" ({event.hint})" if event.hint else ""
             self._out += [f"*(failed: {event.error}{hint})*", ""]
+
+    def _compacted(self, event: ConversationCompacted) -> None:
+        compaction = event.compaction
+        self._out += [f"<details><summary>{compaction.describe()}</summary>", ""]
+        self._out += [compaction.summary, "", "</details>", ""]
 
     def lines(self) -> list[str]:
         """Everything added, then the usage line (when any call reported tokens)."""

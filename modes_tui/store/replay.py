@@ -22,6 +22,8 @@ Rules the live stream cannot teach a log reader:
   turn's earlier answer was superseded: the events after it answer the turn again (with
   their own route and mode), and the rebuilt conversation drops the superseded answer, as
   the live history did; a `retry` drops the failed answer the same way.
+- A `summary` record becomes `ConversationCompacted`, and the rebuilt conversation carries
+  its compaction: a resumed session gives the model the summary, not the turns it replaced.
 - A record that cannot be turned into an event is reported (file and line) and skipped.
 
 `store.reroute` runs today's router over the same turns.
@@ -39,6 +41,7 @@ from modes_tui.core.engine.wire import ModelRequest, ToolSpec
 from modes_tui.core.errors import RecordError
 from modes_tui.core.history.conversation import Conversation, Message
 from modes_tui.core.history.events import (
+    ConversationCompacted,
     ModeChanged,
     ReasoningDelta,
     RequestBuilt,
@@ -59,6 +62,7 @@ from modes_tui.core.history.records import (
     RequestRecord,
     RouteRecord,
     SessionRecord,
+    SummaryRecord,
     ToolResultRecord,
     UiEventRecord,
     UserRecord,
@@ -118,20 +122,15 @@ class Replay:
 def request_from_dict(data: Mapping[str, Any]) -> ModelRequest:
     """A recorded request (`ModelRequest.to_dict()`) as a ModelRequest again."""
     rest = dict(data)
-    tools = []
-    for tool in rest.pop("tools", None) or ():
-        function = tool["function"]
-        tools.append(
-            ToolSpec(
-                str(function["name"]),
-                str(function.get("description") or ""),
-                dict(function.get("parameters") or {}),
-            )
-        )
+    functions = (tool["function"] for tool in rest.pop("tools", None) or ())
+    tools = tuple(
+        ToolSpec(str(f["name"]), str(f.get("description") or ""), dict(f.get("parameters") or {}))
+        for f in functions
+    )
     return ModelRequest(
         model=str(rest.pop("model", "")),
         messages=tuple(rest.pop("messages", None) or ()),
-        tools=tuple(tools),
+        tools=tools,
         temperature=rest.pop("temperature", None),
         max_tokens=rest.pop("max_tokens", None),
         reasoning_effort=rest.pop("reasoning_effort", None),
@@ -175,9 +174,11 @@ class _TurnBuilder:
             self._routed(record)
         elif isinstance(record, RequestRecord):
             self.settle_mode(record.mode)
-            request = request_from_dict(record.request)
-            built = RequestBuilt(request, record.mode, record.round, record.notes, role=record.role)
+            request, fit = request_from_dict(record.request), record.context
+            built = RequestBuilt(request, record.mode, record.round, record.notes, record.role, fit)
             self.events.append(built)
+        elif isinstance(record, SummaryRecord):
+            self.events.append(ConversationCompacted(record.compaction))
         elif isinstance(record, AssistantRecord):
             if record.partial:
                 self.partial = record  # shown only if no complete answer replaces it
@@ -191,9 +192,8 @@ class _TurnBuilder:
             )
         elif isinstance(record, UiEventRecord):
             self.ui_events.append(raw)
-            if record.event == "cancel":
-                self.cancel_seen = True
-            elif record.event == "correction":
+            self.cancel_seen = self.cancel_seen or record.event == "cancel"
+            if record.event == "correction":
                 self._corrected(record)
 
     def _routed(self, record: RouteRecord) -> None:
@@ -398,7 +398,7 @@ def _walk(
     for entry in entries:
         record = entry.record
         if entry.error is not None:
-            if entry.raw.get("type") in ("user", "assistant", "tool_result", "ui_event"):
+            if entry.raw.get("type") in ("user", "assistant", "tool_result", "ui_event", "summary"):
                 problems.append(entry.problem(session.path, "left out of the conversation"))
             continue
         if isinstance(record, UserRecord):
@@ -407,6 +407,8 @@ def _walk(
             walk.assistant(record)
         elif isinstance(record, ToolResultRecord):
             walk.tool_result(record)
+        elif isinstance(record, SummaryRecord) and record.compaction.upto <= len(walk.conversation):
+            walk.conversation.compaction = record.compaction  # the model saw it from here on
         elif isinstance(record, UiEventRecord):
             walk.ui_event(record)
     walk.flush()

@@ -7,6 +7,7 @@ Its modules:
                         prompt below
     arming.py           A dialog that opens on its own needs a deliberate answer: arming
     chat.py             The chat log: one view per user turn, drawn from the bottom up
+    compaction_note.py  The folded note that says older turns were summarised for the model
     confirm.py          Asking the user before a tool runs: the dialog and the `Confirmer` the
                         engine calls
     correct.py          The correction picker: which mode should have answered this turn?

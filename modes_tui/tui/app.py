@@ -883,6 +883,7 @@ class ModesApp(App[None]):
             "/mode": _sync(self.set_setting),
             "/modes": lambda _: self.chat.add_note(self.modes_text()),
             "/clear": lambda _: self.clear_conversation(),
+            "/compact": lambda _: self.compact(),
             "/sessions": _sync(lambda _: self.open_sessions()),
             "/replay": _sync(self.replay_session),
             "/resume": _sync(lambda ref: self.session_command(Command("/resume", ref))),
@@ -920,6 +921,20 @@ class ModesApp(App[None]):
             self.engine.clear()
         await self.chat.clear()
         self.status.idle("Conversation cleared; the route panel keeps the session's decisions.")
+
+    async def compact(self) -> None:
+        """`/compact`: the earlier turns summarised for the model, shown as a folded note."""
+        if self.turns.running or self.engine is None:
+            self.status.error("A turn is running: Esc cancels it first.")
+            return
+        self.status.busy("Summarising the earlier turns…")
+        try:
+            compaction = await self.engine.compact()
+        except ModesError as error:
+            self.status.error(str(error))
+            return
+        await self.chat.add_compaction(compaction)
+        self.status.idle("Earlier turns summarised for the model; the chat keeps them all.")
 
     def replay_session(self, session_id: str) -> None:
         """`/replay ID`: load the session in a worker, then show it."""

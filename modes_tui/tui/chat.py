@@ -28,6 +28,7 @@ from modes_tui.tui.render import turn_plain_text
 from modes_tui.tui.stream_fit import FitsInStream
 
 if TYPE_CHECKING:
+    from modes_tui.core.history.compaction import Compaction
     from modes_tui.core.history.transcript import TurnTranscript
     from modes_tui.tui.turn_view import SystemNote, TurnView
 
@@ -323,6 +324,15 @@ class ChatLog(VerticalScroll):
     async def add_plain_note(self, text: str) -> Static:
         """A note from the app that must show whole (an error): plain text, wrapped."""
         note = PlainNote(Text(terminal_safe(text)), classes="plain-note")  # errors quote files
+        await self.mount(note)
+        self.anchor()
+        return note
+
+    async def add_compaction(self, compaction: Compaction) -> Widget:
+        """The folded note of a `/compact` at the bottom (the summary is sanitised there)."""
+        from modes_tui.tui.compaction_note import CompactionNote
+
+        note = CompactionNote(compaction)
         await self.mount(note)
         self.anchor()
         return note

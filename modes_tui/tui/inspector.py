@@ -99,6 +99,8 @@ def request_sections(built: RequestBuilt) -> list[tuple[str, RenderableType, boo
     }
     body: list[RenderableType] = [_json(params)]
     body += [Text(f"! {note}", style="yellow") for note in built.notes]
+    if built.context is not None:  # how it was fitted, and whether the count is an estimate
+        body.append(Text(f"context window: {built.context.describe()}"))
     sections.append(("Parameters", Group(*body), True))
     sections.append(("Exact request (JSON, secrets redacted)", _json(request.to_dict()), False))
     return sections
@@ -199,6 +201,15 @@ class InspectorScreen(Screen[None]):
         if record.reasoning:
             widgets.append(
                 Collapsible(Static(Text(record.reasoning)), title="Reasoning", collapsed=True)
+            )
+        for compacted in record.compactions:
+            compaction = compacted.compaction
+            widgets.append(
+                Collapsible(
+                    Static(Text(compaction.summary)),
+                    title=escape(compaction.describe()),  # a model's name: no markup from it
+                    collapsed=True,
+                )
             )
         if record.tools:
             widgets.append(Static(f"Tool calls: {len(record.tools)}", classes="heading"))

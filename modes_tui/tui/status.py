@@ -254,6 +254,8 @@ class StatusLine(Static):
             case "turn_failed":
                 retry = " · ctrl+r or the Retry button tries again" if event.retryable else ""
                 self.error(f"The turn failed: {event.error}{retry}")
+            case "conversation_compacted":
+                self.busy("Older turns summarised for the model; asking it…")
             case _:
                 pass  # the turn's view shows the rest
 

@@ -199,6 +199,11 @@ class TurnView(Vertical):
         yield Static(Text(record.user_text), classes="user")
         yield from self._folds()
         yield Static(self._route_text(), classes="route")
+        if not self.live and record.compactions:
+            from modes_tui.tui.compaction_note import CompactionNote
+
+            for compacted in record.compactions:
+                yield CompactionNote(compacted.compaction)
         if not self.live:
             for index, segment in enumerate(record.segments):
                 if segment:
@@ -263,6 +268,10 @@ class TurnView(Vertical):
                 await self._show_reasoning()
             case "tool_call_requested" | "tool_call_finished":
                 await self._show_tool(event)
+            case "conversation_compacted":
+                from modes_tui.tui.compaction_note import CompactionNote
+
+                await self._mount_in_order(CompactionNote(event.compaction))
             case "usage":
                 pass  # shown with the ending
             case "turn_finished" | "turn_failed" | "turn_cancelled":

@@ -17,6 +17,9 @@ Modules, in the order a turn visits them:
     setup.py        `ModeSetups`: a mode resolved into a `TurnSetup` (model, tools, prompt)
     rounds.py       phase 2: per round the request, the stream (fallbacks), the answer
     request.py      the request a round sends: system part, history window, tool traffic
+    fitting.py      each request fitted into the model's window, older turns compacted,
+                    one retry after a provider's context error
+    fitter.py       `RequestFitter`: fits requests with core.context, writes summaries
     mode_note.py    the note that tells a model another mode answered before
     tool_calls.py   the tool calls of a round: checks, guards, the tool, its result
     hand_off.py     `switch_mode`: its guard, and the rest of the turn in the named mode

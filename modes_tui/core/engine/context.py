@@ -15,6 +15,7 @@ from modes_tui.core.config.ports import ControlSource
 from modes_tui.core.engine.cancelling import TurnSlot, TurnStopper
 from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.costs import TurnCosts
+from modes_tui.core.engine.fitter import RequestFitter
 from modes_tui.core.engine.ports import Asker, ChatModel, Guard
 from modes_tui.core.engine.rerun import TurnCorrections
 from modes_tui.core.engine.setup import ModeSetups
@@ -98,6 +99,8 @@ class TurnContext:
     """What every tool call passes before it runs, in order."""
     asker: Asker | None
     """Answers questions about a turn (entering a confirm-first mode, the budget)."""
+    fitter: RequestFitter
+    """Fits each request into its model's context window; compacts older turns."""
 
     @property
     def stopper(self) -> TurnStopper:

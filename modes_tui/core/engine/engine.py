@@ -31,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from modes_tui.core.config.models import FAST
 from modes_tui.core.config.ports import ControlSource
 from modes_tui.core.edits.checkpoints import (
     Checkpoint,
@@ -45,6 +46,7 @@ from modes_tui.core.engine.cancelling import TurnSlot
 from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.context import Recorder, TurnContext
 from modes_tui.core.engine.costs import TurnCosts
+from modes_tui.core.engine.fitter import RequestFitter
 from modes_tui.core.engine.guards import ConfirmationGuard, Limits, default_guards
 from modes_tui.core.engine.hand_off import HandOffGuard
 from modes_tui.core.engine.policy_guard import PolicyDecision, PolicyGuard
@@ -52,14 +54,15 @@ from modes_tui.core.engine.ports import Asker, ChatModel, Confirmer, CorrectionR
 from modes_tui.core.engine.prepare import TurnOrder
 from modes_tui.core.engine.rerun import CorrectionPlan, RoutedTurn, TurnCorrections
 from modes_tui.core.engine.setup import ModeSetups
-from modes_tui.core.engine.state import EngineState
+from modes_tui.core.engine.state import Cancelled, EngineState, usage_dict
 from modes_tui.core.engine.turn import Turn
-from modes_tui.core.errors import CorrectionRefused, ToolError
+from modes_tui.core.errors import CompactionRefused, CorrectionRefused, ToolError
+from modes_tui.core.history.compaction import Compaction
 from modes_tui.core.history.conversation import Conversation
 from modes_tui.core.history.events import TurnEvent
 from modes_tui.core.history.ledger import CostLedger
 from modes_tui.core.history.ports import SessionWriter
-from modes_tui.core.history.records import UiEventRecord, write_record
+from modes_tui.core.history.records import SummaryRecord, UiEventRecord, write_record
 from modes_tui.core.packs.profiles import Pack
 from modes_tui.core.routing.corrections import Correction
 from modes_tui.core.routing.router import Route, Router
@@ -149,6 +152,8 @@ class Engine:
         """Resolves a mode into how it runs (model, thinking, tools, system prompt)."""
         self.slot = TurnSlot()
         """The running turn, and where a cancel reaches it."""
+        self.fitter = RequestFitter(model, self.setups.capable, self._summary_model)
+        """Fits every request into its model's context window; compacts older turns."""
 
     # ------------------------------------------------------------------ settings and state
 
@@ -312,6 +317,39 @@ class Engine:
         """Stop the running turn; it yields TurnCancelled(partial). Safe from any thread."""
         self.slot.cancel()
 
+    async def compact(self) -> Compaction:
+        """Summarise every turn but the latest for the models (`/compact`), and record it.
+
+        The chat keeps every message; the models see the summary instead of those turns
+        from the next request on. Raises `CompactionRefused` while a turn runs, or when
+        there is no turn before the latest one to summarise.
+        """
+        if self.slot.running:
+            raise CompactionRefused("a turn is running: wait for it or cancel it, then /compact")
+        conversation = self.state.conversation
+        self.slot.enter()  # no turn starts meanwhile, and a cancel stops the summary call
+        try:
+            made = await self.slot.stopper.step(
+                self.fitter.compact(conversation, len(conversation), "command", keep=1)
+            )
+        except Cancelled:
+            raise CompactionRefused("/compact was cancelled; nothing changed") from None
+        finally:
+            self.slot.leave()
+        if made is None:
+            raise CompactionRefused(
+                "nothing to compact yet: the latest turn always stays as it is, and there is "
+                "no earlier turn (or the earlier ones are compacted already)"
+            )
+        compaction, usage = made
+        self.recorder.write(SummaryRecord(self.state.turn, compaction, usage_dict(usage)))
+        return compaction
+
+    def _summary_model(self) -> str:
+        """The model that writes summaries of older turns: the run's model (`--model`), else
+        the `fast` role's (the default model until `roles:` says otherwise)."""
+        return self.config.choose(None, self.config.model_override or FAST).name
+
     def clear(self) -> None:
         """Forget the conversation (`/clear`); routes and the turn count stay."""
         if self.slot.running:
@@ -369,6 +407,7 @@ class Engine:
             corrections=self.corrections,
             guards=self.guards,
             asker=self.asker,
+            fitter=self.fitter,
         )
 
     async def _record_only(self, plan: CorrectionPlan) -> AsyncGenerator[TurnEvent, None]:

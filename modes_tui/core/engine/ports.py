@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from modes_tui.core.engine.questions import Question
     from modes_tui.core.engine.rerun import RoutedTurn
     from modes_tui.core.engine.wire import Completion, ModelEvent, ModelRequest
+    from modes_tui.core.history.compaction import Compaction
     from modes_tui.core.history.conversation import Conversation, ToolCall
     from modes_tui.core.history.events import TurnEvent
     from modes_tui.core.routing.corrections import Correction
@@ -173,6 +174,11 @@ class TurnEngine(Restorable, Protocol):
 
     def clear(self) -> None:
         """Forget the conversation."""
+        ...
+
+    async def compact(self) -> Compaction:
+        """Summarise every turn but the latest for the model (`/compact`); raises ModesError
+        (CompactionRefused) while a turn runs or when there is nothing to summarise."""
         ...
 
 

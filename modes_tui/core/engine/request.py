@@ -4,6 +4,8 @@ The base prompt and the mode's instructions form the system part (never stored i
 history); the profile's `history: {last: N}` window picks the earlier messages; the mode-change
 note tells the model another mode answered before; tool traffic of this turn follows the
 user's message. Reasoning is never sent back, and an answer the user cut short says so.
+When older turns were compacted (`core.context`), the window starts after them and their
+summary ends the system part instead.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from modes_tui.core.context.compaction import summary_block
 from modes_tui.core.engine.mode_note import mode_change_note
 from modes_tui.core.engine.state import TurnSetup
 from modes_tui.core.engine.wire import ModelRequest
+from modes_tui.core.history.compaction import Compaction
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.packs.fields import HistoryWindow
 
@@ -23,14 +27,24 @@ __all__ = ["CUT_SHORT", "build_request"]
 CUT_SHORT = "[The user stopped this answer here.]"
 
 
-def build_request(setup: TurnSetup, history: list[Message], user_index: int) -> ModelRequest:
+def build_request(
+    setup: TurnSetup,
+    history: list[Message],
+    user_index: int,
+    compaction: Compaction | None = None,
+) -> ModelRequest:
     """The request for one round: the setup's system part, the window of earlier messages,
-    the user's message and what this turn added since (tool calls and results)."""
-    earlier = _window(history[:user_index], setup.window)
+    the user's message and what this turn added since (tool calls and results).
+    `compaction` stands for the messages it covers: its summary joins the system part."""
+    start = min(compaction.upto, user_index) if compaction is not None else 0
+    earlier = _window(history[start:user_index], setup.window)
+    system = setup.system
+    if compaction is not None:
+        system = f"{system}\n\n{summary_block(compaction)}"
     # The mode-change note ends the system part: in the user's message a base model
     # (the embedded one reads a plain transcript) copies it as its answer.
     note = _mode_note(earlier, setup.mode)
-    system = f"{setup.system}\n\n{note}" if note else setup.system
+    system = f"{system}\n\n{note}" if note else system
     wire: list[dict[str, Any]] = [{"role": "system", "content": system}]
     for message in earlier:
         wire.extend(_to_wire(message))

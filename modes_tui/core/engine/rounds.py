@@ -5,14 +5,16 @@ answer (switching to the mode's fallback models on a retryable failure before an
 stores the assistant message, and either closes the turn (text only) or runs the tool calls
 and goes round again, up to `Limits.model_rounds`.
 
-Where to extend: every request of a turn is made by `request_for` (the first, each later
-round's, a fallback's): fitting it into the context window goes there; what happens to the
-tool calls is `core.engine.tool_calls.run_calls`.
+Every request of a turn is made by `request_for` (the first, each later round's, a
+fallback's), which fits it into the model's context window (`core.engine.fitting`); the
+answer is read through `answer_that_fits` (one retry after a context error). What happens
+to the tool calls is `core.engine.tool_calls.run_calls`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import AsyncGenerator
 from dataclasses import replace
@@ -20,8 +22,9 @@ from dataclasses import replace
 from modes_tui.core.engine import close
 from modes_tui.core.engine.context import TurnContext
 from modes_tui.core.engine.costs import fallback_note
+from modes_tui.core.engine.fitter import Prepared
+from modes_tui.core.engine.fitting import answer_that_fits, built, compacted, prepare_request
 from modes_tui.core.engine.hand_off import hand_over
-from modes_tui.core.engine.request import build_request
 from modes_tui.core.engine.state import RoundLimit, TurnSetup, TurnState, usage_dict
 from modes_tui.core.engine.tool_calls import run_calls
 from modes_tui.core.engine.wire import (
@@ -35,13 +38,14 @@ from modes_tui.core.engine.wire import (
 from modes_tui.core.errors import ProviderError
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import (
+    ConversationCompacted,
     ReasoningDelta,
     RequestBuilt,
     TextDelta,
     TurnEvent,
     Usage,
 )
-from modes_tui.core.history.records import AssistantRecord, RequestRecord
+from modes_tui.core.history.records import AssistantRecord
 
 __all__ = ["answer_with_fallbacks", "play_round", "request_for"]
 
@@ -53,24 +57,19 @@ async def play_round(
     turn.new_round()
     turn.next_checkpoint = time.monotonic() + ctx.config.checkpoint_seconds
     setup = current(turn)
-    request = request_for(ctx, turn, setup)
+    prepared = await request_for(ctx, turn, setup, compact=round_no == 1)
+    if prepared.compaction is not None:
+        yield compacted(ctx, turn, prepared.compaction, prepared.usage)
+    request = prepared.request
     if round_no == 1:
         refusal = await ctx.stopper.step(ctx.costs.check_budget(setup.model, request, ctx.asker))
         if refusal is not None:
             yield close.fail(ctx, turn, refusal, "budget", close.BUDGET_HINT, retryable=False)
             return
-    ctx.recorder.write(
-        RequestRecord(
-            ctx.state.turn, request.to_dict(), setup.mode, round_no, setup.notes, role=setup.role
-        )
-    )
-    yield RequestBuilt(request, setup.mode, round_no, setup.notes, role=setup.role)
+    yield built(ctx, prepared, setup.mode, round_no, setup.notes, role=setup.role)
     calls: list[ToolCallChunk] = []
-    # without fallbacks, no extra generator layer on every chunk
-    answer = (
-        answer_with_fallbacks(ctx, request, turn, round_no)
-        if setup.fallbacks
-        else ctx.stopper.stream(ctx.model, request)
+    answer = answer_that_fits(
+        ctx, request, turn, round_no, functools.partial(_answer, ctx, turn, round_no)
     )
     async with contextlib.aclosing(answer) as stream:
         async for event in stream:
@@ -111,7 +110,7 @@ async def play_round(
 
 
 def _received(
-    ctx: TurnContext, turn: TurnState, event: ModelEvent | RequestBuilt
+    ctx: TurnContext, turn: TurnState, event: ModelEvent | RequestBuilt | ConversationCompacted
 ) -> TurnEvent | None:
     """What one streamed event adds to the turn, and the event the caller sees of it."""
     if isinstance(event, TextChunk):
@@ -130,9 +129,19 @@ def _received(
         turn.round_usage = event
         turn.calls.append((model, event.prompt_tokens, event.completion_tokens, event.cost))
         return Usage(model, event.prompt_tokens, event.completion_tokens, event.cost)
-    if isinstance(event, RequestBuilt):  # a fallback model takes over
-        return event
+    if isinstance(event, RequestBuilt | ConversationCompacted):  # a fallback model, or the
+        return event  # request sent again compacted after a context error
     return None
+
+
+def _answer(
+    ctx: TurnContext, turn: TurnState, round_no: int, request: ModelRequest
+) -> AsyncGenerator[ModelEvent | RequestBuilt, None]:
+    """The model's answer to `request`, through the mode's fallbacks when it has some."""
+    if current(turn).fallbacks:
+        return answer_with_fallbacks(ctx, request, turn, round_no)
+    # without fallbacks, no extra generator layer on every chunk
+    return ctx.stopper.stream(ctx.model, request)
 
 
 async def answer_with_fallbacks(
@@ -164,27 +173,27 @@ async def answer_with_fallbacks(
             note = fallback_note(setup.model, error, following.model)
             following = replace(following, notes=(*following.notes, note))
             turn.setup = following
-            request = request_for(ctx, turn, following)
+            prepared = await request_for(ctx, turn, following, compact=False)
+            request = prepared.request
             switched = {"from": setup.model, "kind": error.kind, "error": error.provider_message}
-            ctx.recorder.write(
-                RequestRecord(
-                    ctx.state.turn,
-                    request.to_dict(),
-                    following.mode,
-                    round_no,
-                    following.notes,
-                    fallback=switched,
-                    role=following.role,
-                )
-            )
-            yield RequestBuilt(
-                request, following.mode, round_no, following.notes, role=following.role
+            yield built(
+                ctx,
+                prepared,
+                following.mode,
+                round_no,
+                following.notes,
+                switched,
+                role=following.role,
             )
 
 
-def request_for(ctx: TurnContext, turn: TurnState, setup: TurnSetup) -> ModelRequest:
-    """The request this round sends with `setup`: what the model may see of the history."""
-    return build_request(setup, ctx.state.conversation.messages, turn.user_index)
+async def request_for(
+    ctx: TurnContext, turn: TurnState, setup: TurnSetup, *, compact: bool
+) -> Prepared:
+    """The request this round sends with `setup`: what the model may see of the history,
+    fitted into its context window (`core.engine.fitting`; `compact`: older turns may be
+    compacted first, on a turn's first round)."""
+    return await ctx.stopper.step(prepare_request(ctx, turn, setup, compact=compact))
 
 
 def checkpoint_answer(ctx: TurnContext, turn: TurnState) -> None:

@@ -1,6 +1,8 @@
 """What happened: the engine's events, the conversation, the session records,
 the cost ledger, and the fold of a turn's events into a transcript.
 
+    compaction.py    What fitting a conversation into a model's window leaves behind: the
+                     summary that stands for older turns, and how a request was fitted
     conversation.py  The conversation every mode shares: messages, tool calls and their results
     events.py        What a turn tells the outside world: a closed union of frozen event
                      dataclasses
@@ -10,6 +12,8 @@ the cost ledger, and the fold of a turn's events into a transcript.
                      (`store.session_log`), or a list of records in tests
     records.py       What a session log holds: record types, their fields, and the schema
                      version
+    record_fields.py What every record shares: the schema version, its shape on disk, and
+                     reading a stored record's fields
     safe_events.py   A turn's events made safe for the screen: the text each one shows goes
                      through `terminal_safe` (see `terminal_text`), and streamed deltas through
                      a `TerminalStream`
@@ -30,7 +34,10 @@ __all__ = [
     "RESERVED_FIELDS",
     "SCHEMA_VERSION",
     "AssistantRecord",
+    "Compaction",
+    "ContextReport",
     "Conversation",
+    "ConversationCompacted",
     "CostLedger",
     "Message",
     "MetaRecord",
@@ -44,6 +51,7 @@ __all__ = [
     "RouteRecord",
     "SessionRecord",
     "SessionWriter",
+    "SummaryRecord",
     "Superseded",
     "TerminalEvents",
     "TextDelta",
@@ -53,6 +61,7 @@ __all__ = [
     "ToolCallRequested",
     "ToolOutcome",
     "ToolResultRecord",
+    "Trigger",
     "TurnCancelled",
     "TurnCorrected",
     "TurnEvent",
@@ -74,9 +83,13 @@ __all__ = [
 ]
 
 _HOMES = {
+    "Compaction": "compaction",
+    "ContextReport": "compaction",
+    "Trigger": "compaction",
     "Conversation": "conversation",
     "Message": "conversation",
     "ToolCall": "conversation",
+    "ConversationCompacted": "events",
     "ModeChanged": "events",
     "ReasoningDelta": "events",
     "RequestBuilt": "events",
@@ -107,6 +120,7 @@ _HOMES = {
     "RouteRecord": "records",
     "SCHEMA_VERSION": "records",
     "SessionRecord": "records",
+    "SummaryRecord": "records",
     "ToolResultRecord": "records",
     "UiEventRecord": "records",
     "UserRecord": "records",

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from modes_tui.core.history.compaction import Compaction
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -97,6 +100,9 @@ class Conversation:
 
     messages: list[Message] = field(default_factory=list)
     """Every message, oldest first."""
+    compaction: Compaction | None = None
+    """The summary that stands, for the models, for the first `compaction.upto` messages
+    (None: they see the messages themselves). The messages stay for the user."""
 
     def __iter__(self) -> Iterator[Message]:
         return iter(self.messages)
@@ -113,8 +119,9 @@ class Conversation:
         self.messages.extend(messages)
 
     def clear(self) -> None:
-        """Forget every message (the `/clear` command)."""
+        """Forget every message (the `/clear` command), and their summary."""
         self.messages.clear()
+        self.compaction = None
 
     def last_mode(self) -> str | None:
         """The mode of the latest assistant message, if any."""

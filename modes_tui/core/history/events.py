@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
 from modes_tui.core.engine.wire import ModelRequest
+from modes_tui.core.history.compaction import Compaction, ContextReport
 from modes_tui.core.history.conversation import Message, ToolCall
 from modes_tui.core.routing.corrections import Correction
 from modes_tui.core.routing.router import Route
@@ -77,6 +78,8 @@ class RequestBuilt(_Event):
     """Things the user should know, e.g. "thinking n/a for local/gemma-3-270m"."""
     role: str | None = None
     """The role (`fast`, `strong`) that gave the request's model; None for a plain name."""
+    context: ContextReport | None = None
+    """How the request was fitted into the model's context window (None: window unknown)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +201,16 @@ class TurnCorrected(_Event):
     """Why nothing was recorded, or what the user should know (a store that failed)."""
 
 
+@dataclass(frozen=True, slots=True)
+class ConversationCompacted(_Event):
+    """Older turns were summarised for the model (near the limit, `/compact`, or after a
+    provider refused a request as too long); the chat keeps showing them."""
+
+    type: ClassVar[Literal["conversation_compacted"]] = "conversation_compacted"
+    compaction: Compaction
+    """The summary, how much of the conversation it stands for, who wrote it and why."""
+
+
 TurnEvent = (
     RouteDecided
     | ModeChanged
@@ -211,6 +224,7 @@ TurnEvent = (
     | TurnFailed
     | TurnCancelled
     | TurnCorrected
+    | ConversationCompacted
 )
 
 EventType = Literal[
@@ -226,5 +240,6 @@ EventType = Literal[
     "turn_failed",
     "turn_cancelled",
     "turn_corrected",
+    "conversation_compacted",
 ]
 """The literal `type` of every event: translators `match` on it and end with `assert_never`."""

@@ -19,6 +19,8 @@ and ignores fields it does not know, so old apps read new logs as far as they ca
 | request     | request (ModelRequest.to_dict(), secrets redacted), mode, round, notes,  |
 |             | fallback {from, kind, error} (when a fallback model took over), role     |
 |             | (the role that gave the model: fast, strong; when one did)               |
+|             | fallback {from, kind, error} (when a fallback model took over), context  |
+|             | (ContextReport.to_dict(), when the model's window is known)              |
 | assistant   | message (Message.to_dict()), usage {prompt_tokens, completion_tokens,   |
 |             | cost}, error (str, when the turn failed), cost (the turn's ledger entry: |
 |             | models, tokens, cost, baseline_cost, baseline_model; also on a cancel);  |
@@ -26,6 +28,9 @@ and ignores fields it does not know, so old apps read new logs as far as they ca
 | tool_result | call (ToolCall.to_dict()), outcome, result, duration_ms                  |
 | checkpoint  | path, before (the file's text, null: it did not exist), after_sha256,    |
 |             | diff, tool, call_id: written before a tool changes a file (`/undo`)     |
+| summary     | summary, upto (messages it stands for), turns, model (None: no model     |
+|             | wrote it), trigger (auto, command, context_error), tokens_before,        |
+|             | tokens_after, note, usage (Compaction.to_dict() plus usage)               |
 | ui_event    | event (forced_mode, cancel, clear, retry, resumed, forked, ...), plus    |
 |             | its own fields; `correction`: of (turn), answered_mode, corrected_mode,  |
 |             | rerun, correction (Correction.to_dict() or null), note;                  |
@@ -38,28 +43,48 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 from modes_tui.core.edits.checkpoints import CheckpointRecord
-from modes_tui.core.errors import RecordError, cut_repr
+from modes_tui.core.errors import RecordError
+from modes_tui.core.history.compaction import Compaction, ContextReport
 from modes_tui.core.history.conversation import Message, ToolCall
 from modes_tui.core.history.events import ToolOutcome
+from modes_tui.core.history.record_fields import (
+    RESERVED_FIELDS,
+    SCHEMA_VERSION,
+    OnDisk,
+    at_of,
+    context_of,
+    inner,
+    mapping_of,
+    number_of,
+    outcome_of,
+    strings_of,
+    turn_of,
+    wrong,
+)
 from modes_tui.core.routing.router import Route
 
 if TYPE_CHECKING:
     from modes_tui.core.history.ports import SessionWriter
 
-SCHEMA_VERSION = 1
-
 RecordType = Literal[
-    "meta", "user", "route", "request", "assistant", "tool_result", "checkpoint", "ui_event"
+    "meta",
+    "user",
+    "route",
+    "request",
+    "assistant",
+    "tool_result",
+    "checkpoint",
+    "ui_event",
+    "summary",
 ]
 RECORD_TYPES: tuple[RecordType, ...] = get_args(RecordType)
-RESERVED_FIELDS = frozenset({"v", "type", "at", "turn"})
-"""Set by the writer on every record; a record's own fields never use these names."""
 
 __all__ = [
     "RECORD_TYPES",
+    "RESERVED_FIELDS",
     "SCHEMA_VERSION",
     "AssistantRecord",
     "CheckpointRecord",
@@ -68,6 +93,7 @@ __all__ = [
     "RequestRecord",
     "RouteRecord",
     "SessionRecord",
+    "SummaryRecord",
     "ToolResultRecord",
     "UiEventRecord",
     "UserRecord",
@@ -79,25 +105,8 @@ __all__ = [
 # --------------------------------------------------------------------------- records
 
 
-class _OnDisk:
-    """What every record shares: its JSON object is v, type, at, turn, then its own fields."""
-
-    __slots__ = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object on disk."""
-        record = cast("SessionRecord", self)
-        return {
-            "v": SCHEMA_VERSION,
-            "type": record.kind,
-            "at": record.at,
-            "turn": record.turn,
-            **record.fields(),
-        }
-
-
 @dataclass(frozen=True, slots=True)
-class MetaRecord(_OnDisk):
+class MetaRecord(OnDisk):
     """The session's facts (first line); a later one updates them (a rename, a resume)."""
 
     details: Mapping[str, Any]
@@ -117,11 +126,11 @@ class MetaRecord(_OnDisk):
     def from_dict(cls, data: Mapping[str, Any]) -> MetaRecord:
         """A stored meta object; raises RecordError naming a bad field."""
         details = {k: v for k, v in data.items() if k not in RESERVED_FIELDS}
-        return cls(details, _turn(data, "meta"), _at(data))
+        return cls(details, turn_of(data, "meta"), at_of(data))
 
 
 @dataclass(frozen=True, slots=True)
-class UserRecord(_OnDisk):
+class UserRecord(OnDisk):
     """What the user typed; it opens turn `turn`."""
 
     turn: int
@@ -140,11 +149,11 @@ class UserRecord(_OnDisk):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> UserRecord:
         """A stored user object; raises RecordError naming a bad field."""
-        return cls(_turn(data, "user"), str(data.get("content") or ""), _at(data))
+        return cls(turn_of(data, "user"), str(data.get("content") or ""), at_of(data))
 
 
 @dataclass(frozen=True, slots=True)
-class RouteRecord(_OnDisk):
+class RouteRecord(OnDisk):
     """Which mode took the turn, and why."""
 
     turn: int
@@ -170,22 +179,22 @@ class RouteRecord(_OnDisk):
         """A stored route object; raises RecordError naming a bad field."""
         raw = data.get("route")
         if raw and not isinstance(raw, Mapping):
-            raise _wrong("route", "route", "an object", raw)
+            raise wrong("route", "route", "an object", raw)
         try:
             route = Route.from_dict(raw) if raw else None
         except (KeyError, TypeError, ValueError) as error:
-            raise RecordError("route", "route", _inner(error)) from error
+            raise RecordError("route", "route", inner(error)) from error
         return cls(
-            _turn(data, "route"),
+            turn_of(data, "route"),
             route,
             str(data.get("setting") or "auto"),
-            _strings(data, "route", "warnings"),
-            _at(data),
+            strings_of(data, "route", "warnings"),
+            at_of(data),
         )
 
 
 @dataclass(frozen=True, slots=True)
-class RequestRecord(_OnDisk):
+class RequestRecord(OnDisk):
     """What was sent to a model for one round of the turn."""
 
     turn: int
@@ -200,6 +209,8 @@ class RequestRecord(_OnDisk):
     """What the mode could not have here (thinking n/a, tools n/a, a fallback model)."""
     fallback: Mapping[str, Any] | None = None
     """{from, kind, error} when a fallback model took over from a failed one."""
+    context: ContextReport | None = None
+    """How the request was fitted into the model's window (None: the window is unknown)."""
     at: str = ""
     """When it was written (UTC ISO 8601; set by the writer)."""
     role: str | None = None
@@ -219,6 +230,8 @@ class RequestRecord(_OnDisk):
             written["fallback"] = self.fallback
         if self.role is not None:
             written["role"] = self.role
+        if self.context is not None:
+            written["context"] = self.context.to_dict()
         return written
 
     @classmethod
@@ -227,19 +240,20 @@ class RequestRecord(_OnDisk):
         fallback = data.get("fallback")
         mode = data.get("mode")
         return cls(
-            _turn(data, "request"),
-            _mapping(data, "request", "request"),
+            turn_of(data, "request"),
+            mapping_of(data, "request", "request"),
             None if mode is None else str(mode),
-            int(_number(data, "request", "round", 1)),
-            _strings(data, "request", "notes"),
+            int(number_of(data, "request", "round", 1)),
+            strings_of(data, "request", "notes"),
             fallback if isinstance(fallback, Mapping) else None,
-            _at(data),
+            context_of(data),
+            at_of(data),
             data["role"] if isinstance(data.get("role"), str) else None,
         )
 
 
 @dataclass(frozen=True, slots=True)
-class AssistantRecord(_OnDisk):
+class AssistantRecord(OnDisk):
     """A model's answer: a round that asked for tools, a checkpoint, or the turn's end."""
 
     turn: int
@@ -292,15 +306,15 @@ class AssistantRecord(_OnDisk):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AssistantRecord:
         """A stored assistant object; raises RecordError naming a bad field."""
-        raw = _mapping(data, "assistant", "message")
+        raw = mapping_of(data, "assistant", "message")
         try:
             message = Message.from_dict(raw)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise RecordError("assistant", "message", _inner(error)) from error
+            raise RecordError("assistant", "message", inner(error)) from error
         usage, turn_usage, cost = data.get("usage"), data.get("turn_usage"), data.get("cost")
         error_text, continues = data.get("error"), data.get("continues")
         return cls(
-            turn=_turn(data, "assistant"),
+            turn=turn_of(data, "assistant"),
             message=message,
             usage=usage if isinstance(usage, Mapping) else None,
             closes_turn="turn_usage" in data or "cost" in data,
@@ -312,12 +326,12 @@ class AssistantRecord(_OnDisk):
             failure_kind=str(data.get("kind") or "unknown"),
             hint=str(data.get("hint") or ""),
             retryable=bool(data.get("retryable", True)),
-            at=_at(data),
+            at=at_of(data),
         )
 
 
 @dataclass(frozen=True, slots=True)
-class ToolResultRecord(_OnDisk):
+class ToolResultRecord(OnDisk):
     """What one tool call returned to the model, and how it went."""
 
     turn: int
@@ -347,26 +361,26 @@ class ToolResultRecord(_OnDisk):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolResultRecord:
         """A stored tool_result object; raises RecordError naming a bad field."""
-        raw = _mapping(data, "tool_result", "call")
+        raw = mapping_of(data, "tool_result", "call")
         try:
             call = ToolCall.from_dict(raw)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise RecordError("tool_result", "call", _inner(error)) from error
+            raise RecordError("tool_result", "call", inner(error)) from error
         result = data.get("result")
         # early logs kept a tool's JSON value as is; the model read it as JSON text
         text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
         return cls(
-            _turn(data, "tool_result"),
+            turn_of(data, "tool_result"),
             call,
-            _outcome(data),
+            outcome_of(data),
             text,
-            float(_number(data, "tool_result", "duration_ms", 0.0)),
-            _at(data),
+            float(number_of(data, "tool_result", "duration_ms", 0.0)),
+            at_of(data),
         )
 
 
 @dataclass(frozen=True, slots=True)
-class UiEventRecord(_OnDisk):
+class UiEventRecord(OnDisk):
     """Something the user or the app did around the turns: clear, retry, cancel, correction.
 
     `event` names it; `details` are its own fields (a cancel: partial, turn_usage, cost,
@@ -402,7 +416,50 @@ class UiEventRecord(_OnDisk):
     def from_dict(cls, data: Mapping[str, Any]) -> UiEventRecord:
         """A stored ui_event object; raises RecordError naming a bad field."""
         details = {k: v for k, v in data.items() if k not in RESERVED_FIELDS and k != "event"}
-        return cls(_turn(data, "ui_event"), str(data.get("event") or ""), details, _at(data))
+        return cls(turn_of(data, "ui_event"), str(data.get("event") or ""), details, at_of(data))
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRecord(OnDisk):
+    """Older turns compacted into a summary for the model (the messages stay in the log)."""
+
+    turn: int
+    """The turn it happened in (the latest turn, for `/compact` between turns)."""
+    compaction: Compaction
+    """The summary and what it stands for."""
+    usage: Mapping[str, Any] | None = None
+    """The summary model's {prompt_tokens, completion_tokens, cost}, when it reported them."""
+    at: str = ""
+    """When it was written (UTC ISO 8601; set by the writer)."""
+    kind: ClassVar[Literal["summary"]] = "summary"
+    """The record type."""
+
+    def fields(self) -> dict[str, Any]:
+        """The record's own fields, as written after v, type, at and turn."""
+        return {**self.compaction.to_dict(), "usage": self.usage}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SummaryRecord:
+        """A stored summary object; raises RecordError naming a bad field."""
+        for name in ("summary", "upto"):
+            if name not in data:
+                raise RecordError("summary", name, "is missing")
+        if not isinstance(data["summary"], str):
+            raise wrong("summary", "summary", "a string", data["summary"])
+        upto = data["upto"]
+        if isinstance(upto, bool) or not isinstance(upto, int) or upto < 0:
+            raise wrong("summary", "upto", "a whole number of messages", upto)
+        try:
+            compaction = Compaction.from_dict(data)
+        except (KeyError, TypeError, ValueError) as error:
+            raise RecordError("summary", "summary", inner(error)) from error
+        usage = data.get("usage")
+        return cls(
+            turn_of(data, "summary"),
+            compaction,
+            usage if isinstance(usage, Mapping) else None,
+            at_of(data),
+        )
 
 
 SessionRecord = (
@@ -414,6 +471,7 @@ SessionRecord = (
     | ToolResultRecord
     | CheckpointRecord
     | UiEventRecord
+    | SummaryRecord
 )
 """Every record a session log holds (closed: a new type is a new schema entry here)."""
 
@@ -436,62 +494,3 @@ def parse_record(data: Mapping[str, Any]) -> SessionRecord | None:
 def write_record(writer: SessionWriter, record: SessionRecord) -> None:
     """Hand `record` to `writer`, which adds v, type, at (now) and turn."""
     writer.record(record.kind, record.turn, **record.fields())
-
-
-# --------------------------------------------------------------------------- reading
-
-
-def _turn(data: Mapping[str, Any], kind: str) -> int:
-    turn = data.get("turn", 0)
-    if isinstance(turn, bool) or not isinstance(turn, int):
-        raise _wrong(kind, "turn", "a whole number", turn)
-    return turn
-
-
-def _at(data: Mapping[str, Any]) -> str:
-    at = data.get("at")
-    return at if isinstance(at, str) else ""
-
-
-def _mapping(data: Mapping[str, Any], kind: str, name: str) -> Mapping[str, Any]:
-    if name not in data:
-        raise RecordError(kind, name, "is missing")
-    value = data[name]
-    if not isinstance(value, Mapping):
-        raise _wrong(kind, name, "an object", value)
-    return value
-
-
-def _strings(data: Mapping[str, Any], kind: str, name: str) -> tuple[str, ...]:
-    value = data.get(name) or ()
-    if isinstance(value, str | Mapping) or not hasattr(value, "__iter__"):
-        raise _wrong(kind, name, "a list of strings", value)
-    return tuple(map(str, value))
-
-
-def _number(data: Mapping[str, Any], kind: str, name: str, default: float) -> float:
-    value = data.get(name) or default
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _wrong(kind, name, "a number", value)
-    return value
-
-
-def _outcome(data: Mapping[str, Any]) -> ToolOutcome:
-    value = data.get("outcome") or "ok"
-    for known in get_args(ToolOutcome):
-        if value == known:
-            outcome: ToolOutcome = known
-            return outcome
-    raise _wrong("tool_result", "outcome", f"one of {', '.join(get_args(ToolOutcome))}", value)
-
-
-def _inner(error: Exception) -> str:
-    """What a nested value (a route, a message, a call) lacks or gets wrong."""
-    if isinstance(error, KeyError):
-        return f"lacks {error}"
-    return f"is not valid ({type(error).__name__}: {error})"
-
-
-def _wrong(kind: str, name: str, expected: str, value: Any) -> RecordError:
-    shown = cut_repr(value)
-    return RecordError(kind, name, f"must be {expected}, not {type(value).__name__} {shown}")

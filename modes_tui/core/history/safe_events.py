@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from modes_tui.core.history.events import (
+    ConversationCompacted,
     ReasoningDelta,
     RequestBuilt,
     RouteDecided,
@@ -59,6 +60,18 @@ def safe_event(event: TurnEvent) -> TurnEvent:
         if route.reason and terminal_safe(route.reason) != route.reason:
             route = replace(route, reason=terminal_safe(route.reason))
         return replace(event, route=route, warnings=tuple(terminal_safe(w) for w in event.warnings))
+    if isinstance(event, ConversationCompacted):
+        # a model wrote the summary: it is model output like any answer
+        compaction = event.compaction
+        return replace(
+            event,
+            compaction=replace(
+                compaction,
+                summary=terminal_safe(compaction.summary),
+                note=terminal_safe(compaction.note),
+                model=terminal_safe(compaction.model) if compaction.model else None,
+            ),
+        )
     if isinstance(event, RequestBuilt):
         request = event.request
         messages = tuple(_safe_value(m) for m in request.messages)

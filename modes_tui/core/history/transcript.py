@@ -16,6 +16,7 @@ from typing import Any, assert_never
 
 from modes_tui.core.history.conversation import Message, ToolCall
 from modes_tui.core.history.events import (
+    ConversationCompacted,
     ModeChanged,
     ReasoningDelta,
     RequestBuilt,
@@ -145,6 +146,8 @@ class TurnTranscript:
     without text of its own shows (and keeps) this one instead of nothing."""
     kept_from: int = 0
     """The attempt `kept_partial` comes from (0: none kept)."""
+    compactions: list[ConversationCompacted] = field(default_factory=list)
+    """Older turns summarised for the model during this turn (or by `/compact` after it)."""
 
     @property
     def answer(self) -> str:
@@ -259,6 +262,8 @@ class TurnTranscript:
                 self._apply_tool(event)
             case TurnFinished() | TurnFailed() | TurnCancelled():
                 self._apply_ending(event)
+            case ConversationCompacted():
+                self.compactions.append(event)
             case _:
                 assert_never(event)
 

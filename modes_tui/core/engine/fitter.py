@@ -1,0 +1,208 @@
+"""The engine's side of the context window: every request fitted, older turns compacted.
+
+`RequestFitter.prepare` takes the request a turn is about to send and returns it fitted
+(`core.context.fitting.fit_request`), after compacting older turns first when the request would fill
+more than `COMPACT_AT` of its budget. `RequestFitter.compact` writes the summary (the
+summary model's, else `fallback_summary`) and puts it on the conversation; the caller
+records it. A model whose window is unknown is sent the request as built: the provider's
+context error then triggers a compaction and one retry (the turn loop does that).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+
+from modes_tui.core.context.compaction import (
+    compaction_point,
+    fallback_summary,
+    summary_request,
+    summary_text,
+)
+from modes_tui.core.context.fitting import fit_request
+from modes_tui.core.context.ports import TokenCounter
+from modes_tui.core.context.tokens import MESSAGE_OVERHEAD, TokenTally
+from modes_tui.core.context.window import ContextBudget, budget_for
+from modes_tui.core.engine.ports import ChatModel, ModelCapabilities
+from modes_tui.core.engine.wire import ModelRequest, UsageReport
+from modes_tui.core.errors import ProviderError
+from modes_tui.core.history.compaction import Compaction, ContextReport, Trigger
+from modes_tui.core.history.conversation import Conversation, Message
+
+__all__ = ["Prepared", "RequestFitter"]
+
+log = logging.getLogger("modes_tui.context")
+
+SHRINK_TRIES = 4
+"""How often a summary model that refuses its transcript as too long gets one half as long."""
+KEEP_SHARE = 3
+"""Auto compaction keeps the newest turns verbatim while they fill at most 1/3 of the budget."""
+
+Build = Callable[[Conversation], ModelRequest]
+"""Builds the turn's request from the conversation as it stands (its compaction included)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A request ready to send, and what was done to make it fit."""
+
+    request: ModelRequest
+    """What to send."""
+    report: ContextReport | None
+    """How it was fitted (None: the model's window is unknown, sent as built)."""
+    compaction: Compaction | None = None
+    """The compaction made for it, if one was (the caller records it)."""
+    usage: UsageReport | None = None
+    """What the summary model's call used, if it was called."""
+
+
+class RequestFitter:
+    """Fits the requests of one conversation into their models' context windows."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        capabilities: Callable[[str], Awaitable[ModelCapabilities]],
+        summary_model: Callable[[], str],
+    ) -> None:
+        self._model = model
+        self._capabilities = capabilities
+        self._summary_model = summary_model
+        self._counter = model if isinstance(model, TokenCounter) else None
+        self._tallies: dict[str, TokenTally] = {}
+
+    def tally(self, model: str) -> TokenTally:
+        """The token counting for `model` (its cache lives as long as this fitter)."""
+        tally = self._tallies.get(model)
+        if tally is None:
+            tally = self._tallies[model] = TokenTally(model, self._counter)
+        return tally
+
+    async def budget(self, model: str, max_tokens: int | None) -> ContextBudget | None:
+        """The budget of a request to `model`; None when its window is unknown."""
+        return budget_for((await self._capabilities(model)).context_window, max_tokens)
+
+    async def prepare(
+        self, build: Build, conversation: Conversation, user_index: int, *, compact: bool
+    ) -> Prepared:
+        """The request `build` makes, fitted; older turns compacted first when it would fill
+        most of its budget and `compact` allows it (the first round of a turn)."""
+        request = build(conversation)
+        budget = await self.budget(request.model, request.max_tokens)
+        if budget is None:
+            return Prepared(request, None)
+        tally = self.tally(request.model)
+        fitted, report = await asyncio.to_thread(_fit, request, budget, tally)
+        wanted = report.dropped_turns or report.tokens > budget.compact_at
+        if not (compact and wanted):
+            return Prepared(fitted, report)
+        keep = await asyncio.to_thread(
+            _turns_to_keep, conversation, user_index, budget.prompt // KEEP_SHARE, tally
+        )
+        made = await self.compact(conversation, user_index, "auto", keep=keep)
+        if made is None:
+            return Prepared(fitted, report)
+        compaction, usage = made
+        fitted, report = await asyncio.to_thread(_fit, build(conversation), budget, tally)
+        return Prepared(fitted, report, compaction, usage)
+
+    async def compact(
+        self, conversation: Conversation, end: int, trigger: Trigger, *, keep: int
+    ) -> tuple[Compaction, UsageReport | None] | None:
+        """Summarise the turns of `conversation` before `end` but its last `keep`, and put
+        the summary on it; None when there is nothing to compact."""
+        earlier = conversation.compaction
+        start = earlier.upto if earlier is not None else 0
+        point = compaction_point(conversation.messages, start, min(end, len(conversation)), keep)
+        if point is None:
+            return None
+        upto, going = point
+        gone = conversation.messages[start:upto]
+        previous = earlier.summary if earlier is not None else None
+        text, model, usage, note = await self._summarise(previous, gone)
+        tally = self.tally(self._summary_model())
+        before, after = await asyncio.to_thread(_tokens_saved, tally, previous, gone, text)
+        compaction = Compaction(
+            summary=text,
+            upto=upto,
+            turns=(earlier.turns if earlier is not None else 0) + going,
+            model=model,
+            trigger=trigger,
+            tokens_before=before,
+            tokens_after=after,
+            note=note,
+        )
+        conversation.compaction = compaction
+        return compaction, usage
+
+    async def _summarise(
+        self, previous: str | None, gone: Sequence[Message]
+    ) -> tuple[str, str | None, UsageReport | None, str]:
+        """(summary, the model that wrote it, its usage, why no model did)."""
+        model = self._summary_model()
+        window = (await self._capabilities(model)).context_window
+        shrink = 0
+        while True:
+            messages, answer_cap = summary_request(previous, gone, window, shrink=shrink)
+            request = ModelRequest(model, messages, temperature=0.0, max_tokens=answer_cap)
+            try:
+                answer = await self._model.complete(request)
+                break
+            except ProviderError as error:
+                if error.kind == "context_too_long" and shrink < SHRINK_TRIES:
+                    shrink += 1  # a window smaller than known: give it half as much
+                    continue
+                log.warning("the summary model %s failed: %s", model, error)
+                note = f"the summary model failed ({error.kind}: {error.provider_message})"
+                return fallback_summary(previous, gone), None, None, note
+        text = summary_text(answer.text)
+        if not text:
+            return fallback_summary(previous, gone), None, answer.usage, "the summary was empty"
+        return text, model, answer.usage, ""
+
+
+def _fit(
+    request: ModelRequest, budget: ContextBudget, tally: TokenTally
+) -> tuple[ModelRequest, ContextReport]:
+    """`request` fitted into `budget` (blocking: counting may ask a tokenizer)."""
+    tools = json.dumps([tool.to_dict() for tool in request.tools], ensure_ascii=False)
+    fitted = fit_request(
+        request.messages, tools if request.tools else "", _current(request), budget, tally
+    )
+    return replace(request, messages=fitted.messages), fitted.report
+
+
+def _current(request: ModelRequest) -> int:
+    """Where this turn starts in the request: its (last) user message."""
+    for index in range(len(request.messages) - 1, 0, -1):
+        if request.messages[index].get("role") == "user":
+            return index
+    return len(request.messages)
+
+
+def _turns_to_keep(conversation: Conversation, end: int, room: int, tally: TokenTally) -> int:
+    """How many of the newest turns before `end` fit in `room` tokens, kept verbatim."""
+    messages = conversation.messages[:end]
+    counts = tally.count([message.content for message in messages])
+    kept = used = 0
+    turn = 0
+    for index in range(len(messages) - 1, -1, -1):
+        turn += counts[index] + MESSAGE_OVERHEAD
+        if messages[index].role != "user":
+            continue
+        if used + turn > room:
+            break
+        used, turn, kept = used + turn, 0, kept + 1
+    return kept
+
+
+def _tokens_saved(
+    tally: TokenTally, previous: str | None, gone: Sequence[Message], summary: str
+) -> tuple[int, int]:
+    """Tokens of what the summary replaces, and of the summary."""
+    texts = [previous or "", *(message.content for message in gone)]
+    before = sum(tally.count(texts)) + MESSAGE_OVERHEAD * len(gone)
+    return before, tally.count([summary])[0]
