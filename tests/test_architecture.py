@@ -15,7 +15,8 @@ Seven rules, each failure naming the module and the rule:
 2. No import cycles between modes_tui modules. Module-level and function-local imports
    count (a function-local import only defers a cycle, it does not remove it); imports
    under `if TYPE_CHECKING:` do not (they never run).
-3. No module in modes_tui/ over 500 lines.
+3. No function over ruff's limits (C901 complexity 15, PLR0912 12 branches, PLR0915 50
+   statements): pyproject selects them and the suite's ruff run (test_quality) applies them.
 4. `modes_tui.frontend` imports neither textual nor prompt_toolkit, nor the front ends
    (`tui`, `repl`), anywhere in a module.
 5. Every package of core, store, llm and tui maps its modules in its docstring, a line each.
@@ -24,9 +25,9 @@ Seven rules, each failure naming the module and the rule:
 7. Core's parts depend downward: base < config < tools < packs < history < routing < evals
    < engine (LAYERS).
 
-Other branches are splitting modules and breaking cycles in parallel, so rules 2, 3 and 7
+Other branches are splitting modules and breaking cycles in parallel, so rules 2 and 7
 keep explicit lists of what is still known to break them. The lists may only shrink: a
-test fails when a listed module has come under the limit (or a listed cycle is gone),
+test fails when a listed cycle or upward import is gone,
 so whoever fixes one also removes it here.
 """
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +43,6 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "modes_tui"
-MAX_LINES = 500
 CORE = "modes_tui.core"
 OUTSIDE_CORE = (
     "modes_tui.llm",
@@ -56,12 +57,6 @@ OUTSIDE_CORE = (
     "modes_tui.__main__",
 )
 """Everything core must not import: adapters, edges, and the wiring."""
-
-STILL_OVER_500: dict[str, str] = {
-    "modes_tui.tui.app": "issue 22: the app is one class (its parts sit beside it); the "
-    "line rule gives way to function limits (ruff C901/PLR0912/PLR0915) in the same issue",
-}
-"""Modules allowed over the limit, with the reason (an entry must shrink away)."""
 
 STILL_KNOWN_CYCLES: set[frozenset[str]] = set()
 """Import cycles tolerated for now (none today; an entry fails once the cycle is gone)."""
@@ -190,10 +185,6 @@ def cycles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
     return found
 
 
-def line_count(path: Path) -> int:
-    return len(path.read_text(encoding="utf-8").splitlines())
-
-
 def _outside_core(target: str) -> bool:
     return any(target == name or target.startswith(name + ".") for name in OUTSIDE_CORE)
 
@@ -226,20 +217,13 @@ def test_no_new_import_cycles() -> None:
     assert new + gone == []
 
 
-def test_no_module_over_500_lines() -> None:
-    sizes = {name: line_count(path) for name, path in MODULES.items()}
-    too_long = [
-        f"{name} has {lines} lines (rule: no module in modes_tui/ over {MAX_LINES} lines)"
-        for name, lines in sorted(sizes.items())
-        if lines > MAX_LINES and name not in STILL_OVER_500
-    ]
-    now_short = [
-        f"{name} has {sizes.get(name, 0)} lines now: remove it from STILL_OVER_500 "
-        "(the list only shrinks)"
-        for name in sorted(STILL_OVER_500)
-        if sizes.get(name, 0) <= MAX_LINES
-    ]
-    assert too_long + now_short == []
+def test_function_limits_are_switched_on_in_ruff() -> None:
+    """Rule 3 lives in ruff's config: removing a rule or raising the limit fails here."""
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]
+    assert {"C901", "PLR0912", "PLR0915"} <= set(config["select"])
+    assert not {"C901", "PLR0912", "PLR0915"} & set(config.get("ignore", []))
+    assert config["mccabe"]["max-complexity"] == 15
+    assert "per-file-ignores" not in config
 
 
 FRONTEND = "modes_tui.frontend"

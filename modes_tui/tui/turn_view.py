@@ -26,6 +26,7 @@ from textual.widgets._markdown import MarkdownStream
 from modes_tui.core.history.events import ToolCallFinished, ToolCallRequested, TurnEvent
 from modes_tui.core.history.transcript import Superseded, TurnTranscript
 from modes_tui.route_format import duration, strip_line
+from modes_tui.tui.compaction_note import CompactionNote
 from modes_tui.tui.markdown_lists import BLOCKS as LIST_BLOCKS
 from modes_tui.tui.render import correction_line, reroute_line, tool_summary
 from modes_tui.tui.stream_fit import FitsInStream
@@ -255,13 +256,9 @@ class TurnView(Vertical):
             case "route_decided" | "mode_changed":
                 self.show_route()
             case "turn_corrected":
-                if event.rerun:
-                    await self._fold_answer()
-                else:
-                    self.show_route()
+                await self._corrected(rerun=event.rerun)
             case "request_built":
-                if event.round > 1:
-                    await self._close_segment()
+                await self._next_round(event.round)
             case "text_delta":
                 await self._write(event.text)
             case "reasoning_delta":
@@ -269,8 +266,6 @@ class TurnView(Vertical):
             case "tool_call_requested" | "tool_call_finished":
                 await self._show_tool(event)
             case "conversation_compacted":
-                from modes_tui.tui.compaction_note import CompactionNote
-
                 await self._mount_in_order(CompactionNote(event.compaction))
             case "usage":
                 pass  # shown with the ending
@@ -278,6 +273,18 @@ class TurnView(Vertical):
                 await self._end()
             case _:
                 assert_never(event)
+
+    async def _corrected(self, *, rerun: bool) -> None:
+        """A re-run folds the answer it replaces; a correction without one moves the route."""
+        if rerun:
+            await self._fold_answer()
+        else:
+            self.show_route()
+
+    async def _next_round(self, number: int) -> None:
+        """A request after the first closes the answer segment the round before wrote."""
+        if number > 1:
+            await self._close_segment()
 
     async def _show_reasoning(self) -> None:
         """Open the folded reasoning on its first text; redraw it at most every
