@@ -50,19 +50,19 @@ def test_a_command_added_to_the_table_is_missing_until_it_has_a_handler(
 ) -> None:
     import modes_tui.frontend.commands as table
 
-    added = CommandSpec("/undo", "/undo", "undo the last edit")
+    added = CommandSpec("/redo", "/redo", "redo the last undone edit")
     monkeypatch.setattr(table, "COMMANDS", (*table.COMMANDS, added))
-    assert missing_handlers("repl", HANDLERS) == ["/undo"]
+    assert missing_handlers("repl", HANDLERS) == ["/redo"]
 
-    async def undo(argument: str) -> str:
-        return f"undid {argument or 'the last edit'}"
+    async def redo(argument: str) -> str:
+        return f"redid {argument or 'the last edit'}"
 
     async def unknown(name: str) -> str:
         return f"unknown {name}"
 
-    handlers = {**{name: unknown for name in HANDLERS}, "/undo": undo}
+    handlers = {**{name: unknown for name in HANDLERS}, "/redo": redo}
     assert missing_handlers("repl", handlers) == []
-    assert asyncio.run(dispatch("/undo", "", handlers, unknown)) == "undid the last edit"
+    assert asyncio.run(dispatch("/redo", "", handlers, unknown)) == "redid the last edit"
     assert asyncio.run(dispatch("/nope", "x", handlers, unknown)) == "unknown /nope"
 
 
@@ -77,6 +77,7 @@ def test_a_command_added_to_the_table_is_missing_until_it_has_a_handler(
         ("/help", Command("/help")),  # a command wins over a mode `help`
         ("/fork 2", Command("/fork", "2")),
         ("/resume", Command("/resume", "latest")),
+        ("/undo 2", Command("/undo", "2")),  # issue 23's command, through the same reader
     ],
 )
 @pytest.mark.parametrize("surface", ["app", "repl"])
@@ -99,6 +100,8 @@ def test_a_line_is_a_message_a_one_shot_or_a_checked_command(
         ("/fork 0", "app", "/fork takes a turn number from 1 (got '0')", "error"),
         ("/fork x", "repl", "/fork takes a turn number, not 'x'", "error"),
         ("/rename", "repl", "usage: /rename TITLE", "usage"),
+        ("/undo x", "app", "usage: /undo [N]", "usage"),
+        ("/undo 0", "repl", "usage: /undo [N]", "usage"),
         ("/export", "repl", "unknown command /export; /help lists the commands", "unknown"),
     ],
 )
@@ -240,7 +243,9 @@ def test_wrong_reads_a_mode_undo_or_nothing() -> None:
 
 
 class RefusingEngine(ScriptEngine):
-    def correct(self, mode: str, *, turn: int | None = None) -> AsyncIterator[TurnEvent]:
+    def correct(
+        self, mode: str, *, turn: int | None = None, rerun: bool = True
+    ) -> AsyncIterator[TurnEvent]:
         raise ModesError("no turn to correct yet")
 
     def undo_correction(self) -> Any:
