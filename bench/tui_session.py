@@ -35,6 +35,7 @@ from textual import events
 
 from modes_tui.core.config.control import AUTO, ControlReading
 from modes_tui.core.config.models import EMBEDDED_MODEL
+from modes_tui.core.engine.ports import Confirmer
 from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.history.conversation import Conversation, Message
 from modes_tui.core.history.events import TurnEvent
@@ -48,7 +49,6 @@ from modes_tui.tui.app import build_app
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.panel import PAGE, RoutePanel
 from modes_tui.tui.replay import ReplayScreen
-from modes_tui.tui.services import Confirmer
 from modes_tui.tui.sessions import StoreSessions
 
 MODES = ("chat", "code", "shell", "write", "reason")

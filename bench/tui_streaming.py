@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("MODES_TUI_HOME", tempfile.mkdtemp(prefix="modes-bench-"))
 
 from modes_tui.core.config.control import AUTO, ControlReading
+from modes_tui.core.engine.ports import Confirmer
 from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.history.conversation import Conversation, Message
 from modes_tui.core.history.events import (
@@ -41,7 +42,6 @@ from modes_tui.core.routing.router import Route
 from modes_tui.runtime import Runtime
 from modes_tui.store.settings import Settings
 from modes_tui.tui.app import ModesApp, build_app
-from modes_tui.tui.services import Confirmer
 from modes_tui.tui.turn_view import AnswerSegment
 
 CHUNKS_PER_SECOND = 100

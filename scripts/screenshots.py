@@ -30,6 +30,7 @@ os.environ["MODES_TUI_HOME"] = tempfile.mkdtemp(prefix="modes-shots-")
 
 from textual.pilot import Pilot  # noqa: E402
 
+from modes_tui.core.engine.ports import Confirmer  # noqa: E402
 from modes_tui.core.packs.profiles import load_pack  # noqa: E402
 from modes_tui.core.paths import app_dirs  # noqa: E402
 from modes_tui.core.routing.router import Route, Router  # noqa: E402
@@ -39,7 +40,6 @@ from modes_tui.store.control import ControlFile  # noqa: E402
 from modes_tui.store.session_log import SessionLog  # noqa: E402
 from modes_tui.store.settings import Settings  # noqa: E402
 from modes_tui.tui.app import ModesApp, build_app  # noqa: E402
-from modes_tui.tui.services import Confirmer  # noqa: E402
 from modes_tui.tui.sessions import StoreSessions  # noqa: E402
 
 SIZE = (140, 44)

@@ -15,11 +15,11 @@ from modes_tui.frontend.commands import (
     did_you_mean,
     find_command,
     mode_settings,
-    parse_command,
 )
+from modes_tui.frontend.lines import read_line
 from modes_tui.llm.fake import ScriptedModel
-from modes_tui.repl import Printer, run_command, slash_completer
-from tests.test_plain import context_for, engine_with
+from modes_tui.repl import Printer, run_line, slash_completer
+from tests.test_repl import context_for, engine_with
 
 APP_ONLY = {"/sessions", "/replay", "/export", "/copy"}
 
@@ -34,7 +34,7 @@ def test_every_command_is_listed_once_and_offered_somewhere() -> None:
 
 async def test_the_repl_help_lists_its_commands_from_the_table() -> None:
     out = io.StringIO()
-    assert await run_command("/help", context_for(engine_with(ScriptedModel())), Printer(out))
+    assert await run_line("/help", context_for(engine_with(ScriptedModel())), Printer(out))
     shown = out.getvalue()
     for spec in commands_for("repl"):
         assert f"{spec.usage:<20} {spec.help_for('repl')}" in shown
@@ -45,21 +45,21 @@ async def test_the_repl_help_lists_its_commands_from_the_table() -> None:
 @pytest.mark.parametrize("line", ["/export", "/sessions", "/copy"])
 async def test_the_repl_refuses_app_only_commands_by_name(line: str) -> None:
     out = io.StringIO()
-    assert await run_command(line, context_for(engine_with(ScriptedModel())), Printer(out))
+    assert await run_line(line, context_for(engine_with(ScriptedModel())), Printer(out))
     assert out.getvalue() == f"unknown command {line}; /help lists the commands\n"
 
 
 @pytest.mark.parametrize("line", ["/quit", "/exit"])
 async def test_quit_and_its_alias_leave_the_repl(line: str) -> None:
     out = io.StringIO()
-    assert not await run_command(line, context_for(engine_with(ScriptedModel())), Printer(out))
+    assert not await run_line(line, context_for(engine_with(ScriptedModel())), Printer(out))
 
 
 def test_the_app_parser_takes_the_alias_as_the_command_it_names() -> None:
     settings = mode_settings(["chat", "code"])
-    assert parse_command("/exit", settings).name == "/quit"
+    assert read_line("/exit", settings).name == "/quit"
     with pytest.raises(CommandError, match="takes no argument"):
-        parse_command("/exit now", settings)
+        read_line("/exit now", settings)
     assert find_command("/export", "repl") is None and find_command("/export", "app")
 
 
@@ -104,7 +104,7 @@ def test_did_you_mean_offers_only_commands_of_the_surface() -> None:
 
 def test_the_app_parser_says_did_you_mean() -> None:
     with pytest.raises(CommandError) as raised:
-        parse_command("/mdoe code", mode_settings(["chat", "code"]))
+        read_line("/mdoe code", mode_settings(["chat", "code"]))
     assert (
         str(raised.value) == "unknown command /mdoe; did you mean /mode? /help lists the commands"
     )
@@ -112,5 +112,16 @@ def test_the_app_parser_says_did_you_mean() -> None:
 
 async def test_the_repl_says_did_you_mean_from_the_same_table() -> None:
     out = io.StringIO()
-    assert await run_command("/mdoe code", context_for(engine_with(ScriptedModel())), Printer(out))
+    assert await run_line("/mdoe code", context_for(engine_with(ScriptedModel())), Printer(out))
     assert out.getvalue() == "unknown command /mdoe; did you mean /mode? /help lists the commands\n"
+
+
+@pytest.mark.parametrize("line", ["/clear now", "/why please", "/quit now"])
+async def test_the_repl_checks_arguments_with_the_apps_check(line: str) -> None:
+    engine = engine_with(ScriptedModel())
+    out = io.StringIO()
+    assert await run_line(line, context_for(engine), Printer(out))  # still running
+    name, _, argument = line.partition(" ")
+    assert out.getvalue() == f"error: {name} takes no argument (got {argument!r})\n"
+    with pytest.raises(CommandError, match=f"{name} takes no argument"):
+        read_line(line, ["chat", "code"], "app")

@@ -33,7 +33,7 @@ from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
 from modes_tui.core.routing.router import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.llm.litellm_model import LiteLLMChatModel
-from modes_tui.repl.commands import run_command
+from modes_tui.repl.commands import run_line as run_command
 from modes_tui.repl.context import ReplContext
 from modes_tui.repl.printer import Printer
 from modes_tui.store.export import session_markdown

@@ -15,9 +15,16 @@ import pytest
 from modes_tui.core.errors import ModesError
 from modes_tui.core.history.events import TurnEvent
 from modes_tui.frontend import corrections, sessions
-from modes_tui.frontend.commands import COMMANDS, CommandError, CommandSpec
+from modes_tui.frontend.commands import (
+    COMMANDS,
+    Command,
+    CommandError,
+    CommandSpec,
+    OneShot,
+    Surface,
+)
 from modes_tui.frontend.dispatch import dispatch, missing_handlers
-from modes_tui.frontend.lines import Send, Typed, read_line
+from modes_tui.frontend.lines import Read, Send, read_line
 from modes_tui.frontend.sessions import Refused, Renamed, Switched
 from modes_tui.repl.commands import HANDLERS
 from tests.tui_support import ScriptEngine, services
@@ -43,19 +50,19 @@ def test_a_command_added_to_the_table_is_missing_until_it_has_a_handler(
 ) -> None:
     import modes_tui.frontend.commands as table
 
-    added = CommandSpec("/undo", "/undo", "undo the last edit")
+    added = CommandSpec("/redo", "/redo", "redo the last undone edit")
     monkeypatch.setattr(table, "COMMANDS", (*table.COMMANDS, added))
-    assert missing_handlers("repl", HANDLERS) == ["/undo"]
+    assert missing_handlers("repl", HANDLERS) == ["/redo"]
 
-    async def undo(argument: str) -> str:
-        return f"undid {argument or 'the last edit'}"
+    async def redo(argument: str) -> str:
+        return f"redid {argument or 'the last edit'}"
 
     async def unknown(name: str) -> str:
         return f"unknown {name}"
 
-    handlers = {**{name: unknown for name in HANDLERS}, "/undo": undo}
+    handlers = {**{name: unknown for name in HANDLERS}, "/redo": redo}
     assert missing_handlers("repl", handlers) == []
-    assert asyncio.run(dispatch("/undo", "", handlers, unknown)) == "undid the last edit"
+    assert asyncio.run(dispatch("/redo", "", handlers, unknown)) == "redid the last edit"
     assert asyncio.run(dispatch("/nope", "x", handlers, unknown)) == "unknown /nope"
 
 
@@ -64,15 +71,52 @@ def test_a_command_added_to_the_table_is_missing_until_it_has_a_handler(
     [
         ("hello /code", Send("hello /code")),
         ("//code why", Send("/code why")),
-        ("/code why is\nthis slow", Send("why is\nthis slow", "code")),
-        ("/exit now", Typed("/exit", "/quit", "now")),
-        ("/mode  code ", Typed("/mode", "/mode", "code")),
-        ("/mdoe code", Typed("/mdoe", "/mdoe", "code")),
-        ("/help me", Typed("/help", "/help", "me")),  # a command wins over a mode `help`
+        ("/code why is\nthis slow", OneShot("code", "why is\nthis slow")),
+        ("/exit", Command("/quit")),
+        ("/mode  code ", Command("/mode", "code")),
+        ("/help", Command("/help")),  # a command wins over a mode `help`
+        ("/fork 2", Command("/fork", "2")),
+        ("/resume", Command("/resume", "latest")),
+        ("/undo 2", Command("/undo", "2")),  # issue 23's command, through the same reader
     ],
 )
-def test_a_line_is_a_message_a_one_shot_or_a_command(line: str, read: Send | Typed) -> None:
-    assert read_line(line, (*MODES, "help"), "repl") == read
+@pytest.mark.parametrize("surface", ["app", "repl"])
+def test_a_line_is_a_message_a_one_shot_or_a_checked_command(
+    line: str, read: Read, surface: Surface
+) -> None:
+    assert read_line(line, (*MODES, "help"), surface) == read
+
+
+@pytest.mark.parametrize(
+    ("line", "surface", "said", "kind"),
+    [
+        ("/mdoe code", "repl", "unknown command /mdoe; did you mean /mode?", "unknown"),
+        ("/exit now", "repl", "/quit takes no argument (got 'now')", "error"),
+        ("/help me", "app", "/help takes no argument (got 'me')", "error"),
+        # each front end keeps its words; the check is the same one
+        ("/mode", "app", "/mode needs a value: chat | code | auto | off", "error"),
+        ("/mode", "repl", "usage: /mode NAME | auto | off", "usage"),
+        ("/mode x", "repl", "unknown mode 'x'; available modes: auto, off, chat, code", "error"),
+        ("/fork 0", "app", "/fork takes a turn number from 1 (got '0')", "error"),
+        ("/fork x", "repl", "/fork takes a turn number, not 'x'", "error"),
+        ("/rename", "repl", "usage: /rename TITLE", "usage"),
+        ("/undo x", "app", "usage: /undo [N]", "usage"),
+        ("/undo 0", "repl", "usage: /undo [N]", "usage"),
+        ("/export", "repl", "unknown command /export; /help lists the commands", "unknown"),
+    ],
+)
+def test_a_bad_command_is_refused_once_in_the_words_of_its_front_end(
+    line: str, surface: Surface, said: str, kind: str
+) -> None:
+    with pytest.raises(CommandError) as caught:
+        read_line(line, MODES, surface)
+    assert said in str(caught.value) and caught.value.kind == kind
+
+
+def test_the_repl_leaves_a_wrong_mode_to_the_engine_which_names_the_turn() -> None:
+    assert read_line("/wrong nope", MODES, "repl") == Command("/wrong", "nope")
+    with pytest.raises(CommandError, match="/wrong takes a mode or undo, not 'nope'"):
+        read_line("/wrong nope", MODES, "app")
 
 
 def test_a_one_shot_without_a_message_is_refused_not_forced() -> None:
@@ -199,7 +243,9 @@ def test_wrong_reads_a_mode_undo_or_nothing() -> None:
 
 
 class RefusingEngine(ScriptEngine):
-    def correct(self, mode: str, *, turn: int | None = None) -> AsyncIterator[TurnEvent]:
+    def correct(
+        self, mode: str, *, turn: int | None = None, rerun: bool = True
+    ) -> AsyncIterator[TurnEvent]:
         raise ModesError("no turn to correct yet")
 
     def undo_correction(self) -> Any:
@@ -212,3 +258,11 @@ def test_a_refused_correction_or_undo_is_an_outcome_not_an_exception() -> None:
     assert refused == corrections.CorrectionRefused("no turn to correct yet")
     undone = corrections.undo(engine)
     assert undone == corrections.CorrectionRefused("no correction to undo in this session")
+
+
+def test_the_front_ends_import_the_engine_ports_from_core_not_a_re_export() -> None:
+    import modes_tui.mcp.config as mcp_config
+    import modes_tui.tui.services as app_services
+
+    assert not {"TurnEngine", "Confirmer"} & set(app_services.__all__)
+    assert not hasattr(mcp_config, "expand_variables")

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from modes_tui.core.config.variables import expand_variables
 from modes_tui.core.errors import DeclarationError, SettingsError
 from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import Dirs, app_dirs
-from modes_tui.mcp.config import DEFAULT_START_TIMEOUT, McpServer, expand_variables
+from modes_tui.mcp.config import DEFAULT_START_TIMEOUT, McpServer
 from modes_tui.store.settings import load_settings
 
 

@@ -24,8 +24,8 @@ from modes_tui.frontend.commands import (
     OneShot,
     complete,
     mode_settings,
-    parse_command,
 )
+from modes_tui.frontend.lines import read_line as parse_command
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.repl import Printer, run_lines, slash_completer
 from modes_tui.store.replay import replay
@@ -34,7 +34,7 @@ from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.services import AppServices
 from tests.cli_support import run_piped_chat
 from tests.pack_windows import SIZE, header, say, window
-from tests.test_plain import context_for, engine_with
+from tests.test_repl import context_for, engine_with
 from tests.tui_support import started, until
 
 DEFAULT = mode_settings(["chat", "code", "reason", "shell", "write"])

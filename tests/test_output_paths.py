@@ -106,7 +106,7 @@ SINKS = {
 """Functions that write to the terminal themselves; each is fed the corpus below."""
 NOT_OUTPUT = {
     ("modes_tui/cli/mode.py", "control.write"),  # the control file, not the terminal
-    ("modes_tui/cli/chat.py", "control.write"),
+    ("modes_tui/frontend/modes.py", "control.write"),  # `/mode` in both front ends
     # the terminal keeper's pipe: the saved terminal settings, as JSON, to our own child
     ("modes_tui/cli/terminal_guard.py", "keeper.stdin.write"),
     # the tool question: its name through terminal_safe, its arguments json_terminal_safe

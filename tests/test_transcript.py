@@ -24,7 +24,7 @@ from modes_tui.core.history.transcript import TurnTranscript
 from modes_tui.core.routing.router import Route
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.repl import Printer, run_lines
-from tests.test_plain import context_for, engine_with
+from tests.test_repl import context_for, engine_with
 
 CALL = ToolCall("c1", "read_file", {"path": "main.py"})
 

@@ -450,6 +450,23 @@ async def test_replay_shows_a_saved_session_without_calling_a_model() -> None:
         await until(pilot, lambda: not isinstance(app.screen, ReplayScreen))
 
 
+class FailingReroute(FakeSessions):
+    def reroute(self, session_id: str) -> RerouteResult:
+        raise RuntimeError("the encoder is gone")
+
+
+async def test_a_failed_re_route_says_so_in_the_title_and_the_replay_stays() -> None:
+    engine = ScriptEngine()
+    sessions = FailingReroute(replayed())
+    async with build_app(services(engine, sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        screen, chat = await open_replay(pilot, app)
+        title = screen.query_one("#replay-title", Static)
+        await until(pilot, lambda: "re-route: failed: the encoder is gone" in plain(title))
+        assert len(chat.query(AnswerSegment)) == 3  # the recorded answers stay
+        assert "failed" not in plain(app.status)  # the replay's own title says it, once
+
+
 def marker_text(log: ChatLog) -> str:
     """What the top of the chat says about the turns not drawn yet: shown once the turns
     below it are mounted ("" before; `earlier_count` is set before they are)."""

@@ -367,14 +367,16 @@ async def test_the_correct_key_can_be_rebound(rig: Rig) -> None:
     ],
 )
 def test_wrong_parses_a_mode_or_undo(typed: str, expected: str) -> None:
-    from modes_tui.frontend.commands import mode_settings, parse_command
+    from modes_tui.frontend.commands import mode_settings
+    from modes_tui.frontend.lines import read_line as parse_command
 
     assert parse_command(typed, mode_settings(["chat", "code", "shell"])).argument == expected
 
 
 @pytest.mark.parametrize("typed", ["/wrong auto", "/wrong off", "/wrong nope"])
 def test_wrong_refuses_what_is_not_a_mode(typed: str) -> None:
-    from modes_tui.frontend.commands import CommandError, mode_settings, parse_command
+    from modes_tui.frontend.commands import CommandError, mode_settings
+    from modes_tui.frontend.lines import read_line as parse_command
 
     with pytest.raises(CommandError, match="choose one of: chat, code, undo"):
         parse_command(typed, mode_settings(["chat", "code"]))

@@ -16,7 +16,8 @@ from modes_tui.core.history.events import (
 )
 from modes_tui.core.history.transcript import TurnTranscript
 from modes_tui.core.packs.profiles import Profile
-from modes_tui.frontend.commands import CommandError, complete, mode_settings, parse_command
+from modes_tui.frontend.commands import CommandError, complete, mode_settings
+from modes_tui.frontend.lines import read_line as parse_command
 from modes_tui.route_format import duration
 from modes_tui.tui.keys import mode_keys, next_setting
 from modes_tui.tui.render import format_time

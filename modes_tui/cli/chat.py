@@ -7,9 +7,10 @@ import asyncio
 import dataclasses
 import sys
 from collections.abc import Awaitable, Coroutine
+from functools import partial
 from typing import TYPE_CHECKING
 
-from modes_tui.cli.common import EXIT_OK, say_err, setting_meaning, settings_for
+from modes_tui.cli.common import EXIT_OK, say_err, settings_for
 
 if TYPE_CHECKING:
     from modes_tui.core.engine.ports import Confirmer
@@ -30,6 +31,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         run_interactive,
         run_lines,
     )
+    from modes_tui.repl.context import describe_modes, mode_setter
     from modes_tui.repl.questions import PromptConfirmer, SetAside
     from modes_tui.repl.sessions import show_resumed
     from modes_tui.runtime import RunOptions, Runtime
@@ -58,24 +60,11 @@ def cmd_chat(args: argparse.Namespace) -> int:
         # warm litellm while the user types, so the first answer does not wait for its import
         preload(offline=runtime.model is None and runtime.offline)
 
-        def set_mode(value: str) -> str:
-            control.write(value)  # raises UnknownMode for a name the pack lacks
-            if run_only:
-                return (
-                    f"mode setting: {value} for this run only; the control file is not "
-                    "changed when the REPL reads a pipe (`/mode auto` hands it back)"
-                )
-            meaning = setting_meaning(value, f" --pack {pack.name}")
-            return f"mode setting: {value} for pack {pack.name} ({meaning})"
-
-        def describe_modes() -> str:
-            return "\n".join(f"{p.name:<10} {p.description[:90]}" for p in pack.profiles)
-
         context = ReplContext(
             engine=engine,
             mode_names=lambda: pack.names,
-            describe_modes=describe_modes,
-            set_mode=set_mode,
+            describe_modes=partial(describe_modes, pack),
+            set_mode=mode_setter(control, pack.name, run_only=run_only),
             history_file=runtime_state(runtime.dirs).input_history,
             session=session,
             pack_name=pack.name,

@@ -113,15 +113,3 @@ def progress_printer() -> Callable[[int, int], None]:
             print(f"routing {done}/{total}", file=sys.stderr, flush=True)
 
     return show
-
-
-def setting_meaning(mode: str, pack_option: str = "") -> str:
-    """What a mode setting (auto, off, or a mode's name) does to the next turns;
-    `pack_option` (` --pack P`) goes into the command that undoes it."""
-    if mode == "auto":
-        return "the router picks the mode of every turn"
-    if mode == "off":
-        return "no mode: the base prompt and the default model only"
-    return (
-        f"every turn goes to {mode}; `modes-tui mode auto{pack_option}` hands it back to the router"
-    )

@@ -13,10 +13,10 @@ from modes_tui.cli.common import (
     say,
     say_err,
     say_json,
-    setting_meaning,
     settings_for,
 )
 from modes_tui.core.errors import DeclarationError, UnknownMode
+from modes_tui.frontend.modes import setting_meaning
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -4,12 +4,14 @@ Written once over `core.engine.ports.TurnEngine`; it returns values (outcomes, m
 events to play) and never prints or draws: each front end only shows and asks. No textual,
 no prompt_toolkit here (tests/test_architecture.py checks it).
 
-    commands      the one slash-command table, parsing, checks, completion, "did you mean"
-    lines         what a typed line is: a message, a one-shot `/MODE text`, or a command
+    commands      the one slash-command table, argument checks, completion, "did you mean"
+    lines         read_line: a typed line as a message, a one-shot `/MODE text`, or a checked
+                  command (the one reader of both front ends)
     dispatch      a command's name -> the front end's handler (one entry + one handler)
     sessions      /resume, /fork, /rename: the checks, the switch, the engine's restore
     corrections   /wrong MODE|undo and the picker's choice, as outcomes
     undo          /undo [N]: plan, ask before overwriting a changed file, undo, say what
+    modes         /modes and /mode NAME: what the listing holds, what a setting does
 """
 
 from __future__ import annotations
@@ -20,10 +22,9 @@ from modes_tui.frontend.commands import (
     CommandError,
     CommandSpec,
     OneShot,
-    parse_command,
 )
 from modes_tui.frontend.dispatch import dispatch, missing_handlers
-from modes_tui.frontend.lines import Send, Typed, read_line
+from modes_tui.frontend.lines import Read, Send, read_line
 
 __all__ = [
     "COMMANDS",
@@ -31,10 +32,9 @@ __all__ = [
     "CommandError",
     "CommandSpec",
     "OneShot",
+    "Read",
     "Send",
-    "Typed",
     "dispatch",
     "missing_handlers",
-    "parse_command",
     "read_line",
 ]

@@ -2,8 +2,8 @@
 
 Each command is listed once, with its usage, its help line and where it is available
 (the app, the REPL or both); the app's `/help`, the REPL's `/help`, both completers and
-the app's parser read this table. Pure functions, no textual or prompt_toolkit: each
-front end decides what a command does. A line that starts with `/` is a command; `//text`
+`frontend.lines.read_line` read this table. Pure functions, no textual or prompt_toolkit:
+each front end decides what a command does. A line that starts with `/` is a command; `//text`
 sends `/text` as a message. `/MODE text` (e.g. `/code why is this slow`) is a one-shot:
 that one message goes to MODE and nothing is forced for what follows. Commands win over
 modes of the same name (a mode called `help` is still forced with `/mode help`).
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from modes_tui.core.config.control import AUTO, OFF
+from modes_tui.core.errors import UnknownMode
 
 Surface = Literal["app", "repl"]
 """Where a command can be typed: the Textual app or the plain REPL."""
@@ -116,6 +117,11 @@ class OneShot:
     text: str
     """The message, without the `/MODE ` in front (new lines kept)."""
 
+    @property
+    def force(self) -> str:
+        """The mode of this one message (what the engine's `force=` takes)."""
+        return self.mode
+
 
 SUGGESTIONS = 3
 """At most how many commands a "did you mean" names."""
@@ -168,8 +174,17 @@ def edit_distance(a: str, b: str) -> int:
     return previous[-1]
 
 
+ErrorKind = Literal["error", "usage", "unknown"]
+"""error: the input is wrong; usage: a usage line; unknown: no command of that name."""
+
+
 class CommandError(ValueError):
     """A command that cannot run as typed; the message says how to fix it."""
+
+    def __init__(self, message: str, *, kind: ErrorKind = "error") -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        """The REPL prints an error after `error: `, a usage line or an unknown command bare."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,64 +207,59 @@ def message_text(text: str) -> str:
     return text[1:] if text.startswith("//") else text
 
 
-def parse_command(text: str, settings: Sequence[str]) -> Command | OneShot:
-    """Parse and check a command line; `settings` are the values `/mode` accepts.
-
-    `/MODE text` comes back as a `OneShot` (commands win over a mode of the same name).
-    """
-    shot = one_shot(text, settings)
-    if shot is not None:
-        return shot
-    head, _, rest = text.strip().partition(" ")
-    name, argument = head.lower(), rest.strip()
-    spec = find_command(name, "app")
-    if spec is None:
-        raise CommandError(unknown_command(head, "app", settings))
-    name = spec.name
-    return Command(name, _checked_argument(name, argument, settings))
-
-
-def _checked_argument(name: str, argument: str, settings: Sequence[str]) -> str:
-    """The argument of command `name` as it runs; CommandError says how to fix a bad one."""
+def check_argument(name: str, argument: str, settings: Sequence[str], surface: Surface) -> str:
+    """The argument of command `name` as it runs on `surface` (`settings`: what `/mode`
+    accepts); CommandError, in that front end's words, says how to fix a bad one."""
     check = ARGUMENT_CHECKS.get(name)
     if check is not None:
-        return check(argument, settings)
+        return check(argument, settings, surface)
     if argument:
         raise CommandError(f"{name} takes no argument (got {argument!r})")
     return argument
 
 
-def _mode_argument(argument: str, settings: Sequence[str]) -> str:
+def _mode_argument(argument: str, settings: Sequence[str], surface: Surface) -> str:
     if not argument:
+        if surface == "repl":
+            raise CommandError("usage: /mode NAME | auto | off", kind="usage")
         raise CommandError(f"/mode needs a value: {' | '.join(settings)}")
     if argument not in settings:
+        if surface == "repl":  # the words of the control file (and of `modes-tui mode`)
+            modes = [s for s in settings if s not in (AUTO, OFF)]
+            raise CommandError(str(UnknownMode(argument, [AUTO, OFF, *modes])))
         raise CommandError(f"unknown mode {argument!r}; choose one of: {', '.join(settings)}")
     return argument
 
 
-def _replay_argument(argument: str, settings: Sequence[str]) -> str:
+def _replay_argument(argument: str, settings: Sequence[str], surface: Surface) -> str:
     if not argument:
         raise CommandError("/replay needs a session id (/sessions lists them)")
     return argument
 
 
-def _resume_argument(argument: str, settings: Sequence[str]) -> str:
+def _resume_argument(argument: str, settings: Sequence[str], surface: Surface) -> str:
     return argument or "latest"
 
 
-def _fork_argument(argument: str, settings: Sequence[str]) -> str:
+def _fork_argument(argument: str, settings: Sequence[str], surface: Surface) -> str:
     if argument and not (argument.isdigit() and int(argument) >= 1):
+        if surface == "repl":
+            raise CommandError(f"/fork takes a turn number, not {argument!r}")
         raise CommandError(f"/fork takes a turn number from 1 (got {argument!r})")
     return argument
 
 
-def _rename_argument(argument: str, settings: Sequence[str]) -> str:
+def _rename_argument(argument: str, settings: Sequence[str], surface: Surface) -> str:
     if not argument:
+        if surface == "repl":
+            raise CommandError("usage: /rename TITLE", kind="usage")
         raise CommandError("/rename needs a title, e.g. /rename parser crash")
     return argument
 
 
-def _wrong_argument(argument: str, settings: Sequence[str]) -> str:
+def _wrong_argument(argument: str, settings: Sequence[str], surface: Surface) -> str:
+    if surface == "repl":
+        return argument  # the engine refuses a bad mode there, naming the turn it would correct
     choices = wrong_choices(settings)
     if argument and argument not in choices:
         raise CommandError(
@@ -258,8 +268,17 @@ def _wrong_argument(argument: str, settings: Sequence[str]) -> str:
     return argument
 
 
-ArgumentCheck = Callable[[str, Sequence[str]], str]
-"""Checks a command's argument against the settings; returns it as the command runs it."""
+UNDO_USAGE = "usage: /undo [N]  (N: how many turns that changed files, default 1)"
+
+
+def _undo_argument(argument: str, settings: Sequence[str], surface: Surface) -> str:
+    if argument and not (argument.isdigit() and int(argument) >= 1):
+        raise CommandError(UNDO_USAGE, kind="usage")
+    return argument
+
+
+ArgumentCheck = Callable[[str, Sequence[str], Surface], str]
+"""Checks a command's argument against the settings on a surface; returns it as it runs."""
 
 ARGUMENT_CHECKS: dict[str, ArgumentCheck] = {
     "/mode": _mode_argument,
@@ -268,8 +287,10 @@ ARGUMENT_CHECKS: dict[str, ArgumentCheck] = {
     "/fork": _fork_argument,
     "/rename": _rename_argument,
     "/wrong": _wrong_argument,
+    "/undo": _undo_argument,
 }
-"""The app's argument checks by command; a command not listed takes no argument."""
+"""The argument checks by command, for both front ends (each in its own words where the
+two differ); a command not listed takes no argument."""
 
 
 UNDO = "undo"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from modes_tui.core.errors import ModesError
+from modes_tui.frontend.commands import CommandError, check_argument
 
 if TYPE_CHECKING:
     from modes_tui.core.engine.ports import TurnEngine
@@ -108,6 +109,12 @@ class _NoSessions(ModesError):
     """This front end records no sessions."""
 
 
+def _checked(name: str, argument: str) -> str:
+    """The argument as the command reader checks it (a caller may not have read a line):
+    CommandError in the REPL's words, which a `Refused` carries."""
+    return check_argument(name, argument, (), "repl")
+
+
 def _refused(action: SessionAction, error: ModesError) -> Refused:
     kind: Literal["no-sessions", "refused"] = (
         "no-sessions" if isinstance(error, _NoSessions) else "refused"
@@ -138,10 +145,11 @@ def fork(host: SessionHost, at: str) -> SessionOutcome:
     """Start a new session from turn `at` of this one ("" = the last turn)."""
     try:
         current, engine = _ready(host, "/fork")
-        if at and not at.isdigit():
-            return Refused("fork", f"/fork takes a turn number, not {at!r}")
+        at = _checked("/fork", at)
         parent = current.id
         forked = current.fork(int(at) if at else None)  # no turn can start while records move
+    except CommandError as error:
+        return Refused("fork", str(error))
     except ModesError as error:
         return _refused("fork", error)
     forked.restore_into(engine)
@@ -153,8 +161,10 @@ def rename(host: SessionHost, title: str) -> SessionOutcome:
     current = host.current_session
     if current is None:
         return Refused("rename", NOT_RECORDED, "no-sessions")
-    if not title:
-        return Refused("rename", "usage: /rename TITLE", "usage")
+    try:
+        title = _checked("/rename", title)
+    except CommandError as error:
+        return Refused("rename", str(error), "usage")
     try:
         return Renamed(current.id, current.rename(title))
     except ModesError as error:

@@ -12,10 +12,9 @@ from typing import Protocol
 
 from modes_tui.core.edits.checkpoints import UndoPlan, UndoResult
 from modes_tui.core.engine.questions import Question
+from modes_tui.frontend.commands import CommandError, check_argument
 
-__all__ = ["UNDO_USAGE", "Undoable", "run_undo"]
-
-UNDO_USAGE = "usage: /undo [N]  (N: how many turns that changed files, default 1)"
+__all__ = ["Undoable", "run_undo"]
 
 
 class Undoable(Protocol):
@@ -35,8 +34,10 @@ async def run_undo(
 ) -> str:
     """Undo the last N turns' file changes; the text to show (usage or a refusal too)."""
     text = argument.strip()
-    if text and (not text.isdigit() or int(text) < 1):
-        return UNDO_USAGE
+    try:  # the reader checked a typed line already; a caller may not have read one
+        check_argument("/undo", text, (), "repl")
+    except CommandError as error:
+        return str(error)
     try:
         plan = engine.plan_undo(int(text or 1))
     except RuntimeError as error:  # a turn is running

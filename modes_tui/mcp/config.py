@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from modes_tui.core.config.settings import SettingReader, is_scalar
-from modes_tui.core.config.variables import expand_variables  # noqa: F401 - re-exported
 from modes_tui.core.errors import cut_repr
 
 SERVER_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")

@@ -11,7 +11,7 @@ package only shows their outcomes and asks.
     context     ReplContext: the engine and what slash commands touch (the SessionHost)
     printer     turn events as text (or JSON lines), folded into the turn for /why
     turns       playing a turn, Ctrl+C cancelling it
-    commands    one handler per slash command, a typed line read and dispatched
+    commands    one handler per slash command; a typed line read (frontend) and dispatched
     sessions    /resume, /fork, /rename shown; a resumed session's recap
     pipe        lines from a pipe, and the pipe's answer to a question (no)
     prompt      the interactive prompt: completion, keys, input history
@@ -20,7 +20,7 @@ package only shows their outcomes and asks.
 
 from __future__ import annotations
 
-from modes_tui.repl.commands import run_command, run_line
+from modes_tui.repl.commands import run_line
 from modes_tui.repl.context import ReplContext
 from modes_tui.repl.pipe import PipeConfirmer, piped_lines, run_lines
 from modes_tui.repl.printer import Printer, correction_text
@@ -36,7 +36,6 @@ __all__ = [
     "input_history",
     "piped_lines",
     "play",
-    "run_command",
     "run_interactive",
     "run_line",
     "run_lines",

@@ -1,7 +1,7 @@
 """The REPL's slash commands: one handler per command of the table, over `frontend`.
 
-A line is read by `frontend.lines.read_line` (message, `/MODE text` or command); a command
-goes through `frontend.dispatch` to the handler below. The session actions and `/wrong` are
+A line is read by `frontend.lines.read_line` (a message, `/MODE text`, or a command with its
+argument checked); a command goes through `frontend.dispatch` to the handler below. The session actions and `/wrong` are
 `frontend.sessions` and `frontend.corrections`; this module only prints their outcomes.
 """
 
@@ -16,13 +16,12 @@ from modes_tui.frontend import corrections
 from modes_tui.frontend.commands import (
     ONE_SHOT_HELP,
     ONE_SHOT_USAGE,
+    Command,
     CommandError,
     commands_for,
-    find_command,
-    unknown_command,
 )
 from modes_tui.frontend.dispatch import dispatch
-from modes_tui.frontend.lines import Send, Typed, read_line
+from modes_tui.frontend.lines import read_line
 from modes_tui.repl.sessions import fork, rename, resume
 from modes_tui.repl.turns import ask, play
 
@@ -40,29 +39,23 @@ async def run_line(line: str, context: ReplContext, printer: Printer) -> bool:
     try:
         read = read_line(line, context.mode_names(), "repl")
     except CommandError as error:
-        printer.write(f"error: {error}\n")
+        # a usage line or an unknown command's hint is printed as it is
+        printer.write(f"error: {error}\n" if error.kind == "error" else f"{error}\n")
         return True
-    if isinstance(read, Send):
-        await ask(read.text, context, printer, force=read.force)
-        return True
-    return await _run_typed(read, context, printer)
+    if isinstance(read, Command):
+        return await _run(read, context, printer)
+    await ask(read.text, context, printer, force=read.force)
+    return True
 
 
-async def run_command(line: str, context: ReplContext, printer: Printer) -> bool:
-    """Handle a slash command; return False when the REPL should stop."""
-    typed, _, argument = line.strip().partition(" ")
-    found = find_command(typed, "repl")
-    name = found.name if found is not None else typed
-    return await _run_typed(Typed(typed, name, argument.strip()), context, printer)
-
-
-async def _run_typed(command: Typed, context: ReplContext, printer: Printer) -> bool:
-    async def unknown(_: str) -> bool:
-        printer.write(unknown_command(command.typed, "repl", context.mode_names()) + "\n")
-        return True
-
+async def _run(command: Command, context: ReplContext, printer: Printer) -> bool:
     handlers = {name: _bound(handler, context, printer) for name, handler in HANDLERS.items()}
-    return await dispatch(command.name, command.argument, handlers, unknown) is not False
+    return await dispatch(command.name, command.argument, handlers, _unknown) is not False
+
+
+async def _unknown(name: str) -> bool:
+    """A command read always has a handler (`read_line` checks the name)."""
+    return True
 
 
 def _bound(
@@ -89,9 +82,7 @@ async def modes(argument: str, context: ReplContext, printer: Printer) -> None:
 
 
 async def mode(argument: str, context: ReplContext, printer: Printer) -> None:
-    if not argument:
-        printer.write("usage: /mode NAME | auto | off\n")
-        return
+    """`/mode NAME|auto|off` (checked by `read_line`; the control may still refuse)."""
     try:
         printer.write(context.set_mode(argument) + "\n")
     except ModesError as error:

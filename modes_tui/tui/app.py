@@ -46,15 +46,12 @@ from modes_tui.frontend.commands import (
     ONE_SHOT_USAGE,
     Command,
     CommandError,
-    OneShot,
     commands_for,
-    is_command,
-    message_text,
     mode_settings,
-    one_shot,
-    parse_command,
 )
 from modes_tui.frontend.dispatch import Handler, dispatch
+from modes_tui.frontend.lines import read_line
+from modes_tui.frontend.modes import mode_rows, set_mode
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.footer import KeysFooter
 from modes_tui.tui.gc_tuning import freeze_what_is_loaded
@@ -80,10 +77,11 @@ if TYPE_CHECKING:
     from textual.command import Provider
 
     from modes_tui.core.edits.policy import Policy
+    from modes_tui.core.engine.ports import TurnEngine
     from modes_tui.core.history.events import TurnCorrected, TurnEvent, TurnFailed
     from modes_tui.core.history.transcript import TurnTranscript
     from modes_tui.core.routing.router import Route
-    from modes_tui.tui.services import AppServices, TurnEngine
+    from modes_tui.tui.services import AppServices
     from modes_tui.tui.startup import StartupProblem
     from modes_tui.tui.turn_view import TurnView
 
@@ -403,19 +401,17 @@ class ModesApp(App[None]):
         text = event.value
         if not text.strip():
             return
-        if is_command(text):
-            try:
-                command = parse_command(text, self.settings())
-            except CommandError as error:
-                self.status.error(self._command_error(error))
-                self.prompt.put_back(text)  # to be fixed, before anything typed since Enter
-                return
-            if not isinstance(command, OneShot):
-                self.prompt.remember(text)
-                self._clear_error()
-                await self.run_command(command)
-                return
+        try:
+            read = read_line(text, self.mode_names(), "app")
+        except CommandError as error:
+            self.status.error(self._command_error(error))
+            self.prompt.put_back(text)  # to be fixed, before anything typed since Enter
+            return
         self.prompt.remember(text)
+        if isinstance(read, Command):
+            self._clear_error()
+            await self.run_command(read)
+            return
         submission = await self.turns.submit(text)
         if submission.action == "replace":
             self.send_line(text, replacing=submission.replacing)  # `/MODE text` too
@@ -488,15 +484,16 @@ class ModesApp(App[None]):
         """Run a typed line as a turn: `/MODE text` in MODE for this message only, `//x` as
         `/x`, anything else as it is; in place of turn `replacing` when one is edited."""
         try:
-            shot = one_shot(text, self.settings())
+            read = read_line(text, self.mode_names(), "app")
         except CommandError as error:  # cannot happen for a line checked when it was sent
             self.status.error(str(error))
             return
-        message, force = (shot.text, shot.mode) if shot else (message_text(text), None)
+        if isinstance(read, Command):  # cannot happen: a command runs when it is sent
+            return
         if replacing is not None:
-            self.resend_turn(replacing, message, force=force)
+            self.resend_turn(replacing, read.text, force=read.force)
         else:
-            self.ask(message, force=force)
+            self.ask(read.text, force=read.force)
 
     def ask(self, text: str, *, force: str | None = None) -> None:
         """Route and answer one message as a new turn; `force` names the mode of this message
@@ -886,9 +883,9 @@ class ModesApp(App[None]):
             "/compact": lambda _: self.compact(),
             "/sessions": _sync(lambda _: self.open_sessions()),
             "/replay": _sync(self.replay_session),
-            "/resume": _sync(lambda ref: self.session_command(Command("/resume", ref))),
-            "/fork": _sync(lambda turn: self.session_command(Command("/fork", turn))),
-            "/rename": _sync(lambda title: self.session_command(Command("/rename", title))),
+            "/resume": _sync(self.resume_session),
+            "/fork": _sync(self.fork_session),
+            "/rename": _sync(self.rename_session),
             "/export": lambda _: self.export(),
             "/why": _sync(lambda _: self.action_why()),
             "/wrong": _sync(self.wrong),
@@ -951,20 +948,26 @@ class ModesApp(App[None]):
             case corrections.PickMode():
                 self.action_correct()
 
-    def session_command(self, command: Command) -> None:
-        """`/resume`, `/fork`, `/rename` (see `tui.session_actions`), one at a time."""
+    def resume_session(self, ref: str) -> None:
+        """`/resume [ID|latest]` (see `tui.session_actions`), one session action at a time."""
         from modes_tui.tui import session_actions
 
-        argument = command.argument
-        if command.name == "/resume":
-            work = session_actions.resume(self, argument)
-        elif command.name == "/fork":
-            work = session_actions.fork(self, argument)
-        else:
-            work = session_actions.rename(self, argument)
-        self.run_worker(
-            work, name=command.name, group="session", exclusive=True, exit_on_error=False
-        )
+        self._session_worker(session_actions.resume(self, ref), "/resume")
+
+    def fork_session(self, turn: str) -> None:
+        """`/fork [N]`."""
+        from modes_tui.tui import session_actions
+
+        self._session_worker(session_actions.fork(self, turn), "/fork")
+
+    def rename_session(self, title: str) -> None:
+        """`/rename TITLE`."""
+        from modes_tui.tui import session_actions
+
+        self._session_worker(session_actions.rename(self, title), "/rename")
+
+    def _session_worker(self, work: Awaitable[None], name: str) -> None:
+        self.run_worker(work, name=name, group="session", exclusive=True, exit_on_error=False)
 
     def open_sessions(self) -> None:
         """The session picker; picking one replays it."""
@@ -979,7 +982,7 @@ class ModesApp(App[None]):
 
         def picked(choice: PickedSession | None) -> None:
             if choice is not None and choice.resume:
-                self.session_command(Command("/resume", choice.id))
+                self.resume_session(choice.id)
             elif choice is not None:
                 self.status.busy(f"Loading session {choice.id}…")
                 self.load_replay(choice.id)
@@ -1045,16 +1048,14 @@ class ModesApp(App[None]):
     def modes_text(self) -> str:
         """The modes of the pack, as Markdown."""
         keys = {mk.mode: mk.key for mk in self.mode_keys}
-        fallback = self.services.pack.router.fallback
         rows = ["| mode | key | thinking | tools | about |", "|---|---|---|---|---|"]
-        for profile in self.services.pack.profiles:
-            about = profile.description.strip().split(". ")[0].rstrip(".")
-            name = profile.name + (" (fallback)" if profile.name == fallback else "")
-            if not profile.is_available():
+        for row in mode_rows(self.services.pack):
+            name = row.name + (" (fallback)" if row.fallback else "")
+            if not row.available:
                 name += " (unavailable)"
             rows.append(
-                f"| {name} | {keys.get(profile.name) or ''} | {profile.thinking} | "
-                f"{', '.join(profile.tools) or '-'} | {about} |"
+                f"| {name} | {keys.get(row.name) or ''} | {row.thinking} | "
+                f"{', '.join(row.tools) or '-'} | {row.about} |"
             )
         setting = reading_label(self.reading)
         return "\n".join(
@@ -1093,11 +1094,10 @@ class ModesApp(App[None]):
             self.status.error(STILL_STARTING)
             return False
         try:
-            self.services.control.write(setting)
+            reading = set_mode(self.services.control, setting)
         except ModesError as error:
             self.status.error(str(error))
             return False
-        reading = self.services.control.read()
         self.show_reading(reading)
         self.status.idle(f"Setting: {reading_label(reading)}")
         return True
@@ -1209,7 +1209,7 @@ class ModesApp(App[None]):
 
 
 async def _nothing(name: str) -> None:
-    """A parsed command always has a handler (`parse_command` checks the name)."""
+    """A command read always has a handler (`read_line` checks the name)."""
 
 
 def _sync(act: Callable[[str], object]) -> Handler[object]:

@@ -15,6 +15,7 @@ When a worker fails:
 | a turn | `TurnEnded(crash=...)` | a failure card on the turn ("a bug in modes-tui"), Retry offered; waiting messages still run |
 | preload | none | a line in the log (the library loads again when used) |
 | load session, watch control file, commands, /resume /fork /rename | none | "<worker> failed: <error>" in the status line |
+| re-route a replayed session (the replay screen's) | `Rerouted` / `RerouteFailed` | today's decisions on the turns, or "re-route: failed: <error>" in the replay's title |
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from modes_tui.tui.services import AppServices, ReplayedSession, TurnEngine
+    from modes_tui.core.engine.ports import TurnEngine
+    from modes_tui.tui.services import AppServices, ReplayedSession, RerouteResult
 
 
 def error_text(error: BaseException | None) -> str:
@@ -77,6 +79,24 @@ class SessionLoaded(Message):
     def __init__(self, session: ReplayedSession) -> None:
         self.session = session
         """The session's turns and decisions."""
+        super().__init__()
+
+
+class Rerouted(Message):
+    """Today's router went over a replayed session's turns (for the replay screen)."""
+
+    def __init__(self, result: RerouteResult) -> None:
+        self.result = result
+        """Today's decision by turn, and the summary."""
+        super().__init__()
+
+
+class RerouteFailed(Message):
+    """Re-routing a replayed session failed; the replay itself stays."""
+
+    def __init__(self, error: str) -> None:
+        self.error = error
+        """The error, as shown."""
         super().__init__()
 
 

@@ -15,13 +15,13 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
-from textual.worker import Worker, WorkerState
 
 from modes_tui.core.history.safe_events import TerminalEvents
 from modes_tui.core.history.transcript import TurnTranscript, fold_turn
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.inspector import InspectorScreen
+from modes_tui.tui.messages import Rerouted, RerouteFailed
 from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.render import format_time, plural
 from modes_tui.tui.services import (
@@ -110,19 +110,26 @@ class ReplayScreen(Screen[None]):
             self.call_after_refresh(self.run_reroute)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reroute", name="re-route")
-    def run_reroute(self) -> RerouteResult:
-        """Today's router over the recorded turns, off the event loop."""
+    def run_reroute(self) -> None:
+        """Today's router over the recorded turns, off the event loop; the result (or the
+        error) comes back as a message, handled below."""
         assert self._reroute is not None
-        return self._reroute()
-
-    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        worker = event.worker
-        if worker.group != "reroute" or not self.is_attached:
+        try:
+            result = self._reroute()
+        except Exception as error:  # noqa: BLE001 - the replay stays; the title says it failed
+            self.post_message(RerouteFailed(str(error)))
             return
-        if event.state == WorkerState.SUCCESS and isinstance(worker.result, RerouteResult):
-            await self.show_reroute(worker.result)
-        elif event.state == WorkerState.ERROR:
-            self.reroute_note = f"failed: {worker.error}"
+        self.post_message(Rerouted(result))
+
+    @on(Rerouted)
+    async def _rerouted(self, message: Rerouted) -> None:
+        if self.is_attached:
+            await self.show_reroute(message.result)
+
+    @on(RerouteFailed)
+    def _reroute_failed(self, message: RerouteFailed) -> None:
+        if self.is_attached:
+            self.reroute_note = f"failed: {message.error}"
             self.query_one("#replay-title", Static).update(self._title())
 
     async def show_reroute(self, result: RerouteResult) -> None:

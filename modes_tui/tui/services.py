@@ -2,7 +2,7 @@
 
 The app never builds an engine, a model or a router itself: `AppServices.build_engine`
 does, in a worker thread after the first paint, so importing litellm, llama_cpp or torch
-never delays the screen. The engine's interface is `core.engine.ports.TurnEngine` (re-exported here).
+never delays the screen. The engine's interface is `core.engine.ports.TurnEngine`.
 """
 
 from __future__ import annotations
@@ -17,14 +17,12 @@ from modes_tui.tui.startup import LoadProgress
 
 __all__ = [
     "AppServices",
-    "Confirmer",
     "ControlStore",
     "EngineFactory",
     "ReplayedSession",
     "RerouteResult",
     "SessionCatalog",
     "SessionSummary",
-    "TurnEngine",
 ]
 
 if TYPE_CHECKING:
