@@ -35,9 +35,9 @@ from textual import events
 
 from modes_tui.core.config.control import AUTO, ControlReading
 from modes_tui.core.config.models import EMBEDDED_MODEL
-from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.history.conversation import Conversation, Message
 from modes_tui.core.history.events import TurnEvent
+from modes_tui.core.model.wire import ModelRequest
 from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.routing.router import ClassifierInfo, Decision, Route

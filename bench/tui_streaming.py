@@ -26,7 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("MODES_TUI_HOME", tempfile.mkdtemp(prefix="modes-bench-"))
 
 from modes_tui.core.config.control import AUTO, ControlReading
-from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.history.conversation import Conversation, Message
 from modes_tui.core.history.events import (
     RequestBuilt,
@@ -35,6 +34,7 @@ from modes_tui.core.history.events import (
     TurnEvent,
     TurnFinished,
 )
+from modes_tui.core.model.wire import ModelRequest
 from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.routing.router import Route

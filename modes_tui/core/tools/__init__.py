@@ -24,7 +24,9 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from importlib import import_module
+# Eager, so that a pack's `from modes_tui.core.tools import tool` (README) is typed; the
+# registry imports only the standard library and the model seam's values (first paint).
+from .registry import Tool, ToolError, ToolRegistry, known_tool_names, tool
 
 __all__ = [
     "ConfinedRoot",
@@ -40,26 +42,3 @@ __all__ = [
     "shown_path",
     "tool",
 ]
-
-_HOMES = {
-    "ConfinedRoot": "confined",
-    "MissingError": "confined",
-    "shown_path": "confined",
-    "ToolServers": "ports",
-    "Tool": "registry",
-    "ToolError": "registry",
-    "ToolRegistry": "registry",
-    "known_tool_names": "registry",
-    "tool": "registry",
-    "ServerTools": "servers",
-    "server_tools": "servers",
-    "default_registry": "toolbox",
-}
-"""Public name -> the module that defines it."""
-
-
-def __getattr__(name: str) -> object:
-    """A public name, imported from its module on first use (nothing loads eagerly)."""
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

@@ -30,8 +30,8 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin, overload
 
-from modes_tui.core.engine.wire import ToolSpec
 from modes_tui.core.errors import ToolError
+from modes_tui.core.model.wire import ToolSpec
 
 BUILTIN_TOOL_NAMES = frozenset(
     {
