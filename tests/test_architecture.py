@@ -375,9 +375,6 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
     ("modes_tui.core.routing.learning", "modes_tui.core.evals.scoring"): (
         "learning from cases scores them the way the evals do"
     ),
-    ("modes_tui.core.tools.toolbox", "modes_tui.core.packs.profiles"): (
-        "the built-in tools read the mode's profile"
-    ),
 }
 """(importer, imported) -> why the lower module needs the higher one (rule 7)."""
 

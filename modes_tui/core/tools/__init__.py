@@ -4,8 +4,8 @@ as the core sees them.
 
     confined.py      Opening paths under the working directory by descriptor, never following a
                      link out of it
-    ports.py         Tool servers as the core sees them: the configured MCP servers
-                     (`mcp.servers.McpServers`), or a fake in tests
+    ports.py         Where tools come from besides the built-ins: tool servers (MCP) and a
+                     pack's own tools (`ToolMaker`), as the core sees them
     regex_search.py  search_files' matching, in a child process with a hard time limit
     regex_worker.py  The child process that runs search_files' regular expression, under a time
                      limit
@@ -34,6 +34,7 @@ __all__ = [
     "ServerTools",
     "Tool",
     "ToolError",
+    "ToolMaker",
     "ToolRegistry",
     "ToolServers",
     "default_registry",
