@@ -270,13 +270,13 @@ class Engine:
         """What `/undo count` would put back, and which files changed on disk since."""
         if self.slot.running:
             raise RuntimeError("cannot undo while a turn runs; wait for it or cancel it")
-        return self.checkpoints.plan_undo(count, self.cwd)
+        return self.checkpoints.plan_undo(count, self.config.cwd)
 
     def undo(self, plan: UndoPlan, *, overwrite: bool = False) -> UndoResult:
         """Put back the files of `plan` (files changed since only with `overwrite`); recorded."""
         if self.slot.running:
             raise RuntimeError("cannot undo while a turn runs; wait for it or cancel it")
-        result = self.checkpoints.undo(plan, self.cwd, overwrite=overwrite)
+        result = self.checkpoints.undo(plan, self.config.cwd, overwrite=overwrite)
         if result.turns:
             self.recorder.write(UiEventRecord(self.state.turn, "undo", result.to_dict()))
         return result
