@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from modes_tui.core.context import ESTIMATE
-from modes_tui.core.engine import Engine
+from modes_tui.core.engine.engine import Engine
 from modes_tui.core.errors import CompactionRefused
 from modes_tui.core.history.compaction import Compaction
 from modes_tui.core.history.events import (

@@ -17,6 +17,20 @@ Other packages import a public name from the module that defines it
 
 from __future__ import annotations
 
+# Eager: the surface is used (tests import from the package); each module is small and
+# imports only the standard library and core.history's values (nothing on first paint).
+from .compaction import (
+    compaction_point,
+    fallback_summary,
+    summary_block,
+    summary_request,
+    summary_text,
+)
+from .fitting import CUT_MARKER, Fitted, cut_text, fit_request
+from .ports import CountedTokens, TokenCounter
+from .tokens import ESTIMATE, MESSAGE_OVERHEAD, TokenTally, estimate_tokens
+from .window import ContextBudget, budget_for
+
 __all__ = [
     "CUT_MARKER",
     "ESTIMATE",
