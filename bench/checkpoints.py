@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from modes_tui.core.engine import rounds
 from modes_tui.core.engine.engine import Engine
-from modes_tui.core.engine.wire import TextChunk
+from modes_tui.core.model.wire import TextChunk
 from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier

@@ -104,10 +104,23 @@ async def main(turns: int, chunks: int, warmup: int) -> None:
     async def route_only() -> None:
         await engine.router.route([Message("user", TEXT)])
 
-    wall: dict[str, list[float]] = {"bare": [], "engine": [], "routing": []}
-    cpu: dict[str, list[float]] = {"bare": [], "engine": [], "routing": []}
     steps = {"bare": bare_turn, "engine": engine_turn, "routing": route_only}
-    events = len(first)
+    wall, cpu = await interleaved(steps, turns, warmup)
+    print(
+        f"engine overhead over a bare litellm streaming call "
+        f"(fake provider, {chunks} chunks, {turns} turns after {warmup} warm-up, interleaved)"
+    )
+    report(wall, cpu, events=len(first))
+
+
+Times = dict[str, list[float]]
+"""Step name -> milliseconds per turn."""
+
+
+async def interleaved(steps: dict[str, Any], turns: int, warmup: int) -> tuple[Times, Times]:
+    """Wall and CPU times of each step per turn, bare and engine in alternating order."""
+    wall: Times = {"bare": [], "engine": [], "routing": []}
+    cpu: Times = {"bare": [], "engine": [], "routing": []}
     for index in range(warmup + turns):
         order = ["bare", "engine"] if index % 2 == 0 else ["engine", "bare"]
         for name in [*order, "routing"]:
@@ -118,11 +131,11 @@ async def main(turns: int, chunks: int, warmup: int) -> None:
                 cpu[name].append((time.thread_time() - started_cpu) * 1000)
         if index % 50 == 0:
             gc.collect()
+    return wall, cpu
 
-    print(
-        f"engine overhead over a bare litellm streaming call "
-        f"(fake provider, {chunks} chunks, {turns} turns after {warmup} warm-up, interleaved)"
-    )
+
+def report(wall: Times, cpu: Times, *, events: int) -> None:
+    """The table: each side, the paired overhead, its share of the stream, routing apart."""
     print(f"{'':36}{'wall median':>12}{'wall mean':>11}{'CPU median':>12}")
 
     def cell(values: list[float]) -> str:
@@ -140,7 +153,7 @@ async def main(turns: int, chunks: int, warmup: int) -> None:
     row("engine.run_turn (whole turn)", "engine", f"{events} events per turn")
     row("overhead per turn (paired)", "overhead", "target <= 5 ms")
 
-    def share(source: dict[str, list[float]], mean: bool = False) -> float:
+    def share(source: Times, mean: bool = False) -> float:
         pick = statistics.fmean if mean else statistics.median
         return 100 * pick(source["overhead"]) / pick(source["bare"])
 

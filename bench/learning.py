@@ -174,8 +174,17 @@ def _ceiling(
     }
 
 
-def run_learning(dataset: Any, descriptions: dict[str, str], vec: Any, seed: int) -> LearningResult:
-    rng = random.Random(seed)
+@dataclass
+class _Start:
+    """Where learning starts: k examples per mode, and the stream of corrections to come."""
+
+    k: int
+    full_k: int
+    examples: dict[str, list[str]]
+    stream: list[tuple[str, str]]
+
+
+def _start(dataset: Any, rng: random.Random) -> _Start:
     by_mode: dict[str, list[str]] = {m: [] for m in dataset.modes}
     for text, mode in dataset.train:
         if mode is not None:
@@ -189,83 +198,117 @@ def run_learning(dataset: Any, descriptions: dict[str, str], vec: Any, seed: int
         examples[mode] = texts[:k]
         stream += [(t, mode) for t in texts[k:]]
     rng.shuffle(stream)
-    stream = stream[: CHECKPOINTS[-1]]
-    profiles = _profiles(dataset.modes, descriptions, examples)
-    test_vectors = vec([t for t, _ in dataset.test])
-    stream_vectors = vec([t for t, _ in stream])
+    return _Start(k, min(K_START, smallest), examples, stream[: CHECKPOINTS[-1]])
 
-    ours: list[Correction] = []
-    own: list[tuple[str, str]] = []
-    anchors_texts = [t for m in dataset.modes for t in examples[m]]
-    anchor_owners = [m for m in dataset.modes for _ in examples[m]]
 
-    def baseline_predict(texts: list[str], owners: list[str]) -> Any:
-        matrix = vec(texts)
+def _shipped_pack(
+    dataset: Any, descriptions: dict[str, str], start: _Start, vec: Any, test_vectors: np.ndarray
+) -> tuple[float, float, float]:
+    """The pack as shipped, k = 20 (sr_healthcare: all 7 train rows per route), no stream:
+    its ECE before and after calibration, and its temperature."""
+    shipped = _profiles(
+        dataset.modes,
+        descriptions,
+        {
+            m: start.examples[m]
+            + [t for t, mode in start.stream if mode == m][: start.full_k - start.k]
+            for m in dataset.modes
+        },
+    )
+    shipped_index = _index(shipped, [], vec)
+    before = _ece(_index(shipped, [], vec, temperature=TEMPERATURE), dataset.test, test_vectors)
+    return before, _ece(shipped_index, dataset.test, test_vectors), shipped_index.temperature
+
+
+class _Learners:
+    """The learners side by side over one stream: ours (each wrong route becomes a correction
+    the index learns), semantic-router fed the same corrections (sr-same), and
+    semantic-router correcting its own mistakes (sr-own)."""
+
+    def __init__(
+        self, dataset: Any, profiles: Any, examples: dict[str, list[str]], vec: Any
+    ) -> None:
+        self.dataset, self.profiles, self.vec = dataset, profiles, vec
+        self.ours: list[Correction] = []
+        self.own: list[tuple[str, str]] = []
+        self.anchor_texts = [t for m in dataset.modes for t in examples[m]]
+        self.anchor_owners = [m for m in dataset.modes for _ in examples[m]]
+        self.index = _index(profiles, self.ours, vec)
+        self.curves = {name: Curve() for name in ("ours", "sr-same", "sr-own")}
+        self.hits = {name: 0 for name in self.curves}
+        self.own_predict: Any = None
+
+    def nearest(self, texts: list[str], owners: list[str]) -> Any:
+        """semantic-router's rule: the mode of the nearest anchor."""
+        matrix = self.vec(texts)
         return lambda v: owners[int(np.argmax(matrix @ v))]
 
-    index = _index(profiles, ours, vec)
-    fixed = _index(profiles, ours, vec, temperature=TEMPERATURE)
+    def measure(self, turn: int, test_vectors: np.ndarray) -> None:
+        same = self.nearest(
+            self.anchor_texts + [c.text for c in self.ours],
+            self.anchor_owners + [c.corrected_mode for c in self.ours],
+        )
+        for name, predict, count in (
+            ("ours", lambda v: self.index.score(v).mode, len(self.ours)),
+            ("sr-same", same, len(self.ours)),
+            ("sr-own", self.own_predict, len(self.own)),
+        ):
+            self.curves[name].accuracy[turn] = _accuracy(predict, self.dataset.test, test_vectors)
+            self.curves[name].corrections[turn] = count
+
+    def learn(self, text: str, mode: str, vector: np.ndarray) -> None:
+        """One message of the stream: each learner routes it, and learns when it was wrong."""
+        routed = self.index.score(vector).mode
+        self.hits["ours"] += routed == mode
+        if routed != mode:
+            self.ours.append(Correction(text, mode, routed_mode=routed, source="eval"))
+            self.index = _index(self.profiles, self.ours, self.vec)
+        base = self.own_predict(vector)
+        self.hits["sr-own"] += base == mode
+        if base != mode:
+            self.own.append((text, mode))
+            self.own_predict = self.nearest(
+                self.anchor_texts + [t for t, _ in self.own],
+                self.anchor_owners + [m for _, m in self.own],
+            )
+
+    def close_block(self, turn: int) -> None:
+        """The online accuracy of the block of (up to) 100 messages ending at `turn`."""
+        block = turn - (turn - 1) // 100 * 100
+        for name in ("ours", "sr-own"):
+            self.curves[name].online.append(self.hits[name] / block)
+            self.hits[name] = 0
+
+
+def run_learning(dataset: Any, descriptions: dict[str, str], vec: Any, seed: int) -> LearningResult:
+    start = _start(dataset, random.Random(seed))
+    k, stream = start.k, start.stream
+    profiles = _profiles(dataset.modes, descriptions, start.examples)
+    test_vectors = vec([t for t, _ in dataset.test])
+    stream_vectors = vec([t for t, _ in stream])
+    learners = _Learners(dataset, profiles, start.examples, vec)
+    index = learners.index
+    fixed = _index(profiles, [], vec, temperature=TEMPERATURE)
     ece = {"before (T=0.05), start": _ece(fixed, dataset.test, test_vectors)}
     ece["calibrated, start"] = _ece(index, dataset.test, test_vectors)
     ece["previous, start"] = _ece_previous(index, dataset.test, test_vectors)
     noise = {"start": _noise_floor(index, test_vectors, seed)}
     temperature = {"start": index.temperature}
-    # The pack as shipped, k = 20 (sr_healthcare: all 7 train rows per route), no stream.
-    full_k = min(K_START, smallest)
-    shipped = _profiles(
-        dataset.modes,
-        descriptions,
-        {
-            m: examples[m] + [t for t, mode in stream if mode == m][: full_k - k]
-            for m in dataset.modes
-        },
+    ece["k20 before"], ece["k20 calibrated"], temperature["k20"] = _shipped_pack(
+        dataset, descriptions, start, vec, test_vectors
     )
-    shipped_index = _index(shipped, [], vec)
-    ece["k20 before"] = _ece(
-        _index(shipped, [], vec, temperature=TEMPERATURE), dataset.test, test_vectors
-    )
-    ece["k20 calibrated"] = _ece(shipped_index, dataset.test, test_vectors)
-    temperature["k20"] = shipped_index.temperature
-    curves = {name: Curve() for name in ("ours", "sr-same", "sr-own")}
-    hits = {name: 0 for name in curves}
-    own_predict = baseline_predict(anchors_texts, anchor_owners)
+    learners.own_predict = learners.nearest(learners.anchor_texts, learners.anchor_owners)
     checkpoints = [c for c in CHECKPOINTS if c <= len(stream)]
     if len(stream) not in checkpoints:
         checkpoints.append(len(stream))
-
-    def measure(turn: int) -> None:
-        same = baseline_predict(
-            anchors_texts + [c.text for c in ours], anchor_owners + [c.corrected_mode for c in ours]
-        )
-        for name, predict, count in (
-            ("ours", lambda v: index.score(v).mode, len(ours)),
-            ("sr-same", same, len(ours)),
-            ("sr-own", own_predict, len(own)),
-        ):
-            curves[name].accuracy[turn] = _accuracy(predict, dataset.test, test_vectors)
-            curves[name].corrections[turn] = count
-
-    measure(0)
+    learners.measure(0, test_vectors)
     for turn, ((text, mode), vector) in enumerate(zip(stream, stream_vectors, strict=True), 1):
-        routed = index.score(vector).mode
-        hits["ours"] += routed == mode
-        if routed != mode:
-            ours.append(Correction(text, mode, routed_mode=routed, source="eval"))
-            index = _index(profiles, ours, vec)
-        base = own_predict(vector)
-        hits["sr-own"] += base == mode
-        if base != mode:
-            own.append((text, mode))
-            own_predict = baseline_predict(
-                anchors_texts + [t for t, _ in own], anchor_owners + [m for _, m in own]
-            )
+        learners.learn(text, mode, vector)
         if turn % 100 == 0 or turn == len(stream):
-            block = turn - (turn - 1) // 100 * 100
-            for name in ("ours", "sr-own"):
-                curves[name].online.append(hits[name] / block)
-                hits[name] = 0
+            learners.close_block(turn)
         if turn in checkpoints:
-            measure(turn)
+            learners.measure(turn, test_vectors)
+    index, ours, curves = learners.index, learners.ours, learners.curves
     ece["calibrated, end"] = _ece(index, dataset.test, test_vectors)
     ece["before (T=0.05), end"] = _ece(
         _index(profiles, ours, vec, temperature=TEMPERATURE), dataset.test, test_vectors
@@ -282,7 +325,7 @@ def run_learning(dataset: Any, descriptions: dict[str, str], vec: Any, seed: int
         curves,
         ece,
         temperature,
-        full_k,
+        start.full_k,
         ceiling,
         noise,
         len(dataset.test),

@@ -40,11 +40,11 @@ os.environ["MODES_TUI_HOME"] = tempfile.mkdtemp(prefix="roles-cost-")
 
 from modes_tui.core.config.models import ModelCatalog, ModelPrice  # noqa: E402
 from modes_tui.core.engine.engine import Engine  # noqa: E402
-from modes_tui.core.engine.ports import ModelCapabilities  # noqa: E402
-from modes_tui.core.engine.wire import ModelRequest, UsageReport  # noqa: E402
 from modes_tui.core.evals.cases import EvalCase, read_eval_file  # noqa: E402
 from modes_tui.core.history.conversation import Message  # noqa: E402
 from modes_tui.core.history.events import RequestBuilt  # noqa: E402
+from modes_tui.core.model.ports import ModelCapabilities  # noqa: E402
+from modes_tui.core.model.wire import ModelRequest, UsageReport  # noqa: E402
 from modes_tui.core.packs.profiles import Pack, load_pack  # noqa: E402
 from modes_tui.core.routing.router import Router  # noqa: E402
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply  # noqa: E402

@@ -32,20 +32,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ["MODES_TUI_HOME"] = tempfile.mkdtemp(prefix="modes-bench-")
 
 from textual import events
+from textual.screen import Screen
 
 from modes_tui.core.config.control import AUTO, ControlReading
 from modes_tui.core.config.models import EMBEDDED_MODEL
 from modes_tui.core.engine.ports import Confirmer
-from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.history.conversation import Conversation, Message
 from modes_tui.core.history.events import TurnEvent
+from modes_tui.core.model.wire import ModelRequest
 from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.routing.router import ClassifierInfo, Decision, Route
 from modes_tui.runtime import RunOptions, Runtime
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.settings import Settings
-from modes_tui.tui.app import build_app
+from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.panel import PAGE, RoutePanel
 from modes_tui.tui.replay import ReplayScreen
@@ -154,6 +155,28 @@ class Result:
 
 
 async def measure(session_id: str, turns: int) -> Result:
+    app = _bench_app()
+    async with app.run_test(size=(140, 45)) as pilot:
+        while app.engine is None:
+            await pilot.pause(0.01)
+        await pilot.pause(0.2)
+        before = rss_mb()
+        interactive, rerouted = await _open_replay(app, session_id, turns)
+        await pilot.pause(0.3)
+        memory = rss_mb() - before
+        clock = _KeyClock(app)
+        screen = app.screen
+        await _time_moves(clock, screen.query_one(RoutePanel), screen.query_one(ChatLog))
+        first_frames = await _time_toggles(clock, screen)
+        checks = 4
+        final = await _first_frames_final(app, checks)
+    return Result(
+        turns, interactive, memory, clock.keys, clock.cpu, rerouted, first_frames, (final, checks)
+    )
+
+
+def _bench_app() -> ModesApp:
+    """The app as a first run has it (the embedded model, keyword routing), on an idle engine."""
     runtime = Runtime(
         app_dirs(),
         Settings(),  # the embedded model, as a first run has it
@@ -168,106 +191,120 @@ async def measure(session_id: str, turns: int) -> Result:
     services = runtime.app_services(
         build, sessions=StoreSessions(runtime.dirs, runtime.router), tune_gc=True
     )
-    app = build_app(services)
-    async with app.run_test(size=(140, 45)) as pilot:
-        while app.engine is None:
-            await pilot.pause(0.01)
-        await pilot.pause(0.2)
-        before = rss_mb()
-        app.prompt.value = f"/replay {session_id}"
-        started = time.perf_counter()
-        # Keys are posted as the terminal driver would; Pilot.press also waits for the whole
-        # process to go idle, which is not what a user waits for.
-        app.post_message(events.Key("enter", "\r"))
-        while not isinstance(app.screen, ReplayScreen) or not app.screen.records:
-            await asyncio.sleep(0.002)
-        screen = app.screen
-        while not screen.query("RoutePanel OptionList") or (
-            screen.query_one(RoutePanel).shown < min(turns, PAGE)
-        ):
-            await asyncio.sleep(0.002)
+    return build_app(services)
+
+
+async def _open_replay(app: ModesApp, session_id: str, turns: int) -> tuple[float, float]:
+    """`/replay ID`: ms until the replay screen is interactive, and until it has re-routed."""
+    app.prompt.value = f"/replay {session_id}"
+    started = time.perf_counter()
+    # Keys are posted as the terminal driver would; Pilot.press also waits for the whole
+    # process to go idle, which is not what a user waits for.
+    app.post_message(events.Key("enter", "\r"))
+    while not isinstance(app.screen, ReplayScreen) or not app.screen.records:
+        await asyncio.sleep(0.002)
+    screen = app.screen
+    while not screen.query("RoutePanel OptionList") or (
+        screen.query_one(RoutePanel).shown < min(turns, PAGE)
+    ):
+        await asyncio.sleep(0.002)
+    painted = asyncio.Event()
+    app.call_after_refresh(painted.set)
+    await painted.wait()
+    interactive = (time.perf_counter() - started) * 1000
+    deadline = time.perf_counter() + 120
+    while "turns agree" not in str(screen.session.summary) and time.perf_counter() < deadline:
+        await asyncio.sleep(0.01)
+    return interactive, (time.perf_counter() - started) * 1000
+
+
+class _KeyClock:
+    """Key round trips: the key posted, the change seen, the next frame painted."""
+
+    def __init__(self, app: ModesApp) -> None:
+        self.app = app
+        self.keys: dict[str, list[float]] = {"down": [], "pageup": [], "ctrl+b": []}
+        self.cpu: dict[str, list[float]] = {key: [] for key in self.keys}
+
+    async def round_trip(self, key: str, changed: Callable[[], bool]) -> float:
+        began, began_cpu = time.perf_counter(), time.thread_time()
+        self.app.post_message(events.Key(key, None))
+        while not changed():
+            await asyncio.sleep(0.0005)
         painted = asyncio.Event()
-        app.call_after_refresh(painted.set)
+        self.app.call_after_refresh(painted.set)
         await painted.wait()
-        interactive = (time.perf_counter() - started) * 1000
-        deadline = time.perf_counter() + 120
-        while "turns agree" not in str(screen.session.summary) and time.perf_counter() < deadline:
-            await asyncio.sleep(0.01)
-        rerouted = (time.perf_counter() - started) * 1000
-        await pilot.pause(0.3)
-        memory = rss_mb() - before
-        panel = screen.query_one(RoutePanel)
-        log = screen.query_one(ChatLog)
-        keys: dict[str, list[float]] = {"down": [], "pageup": [], "ctrl+b": []}
-        cpu: dict[str, list[float]] = {key: [] for key in keys}
+        elapsed = (time.perf_counter() - began) * 1000
+        self.cpu[key].append((time.thread_time() - began_cpu) * 1000)
+        await asyncio.sleep(0.05)  # let the screen settle, off the clock (as for the bare app)
+        return elapsed
 
-        async def round_trip(key: str, changed: Callable[[], bool]) -> float:
-            began, began_cpu = time.perf_counter(), time.thread_time()
-            app.post_message(events.Key(key, None))
-            while not changed():
-                await asyncio.sleep(0.0005)
-            painted = asyncio.Event()
-            app.call_after_refresh(painted.set)
-            await painted.wait()
-            elapsed = (time.perf_counter() - began) * 1000
-            cpu[key].append((time.thread_time() - began_cpu) * 1000)
-            await asyncio.sleep(0.05)  # let the screen settle, off the clock (as for the bare app)
-            return elapsed
+    async def time(self, key: str, changed: Callable[[], bool]) -> None:
+        self.keys[key].append(await self.round_trip(key, changed))
 
-        panel.options.focus()
-        panel.options.highlighted = 0
-        for _ in range(20):
-            before = panel.options.highlighted
-            keys["down"].append(
-                await round_trip("down", lambda before=before: panel.options.highlighted != before)
-            )
-        log.focus()
-        for _ in range(10):
+
+async def _time_moves(clock: _KeyClock, panel: RoutePanel, log: ChatLog) -> None:
+    """down in the route panel's list, pageup in the chat log."""
+    panel.options.focus()
+    panel.options.highlighted = 0
+    for _ in range(20):
+        before = panel.options.highlighted
+        await clock.time("down", lambda before=before: panel.options.highlighted != before)
+    log.focus()
+    for _ in range(10):
+        y = log.scroll_y
+        if y <= 0:
+            log.scroll_end(animate=False, immediate=True)
+            await asyncio.sleep(0.2)
             y = log.scroll_y
-            if y <= 0:
-                log.scroll_end(animate=False, immediate=True)
-                await asyncio.sleep(0.2)
-                y = log.scroll_y
-            keys["pageup"].append(await round_trip("pageup", lambda y=y: log.scroll_y != y))
-        # The toggle, timed two ways. "Settled" is the round trip above: the key, then a
-        # refresh after the panel's display changed, which often is Textual's second layout
-        # pass (widgets whose size changed in the first pass ask for another one). "First
-        # frame" stops at the first layout frame drawn with the panel toggled: what the user
-        # sees. Both for every toggle; the check below shows the first frame is the final one.
-        first_frames: list[float] = []
-        frame_at: list[float] = []
+        await clock.time("pageup", lambda y=y: log.scroll_y != y)
 
-        def on_layout_frame(_screen: object) -> None:
-            if not frame_at:
-                frame_at.append(time.perf_counter())
 
-        screen.screen_layout_refresh_signal.subscribe(screen, on_layout_frame, immediate=True)
-        for _ in range(20):
-            shown = panel.display
-            frame_at.clear()
-            began = time.perf_counter()
-            keys["ctrl+b"].append(
-                await round_trip("ctrl+b", lambda shown=shown: panel.display != shown)
-            )
-            first_frames.append((frame_at[0] - began) * 1000)
-        final = 0
-        checks = 4
-        for _ in range(checks):
-            shown = panel.display
-            seen: list[str] = []
+async def _time_toggles(clock: _KeyClock, screen: Screen[object]) -> list[float]:
+    """The toggle, timed two ways. "Settled" is the round trip: the key, then a refresh after
+    the panel's display changed, which often is Textual's second layout pass (widgets whose
+    size changed in the first pass ask for another one). "First frame" (returned) stops at the
+    first layout frame drawn with the panel toggled: what the user sees. Both for every
+    toggle; `_first_frames_final` shows the first frame is the final one."""
+    panel = screen.query_one(RoutePanel)
+    first_frames: list[float] = []
+    frame_at: list[float] = []
 
-            def snapshot(_screen: object, seen: list[str] = seen) -> None:
-                if not seen:
-                    seen.append(app.export_screenshot())
+    def on_layout_frame(_screen: object) -> None:
+        if not frame_at:
+            frame_at.append(time.perf_counter())
 
-            screen.screen_layout_refresh_signal.subscribe(screen, snapshot, immediate=True)
-            app.post_message(events.Key("ctrl+b", None))
-            while panel.display == shown or not seen:
-                await asyncio.sleep(0.001)
-            screen.screen_layout_refresh_signal.unsubscribe(screen)
-            await asyncio.sleep(0.5)
-            final += seen[0] == app.export_screenshot()
-    return Result(turns, interactive, memory, keys, cpu, rerouted, first_frames, (final, checks))
+    screen.screen_layout_refresh_signal.subscribe(screen, on_layout_frame, immediate=True)
+    for _ in range(20):
+        shown = panel.display
+        frame_at.clear()
+        began = time.perf_counter()
+        await clock.time("ctrl+b", lambda shown=shown: panel.display != shown)
+        first_frames.append((frame_at[0] - began) * 1000)
+    return first_frames
+
+
+async def _first_frames_final(app: ModesApp, checks: int) -> int:
+    """Of `checks` toggles, how many drew the settled screen in their first frame."""
+    screen = app.screen
+    panel = screen.query_one(RoutePanel)
+    final = 0
+    for _ in range(checks):
+        shown = panel.display
+        seen: list[str] = []
+
+        def snapshot(_screen: object, seen: list[str] = seen) -> None:
+            if not seen:
+                seen.append(app.export_screenshot())
+
+        screen.screen_layout_refresh_signal.subscribe(screen, snapshot, immediate=True)
+        app.post_message(events.Key("ctrl+b", None))
+        while panel.display == shown or not seen:
+            await asyncio.sleep(0.001)
+        screen.screen_layout_refresh_signal.unsubscribe(screen)
+        await asyncio.sleep(0.5)
+        final += seen[0] == app.export_screenshot()
+    return final
 
 
 async def measure_bare(session_id: str, count: int = 20) -> tuple[list[float], list[float]]:

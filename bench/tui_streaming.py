@@ -27,7 +27,6 @@ os.environ.setdefault("MODES_TUI_HOME", tempfile.mkdtemp(prefix="modes-bench-"))
 
 from modes_tui.core.config.control import AUTO, ControlReading
 from modes_tui.core.engine.ports import Confirmer
-from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.history.conversation import Conversation, Message
 from modes_tui.core.history.events import (
     RequestBuilt,
@@ -36,6 +35,7 @@ from modes_tui.core.history.events import (
     TurnEvent,
     TurnFinished,
 )
+from modes_tui.core.model.wire import ModelRequest
 from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.routing.router import Route

@@ -9,7 +9,7 @@
       core            headless domain; talks to the adapters only through its ports modules
                       (core/engine/ports.py, core/<part>/ports.py)
 
-Seven rules, each failure naming the module and the rule:
+Nine rules, each failure naming the module and the rule:
 1. `modes_tui.core` imports nothing from the adapter or edge packages, not even inside a
    function or under `if TYPE_CHECKING:` (a type-only import still couples the layers).
 2. No import cycles between modes_tui modules. Module-level and function-local imports
@@ -22,8 +22,10 @@ Seven rules, each failure naming the module and the rule:
 5. Every package of core, store, llm and tui maps its modules in its docstring, a line each.
 6. Every core sub-package declares its public names in `__init__`'s `__all__`; other
    packages import only those names (from the module that defines them), never `_private` ones.
-7. Core's parts depend downward: base < config < tools < packs < history < routing < evals
-   < engine (LAYERS).
+7. Core's parts depend downward: base < config < model < tools < packs < history < routing <
+   evals < engine (LAYERS).
+8. No core `__init__` looks names up lazily (`__getattr__`, a name -> module table).
+9. Every core package whose `__init__` holds code declares `__all__` (nested ones too).
 
 Other branches are splitting modules and breaking cycles in parallel, so rules 2 and 7
 keep explicit lists of what is still known to break them. The lists may only shrink: a
@@ -325,6 +327,7 @@ BASE = frozenset({"errors", "paths", "files", "yaml_files", "terminal_text", "re
 LAYERS = (
     "base",
     "config",
+    "model",  # the model seam: ChatModel, ModelCapabilities, ModelRequest and its events
     "tools",
     "edits",  # issue 23: diffs, the write/edit tools' core, policy, checkpoints
     "packs",
@@ -339,7 +342,6 @@ there is none: test_cores_top_level_is_small)."""
 MAPPED = ("core", "store", "llm", "tui")
 """The packages whose `__init__` docstrings map their modules (rule 5), sub-packages included."""
 
-_SEAM = "the model seam (wire, ChatModel) is the engine's; the classifiers call a model too"
 KNOWN_UPWARD: dict[tuple[str, str], str] = {
     ("modes_tui.core.history.events", "modes_tui.core.routing.corrections"): (
         "TurnCorrected carries the Correction value"
@@ -347,10 +349,6 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
     ("modes_tui.core.history.events", "modes_tui.core.routing.router"): (
         "TurnRouted carries the Route value"
     ),
-    (
-        "modes_tui.core.history.events",
-        "modes_tui.core.engine.wire",
-    ): "events carry the model's usage",
     ("modes_tui.core.history.records", "modes_tui.core.routing.router"): (
         "a route record is written from the Route value"
     ),
@@ -360,20 +358,8 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
     ("modes_tui.core.packs.profiles", "modes_tui.core.routing.config"): (
         "loading a pack reads its router.yaml"
     ),
-    ("modes_tui.core.routing.classifiers.chat", "modes_tui.core.engine.wire"): _SEAM,
-    ("modes_tui.core.routing.classifiers.judge", "modes_tui.core.engine.ports"): _SEAM,
-    ("modes_tui.core.routing.classifiers.judge", "modes_tui.core.engine.wire"): _SEAM,
-    ("modes_tui.core.routing.classifiers.model_classifier", "modes_tui.core.engine.ports"): _SEAM,
-    ("modes_tui.core.routing.classifiers.model_classifier", "modes_tui.core.engine.wire"): _SEAM,
     ("modes_tui.core.routing.learning", "modes_tui.core.evals.scoring"): (
         "learning from cases scores them the way the evals do"
-    ),
-    (
-        "modes_tui.core.tools.registry",
-        "modes_tui.core.engine.wire",
-    ): "a tool's schema is a wire value",
-    ("modes_tui.core.tools.toolbox", "modes_tui.core.packs.profiles"): (
-        "the built-in tools read the mode's profile"
     ),
 }
 """(importer, imported) -> why the lower module needs the higher one (rule 7)."""
@@ -631,3 +617,54 @@ def test_cores_top_level_is_small() -> None:
         if path.name != "__init__.py" and path.stem not in BASE
     ]
     assert extra == []
+
+
+# --------------------------------------------------------------------------- the package doors
+#
+# 8. No core `__init__` looks names up lazily (a module `__getattr__`, a name -> module table):
+#    type checkers see such names as `object` (a pack's `from modes_tui.core.tools import tool`
+#    would lose its type), and a lazy lookup only hides an import cycle. An `__init__` imports
+#    eagerly what its surface really serves, or nothing.
+# 9. Every core package whose `__init__` holds code (a function, a class) declares `__all__`,
+#    nested ones too (`routing/classifiers/`).
+
+
+def core_inits() -> list[Path]:
+    return sorted(CORE_DIR.rglob("__init__.py"))
+
+
+def lazy_lookups() -> list[str]:
+    found = []
+    for init in core_inits():
+        for node in ast.parse(init.read_text(encoding="utf-8")).body:
+            named = getattr(node, "name", None) or next(
+                (t.id for t in getattr(node, "targets", ()) if isinstance(t, ast.Name)), None
+            )
+            if named in ("__getattr__", "_HOMES"):
+                found.append(
+                    f"{init.relative_to(PACKAGE.parent)}:{node.lineno} defines {named} (rule: no "
+                    "lazy lookups in core's __init__s; import eagerly what the surface serves)"
+                )
+    return found
+
+
+def test_no_core_init_looks_names_up_lazily() -> None:
+    assert lazy_lookups() == []
+
+
+def test_every_core_package_with_code_declares_all() -> None:
+    missing = [
+        f"{init.relative_to(PACKAGE.parent)} holds code but has no __all__ (rule: a public surface)"
+        for init in core_inits()
+        if any(
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            for node in ast.parse(init.read_text(encoding="utf-8")).body
+        )
+        and declared_all(init) is None
+    ]
+    assert missing == []
+
+
+def test_the_documented_pack_import_is_bound_by_the_package() -> None:
+    """README's `from modes_tui.core.tools import tool`: bound eagerly, so it is typed."""
+    assert {"Tool", "tool"} <= top_level_names(CORE_DIR / "tools" / "__init__.py")

@@ -25,11 +25,11 @@ from modes_tui.core.context import (
     summary_request,
 )
 from modes_tui.core.context import fit_request as fit_messages
-from modes_tui.core.engine.wire import ModelRequest, ToolSpec
 from modes_tui.core.errors import RecordError
 from modes_tui.core.history.compaction import Compaction, ContextReport
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.records import SummaryRecord, parse_record
+from modes_tui.core.model.wire import ModelRequest, ToolSpec
 
 
 class WordCounter:

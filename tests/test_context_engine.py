@@ -14,9 +14,7 @@ from typing import Any
 import pytest
 
 from modes_tui.core.context import ESTIMATE
-from modes_tui.core.engine import Engine
-from modes_tui.core.engine.ports import ModelCapabilities
-from modes_tui.core.engine.wire import ModelRequest
+from modes_tui.core.engine.engine import Engine
 from modes_tui.core.errors import CompactionRefused
 from modes_tui.core.history.compaction import Compaction
 from modes_tui.core.history.events import (
@@ -27,6 +25,8 @@ from modes_tui.core.history.events import (
     TurnFinished,
 )
 from modes_tui.core.history.safe_events import safe_event
+from modes_tui.core.model.ports import ModelCapabilities
+from modes_tui.core.model.wire import ModelRequest
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier

@@ -387,7 +387,7 @@ class Answering:
 def pending_call(editor: Editor, name: str, arguments: dict[str, Any]) -> Any:
     from modes_tui.core.edits import edit_tools
     from modes_tui.core.engine.guards import PendingCall
-    from modes_tui.core.history.conversation import ToolCall
+    from modes_tui.core.model.wire import ToolCall
     from modes_tui.core.tools.workspace import Workspace, file_tools
 
     tools = {t.name: t for t in (*edit_tools(editor), *file_tools(Workspace(editor.root)))}

@@ -18,7 +18,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output.plain_text import PlainTextOutput
 
 from modes_tui.core.edits import Editor
-from modes_tui.core.history.conversation import ToolCall
+from modes_tui.core.model.wire import ToolCall
 from modes_tui.repl.questions import PromptConfirmer
 from tests.cli_support import REPO
 from tests.repl_support import answer_when_asked, within

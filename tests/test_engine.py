@@ -21,9 +21,7 @@ from modes_tui.core.config.control import ControlReading
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.guards import Answer, Block, Cancel, Limits, PendingCall
 from modes_tui.core.engine.mode_note import mode_change_note
-from modes_tui.core.engine.ports import ModelCapabilities
 from modes_tui.core.engine.request import CUT_SHORT
-from modes_tui.core.history.conversation import ToolCall
 from modes_tui.core.history.events import (
     ModeChanged,
     ReasoningDelta,
@@ -38,6 +36,8 @@ from modes_tui.core.history.events import (
     TurnFinished,
     Usage,
 )
+from modes_tui.core.model.ports import ModelCapabilities
+from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
 from modes_tui.core.routing.router import Router

@@ -32,7 +32,7 @@ CORE_MODULES = [
     "modes_tui.core.engine.mode_note",
     "modes_tui.core.history.events",
     "modes_tui.core.engine",
-    "modes_tui.core.engine.engine",  # the package imports it lazily: name the module itself
+    "modes_tui.core.engine.engine",  # the package imports no module: name it itself
     "modes_tui.core.tools.registry",
     "modes_tui.core.engine.guards",
     "modes_tui.core.tools.workspace",
@@ -68,7 +68,8 @@ CORE_MODULES = [
     "modes_tui.llm.model_process",
     "modes_tui.llm.model_child",
     "modes_tui.core.engine.ports",
-    "modes_tui.core.engine.wire",
+    "modes_tui.core.model.ports",
+    "modes_tui.core.model.wire",
     "modes_tui.core.redaction",
     "modes_tui.cli",
 ]

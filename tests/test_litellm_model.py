@@ -7,16 +7,16 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.engine.wire import (
+from modes_tui.core.errors import ProviderError
+from modes_tui.core.model.wire import (
     ModelEvent,
     ModelRequest,
     ReasoningChunk,
     TextChunk,
+    ToolCall,
     ToolCallChunk,
     UsageReport,
 )
-from modes_tui.core.errors import ProviderError
-from modes_tui.core.history.conversation import ToolCall
 from modes_tui.llm.litellm_import import import_litellm
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.llm.provider_errors import classify_error

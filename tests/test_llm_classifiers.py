@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.engine.ports import ChatModel, ModelCapabilities
-from modes_tui.core.engine.wire import Completion, ModelEvent, ModelRequest
 from modes_tui.core.errors import DeclarationError, ProviderError, RoutingDecisionError
 from modes_tui.core.history.conversation import Message
+from modes_tui.core.model.ports import ChatModel, ModelCapabilities
+from modes_tui.core.model.wire import Completion, ModelEvent, ModelRequest
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.classifiers import build_classifier
 from modes_tui.core.routing.classifiers.chat import (

@@ -331,8 +331,8 @@ def test_capabilities_are_registered(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("clean_registry")
 async def test_errors_reach_the_caller_through_the_adapter(tmp_path: Path) -> None:
-    from modes_tui.core.engine.wire import ModelRequest
     from modes_tui.core.errors import ProviderError
+    from modes_tui.core.model.wire import ModelRequest
     from modes_tui.llm.litellm_model import LiteLLMChatModel
 
     model = LiteLLMChatModel(local_model_path=tmp_path / "missing.gguf", data_dir=tmp_path)

@@ -22,9 +22,8 @@ from typing import Any
 import pytest
 
 from modes_tui.core.engine.engine import Engine
-from modes_tui.core.engine.wire import ModelRequest
-from modes_tui.core.history.conversation import ToolCall
 from modes_tui.core.history.events import RequestBuilt, ToolCallFinished, TurnEvent, TurnFinished
+from modes_tui.core.model.wire import ModelRequest, ToolCall
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
 from modes_tui.core.routing.router import Router

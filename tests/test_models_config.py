@@ -18,8 +18,8 @@ from modes_tui.core.config.models import (
     parse_models,
     resolve_model,
 )
-from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.errors import ProviderError, SettingsError
+from modes_tui.core.model.wire import ModelRequest
 from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
 from modes_tui.llm.litellm_model import LiteLLMChatModel

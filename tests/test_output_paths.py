@@ -32,7 +32,8 @@ import pytest
 import yaml
 
 from modes_tui.cli import main
-from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.store.manage import rename_session

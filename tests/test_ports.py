@@ -16,10 +16,10 @@ import pytest
 from modes_tui.core.config.models import ModelCatalog, ModelPrice, parse_models
 from modes_tui.core.engine.costs import TurnCosts
 from modes_tui.core.engine.engine import Engine
-from modes_tui.core.engine.ports import ChatModel, ModelCapabilities
-from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.history.events import RequestBuilt, TurnEvent, TurnFailed, TurnFinished
 from modes_tui.core.history.ledger import CostLedger
+from modes_tui.core.model.ports import ChatModel, ModelCapabilities
+from modes_tui.core.model.wire import ModelRequest
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
 from modes_tui.core.routing.router import Router

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from modes_tui.core.errors import RecordError, SessionError
-from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.records import (
     AssistantRecord,
     MetaRecord,
@@ -21,6 +21,7 @@ from modes_tui.core.history.records import (
     parse_record,
     write_record,
 )
+from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.routing.router import Route
 from modes_tui.store.replay import replay
 from modes_tui.store.session_reader import load_session

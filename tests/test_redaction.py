@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.engine.wire import ModelRequest
+from modes_tui.core.model.wire import ModelRequest
 from modes_tui.core.redaction import REDACTED, is_secret_name, redact_secrets
 
 

@@ -221,7 +221,7 @@ def test_a_failed_turn_in_a_pipe_exits_1_with_the_error_on_stderr(modes_home: Pa
 
 @pytest.mark.parametrize("key", ["\x03", "\x04"])
 async def test_ctrl_c_or_ctrl_d_at_the_confirmation_question_declines(key: str) -> None:
-    from modes_tui.core.history.conversation import ToolCall
+    from modes_tui.core.model.wire import ToolCall
     from modes_tui.repl.questions import PromptConfirmer
 
     with create_pipe_input() as pipe:
@@ -234,7 +234,7 @@ async def test_ctrl_c_or_ctrl_d_at_the_confirmation_question_declines(key: str) 
 
 
 async def test_yes_at_the_confirmation_question_runs() -> None:
-    from modes_tui.core.history.conversation import ToolCall
+    from modes_tui.core.model.wire import ToolCall
     from modes_tui.repl.questions import PromptConfirmer
 
     with create_pipe_input() as pipe:

@@ -17,7 +17,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from modes_tui.core.engine.questions import Question
-from modes_tui.core.history.conversation import ToolCall
+from modes_tui.core.model.wire import ToolCall
 from modes_tui.repl.questions import PromptConfirmer, SetAside, as_typed
 from tests.cli_support import run_cli
 from tests.pty_support import Terminal, terminal

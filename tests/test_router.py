@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from modes_tui.core.errors import ContractError, RoutingDecisionError, UnknownMode
-from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.packs.profiles import Pack, Profile, load_pack
 from modes_tui.core.routing.input import HistoryEntry, cut_middle, cut_tail, split_transcript
 from modes_tui.core.routing.router import ClassifierInfo, Decision, Route, Router

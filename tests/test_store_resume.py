@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from modes_tui.core.engine.engine import Engine
-from modes_tui.core.engine.wire import TextChunk
 from modes_tui.core.errors import ProviderError, SessionError
-from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import (
     RouteDecided,
     TextDelta,
@@ -22,6 +21,7 @@ from modes_tui.core.history.events import (
     TurnFailed,
     TurnFinished,
 )
+from modes_tui.core.model.wire import TextChunk, ToolCall
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.errors import SessionError
 from modes_tui.core.history.records import SCHEMA_VERSION
+from modes_tui.core.model.wire import ModelRequest
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import load_session, parse_session

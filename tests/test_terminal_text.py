@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import (
     ReasoningDelta,
     RouteDecided,
@@ -30,6 +30,7 @@ from modes_tui.core.history.events import (
     TurnFinished,
 )
 from modes_tui.core.history.safe_events import safe_event
+from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.routing.router import Route
 from modes_tui.core.terminal_text import (
     dumps_terminal_safe,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import io
 
-from modes_tui.core.engine.wire import ModelRequest
-from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import (
     ReasoningDelta,
     RequestBuilt,
@@ -21,6 +20,7 @@ from modes_tui.core.history.events import (
     Usage,
 )
 from modes_tui.core.history.transcript import TurnTranscript
+from modes_tui.core.model.wire import ModelRequest, ToolCall
 from modes_tui.core.routing.router import Route
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.repl import Printer, run_lines

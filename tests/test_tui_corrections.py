@@ -16,7 +16,7 @@ from textual.widgets import Collapsible, OptionList
 
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.ports import Confirmer
-from modes_tui.core.engine.wire import ModelRequest
+from modes_tui.core.model.wire import ModelRequest
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from modes_tui.core.engine.wire import ModelRequest
-from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import (
     RequestBuilt,
     TextDelta,
@@ -15,6 +14,7 @@ from modes_tui.core.history.events import (
     TurnFinished,
 )
 from modes_tui.core.history.transcript import TurnTranscript
+from modes_tui.core.model.wire import ModelRequest, ToolCall
 from modes_tui.core.packs.profiles import Profile
 from modes_tui.frontend.commands import CommandError, complete, mode_settings
 from modes_tui.frontend.lines import read_line as parse_command

@@ -18,9 +18,8 @@ from textual.pilot import Pilot
 from modes_tui.core.config.control import AUTO, OFF, ControlReading
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.ports import Confirmer
-from modes_tui.core.engine.wire import ModelRequest, ToolSpec
 from modes_tui.core.errors import UnknownMode
-from modes_tui.core.history.conversation import Conversation, Message, ToolCall
+from modes_tui.core.history.conversation import Conversation, Message
 from modes_tui.core.history.events import (
     ModeChanged,
     ReasoningDelta,
@@ -34,6 +33,7 @@ from modes_tui.core.history.events import (
     TurnFinished,
     Usage,
 )
+from modes_tui.core.model.wire import ModelRequest, ToolCall, ToolSpec
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier

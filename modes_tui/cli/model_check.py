@@ -16,8 +16,8 @@ from typing import Any
 
 from modes_tui.cli.common import EXIT_FAILURE, EXIT_OK, say, say_json
 from modes_tui.core.config.models import ModelCatalog
-from modes_tui.core.engine.wire import ModelRequest, TextChunk
 from modes_tui.core.errors import ProviderError
+from modes_tui.core.model.wire import ModelRequest, TextChunk
 
 PROMPT = "Reply with the single word OK."
 ANSWER_TOKENS = 8

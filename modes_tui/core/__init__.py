@@ -12,6 +12,7 @@ its own layer or below; the architecture test keeps it so):
     terminal_text.py  text made safe for a terminal (control sequences removed)
     redaction.py      secrets removed from what is written or shown
     config/           settings the user writes: models, config.yaml's fields, variables, control
+    model/            the model seam: the `ChatModel` port, requests and the model's events
     tools/            tools a model can call: registry, toolbox, workspace, MCP servers
     edits/            changing files safely: edit tools, diffs, a mode's policy, checkpoints
     packs/            a pack: profiles (modes), prompt templates, fields, the pack's own tools
@@ -19,7 +20,7 @@ its own layer or below; the architecture test keeps it so):
     context/          conversations that fit: token counts, a request fitted, compaction
     routing/          choosing a mode: the router, classifiers/, corrections, calibration
     evals/            evaluating a router on a pack's cases
-    engine/           one user turn, end to end: prepare, rounds, close; its ports and wire
+    engine/           one user turn, end to end: prepare, rounds, close; its ports
 
 Each sub-package's `__init__` maps its modules and lists its public names in `__all__`;
 CONTRIBUTING.md walks one message through these files.

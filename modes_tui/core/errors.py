@@ -15,7 +15,8 @@
     │   └── FileTooLargeError     a file is larger than what modes-tui reads of that kind
     ├── CorrectionsError          the corrections store cannot be read or written
     ├── CompactionRefused         `/compact` cannot run now, or has nothing to summarise
-    └── CorrectionRefused         a turn cannot be corrected as asked (none yet, running, same mode)
+    ├── CorrectionRefused         a turn cannot be corrected as asked (none yet, running, same mode)
+    └── ImpossibleTurn            a turn ordered with parts its kind cannot have (a caller's bug)
 
 The core raises; the edges (TUI, REPL, CLI) show `str(error)` and never a traceback.
 """
@@ -269,3 +270,10 @@ class CorrectionRefused(ModesError):
     is the one that already answered it."""
 
     title = "Cannot correct"
+
+
+class ImpossibleTurn(ModesError, ValueError):
+    """A `TurnOrder` whose parts do not fit its kind (a retry with a correction plan, a new
+    turn without text): a bug in the caller, refused before anything is changed."""
+
+    title = "Impossible turn"

@@ -2,7 +2,7 @@
 the engine's correction or undo as an outcome the front end shows in its own words.
 
 `/wrong MODE` says the last turn belonged to MODE (it is answered again there, see
-`core.correcting`); `/wrong undo` forgets the latest correction (the answers stay);
+`core.engine.rerun`); `/wrong undo` forgets the latest correction (the answers stay);
 `/wrong` alone asks which mode (the app opens a picker, the REPL says how to type it).
 """
 

@@ -14,18 +14,18 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modes_tui.core.engine.ports import ModelCapabilities
-from modes_tui.core.engine.wire import (
+from modes_tui.core.errors import ProviderError
+from modes_tui.core.model.ports import ModelCapabilities
+from modes_tui.core.model.wire import (
     Completion,
     ModelEvent,
     ModelRequest,
     ReasoningChunk,
     TextChunk,
+    ToolCall,
     ToolCallChunk,
     UsageReport,
 )
-from modes_tui.core.errors import ProviderError
-from modes_tui.core.history.conversation import ToolCall
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,18 +20,18 @@ from typing import Any
 
 from modes_tui.core.config.models import ModelCatalog, ModelConfig, ModelPrice
 from modes_tui.core.context.ports import CountedTokens
-from modes_tui.core.engine.ports import ModelCapabilities
-from modes_tui.core.engine.wire import (
+from modes_tui.core.errors import ProviderError
+from modes_tui.core.model.ports import ModelCapabilities
+from modes_tui.core.model.wire import (
     Completion,
     ModelEvent,
     ModelRequest,
     ReasoningChunk,
     TextChunk,
+    ToolCall,
     ToolCallChunk,
     UsageReport,
 )
-from modes_tui.core.errors import ProviderError
-from modes_tui.core.history.conversation import ToolCall
 from modes_tui.llm.litellm_import import import_litellm, import_litellm_async
 from modes_tui.llm.provider_errors import HINTS, to_provider_error
 

@@ -17,7 +17,7 @@ from modes_tui.core.errors import DeclarationError, Problem
 __all__ = ["EMBEDDED_MODEL", "backend_factories", "default_chat_model", "resolve_model"]
 
 if TYPE_CHECKING:
-    from modes_tui.core.engine.ports import ChatModel
+    from modes_tui.core.model.ports import ChatModel
     from modes_tui.core.packs.profiles import Pack
     from modes_tui.core.routing.classifiers import BackendFactory, ClassifierServices
     from modes_tui.core.routing.ports import Classifier, CorrectionSource

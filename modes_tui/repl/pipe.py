@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
-from modes_tui.core.history.conversation import ToolCall
+from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.terminal_text import decode_typed, terminal_safe
 from modes_tui.repl.commands import run_line
 

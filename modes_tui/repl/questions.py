@@ -23,7 +23,7 @@ from typing import Any
 
 from modes_tui.core.edits.editor import Change
 from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question
-from modes_tui.core.history.conversation import ToolCall
+from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.terminal_text import json_terminal_safe, terminal_safe
 
 __all__ = ["PromptConfirmer", "SetAside", "as_typed", "take_pending"]

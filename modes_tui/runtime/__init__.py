@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from modes_tui.core.config.models import ModelCatalog
     from modes_tui.core.engine.engine import Engine
     from modes_tui.core.engine.guards import Limits
-    from modes_tui.core.engine.ports import ChatModel, Confirmer
+    from modes_tui.core.engine.ports import Confirmer
     from modes_tui.core.history.ports import SessionWriter
+    from modes_tui.core.model.ports import ChatModel
     from modes_tui.core.packs.profiles import Pack
     from modes_tui.core.paths import Dirs
     from modes_tui.core.routing.classifiers import ClassifierServices

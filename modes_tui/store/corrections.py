@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from modes_tui.core.errors import CorrectionsError, cut_repr
 from modes_tui.core.files import open_append, private_folder, read_bytes
 from modes_tui.core.routing.corrections import Correction
-from modes_tui.store.session_log import _write_all, utc_now
+from modes_tui.store.session_log import utc_now, write_every_byte
 from modes_tui.store.session_reader import SessionProblem
 
 STORE_VERSION = 1
@@ -180,7 +180,7 @@ class CorrectionStore:
                 if _ends_torn(fd):
                     # A torn last line must stay a line of its own, not swallow this record.
                     data = b"\n" + data
-                _write_all(fd, data)
+                write_every_byte(fd, data)
                 if self.fsync:
                     os.fsync(fd)
             except OSError as error:

@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from modes_tui.core.config.control import OFF
-from modes_tui.core.engine.wire import ModelRequest, ToolSpec
 from modes_tui.core.errors import RecordError
 from modes_tui.core.history.conversation import Conversation, Message
 from modes_tui.core.history.events import (
@@ -68,6 +67,7 @@ from modes_tui.core.history.records import (
     UserRecord,
     parse_record,
 )
+from modes_tui.core.model.wire import ModelRequest, ToolSpec
 from modes_tui.core.routing.corrections import Correction
 from modes_tui.core.routing.router import Route
 from modes_tui.store.session_reader import LoadedSession, SessionProblem, gc_paused

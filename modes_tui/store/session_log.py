@@ -181,7 +181,7 @@ class SessionLog:
                         "sessions rm?): this conversation is no longer recorded; restart "
                         "modes-tui to record a new session"
                     )
-                _write_all(fd, data)
+                write_every_byte(fd, data)
                 if self.fsync:
                     os.fsync(fd)
             except OSError as error:
@@ -199,7 +199,7 @@ class SessionLog:
             line = json.dumps(dict(record), ensure_ascii=True, separators=(",", ":"), default=repr)
             with self._lock:
                 try:
-                    _write_all(self._open(), line.encode("ascii") + b"\n")
+                    write_every_byte(self._open(), line.encode("ascii") + b"\n")
                 except OSError as error:
                     raise SessionError(
                         f"cannot write to session file {self.path}: {error.strerror or error}"
@@ -259,7 +259,9 @@ class SessionLog:
             atomic_write(path, payload, fsync=False)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_every_byte(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd`: `os.write` may take only part of it (a full disk, a
+    signal), so the rest is written until nothing is left; an OSError is the caller's."""
     view = memoryview(data)
     while view:
         written = os.write(fd, view)
@@ -292,4 +294,4 @@ if TYPE_CHECKING:  # mypy proves the log is what the engine writes to
         return log
 
 
-__all__ = ["SessionLog", "plain", "utc_now"]
+__all__ = ["SessionLog", "plain", "utc_now", "write_every_byte"]

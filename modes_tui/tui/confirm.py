@@ -18,7 +18,7 @@ from textual.widgets import Button, Static, TextArea
 
 from modes_tui.core.edits.editor import Change
 from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question
-from modes_tui.core.history.conversation import ToolCall
+from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.terminal_text import json_terminal_safe, terminal_safe
 from modes_tui.tui.arming import ArmedDialog, Clock
 from modes_tui.tui.render import diff_text

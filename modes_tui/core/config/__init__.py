@@ -21,8 +21,6 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from importlib import import_module
-
 __all__ = [
     "AUTO",
     "DEFAULT",
@@ -51,40 +49,3 @@ __all__ = [
     "resolve_model",
     "resolve_role",
 ]
-
-_HOMES = {
-    "AUTO": "control",
-    "ControlReading": "control",
-    "OFF": "control",
-    "Source": "control",
-    "DEFAULT": "models",
-    "EMBEDDED_MODEL": "models",
-    "FAST": "models",
-    "STRONG": "models",
-    "ModelCatalog": "models",
-    "ModelChoice": "models",
-    "ModelConfig": "models",
-    "ModelPrice": "models",
-    "models_from_text": "models",
-    "parse_models": "models",
-    "parse_roles": "models",
-    "check_roles": "models",
-    "resolve_model": "models",
-    "resolve_role": "models",
-    "ControlSource": "ports",
-    "SettingReader": "settings",
-    "is_number": "settings",
-    "is_scalar": "settings",
-    "is_text": "settings",
-    "is_whole": "settings",
-    "expand_secret_values": "variables",
-    "expand_variables": "variables",
-}
-"""Public name -> the module that defines it."""
-
-
-def __getattr__(name: str) -> object:
-    """A public name, imported from its module on first use (nothing loads eagerly)."""
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

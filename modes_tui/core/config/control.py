@@ -1,7 +1,8 @@
 """The control setting: `auto`, `off`, or a mode name that forces every turn, per pack.
 
 The value lives in the control file (`store.control.ControlFile`); the engine reads it
-before every turn through a `core.engine.ports.ControlSource`, so another process can change the mode.
+before every turn through a `ControlSource` (`core/config/ports.py`), so another process can
+change the mode.
 Each reading says where its setting comes from (`source`): this pack's own entry, the
 file-wide setting (a file from before settings were per pack), this run only (a piped REPL's
 `/mode`), or nothing set at all.

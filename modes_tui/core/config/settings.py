@@ -1,6 +1,6 @@
 """Typed fields of config.yaml: the one reader for its keys, `models:` and `mcp_servers:`.
 
-A pack folder is read by `pack_fields.FieldReader`, which collects every problem so a pack
+A pack folder is read by `core.packs.fields.FieldReader`, which collects every problem so a pack
 can be fixed in one pass. A setting stops at its first problem instead (a `SettingsError`):
 the app cannot start on a half-read config, and the value may come from a variable or an
 option rather than a file. Both readers test values with the predicates here, so "true or

@@ -17,7 +17,19 @@ Other packages import a public name from the module that defines it
 
 from __future__ import annotations
 
-from importlib import import_module
+# Eager: the surface is used (tests import from the package); each module is small and
+# imports only the standard library and core.history's values (nothing on first paint).
+from .compaction import (
+    compaction_point,
+    fallback_summary,
+    summary_block,
+    summary_request,
+    summary_text,
+)
+from .fitting import CUT_MARKER, Fitted, cut_text, fit_request
+from .ports import CountedTokens, TokenCounter
+from .tokens import ESTIMATE, MESSAGE_OVERHEAD, TokenTally, estimate_tokens
+from .window import ContextBudget, budget_for
 
 __all__ = [
     "CUT_MARKER",
@@ -38,30 +50,3 @@ __all__ = [
     "summary_request",
     "summary_text",
 ]
-
-_HOMES = {
-    "compaction_point": "compaction",
-    "fallback_summary": "compaction",
-    "summary_block": "compaction",
-    "summary_request": "compaction",
-    "summary_text": "compaction",
-    "CUT_MARKER": "fitting",
-    "Fitted": "fitting",
-    "cut_text": "fitting",
-    "fit_request": "fitting",
-    "CountedTokens": "ports",
-    "TokenCounter": "ports",
-    "ESTIMATE": "tokens",
-    "MESSAGE_OVERHEAD": "tokens",
-    "TokenTally": "tokens",
-    "estimate_tokens": "tokens",
-    "ContextBudget": "window",
-    "budget_for": "window",
-}
-
-
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{home}"), name)

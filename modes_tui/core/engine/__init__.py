@@ -25,18 +25,14 @@ Modules, in the order a turn visits them:
     hand_off.py     `switch_mode`: its guard, and the rest of the turn in the named mode
     policy_guard.py the mode's policy decides each call: allow, ask with the diff, deny
     guards.py       `Guard` verdicts, the shipped guards and a turn's `Limits`
-    questions.py    `Question`/`Asker`: what a turn may ask the user
+    questions.py    `Question`: what a turn may ask the user (the budget, auto-enter)
     close.py        phase 3: finished / failed / cancelled / abandoned, and the records
     state.py        `EngineState` (outlives a turn), `TurnState`, `TurnSetup`
     cancelling.py   `TurnSlot`/`TurnStopper`: one turn at a time, stopped at once
     costs.py        prices, the ledger's baseline, the budget question, fallback notes
     rerun.py        `TurnCorrections`: what the router decided per turn, `/wrong`
-    wire.py         `ModelRequest` and the model's stream events (the `ChatModel` seam)
-    ports.py       The engine's ports: what a turn needs from the world outside the core, as
-                   Protocols
-
-The names below are imported lazily: leaf modules (wire, guards, questions) are imported
-by core.tools and llm/, which the engine itself imports; an eager import would be a cycle.
+    ports.py        the engine's ports: `Asker`, `Confirmer`, `Guard`, `CorrectionRecorder`,
+                    `Restorable`, `TurnEngine` (the model seam is `core/model/`)
 
 Other packages import a public name from the module that defines it
 (`from modes_tui.core.engine.<module> import <name>`);
@@ -46,66 +42,21 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from importlib import import_module
-
 __all__ = [
     "ANSWER_ARMING_SECONDS",
-    "ChatModel",
-    "Completion",
+    "Asker",
     "Confirmer",
     "CorrectionRecorder",
     "Engine",
     "EngineConfig",
+    "Guard",
     "Limits",
-    "ModelCapabilities",
-    "ModelEvent",
-    "ModelRequest",
     "NoteEchoFilter",
     "Question",
-    "ReasoningChunk",
     "Restorable",
     "RoutedTurn",
-    "TextChunk",
-    "ToolCallChunk",
-    "ToolSpec",
     "Turn",
     "TurnEngine",
     "TurnKind",
     "TurnOrder",
-    "UsageReport",
 ]
-
-_HOMES = {
-    "EngineConfig": "config",
-    "Engine": "engine",
-    "Limits": "guards",
-    "NoteEchoFilter": "mode_note",
-    "ChatModel": "ports",
-    "Confirmer": "ports",
-    "CorrectionRecorder": "ports",
-    "ModelCapabilities": "ports",
-    "Restorable": "ports",
-    "TurnEngine": "ports",
-    "TurnKind": "prepare",
-    "TurnOrder": "prepare",
-    "ANSWER_ARMING_SECONDS": "questions",
-    "Question": "questions",
-    "RoutedTurn": "rerun",
-    "Turn": "turn",
-    "Completion": "wire",
-    "ModelEvent": "wire",
-    "ModelRequest": "wire",
-    "ReasoningChunk": "wire",
-    "TextChunk": "wire",
-    "ToolCallChunk": "wire",
-    "ToolSpec": "wire",
-    "UsageReport": "wire",
-}
-"""Public name -> the module that defines it."""
-
-
-def __getattr__(name: str) -> object:
-    """A public name, imported from its module on first use (nothing loads eagerly)."""
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

@@ -13,9 +13,9 @@ import threading
 from collections.abc import AsyncGenerator, Awaitable
 from typing import Any, TypeVar
 
-from modes_tui.core.engine.ports import ChatModel
 from modes_tui.core.engine.state import Cancelled
-from modes_tui.core.engine.wire import ModelEvent, ModelRequest
+from modes_tui.core.model.ports import ChatModel
+from modes_tui.core.model.wire import ModelEvent, ModelRequest
 
 __all__ = ["TurnSlot", "TurnStopper"]
 

@@ -16,13 +16,14 @@ from modes_tui.core.engine.cancelling import TurnSlot, TurnStopper
 from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.costs import TurnCosts
 from modes_tui.core.engine.fitter import RequestFitter
-from modes_tui.core.engine.ports import Asker, ChatModel, Guard
+from modes_tui.core.engine.ports import Asker, Guard
 from modes_tui.core.engine.rerun import TurnCorrections
 from modes_tui.core.engine.setup import ModeSetups
 from modes_tui.core.engine.state import EngineState
 from modes_tui.core.history.events import TurnCorrected
 from modes_tui.core.history.ports import SessionWriter
 from modes_tui.core.history.records import SessionRecord, UiEventRecord, write_record
+from modes_tui.core.model.ports import ChatModel
 from modes_tui.core.packs.profiles import Pack
 from modes_tui.core.routing.router import Router
 

@@ -17,10 +17,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from modes_tui.core.config.models import ModelChoice, ModelPrice
-from modes_tui.core.engine.ports import ChatModel
-from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.errors import ProviderError
 from modes_tui.core.history.ledger import CostLedger, baseline, money
+from modes_tui.core.model.ports import ChatModel
+from modes_tui.core.model.wire import ModelRequest
 
 log = logging.getLogger("modes_tui.costs")
 

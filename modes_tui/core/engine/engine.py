@@ -50,7 +50,7 @@ from modes_tui.core.engine.fitter import RequestFitter
 from modes_tui.core.engine.guards import ConfirmationGuard, Limits, default_guards
 from modes_tui.core.engine.hand_off import HandOffGuard
 from modes_tui.core.engine.policy_guard import PolicyDecision, PolicyGuard
-from modes_tui.core.engine.ports import Asker, ChatModel, Confirmer, CorrectionRecorder, Guard
+from modes_tui.core.engine.ports import Asker, Confirmer, CorrectionRecorder, Guard
 from modes_tui.core.engine.prepare import TurnOrder
 from modes_tui.core.engine.rerun import CorrectionPlan, RoutedTurn, TurnCorrections
 from modes_tui.core.engine.setup import ModeSetups
@@ -63,6 +63,7 @@ from modes_tui.core.history.events import TurnEvent
 from modes_tui.core.history.ledger import CostLedger
 from modes_tui.core.history.ports import SessionWriter
 from modes_tui.core.history.records import SummaryRecord, UiEventRecord, write_record
+from modes_tui.core.model.ports import ChatModel
 from modes_tui.core.packs.profiles import Pack
 from modes_tui.core.routing.corrections import Correction
 from modes_tui.core.routing.router import Route, Router
@@ -171,18 +172,6 @@ class Engine:
         return self.config.default_model
 
     @property
-    def model_override(self) -> str | None:
-        return self.config.model_override
-
-    @property
-    def cwd(self) -> Path:
-        return self.config.cwd
-
-    @property
-    def limits(self) -> Limits:
-        return self.config.limits
-
-    @property
     def checkpoint_seconds(self) -> float:
         """How often a long answer is written to the session log while it streams."""
         return self.config.checkpoint_seconds
@@ -264,7 +253,7 @@ class Engine:
             turn, mode, latest=self.state.turn, messages=self.state.conversation.messages
         )
         if plan.rerun and rerun:
-            return self._play(TurnOrder("correction", force=mode, plan=plan))
+            return self._play(TurnOrder("correction", plan=plan))
         return self._record_only(replace(plan, rerun=False))
 
     def undo_correction(self) -> Correction:
@@ -281,13 +270,13 @@ class Engine:
         """What `/undo count` would put back, and which files changed on disk since."""
         if self.slot.running:
             raise RuntimeError("cannot undo while a turn runs; wait for it or cancel it")
-        return self.checkpoints.plan_undo(count, self.cwd)
+        return self.checkpoints.plan_undo(count, self.config.cwd)
 
     def undo(self, plan: UndoPlan, *, overwrite: bool = False) -> UndoResult:
         """Put back the files of `plan` (files changed since only with `overwrite`); recorded."""
         if self.slot.running:
             raise RuntimeError("cannot undo while a turn runs; wait for it or cancel it")
-        result = self.checkpoints.undo(plan, self.cwd, overwrite=overwrite)
+        result = self.checkpoints.undo(plan, self.config.cwd, overwrite=overwrite)
         if result.turns:
             self.recorder.write(UiEventRecord(self.state.turn, "undo", result.to_dict()))
         return result

@@ -26,11 +26,11 @@ from modes_tui.core.context.fitting import fit_request
 from modes_tui.core.context.ports import TokenCounter
 from modes_tui.core.context.tokens import MESSAGE_OVERHEAD, TokenTally
 from modes_tui.core.context.window import ContextBudget, budget_for
-from modes_tui.core.engine.ports import ChatModel, ModelCapabilities
-from modes_tui.core.engine.wire import ModelRequest, UsageReport
 from modes_tui.core.errors import ProviderError
 from modes_tui.core.history.compaction import Compaction, ContextReport, Trigger
 from modes_tui.core.history.conversation import Conversation, Message
+from modes_tui.core.model.ports import ChatModel, ModelCapabilities
+from modes_tui.core.model.wire import ModelRequest, UsageReport
 
 __all__ = ["Prepared", "RequestFitter"]
 

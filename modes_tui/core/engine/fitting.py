@@ -19,12 +19,12 @@ from modes_tui.core.engine.context import TurnContext
 from modes_tui.core.engine.fitter import Prepared
 from modes_tui.core.engine.request import build_request
 from modes_tui.core.engine.state import TurnSetup, TurnState, usage_dict
-from modes_tui.core.engine.wire import ModelEvent, ModelRequest, UsageReport
 from modes_tui.core.errors import ProviderError
 from modes_tui.core.history.compaction import Compaction
 from modes_tui.core.history.conversation import Conversation
 from modes_tui.core.history.events import ConversationCompacted, RequestBuilt
 from modes_tui.core.history.records import RequestRecord, SummaryRecord
+from modes_tui.core.model.wire import ModelEvent, ModelRequest, UsageReport
 
 __all__ = ["answer_that_fits", "built", "compacted", "prepare_request"]
 

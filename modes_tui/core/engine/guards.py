@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.model.wire import ToolCall
 
 if TYPE_CHECKING:
     from modes_tui.core.engine.ports import Confirmer, Guard

@@ -1,14 +1,15 @@
 """The engine's ports: what a turn needs from the world outside the core, as Protocols.
 
-The engine talks to models and the user only through these; the adapters live outside the
-core, and tests pass fakes. What crosses the model seam (requests, model events) is in
-`core/engine/wire.py`. The other parts keep their own ports beside what uses them:
-`core/routing/ports.py` (Encoder, Classifier, CorrectionSource), `core/config/ports.py`
-(ControlSource), `core/history/ports.py` (SessionWriter), `core/tools/ports.py`
-(ToolServers), `core/packs/ports.py` (Mode).
+The engine talks to the user and the stores only through these; the adapters live outside
+the core, and tests pass fakes. The model seam (`ChatModel`, `ModelCapabilities`, and what
+crosses it) is in `core/model/`: the routing backends call a model too, below the engine.
+A port lives in the lowest part that owns the value it speaks in, even when only the engine
+calls it: `core/routing/ports.py` (Encoder, Classifier, CorrectionSource),
+`core/config/ports.py` (ControlSource: reads a `ControlReading`), `core/history/ports.py`
+(SessionWriter: writes `SessionRecord`s), `core/tools/ports.py` (ToolServers),
+`core/packs/ports.py` (Mode).
 
     port                adapters                                    fakes in tests
-    ChatModel           llm.litellm_model.LiteLLMChatModel          llm.fake.ScriptedModel
     Confirmer           tui.confirm.DialogConfirmer, the REPL's prompt and pipe
     Asker               the app's question dialog, the REPL's y/n prompt
     Guard               engine.guards (repeats, tool budget, confirmation), user guards
@@ -23,10 +24,7 @@ own modules.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
-
-from modes_tui.core.config.models import ModelPrice
 
 if TYPE_CHECKING:
     from modes_tui.core.edits.checkpoints import Checkpoints, UndoPlan, UndoResult
@@ -34,62 +32,22 @@ if TYPE_CHECKING:
     from modes_tui.core.engine.guards import PendingCall, Verdict
     from modes_tui.core.engine.questions import Question
     from modes_tui.core.engine.rerun import RoutedTurn
-    from modes_tui.core.engine.wire import Completion, ModelEvent, ModelRequest
     from modes_tui.core.history.compaction import Compaction
-    from modes_tui.core.history.conversation import Conversation, ToolCall
+    from modes_tui.core.history.conversation import Conversation
     from modes_tui.core.history.events import TurnEvent
+    from modes_tui.core.model.wire import ToolCall
     from modes_tui.core.routing.corrections import Correction
     from modes_tui.core.routing.router import Route
     from modes_tui.core.tools.registry import Tool
 
 __all__ = [
     "Asker",
-    "ChatModel",
     "Confirmer",
     "CorrectionRecorder",
     "Guard",
-    "ModelCapabilities",
     "Restorable",
     "TurnEngine",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class ModelCapabilities:
-    """What one model can do and costs, as its adapter knows it."""
-
-    tools: bool = True
-    """Whether it can call functions (the mode's tools are offered only then)."""
-    reasoning: bool = False
-    """Whether `reasoning_effort` means anything to it (a mode's `thinking`)."""
-    logprobs: bool = False
-    """Whether it returns token log probabilities (the judge router needs them)."""
-    price: ModelPrice | None = None
-    """USD per token, or None when unknown (the cost ledger, the budget)."""
-    context_window: int | None = None
-    """Input tokens it accepts, or None when unknown."""
-
-
-UNKNOWN_CAPABILITIES = ModelCapabilities(tools=False)
-"""What the engine assumes when asking a model's capabilities failed: nothing optional."""
-
-
-@runtime_checkable
-class ChatModel(Protocol):
-    """Anything that can answer a ModelRequest."""
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """Stream the answer. Raises ProviderError on failure."""
-        ...
-
-    async def complete(self, request: ModelRequest) -> Completion:
-        """The whole answer at once. Raises ProviderError on failure."""
-        ...
-
-    def capabilities(self, model: str) -> ModelCapabilities:
-        """What `model` (an id or a configured alias) can do. May be slow the first time
-        (an adapter may import its library): the engine asks off the event loop."""
-        ...
 
 
 @runtime_checkable
@@ -112,7 +70,7 @@ class Confirmer(Protocol):
 
 class Restorable(Protocol):
     """An engine that can carry on a saved session (resume, fork): what the REPL, the app and
-    the session store need from `core.engine.Engine.restore`."""
+    the session store need from `core.engine.engine.Engine.restore`."""
 
     def restore(
         self,
@@ -130,7 +88,7 @@ class Restorable(Protocol):
 
 
 class TurnEngine(Restorable, Protocol):
-    """The engine as the front ends drive it (`core.engine.Engine`): the one view that
+    """The engine as the front ends drive it (`core.engine.engine.Engine`): the one view that
     `frontend/`, `tui/` and `repl/` share. Turns come back as event streams."""
 
     conversation: Conversation

@@ -21,7 +21,7 @@ from modes_tui.core.engine.auto_enter import confirm_entry
 from modes_tui.core.engine.context import TurnContext
 from modes_tui.core.engine.rerun import CorrectionPlan
 from modes_tui.core.engine.state import TurnState
-from modes_tui.core.errors import UnknownMode
+from modes_tui.core.errors import ImpossibleTurn, UnknownMode
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import ModeChanged, RouteDecided, TurnEvent, TurnFailed
 from modes_tui.core.history.records import RouteRecord, UiEventRecord, UserRecord
@@ -38,21 +38,52 @@ TurnKind = Literal["new", "edit", "retry", "correction"]
 
 @dataclass(frozen=True, slots=True)
 class TurnOrder:
-    """What the caller asked for: a kind of turn and what it needs."""
+    """What the caller asked for: a kind of turn and what it needs. The kind decides how the
+    turn is placed and routed; parts the kind cannot have raise `ImpossibleTurn` at once."""
 
     kind: TurnKind
     """new, edit (replaces the last turn), retry, or correction (a re-run in `plan.mode`)."""
     text: str | None = None
     """The user's message (new and edit only)."""
     force: str | None = None
-    """A mode (or `off`, or `auto`) for this turn only."""
+    """A mode (or `off`, or `auto`) for this turn only (not for a correction: its plan's)."""
     plan: CorrectionPlan | None = None
     """The correction to record and re-run (correction only)."""
+
+    def __post_init__(self) -> None:
+        problem = _order_problem(self)
+        if problem is not None:
+            raise ImpossibleTurn(
+                f"a {self.kind!r} turn {problem} (core.engine.prepare.TurnOrder: new and edit "
+                "carry text, a correction carries a plan and no force, a retry neither)"
+            )
 
     @property
     def fresh(self) -> bool:
         """The turn brings a new user message (new, edit)."""
         return self.kind in ("new", "edit")
+
+
+def _order_problem(order: TurnOrder) -> str | None:
+    """What does not fit the order's kind, or None."""
+    match order.kind:
+        case "new" | "edit":
+            if not isinstance(order.text, str):
+                return "needs the user's text"
+            if order.plan is not None:
+                return "cannot carry a correction plan"
+        case "retry" | "correction":
+            if order.text is not None:
+                return "takes no text (it runs the last user message again)"
+            if order.kind == "retry" and order.plan is not None:
+                return "cannot carry a correction plan (order a 'correction')"
+            if order.kind == "correction" and order.plan is None:
+                return "needs a correction plan"
+            if order.kind == "correction" and order.force is not None:
+                return "takes no forced mode (the plan names the mode)"
+        case _:
+            return "is not a kind of turn (new, edit, retry, correction)"
+    return None
 
 
 NOTHING_TO_RETRY = TurnFailed(
@@ -102,31 +133,47 @@ async def prepare(
 def _place(ctx: TurnContext, order: TurnOrder, turn: TurnState) -> list[TurnEvent] | None:
     """Put the turn's user message in place; the events that say so (None: no turn to run)."""
     state = ctx.state
-    messages = state.conversation.messages
     events: list[TurnEvent] = []
-    if order.fresh:
-        assert order.text is not None  # new and edit carry their text
-        last = state.last_user_index() if order.kind == "edit" else None
-        if last is not None:
-            del messages[last:]
-            ctx.recorder.write(UiEventRecord(state.turn, "supersede", {"superseded": state.turn}))
-        state.turn += 1
-        state.turn_force = order.force  # a retry of this turn keeps its `/MODE text` mode
-        state.conversation.append(Message("user", order.text))
-        ctx.recorder.write(UserRecord(state.turn, order.text))
-    else:
-        index = state.last_user_index()
-        if index is None:
-            return None
-        del messages[index + 1 :]
-        if order.plan is None:
+    match order.kind:
+        case "new" | "edit":
+            assert order.text is not None  # TurnOrder checks it
+            _add_message(ctx, order.text, order.force, supersede=order.kind == "edit")
+        case "retry":
+            if not _drop_answer(ctx):
+                return None
             ctx.recorder.write(UiEventRecord(state.turn, "retry"))
-        else:  # the superseded answer stays in the session log, before this record
+        case "correction":
+            assert order.plan is not None  # TurnOrder checks it
+            if not _drop_answer(ctx):
+                return None
+            # the superseded answer stays in the session log, before this record
             corrected = ctx.corrections.apply(order.plan)
             ctx.recorder.correction(state.turn, corrected)
             events.append(corrected)
     turn.user_index = len(state.conversation) - 1
     return events
+
+
+def _add_message(ctx: TurnContext, text: str, force: str | None, *, supersede: bool) -> None:
+    """A new user message as turn N+1 (an edit first drops the last turn)."""
+    state = ctx.state
+    last = state.last_user_index() if supersede else None
+    if last is not None:
+        del state.conversation.messages[last:]
+        ctx.recorder.write(UiEventRecord(state.turn, "supersede", {"superseded": state.turn}))
+    state.turn += 1
+    state.turn_force = force  # a retry of this turn keeps its `/MODE text` mode
+    state.conversation.append(Message("user", text))
+    ctx.recorder.write(UserRecord(state.turn, text))
+
+
+def _drop_answer(ctx: TurnContext) -> bool:
+    """Everything after the last user message leaves the history (False: there is none)."""
+    index = ctx.state.last_user_index()
+    if index is None:
+        return False
+    del ctx.state.conversation.messages[index + 1 :]
+    return True
 
 
 async def _decide(
@@ -138,11 +185,14 @@ async def _decide(
     warnings: list[str],
 ) -> Route:
     """The route: the user's correction, a corrected turn's mode on retry, or the router's."""
-    kept = None if order.fresh else ctx.corrections.kept_mode(ctx.state.turn)
-    if order.plan is not None:  # the user decided: a forced route that says what it replaces
-        return replace(ctx.router.force(order.plan.mode), reason=order.plan.reason)
-    if kept is not None:  # retrying a corrected turn keeps the user's mode
-        return replace(ctx.router.force(kept[0]), reason=kept[1])
+    match order.kind:
+        case "correction":  # the user decided: a forced route that says what it replaces
+            assert order.plan is not None  # TurnOrder checks it
+            return replace(ctx.router.force(order.plan.mode), reason=order.plan.reason)
+        case "retry":  # retrying a corrected turn keeps the user's mode
+            kept = ctx.corrections.kept_mode(ctx.state.turn)
+            if kept is not None:
+                return replace(ctx.router.force(kept[0]), reason=kept[1])
     route = await ctx.stopper.step(_route(ctx, order.force, control, warnings))
     route = await ctx.stopper.step(confirm_entry(route, ctx.pack, ctx.asker, ctx.state.mode))
     ctx.corrections.routed(ctx.state.turn, text, route, turn.user_index)

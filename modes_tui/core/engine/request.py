@@ -17,9 +17,9 @@ from typing import Any
 from modes_tui.core.context.compaction import summary_block
 from modes_tui.core.engine.mode_note import mode_change_note
 from modes_tui.core.engine.state import TurnSetup
-from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.history.compaction import Compaction
 from modes_tui.core.history.conversation import Message
+from modes_tui.core.model.wire import ModelRequest
 from modes_tui.core.packs.fields import HistoryWindow
 
 __all__ = ["CUT_SHORT", "build_request"]

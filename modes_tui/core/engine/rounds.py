@@ -27,14 +27,6 @@ from modes_tui.core.engine.fitting import answer_that_fits, built, compacted, pr
 from modes_tui.core.engine.hand_off import hand_over
 from modes_tui.core.engine.state import RoundLimit, TurnSetup, TurnState, usage_dict
 from modes_tui.core.engine.tool_calls import run_calls
-from modes_tui.core.engine.wire import (
-    ModelEvent,
-    ModelRequest,
-    ReasoningChunk,
-    TextChunk,
-    ToolCallChunk,
-    UsageReport,
-)
 from modes_tui.core.errors import ProviderError
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import (
@@ -46,6 +38,14 @@ from modes_tui.core.history.events import (
     Usage,
 )
 from modes_tui.core.history.records import AssistantRecord
+from modes_tui.core.model.wire import (
+    ModelEvent,
+    ModelRequest,
+    ReasoningChunk,
+    TextChunk,
+    ToolCallChunk,
+    UsageReport,
+)
 
 __all__ = ["answer_with_fallbacks", "play_round", "request_for"]
 

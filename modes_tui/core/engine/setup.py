@@ -11,8 +11,8 @@ import datetime as dt
 import logging
 
 from modes_tui.core.engine.config import EngineConfig
-from modes_tui.core.engine.ports import UNKNOWN_CAPABILITIES, ChatModel, ModelCapabilities
 from modes_tui.core.engine.state import TurnSetup
+from modes_tui.core.model.ports import UNKNOWN_CAPABILITIES, ChatModel, ModelCapabilities
 from modes_tui.core.packs.fields import HistoryWindow
 from modes_tui.core.packs.profiles import Pack, Profile
 from modes_tui.core.packs.prompts import template_locals

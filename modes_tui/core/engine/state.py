@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modes_tui.core.engine.wire import ToolSpec, UsageReport
-from modes_tui.core.history.conversation import Conversation, ToolCall
+from modes_tui.core.history.conversation import Conversation
+from modes_tui.core.model.wire import ToolCall, ToolSpec, UsageReport
 from modes_tui.core.packs.fields import HistoryWindow
 from modes_tui.core.routing.router import Route
 from modes_tui.core.tools.registry import Tool

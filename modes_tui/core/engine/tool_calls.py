@@ -25,8 +25,7 @@ from modes_tui.core.engine.context import TurnContext
 from modes_tui.core.engine.guards import Answer, Block, Cancel, Limits, PendingCall
 from modes_tui.core.engine.ports import Guard
 from modes_tui.core.engine.state import Cancelled, TurnState
-from modes_tui.core.engine.wire import ToolCallChunk
-from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import (
     ToolCallFinished,
     ToolCallRequested,
@@ -34,6 +33,7 @@ from modes_tui.core.history.events import (
     TurnEvent,
 )
 from modes_tui.core.history.records import ToolResultRecord
+from modes_tui.core.model.wire import ToolCall, ToolCallChunk
 from modes_tui.core.tools.registry import Tool, ToolError
 
 __all__ = [

@@ -13,8 +13,6 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from importlib import import_module
-
 __all__ = [
     "Outcome",
     "evaluate",
@@ -26,23 +24,3 @@ __all__ = [
     "read_eval_file",
     "route_cases",
 ]
-
-_HOMES = {
-    "read_eval_file": "cases",
-    "format_fit": "report",
-    "format_report": "report",
-    "Outcome": "scoring",
-    "evaluate": "scoring",
-    "fit_threshold": "scoring",
-    "judge": "scoring",
-    "percentile": "scoring",
-    "route_cases": "scoring",
-}
-"""Public name -> the module that defines it."""
-
-
-def __getattr__(name: str) -> object:
-    """A public name, imported from its module on first use (nothing loads eagerly)."""
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

@@ -1,6 +1,6 @@
 """Routing evaluation: score routes against an eval file's cases, fit the threshold.
 
-The cases come from `eval_cases.read_eval_file`; `eval_text` formats the results.
+The cases come from `cases.read_eval_file`; `report.py` formats the results.
 
 How a route is judged:
 - a case expecting mode M is right when the route's mode is M, whoever decided it (a chat

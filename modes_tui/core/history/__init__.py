@@ -27,8 +27,6 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from importlib import import_module
-
 __all__ = [
     "RECORD_TYPES",
     "RESERVED_FIELDS",
@@ -56,7 +54,6 @@ __all__ = [
     "TerminalEvents",
     "TextDelta",
     "ToolActivity",
-    "ToolCall",
     "ToolCallFinished",
     "ToolCallRequested",
     "ToolOutcome",
@@ -81,64 +78,3 @@ __all__ = [
     "session_costs",
     "write_record",
 ]
-
-_HOMES = {
-    "Compaction": "compaction",
-    "ContextReport": "compaction",
-    "Trigger": "compaction",
-    "Conversation": "conversation",
-    "Message": "conversation",
-    "ToolCall": "conversation",
-    "ConversationCompacted": "events",
-    "ModeChanged": "events",
-    "ReasoningDelta": "events",
-    "RequestBuilt": "events",
-    "RouteDecided": "events",
-    "TextDelta": "events",
-    "ToolCallFinished": "events",
-    "ToolCallRequested": "events",
-    "ToolOutcome": "events",
-    "TurnCancelled": "events",
-    "TurnCorrected": "events",
-    "TurnEvent": "events",
-    "TurnFailed": "events",
-    "TurnFinished": "events",
-    "Usage": "events",
-    "CostLedger": "ledger",
-    "baseline": "ledger",
-    "budget_from_text": "ledger",
-    "check_budget": "ledger",
-    "money": "ledger",
-    "session_costs": "ledger",
-    "SessionWriter": "ports",
-    "AssistantRecord": "records",
-    "MetaRecord": "records",
-    "RECORD_TYPES": "records",
-    "RESERVED_FIELDS": "records",
-    "RecordType": "records",
-    "RequestRecord": "records",
-    "RouteRecord": "records",
-    "SCHEMA_VERSION": "records",
-    "SessionRecord": "records",
-    "SummaryRecord": "records",
-    "ToolResultRecord": "records",
-    "UiEventRecord": "records",
-    "UserRecord": "records",
-    "parse_record": "records",
-    "write_record": "records",
-    "TerminalEvents": "safe_events",
-    "safe_events": "safe_events",
-    "Reroute": "transcript",
-    "Superseded": "transcript",
-    "ToolActivity": "transcript",
-    "TurnTranscript": "transcript",
-    "fold_turn": "transcript",
-}
-"""Public name -> the module that defines it."""
-
-
-def __getattr__(name: str) -> object:
-    """A public name, imported from its module on first use (nothing loads eagerly)."""
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

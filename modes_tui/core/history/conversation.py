@@ -13,28 +13,9 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from modes_tui.core.history.compaction import Compaction
 
+from modes_tui.core.model.wire import ToolCall
+
 Role = Literal["system", "user", "assistant", "tool"]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    """A call the model asked for."""
-
-    id: str
-    """The provider's id for the call, echoed back with the result."""
-    name: str
-    """The tool's name."""
-    arguments: Mapping[str, Any]
-    """Parsed arguments."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for logs and sessions."""
-        return {"id": self.id, "name": self.name, "arguments": dict(self.arguments)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
-        """The inverse of to_dict."""
-        return cls(str(data["id"]), str(data["name"]), dict(data.get("arguments") or {}))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
-from modes_tui.core.engine.wire import ModelRequest
 from modes_tui.core.history.compaction import Compaction, ContextReport
-from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.model.wire import ModelRequest, ToolCall
 from modes_tui.core.routing.corrections import Correction
 from modes_tui.core.routing.router import Route
 

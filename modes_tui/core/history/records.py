@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 from modes_tui.core.edits.checkpoints import CheckpointRecord
 from modes_tui.core.errors import RecordError
 from modes_tui.core.history.compaction import Compaction, ContextReport
-from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import ToolOutcome
 from modes_tui.core.history.record_fields import (
     RESERVED_FIELDS,
@@ -64,6 +64,7 @@ from modes_tui.core.history.record_fields import (
     turn_of,
     wrong,
 )
+from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.routing.router import Route
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
-from modes_tui.core.history.conversation import Message, ToolCall
+from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import (
     ConversationCompacted,
     ModeChanged,
@@ -31,6 +31,7 @@ from modes_tui.core.history.events import (
     TurnFinished,
     Usage,
 )
+from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.routing.router import Route
 
 Status = str  # "routing" | "answering" | "finished" | "failed" | "cancelled"

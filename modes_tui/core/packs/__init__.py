@@ -18,8 +18,6 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from importlib import import_module
-
 __all__ = [
     "NAME_PATTERN",
     "FieldReader",
@@ -30,22 +28,3 @@ __all__ = [
     "load_pack",
     "template_locals",
 ]
-
-_HOMES = {
-    "FieldReader": "fields",
-    "HistoryWindow": "fields",
-    "NAME_PATTERN": "profiles",
-    "Pack": "profiles",
-    "Profile": "profiles",
-    "available_packs": "profiles",
-    "load_pack": "profiles",
-    "template_locals": "prompts",
-}
-"""Public name -> the module that defines it."""
-
-
-def __getattr__(name: str) -> object:
-    """A public name, imported from its module on first use (nothing loads eagerly)."""
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

@@ -2,8 +2,9 @@
 
 `FieldReader` collects `Problem`s instead of stopping at the first one, so `load_pack` can
 list everything wrong with a pack at once; its type checks are the predicates of
-`setting_fields`, which also reads config.yaml (stopping at the first problem there). `HistoryWindow` and `Availability` are the value
-types that both profiles and `router.yaml` use.
+`core.config.settings`, which also reads config.yaml (stopping at the first problem there).
+`HistoryWindow` and `Availability` are the value types that both profiles and `router.yaml`
+use.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 `load_pack` reads everything, validates everything at once and raises a single
 `DeclarationError` listing every problem with its file and field. A loaded `Pack` is
 immutable; the router and the engine only read it. `router.yaml` is read by
-`router_config.py`, the fields every pack file shares by `pack_fields.py`, and the pack's own
-Python tools (`tools:` in router.yaml) are resolved by `pack_tools.py`.
+`core/routing/config.py`, the fields every pack file shares by `fields.py`, and the pack's
+own Python tools (`tools:` in router.yaml) are resolved by `tools.py`.
 """
 
 from __future__ import annotations

@@ -27,8 +27,6 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from importlib import import_module
-
 __all__ = [
     "LABELS",
     "BackendFactory",
@@ -54,37 +52,3 @@ __all__ = [
     "read_router",
     "reliability",
 ]
-
-_HOMES = {
-    "ReliabilityBin": "calibration",
-    "expected_calibration_error": "calibration",
-    "reliability": "calibration",
-    "BackendFactory": "classifiers",
-    "ClassifierServices": "classifiers",
-    "build_classifier": "classifiers",
-    "CascadeClassifier": "classifiers.cascade",
-    "ChatClassifier": "classifiers.chat",
-    "EmbeddingCache": "classifiers.embedding",
-    "EmbeddingClassifier": "classifiers.embedding",
-    "JudgeClassifier": "classifiers.judge",
-    "LABELS": "classifiers.judge",
-    "RouterConfig": "config",
-    "read_router": "config",
-    "Correction": "corrections",
-    "HistoryEntry": "input",
-    "format_curve": "learning",
-    "learn_from_cases": "learning",
-    "Classifier": "ports",
-    "CorrectionSource": "ports",
-    "Encoder": "ports",
-    "Route": "router",
-    "Router": "router",
-}
-"""Public name -> the module that defines it."""
-
-
-def __getattr__(name: str) -> object:
-    """A public name, imported from its module on first use (nothing loads eagerly)."""
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

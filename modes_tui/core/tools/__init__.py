@@ -4,8 +4,8 @@ as the core sees them.
 
     confined.py      Opening paths under the working directory by descriptor, never following a
                      link out of it
-    ports.py         Tool servers as the core sees them: the configured MCP servers
-                     (`mcp.servers.McpServers`), or a fake in tests
+    ports.py         Where tools come from besides the built-ins: tool servers (MCP) and a
+                     pack's own tools (`ToolMaker`), as the core sees them
     regex_search.py  search_files' matching, in a child process with a hard time limit
     regex_worker.py  The child process that runs search_files' regular expression, under a time
                      limit
@@ -24,7 +24,9 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from importlib import import_module
+# Eager, so that a pack's `from modes_tui.core.tools import tool` (README) is typed; the
+# registry imports only the standard library and the model seam's values (first paint).
+from .registry import Tool, ToolError, ToolRegistry, known_tool_names, tool
 
 __all__ = [
     "ConfinedRoot",
@@ -32,6 +34,7 @@ __all__ = [
     "ServerTools",
     "Tool",
     "ToolError",
+    "ToolMaker",
     "ToolRegistry",
     "ToolServers",
     "default_registry",
@@ -40,26 +43,3 @@ __all__ = [
     "shown_path",
     "tool",
 ]
-
-_HOMES = {
-    "ConfinedRoot": "confined",
-    "MissingError": "confined",
-    "shown_path": "confined",
-    "ToolServers": "ports",
-    "Tool": "registry",
-    "ToolError": "registry",
-    "ToolRegistry": "registry",
-    "known_tool_names": "registry",
-    "tool": "registry",
-    "ServerTools": "servers",
-    "server_tools": "servers",
-    "default_registry": "toolbox",
-}
-"""Public name -> the module that defines it."""
-
-
-def __getattr__(name: str) -> object:
-    """A public name, imported from its module on first use (nothing loads eagerly)."""
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

@@ -1,6 +1,7 @@
-"""Tool servers as the core sees them: the configured MCP servers
-(`mcp.servers.McpServers`), or a fake in tests. What they answer with is
-`tools.servers.ServerTools`."""
+"""Where tools come from besides the built-ins: tool servers as the core sees them (the
+configured MCP servers, `mcp.servers.McpServers`, or a fake in tests; they answer with
+`tools.servers.ServerTools`), and a pack's own tools (`packs.profiles.Pack`, which sits above
+this part, so the toolbox sees it through `ToolMaker`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from modes_tui.core.tools.registry import Tool
     from modes_tui.core.tools.servers import ServerTools
 
-__all__ = ["ToolServers"]
+__all__ = ["ToolMaker", "ToolServers"]
 
 
 @runtime_checkable
@@ -27,4 +29,12 @@ class ToolServers(Protocol):
 
     async def close(self) -> None:
         """Stop every server that was started (idempotent)."""
+        ...
+
+
+class ToolMaker(Protocol):
+    """What makes a session's own tools: a loaded pack (`packs.profiles.Pack`)."""
+
+    def make_tools(self) -> list[Tool]:
+        """The tools, fresh for one session; raises DeclarationError when they cannot be made."""
         ...

@@ -13,9 +13,9 @@ a parameter), so a tool is written once, as ordinary code:
         '''
 
 A tool reports a problem the model should read by raising `ToolError`; any other exception
-is a bug, reaches the model as a generic error, and is logged in full (see `engine.py`).
+is a bug, reaches the model as a generic error, and is logged in full (see `core/engine/tool_calls.py`).
 The built-in tools live in `workspace.py` (files and commands); a pack brings its own through
-`python:` references (`pack_tools.py`); `toolbox.default_registry` puts them together.
+`python:` references (`core/packs/tools.py`); `toolbox.default_registry` puts them together.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin, overload
 
-from modes_tui.core.engine.wire import ToolSpec
 from modes_tui.core.errors import ToolError
+from modes_tui.core.model.wire import ToolSpec
 
 BUILTIN_TOOL_NAMES = frozenset(
     {

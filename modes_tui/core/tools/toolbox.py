@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from modes_tui.core.packs.profiles import Pack
+from modes_tui.core.tools.ports import ToolMaker
 from modes_tui.core.tools.registry import ToolRegistry
 from modes_tui.core.tools.workspace import Workspace, command_tool, file_tools
 
@@ -13,7 +13,7 @@ from modes_tui.core.tools.workspace import Workspace, command_tool, file_tools
 def default_registry(
     cwd: Path | str | None = None,
     *,
-    pack: Pack | None = None,
+    pack: ToolMaker | None = None,
     command_timeout: float = 30.0,
     denied: Callable[[str], str | None] | None = None,
 ) -> ToolRegistry:

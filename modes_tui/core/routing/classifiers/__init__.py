@@ -32,6 +32,8 @@ from modes_tui.core.errors import DeclarationError, Problem
 from modes_tui.core.packs.profiles import Pack
 from modes_tui.core.routing.ports import Classifier, CorrectionSource
 
+__all__ = ["BackendFactory", "ClassifierServices", "build_classifier"]
+
 BackendFactory = Callable[[Pack, "ClassifierServices"], Classifier]
 
 

@@ -23,8 +23,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from modes_tui.core.engine.wire import Completion
 from modes_tui.core.errors import RoutingDecisionError
+from modes_tui.core.model.wire import Completion
 from modes_tui.core.packs.profiles import Profile
 from modes_tui.core.routing.classifiers.model_classifier import (
     DEFAULT_TIMEOUT,

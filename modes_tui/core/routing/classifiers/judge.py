@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from modes_tui.core.engine.ports import ChatModel
-from modes_tui.core.engine.wire import Completion
 from modes_tui.core.errors import DeclarationError, Problem, RoutingDecisionError
+from modes_tui.core.model.ports import ChatModel
+from modes_tui.core.model.wire import Completion
 from modes_tui.core.packs.profiles import Profile
 from modes_tui.core.routing.classifiers.model_classifier import (
     DEFAULT_TIMEOUT,

@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from modes_tui.core.engine.ports import ChatModel
-from modes_tui.core.engine.wire import Completion, ModelRequest
 from modes_tui.core.errors import ProviderError
+from modes_tui.core.model.ports import ChatModel
+from modes_tui.core.model.wire import Completion, ModelRequest
 from modes_tui.core.packs.profiles import Profile
 from modes_tui.core.routing.corrections import EMPTY_CORRECTIONS
 from modes_tui.core.routing.input import HistoryEntry

@@ -2,7 +2,8 @@
 
 Pure data: importing this module loads no model library. The adapters in `modes_tui.llm`
 turn a `ModelRequest` into a provider call and the provider's answer back into these
-events; the engine and the routing backends read nothing else from a model.
+events; the engine and the routing backends read nothing else from a model. A `ToolCall`
+is the model's too (the conversation keeps them, `history.conversation`).
 """
 
 from __future__ import annotations
@@ -11,8 +12,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from modes_tui.core.history.conversation import ToolCall
 from modes_tui.core.redaction import redact_secrets
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A call the model asked for."""
+
+    id: str
+    """The provider's id for the call, echoed back with the result."""
+    name: str
+    """The tool's name."""
+    arguments: Mapping[str, Any]
+    """Parsed arguments."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for logs and sessions."""
+        return {"id": self.id, "name": self.name, "arguments": dict(self.arguments)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
+        """The inverse of to_dict."""
+        return cls(str(data["id"]), str(data["name"]), dict(data.get("arguments") or {}))
 
 
 @dataclass(frozen=True, slots=True)
