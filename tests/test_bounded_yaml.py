@@ -78,7 +78,7 @@ def test_an_alias_bomb_in_config_yaml_is_a_clear_error(
     assert main(["models"]) == 1
     err = capsys.readouterr().err
     assert "aliases (*name) expand this document past" in err and "Traceback" not in err
-    assert len(err) < 400
+    assert len(err.replace(str(config), "config.yaml")) < 400  # short whatever the temp path
 
 
 def test_an_alias_bomb_in_a_profile_is_a_clear_error(
