@@ -18,7 +18,7 @@ import pytest
 
 from modes_tui.core.config.models import ModelCatalog, ModelConfig
 from modes_tui.core.edits import Change
-from modes_tui.core.engine import Engine
+from modes_tui.core.engine.engine import Engine
 from modes_tui.core.history.events import ToolCallFinished, TurnEvent, TurnFinished
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.paths import app_dirs

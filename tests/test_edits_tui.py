@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Collapsible, Static
+from textual.widgets import Button, Collapsible, Static
 
 from modes_tui.core.packs.profiles import load_pack
 from modes_tui.llm.fake import ScriptedReply
@@ -103,6 +103,12 @@ async def test_typing_as_the_diff_dialog_opens_writes_nothing_then_y_applies_the
 
         rig.clock.pass_arming()
         await until(pilot, lambda: screen.armed)
+        # a change is applied, not run: the button and the hint say so
+        assert str(screen.query_one("#run", Button).label) == "Apply (y)"
+        assert (
+            plain(screen.query_one("#answer-hint", Static)).strip()
+            == "y applies it · n or Esc refuses"
+        )
         await pilot.press("y")
         await until(pilot, lambda: (rig.root / "calc.py").read_text() == FIXED)
         await until(pilot, lambda: "Fixed." in all_text(app.query("AnswerSegment")))

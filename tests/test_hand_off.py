@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from modes_tui.core.config.models import ModelCatalog, ModelConfig
-from modes_tui.core.engine import Engine
+from modes_tui.core.engine.engine import Engine
 from modes_tui.core.errors import DeclarationError
 from modes_tui.core.history.events import (
     ModeChanged,

@@ -443,7 +443,7 @@ REVIEWED = {
     ("modes_tui/tui/chat.py", "LiteTurn", "r"): "a record; the widget shows turn_plain_text",
     ("modes_tui/tui/chat.py", "LiteTurn", "view.record"): "the same",
     ("modes_tui/tui/arming.py", "Static", "UNARMED_HINT"): "a fixed sentence",
-    ("modes_tui/tui/arming.py", "update", "self.ANSWER_HINT"): "a fixed sentence per dialog",
+    ("modes_tui/tui/arming.py", "update", "self.answer_hint()"): "fixed sentences",
     ("modes_tui/tui/turn_view.py", "Static", "meta"): "numbers and the mode name, a Text",
     ("modes_tui/tui/turn_view.py", "update", "text"): "a Markdown stream of safe events",
     ("modes_tui/tui/pending.py", "Static", "line"): "a Text of the typed message",

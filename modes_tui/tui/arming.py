@@ -104,6 +104,10 @@ class ArmedDialog(ModalScreen[bool]):
         self.early = EarlyKeys(prompt)
         """The keys sent back to the prompt while unarmed."""
 
+    def answer_hint(self) -> str:
+        """The keys that answer, shown once the dialog is armed."""
+        return self.ANSWER_HINT
+
     def hint(self) -> Static:
         """The line under the question: wait, then which keys answer."""
         return Static(UNARMED_HINT, id="answer-hint")
@@ -134,7 +138,7 @@ class ArmedDialog(ModalScreen[bool]):
         self.armed = True
         for button in self.query(Button):
             button.disabled = False
-        self.query_one("#answer-hint", Static).update(self.ANSWER_HINT)
+        self.query_one("#answer-hint", Static).update(self.answer_hint())
         if self.FOCUS_WHEN_ARMED:
             self.query_one(f"#{self.FOCUS_WHEN_ARMED}", Button).focus()
 

@@ -84,7 +84,12 @@ class ConfirmToolScreen(ArmedDialog):
             yield self.hint()
             with Horizontal():
                 yield Button("Refuse (n)", variant="error", id="refuse")
-                yield Button("Run (y)", variant="success", id="run")
+                label = "Run (y)" if self.preview is None else "Apply (y)"
+                yield Button(label, variant="success", id="run")
+
+    def answer_hint(self) -> str:
+        """A change is applied, a command is run: the hint says which."""
+        return self.ANSWER_HINT if self.preview is None else "y applies it · n or Esc refuses"
 
     def _title(self) -> Text:
         if self.preview is not None:
