@@ -75,9 +75,7 @@ def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "cases": n,
         "accuracy": sum(r["correct"] for r in rows) / n if n else 0.0,
         "ece": ece,
-        "wrong_sure": sum(
-            1 for r in rows if not r["right"] and (r["confidence"] or 0) >= SURE
-        ),
+        "wrong_sure": sum(1 for r in rows if not r["right"] and (r["confidence"] or 0) >= SURE),
         "ask": sum(r["unsure"] for r in rows) / n if n else 0.0,
         "follow": (sum(follow), len(follow)),
         "switch": (sum(switch), len(switch)),
@@ -134,9 +132,7 @@ def line(name: str, s: dict[str, Any]) -> str:
     ece = "-" if s["ece"] is None else f"{s['ece']:.3f}"
     follow = f"{s['follow'][0]}/{s['follow'][1]}" if s["follow"][1] else "-"
     switch = f"{s['switch'][0]}/{s['switch'][1]}" if s["switch"][1] else "-"
-    latency = (
-        f"{s['p50']:.1f}/{s['p95']:.1f}" if s.get("p50") is not None and s.get("p95") else ""
-    )
+    latency = f"{s['p50']:.1f}/{s['p95']:.1f}" if s.get("p50") is not None and s.get("p95") else ""
     return (
         f"{name:<34} {s['cases']:>5} {s['accuracy']:>8.3f} {ece:>6} {s['wrong_sure']:>9} "
         f"{s['ask']:>6.1%} {follow:>9} {switch:>8} {latency:>12}"

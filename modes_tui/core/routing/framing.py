@@ -395,13 +395,14 @@ KIND_TEXTS: Mapping[QuotedKind, str] = {
 }
 """What the classifier is asked about each kind (once per pack): its answer is the kind's
 evidence, so the evidence follows the pack's own modes."""
-DECISIVE = 0.8
+DECISIVE = 0.95
 """A request classified at this confidence or more decides; the kinds count `WEIGHT_KINDS`."""
 WEIGHT_KINDS = 0.1
 """The kinds' weight beside a decisive request."""
-WEIGHT_MESSAGE = 0.5
+REQUEST_LEAN = 0.5
 """Below `DECISIVE` the request says too little on its own ("explain: …", "what does …
-do?"): the whole message's decision counts this much beside it."""
+do?"): the whole message's decision is pooled with it, each weighted by its confidence,
+the request's times this."""
 
 
 class QuotedEvidence:
@@ -441,11 +442,26 @@ class QuotedEvidence:
         for share, probs in zip(shares, evidence, strict=False):
             for name, p in probs.items():
                 mixed_evidence[name] = mixed_evidence.get(name, 0.0) + share * p
-        w = WEIGHT_MESSAGE if whole else WEIGHT_KINDS
+        w = WEIGHT_KINDS
+        if whole:  # each opinion counts as sure as it is; the request by half again
+            sure = max(mixed_evidence.values(), default=0.0)
+            w = sure / (sure + REQUEST_LEAN * confidence) if sure > 0 else 0.0
         names = set(probabilities) | set(mixed_evidence)
-        mixed = {
-            n: (1 - w) * probabilities.get(n, 0.0) + w * mixed_evidence.get(n, 0.0) for n in names
-        }
+        if whole:  # two opinions of the same message: pooled geometrically, so a mode
+            # that either one rules out stays out
+            floor = 1e-4
+            pooled = {
+                n: max(probabilities.get(n, 0.0), floor) ** (1 - w)
+                * max(mixed_evidence.get(n, 0.0), floor) ** w
+                for n in names
+            }
+            total = sum(pooled.values())
+            mixed = {n: p / total for n, p in pooled.items()}
+        else:
+            mixed = {
+                n: (1 - w) * probabilities.get(n, 0.0) + w * mixed_evidence.get(n, 0.0)
+                for n in names
+            }
         top = max(sorted(mixed), key=lambda n: mixed[n])
         gate = confidence / probabilities[mode] if probabilities.get(mode) else 1.0
         said = "the whole message" if whole else f"quoted {', '.join(self.kinds())}"
