@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from modes_tui.core.errors import ContractError, UnknownMode
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.routing.doubt import Unsure, doubt
-from modes_tui.core.routing.framing import DECISIVE, Framing, QuotedEvidence, split_message
+from modes_tui.core.routing.framing import Framing, split_message
 from modes_tui.core.routing.input import (
     HistoryEntry,
     MessageLike,
@@ -54,7 +54,7 @@ from modes_tui.core.routing.recorded import (
     error_to_dict,
     failure_reason,
 )
-from modes_tui.core.routing.steps import in_conversation, weigh_quoted
+from modes_tui.core.routing.steps import QuotedStep, in_conversation
 
 if TYPE_CHECKING:  # profiles pulls in YAML and Jinja2, which the app's first frame can do without
     from modes_tui.core.packs.profiles import Pack, Profile
@@ -275,7 +275,7 @@ class Router:
         self.inputs = dict(inputs or {})
         self.on_error = on_error
         self._environ = environ
-        self._kinds: dict[tuple[int, str, tuple[str, ...]], Mapping[str, float]] = {}
+        self._quoted = QuotedStep(self.inputs, validate_decision)
 
     @property
     def config(self) -> Any:
@@ -346,7 +346,9 @@ class Router:
                 result = await result
             decision = validate_decision(result)
             if routed is not message and framing is not None:
-                decision = await self._weigh_quoted(decision, framing, chosen, available, message)
+                decision = await self._quoted.weigh(
+                    decision, framing, chosen, available, (message, history)
+                )
         except Exception as error:  # noqa: BLE001 - any classifier failure routes to the fallback
             duration = (time.perf_counter() - started) * 1000
             if self.on_error is not None:
@@ -420,31 +422,6 @@ class Router:
             return Route(held, "classifier", _sticky_reason(decision, held), sticky=True, **common)
         return Route(decision.mode_name, "classifier", decision.reason, sticky=sticky, **common)
 
-    async def _weigh_quoted(
-        self,
-        decision: Decision,
-        framing: Framing,
-        chosen: Classifier,
-        modes: tuple[Profile, ...],
-        message: str,
-    ) -> Decision:
-        """The request's decision with weak evidence: a decisive request keeps it, the
-        quoted kinds only nudging (each kind's description classified once per pack); a
-        request that says little alone ("explain: …") leans on the whole message."""
-        evidence = QuotedEvidence(framing)
-        if decision.confidence is not None and decision.confidence < DECISIVE:
-            whole = await _classify(chosen, message, modes, self.inputs)
-            return weigh_quoted(decision, evidence, [whole], whole=True)
-        kinds: list[Mapping[str, float]] = []
-        for kind in evidence.kinds():
-            key = (id(chosen), kind, tuple(p.name for p in modes))
-            if key not in self._kinds:
-                self._kinds[key] = await _classify(
-                    chosen, evidence.text_of(kind), modes, self.inputs
-                )
-            kinds.append(self._kinds[key])
-        return weigh_quoted(decision, evidence, kinds)
-
     def _sticky(self, decision: Decision, current: str | None, names: set[str]) -> str | None:
         """The current mode if stickiness keeps it against `decision`, else None."""
         margin = self.pack.router.sticky
@@ -456,15 +433,6 @@ class Router:
             return None
         lead = probabilities[chosen] - probabilities[current]
         return current if lead < margin else None
-
-
-async def _classify(
-    chosen: Classifier, text: str, modes: tuple[Profile, ...], inputs: Mapping[str, Any]
-) -> dict[str, float]:
-    result = chosen.classify(text, [], modes, "", inputs)
-    if inspect.isawaitable(result):
-        result = await result
-    return dict(validate_decision(result).probabilities or {})
 
 
 def _runner_up(decision: Decision) -> str | None:

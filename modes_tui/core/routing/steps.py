@@ -8,15 +8,63 @@ what they leave.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.routing.follow_up import Weighed, follow_up_score, weigh
+from modes_tui.core.routing.framing import DECISIVE, Framing, QuotedEvidence
 
 if TYPE_CHECKING:
-    from modes_tui.core.routing.framing import QuotedEvidence
+    from modes_tui.core.packs.profiles import Profile
+    from modes_tui.core.routing.input import HistoryEntry
+    from modes_tui.core.routing.ports import Classifier
     from modes_tui.core.routing.router import Decision
+
+
+class QuotedStep:
+    """Weak evidence beside a request's decision: a decisive request keeps it, the quoted
+    kinds only nudging (each kind's description classified once per classifier and pack);
+    a request that says little alone ("explain: …") is pooled with the whole message."""
+
+    def __init__(self, inputs: Mapping[str, Any], validate: Callable[[object], Decision]) -> None:
+        self.inputs = inputs
+        self.validate = validate
+        self._kinds: dict[tuple[int, str, tuple[str, ...]], Mapping[str, float]] = {}
+
+    async def weigh(
+        self,
+        decision: Decision,
+        framing: Framing,
+        chosen: Classifier,
+        modes: tuple[Profile, ...],
+        seen: tuple[str, list[HistoryEntry]],
+    ) -> Decision:
+        """`decision` (on the request) with the evidence weighed in."""
+        evidence = QuotedEvidence(framing)
+        if decision.confidence is not None and decision.confidence < DECISIVE:
+            whole = await self._classify(chosen, *seen, modes)
+            return weigh_quoted(decision, evidence, [whole], whole=True)
+        kinds: list[Mapping[str, float]] = []
+        for kind in evidence.kinds():
+            key = (id(chosen), kind, tuple(p.name for p in modes))
+            if key not in self._kinds:
+                self._kinds[key] = await self._classify(chosen, evidence.text_of(kind), [], modes)
+            kinds.append(self._kinds[key])
+        return weigh_quoted(decision, evidence, kinds)
+
+    async def _classify(
+        self,
+        chosen: Classifier,
+        text: str,
+        history: list[HistoryEntry],
+        modes: tuple[Profile, ...],
+    ) -> dict[str, float]:
+        result = chosen.classify(text, history, modes, "", self.inputs)
+        if inspect.isawaitable(result):
+            result = await result
+        return dict(self.validate(result).probabilities or {})
 
 
 def weigh_quoted(
