@@ -162,6 +162,41 @@ _COMMANDS = frozenset(
         "wc",
     ]
 )
+# Command names that are also English words: a command only with a shell mark beside them.
+_WORDLIKE_COMMANDS = frozenset(
+    [
+        "make",
+        "find",
+        "sort",
+        "head",
+        "tail",
+        "source",
+        "man",
+        "history",
+        "which",
+        "top",
+        "go",
+        "python",
+        "python3",
+        "node",
+        "export",
+        "touch",
+        "kill",
+        "cat",
+        "echo",
+        "less",
+        "mount",
+        "ping",
+        "dig",
+        "tee",
+        "uniq",
+        "wc",
+        "zip",
+        "cd",
+        "ls",
+    ]
+)
+_SHELL_MARK = re.compile(r"\s--?\w|>>?|\||&&|(?:^|\s)(?:/|~/|\./)\w|\*\.\w|\$\w")
 _CODE_WORDS = re.compile(
     r"^\s*(?:def|class|return|import|from|function|const|let|var|fn|pub|impl|struct|enum|"
     r"public|private|static|void|int|package|func|#include|if|for|while|try|catch|except)\b"
@@ -256,7 +291,8 @@ def kind_of(text: str) -> QuotedKind:
     lines = [line.strip() for line in sample.splitlines() if line.strip()]
     first = lines[0].removeprefix("$ ").removeprefix("# ")
     head = first.split(maxsplit=1)[0].lower() if first.split() else ""
-    if head in _COMMANDS and len(lines) <= 3:
+    wordlike = head in _WORDLIKE_COMMANDS and not _SHELL_MARK.search(first)
+    if head in _COMMANDS and len(lines) <= 3 and not wordlike:
         return "command"
     letters = len(_LETTERS.findall(sample))
     symbols = len(_SYMBOLS.findall(sample))
@@ -418,6 +454,10 @@ class QuotedEvidence:
             sizes[piece.kind] = sizes.get(piece.kind, 0) + max(piece.chars, 1)
         return sorted(sizes, key=lambda kind: -sizes[kind])
 
+    def own_kind(self) -> QuotedKind:
+        """The kind of the request itself ("echo … >> notes.txt" is a command)."""
+        return kind_of(self.framing.request.replace(PLACEHOLDER, " "))
+
     def text_of(self, kind: QuotedKind) -> str:
         """What the classifier is asked about `kind`."""
         return KIND_TEXTS[kind]
@@ -430,6 +470,7 @@ class QuotedEvidence:
         evidence: Sequence[Mapping[str, float]],
         *,
         whole: bool = False,
+        own: QuotedKind | None = None,
     ) -> tuple[str, float, dict[str, float], str] | None:
         """(mode, confidence, probabilities, note) with the evidence mixed in, or None when
         there is nothing to mix. `evidence` is one distribution per kind (`kinds()` order),
@@ -465,6 +506,8 @@ class QuotedEvidence:
         top = max(sorted(mixed), key=lambda n: mixed[n])
         gate = confidence / probabilities[mode] if probabilities.get(mode) else 1.0
         said = "the whole message" if whole else f"quoted {', '.join(self.kinds())}"
+        if own is not None:
+            said = f"the request reads as {own}"
         note = f"routed on the request; {said} counted at {w:.2f}"
         return top, round(min(1.0, mixed[top] * gate), 4), _rounded(mixed), note
 

@@ -14,7 +14,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.routing.follow_up import Weighed, follow_up_score, weigh
-from modes_tui.core.routing.framing import DECISIVE, Framing, QuotedEvidence
+from modes_tui.core.routing.framing import (
+    DECISIVE,
+    KIND_TEXTS,
+    Framing,
+    QuotedEvidence,
+    QuotedKind,
+)
 
 if TYPE_CHECKING:
     from modes_tui.core.packs.profiles import Profile
@@ -44,15 +50,24 @@ class QuotedStep:
         """`decision` (on the request) with the evidence weighed in."""
         evidence = QuotedEvidence(framing)
         if decision.confidence is not None and decision.confidence < DECISIVE:
+            # The request itself a command or code ("echo … >> notes.txt"): its own kind
+            # says more than its words; otherwise the whole message does.
+            own = evidence.own_kind()
+            if own != "prose":
+                kind = await self._kind(chosen, own, modes)
+                return weigh_quoted(decision, evidence, [kind], whole=True, own=own)
             whole = await self._classify(chosen, *seen, modes)
             return weigh_quoted(decision, evidence, [whole], whole=True)
-        kinds: list[Mapping[str, float]] = []
-        for kind in evidence.kinds():
-            key = (id(chosen), kind, tuple(p.name for p in modes))
-            if key not in self._kinds:
-                self._kinds[key] = await self._classify(chosen, evidence.text_of(kind), [], modes)
-            kinds.append(self._kinds[key])
+        kinds = [await self._kind(chosen, kind, modes) for kind in evidence.kinds()]
         return weigh_quoted(decision, evidence, kinds)
+
+    async def _kind(
+        self, chosen: Classifier, kind: QuotedKind, modes: tuple[Profile, ...]
+    ) -> Mapping[str, float]:
+        key = (id(chosen), kind, tuple(p.name for p in modes))
+        if key not in self._kinds:
+            self._kinds[key] = await self._classify(chosen, KIND_TEXTS[kind], [], modes)
+        return self._kinds[key]
 
     async def _classify(
         self,
@@ -73,13 +88,14 @@ def weigh_quoted(
     kinds: Sequence[Mapping[str, float]],
     *,
     whole: bool = False,
+    own: QuotedKind | None = None,
 ) -> Decision:
     """The request's decision with `kinds` (the classifier's probabilities for each quoted
     kind's description) mixed in at the evidence's weight."""
     if decision.mode_name is None or decision.confidence is None:
         return decision
     weighed = evidence.weigh(
-        decision.mode_name, decision.confidence, decision.probabilities, kinds, whole=whole
+        decision.mode_name, decision.confidence, decision.probabilities, kinds, whole=whole, own=own
     )
     if weighed is None:
         return decision
