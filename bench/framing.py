@@ -128,6 +128,35 @@ async def run_file(path: Path, show_cases: bool) -> tuple[dict[str, Any], list[d
     return total, rows
 
 
+def split_cost(paths: list[str]) -> None:
+    """What the split costs per message (no encoder), and on a 1 MB paste."""
+    import time
+
+    from modes_tui.core.routing.framing import split_message
+
+    texts = [
+        json.loads(raw)["text"]
+        for name in paths
+        for raw in Path(name).read_text(encoding="utf-8").splitlines()
+        if raw.strip()
+    ]
+    rounds = 20
+    started = time.perf_counter()
+    for _ in range(rounds):
+        for text in texts:
+            split_message(text)
+    each = (time.perf_counter() - started) / (rounds * len(texts)) * 1e6
+    paste = "summarise this log:\n" + "2024-05-01 10:02:11 ERROR db timeout\n" * 28_000
+    started = time.perf_counter()
+    split_message(paste)
+    huge = (time.perf_counter() - started) * 1000
+    framed = sum(split_message(t) is not None for t in texts)
+    print(
+        f"\nsplit: {each:.0f} us per message on average over {len(texts)} messages "
+        f"({framed} of them split); a 1 MB paste: {huge:.1f} ms"
+    )
+
+
 def line(name: str, s: dict[str, Any]) -> str:
     ece = "-" if s["ece"] is None else f"{s['ece']:.3f}"
     follow = f"{s['follow'][0]}/{s['follow'][1]}" if s["follow"][1] else "-"
@@ -155,6 +184,10 @@ def main() -> None:
         groups = sorted({r["group"] for r in rows if r["group"]})
         for group in groups:
             print(line(f"  {group}", score([r for r in rows if r["group"] == group])))
+    try:
+        split_cost(args.files)
+    except ImportError:  # a checkout without the framing
+        pass
 
 
 if __name__ == "__main__":
