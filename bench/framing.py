@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from collections import defaultdict
@@ -184,10 +185,8 @@ def main() -> None:
         groups = sorted({r["group"] for r in rows if r["group"]})
         for group in groups:
             print(line(f"  {group}", score([r for r in rows if r["group"] == group])))
-    try:
+    with contextlib.suppress(ImportError):  # a checkout without the framing has no split
         split_cost(args.files)
-    except ImportError:  # a checkout without the framing
-        pass
 
 
 if __name__ == "__main__":

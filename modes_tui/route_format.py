@@ -142,6 +142,8 @@ def panel_lines(route: Route) -> list[Text]:
         lines.append(Text(f"  runner-up: {route.runner_up}", style="dim"))
     if route.reason:
         lines.append(Text(f"  reason: {route.reason}", style="italic"))
+    if route.framing is not None:  # the user's words only: the quoted text is never on a route
+        lines.append(Text(terminal_safe(f"  framing: {route.framing.explain()}"), style="dim"))
     if route.classifier is not None:
         via = f"  via {route.classifier.with_}"
         if route.classifier.model:

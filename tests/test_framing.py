@@ -98,6 +98,8 @@ def test_each_framing_form_splits_the_request_from_what_it_quotes(
         "use `items[::-1]` or reversed()",
         "don't tell me it's already Friday",
         "only the last hour",
+        "Error: permission denied when I run ./deploy.sh",  # a label, not a request
+        "Note: I want you to write a poem about the sea",
     ],
 )
 def test_a_plain_request_is_not_split(message: str) -> None:

@@ -37,7 +37,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     else:
         say(verb_text(route))  # the reason may be a routing model's words
         if getattr(args, "explain", False):
-            say("\n".join(explain_lines(route)))
+            say(terminal_safe("\n".join(explain_lines(route))))
     if route.error is not None:
         # the fallback printed above is what the app would do; a script must still see
         # that the classifier it asked for did not decide

@@ -52,11 +52,10 @@ _QUOTE = re.compile(
     r"|‘([^’\n]+)’"
     r"|(?<![\w'])'(?=\S)([^\n]+?)(?<=\S)'(?![\w])"
 )
-_INTRO_WORDS = re.compile(
-    r"\b(?:this|these|that|it|following|below|text|sentence|sentences|message|line|lines|"
-    r"command|commands|phrase|paragraph|snippet|log|logs|output|error|traceback|trace|quote|"
-    r"title|string|code|email|bio|draft|note|passage|script)\b"
-)
+# A head announces material when it points at it ("this", "the following", "below") or
+# asks for an edit of it ("proofread:"); a noun alone ("Error: ...", "Note: ...") is the
+# material's own label, not a request.
+_INTRO_WORDS = re.compile(r"\b(?:this|these|that|it|following|below|here|here's|attached)\b")
 _EDIT_VERB = re.compile(
     r"^(?:please\s+)?(?:proofread|translate|summari[sz]e|explain|fix|rewrite|rephrase|shorten|"
     r"edit|correct|check|polish|review|simplify|expand|paraphrase|tl;?dr)\b"
