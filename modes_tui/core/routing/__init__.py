@@ -20,6 +20,8 @@ the routing prompt, router.yaml), follow-ups, the classifiers, and what it learn
     ports.py        What routing needs from outside it: an encoder for the embedding backend, a
                     classifier, and a source of corrections to learn from
     prompt.py       The routing prompt, built from the roster and never written by hand per pack
+    quoted.py       Weak evidence beside a request's decision: what a message quotes counts by
+                    its kind
     recorded.py     Errors as a route keeps them (plain data, read back as `RecordedError`)
     router.py       The router: which mode takes this turn, who decided, how sure, and why
     steps.py        The router's steps after the classifier: quoted evidence, the conversation

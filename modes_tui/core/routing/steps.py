@@ -14,13 +14,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.routing.follow_up import Weighed, follow_up_score, weigh
-from modes_tui.core.routing.framing import (
-    DECISIVE,
-    KIND_TEXTS,
-    Framing,
-    QuotedEvidence,
-    QuotedKind,
-)
+from modes_tui.core.routing.framing import Framing, QuotedKind
+from modes_tui.core.routing.quoted import DECISIVE, KIND_TEXTS, QuotedEvidence
 
 if TYPE_CHECKING:
     from modes_tui.core.packs.profiles import Profile
