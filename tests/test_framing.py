@@ -120,6 +120,11 @@ def test_a_huge_paste_is_cut_cheaply_and_measured_not_scanned() -> None:
     assert {q.kind for q in framing.quoted} == {"log"}
 
 
+def test_a_line_full_of_apostrophes_is_read_once_and_stays_the_request() -> None:
+    line = " 'x" * 2_000  # every mark could open a quote; none spans another
+    assert split_message(f"what is this{line}") is None
+
+
 @pytest.mark.parametrize(
     ("text", "kind"),
     [

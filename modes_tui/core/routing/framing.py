@@ -44,13 +44,14 @@ PLACEHOLDER = "…"
 
 _FENCE = re.compile(r"(```|~~~)[^\n]*\n?(.*?)(?:\1|\Z)", re.DOTALL)
 # Leftmost quote of any kind; a single quote opens only after a non-word character, so
-# "don't" and "it's" are apostrophes, not quotes.
+# "don't" and "it's" are apostrophes, not quotes. No quote spans its own mark, which keeps
+# the scan linear on a line full of apostrophes.
 _QUOTE = re.compile(
     r"`([^`\n]+)`"
     r'|"([^"\n]+)"'
     r"|“([^”\n]+)”"
     r"|‘([^’\n]+)’"
-    r"|(?<![\w'])'(?=\S)([^\n]+?)(?<=\S)'(?![\w])"
+    r"|(?<![\w'])'(?=\S)([^'\n]+)(?<=\S)'(?![\w])"
 )
 # A head announces material when it points at it ("this", "the following", "below") or
 # asks for an edit of it ("proofread:"); a noun alone ("Error: ...", "Note: ...") is the
