@@ -406,3 +406,37 @@ def test_a_piped_chat_runs_the_pick_and_says_it_was_unsure(pack: Pack, modes_hom
     assert result.returncode == 0, result.stderr
     assert "[code · by classifier · confidence 0.50" in result.stdout
     assert "unsure: code 0.50 or shell 0.50" in result.stdout
+
+
+EMBEDDING_MODES: dict[str, dict[str, Any]] = {
+    "chat": {"description": "Small talk.", "examples": ["recommend a film for tonight"]},
+    "write": {
+        "description": "Translating and proofreading text.",
+        "examples": ["translate this into French", "translate this sentence", "proofread this"],
+    },
+    "shell": {
+        "description": "Terminal commands, git and docker.",
+        "examples": ["git push origin main", "undo my last git commit", "delete a git branch"],
+    },
+}
+
+
+def test_the_embedding_backend_encodes_the_request_and_not_the_quoted_command(
+    write_pack: PackWriter,
+) -> None:
+    from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
+    from tests.fake_encoder import HashingEncoder
+
+    folder = write_pack(
+        router={"classifier": "embedding", "fallback": "chat"}, modes=EMBEDDING_MODES
+    )
+    pack = load_pack(profiles_dir=folder)
+    encoder = HashingEncoder()
+    classifier = EmbeddingClassifier(
+        lambda: encoder, encoder_name=encoder.name, modes=pack.profiles
+    )
+    text = "translate this: 'git push origin main, then delete a git branch'"
+    routed = asyncio.run(Router(pack, classifier).route([Message("user", text)]))
+    assert routed.mode_name == "write", routed.to_dict()
+    assert routed.framing is not None and routed.framing.routed_on == "request"
+    assert "translate this: …" in encoder.texts and text not in encoder.texts
