@@ -142,6 +142,8 @@ def panel_lines(route: Route) -> list[Text]:
         lines.append(Text(f"  runner-up: {route.runner_up}", style="dim"))
     if route.reason:
         lines.append(Text(f"  reason: {route.reason}", style="italic"))
+    if route.framing is not None:  # the user's words only: the quoted text is never on a route
+        lines.append(Text(terminal_safe(f"  framing: {route.framing.explain()}"), style="dim"))
     if route.classifier is not None:
         via = f"  via {route.classifier.with_}"
         if route.classifier.model:
@@ -183,6 +185,8 @@ def repl_line(route: Route) -> str:
     line = "[" + " · ".join(parts) + "]"
     if route.decided_by == "fallback" and route.reason:
         line += f" {route.reason}"
+    if route.unsure is not None:  # the pick ran; say what else it nearly was
+        line += f" {route.unsure.line()}"
     return line
 
 
@@ -202,6 +206,24 @@ def markdown_line(route: Route, setting: str = "auto") -> str:
     if route.reason:
         text += f": {route.reason}"
     return text
+
+
+def explain_lines(route: Route) -> list[str]:
+    """`route --explain`: the framing, the conversation and the doubt behind a route."""
+    lines = []
+    if route.framing is not None:
+        lines.append(f"  framing: {route.framing.explain()}")
+    if route.follow_up is not None:
+        lines.append(f"  follow-up: {route.follow_up:.2f} (how much it leans on the last turn)")
+    if route.alone is not None:
+        confidence = "n/a" if route.alone.confidence is None else f"{route.alone.confidence:.2f}"
+        lines.append(f"  alone: {route.alone.mode_name} {confidence}")
+    if route.unsure is not None:
+        why = "below ask_below" if route.unsure.why == "low" else "runner-up within ask_margin"
+        lines.append(f"  {route.unsure.line()} ({why}; the pick runs, the app asks)")
+    if not lines:
+        lines.append("  framing: the whole message is the request (nothing quoted)")
+    return lines
 
 
 def verb_text(route: Route) -> str:

@@ -19,7 +19,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """Route every line of an eval file and score the routes; --fit tunes the threshold."""
     from modes_tui.core.evals.cases import read_eval_file
     from modes_tui.core.evals.report import format_fit, format_report
-    from modes_tui.core.evals.scoring import evaluate, fit_threshold, route_cases
+    from modes_tui.core.evals.scoring import (
+        SURE,
+        case_rows,
+        evaluate,
+        fit_threshold,
+        route_cases,
+        wrong_sure,
+    )
 
     runtime = runtime_for(args)
     pack = runtime.pack
@@ -37,12 +44,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.json:
         data: dict[str, Any] = {"file": args.file, "pack": pack.name, "classifier": used}
         data.update(report.to_dict())
+        data["wrong_sure"] = {"at_least": SURE, "count": wrong_sure(outcomes)}
+        data["ask_share"] = round(sum(o.route.unsure is not None for o in outcomes) / len(cases), 4)
+        data["per_case"] = case_rows(outcomes, config.below_confidence, config.fallback)
         if fit is not None:
             data["fit"] = fit.to_dict()
         say_json(data)
         return EXIT_OK
     title = f"{args.file}: {len(cases)} cases, pack {pack.name}, classifier {used}"
     say(format_report(report, title=title))
+    asked = sum(o.route.unsure is not None for o in outcomes)
+    say(
+        f"\nwrong routes at confidence >= {SURE}: {wrong_sure(outcomes)}   "
+        f"unsure (would ask): {asked}/{len(cases)}"
+    )
     if fit is not None:
         say()
         say(format_fit(fit, config.below_confidence))

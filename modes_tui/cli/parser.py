@@ -106,6 +106,11 @@ def add_route(verbs: Any) -> argparse.ArgumentParser:
     pack_options(route)
     route.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
     route.add_argument("--json", action="store_true", help="print Route.to_dict() as JSON")
+    route.add_argument(
+        "--explain",
+        action="store_true",
+        help="also show the framing (request and quoted kinds), follow-up and doubt",
+    )
     return route
 
 

@@ -21,7 +21,7 @@ from modes_tui.core.errors import ModesError
 def cmd_route(args: argparse.Namespace) -> int:
     """Dry run: which mode would take this message. No answer is generated."""
     from modes_tui.core.history.conversation import Message
-    from modes_tui.route_format import verb_text
+    from modes_tui.route_format import explain_lines, verb_text
 
     runtime = runtime_for(args)
     text = " ".join(args.text)
@@ -36,6 +36,8 @@ def cmd_route(args: argparse.Namespace) -> int:
         say_json(route.to_dict())
     else:
         say(verb_text(route))  # the reason may be a routing model's words
+        if getattr(args, "explain", False):
+            say(terminal_safe("\n".join(explain_lines(route))))
     if route.error is not None:
         # the fallback printed above is what the app would do; a script must still see
         # that the classifier it asked for did not decide

@@ -14,7 +14,9 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 from __future__ import annotations
 
 __all__ = [
+    "SURE",
     "Outcome",
+    "case_rows",
     "evaluate",
     "fit_threshold",
     "format_fit",
@@ -23,4 +25,5 @@ __all__ = [
     "percentile",
     "read_eval_file",
     "route_cases",
+    "wrong_sure",
 ]

@@ -5,6 +5,7 @@
 `mode` is a mode name, or null when the router should fall back (the message belongs to no
 mode). `history` (optional) is the conversation before the message: `{"role", "content"}`
 objects (an assistant entry may carry `"mode"`, which stickiness reads) or plain strings.
+`group` (optional) labels the line for the per-case report (`eval --json`).
 `previous_mode` (optional) is the mode that answered the turn before the message, when the
 history does not say it (an assistant entry's `"mode"` does). A case whose expected mode is
 the previous mode is a follow-up; one with a previous mode and another expectation is a
@@ -61,6 +62,8 @@ class EvalCase:
     previous_mode: str | None = None
     """The mode that answered the previous turn (`previous_mode`, else the history's last
     assistant `mode`); None when nothing answered before."""
+    group: str | None = None
+    """A label the file gives the line (`group`), reported per case by `eval --json`."""
 
     @property
     def kind(self) -> str | None:
@@ -109,7 +112,8 @@ def read_eval_file(path: str | Path, modes: Iterable[str] | None = None) -> list
             entry if isinstance(entry, str) else dict(entry) for entry in data.get("history") or ()
         )
         previous = data.get("previous_mode") or _last_assistant_mode(history)
-        cases.append(EvalCase(data["text"], data.get("mode"), history, number, previous))
+        group = data.get("group")
+        cases.append(EvalCase(data["text"], data.get("mode"), history, number, previous, group))
     if problems:
         raise EvalFileError(shown, problems)
     if not cases:
@@ -123,9 +127,11 @@ def _check_case(data: Any, known: set[str] | None) -> str | None:
     """What is wrong with one case line (None: nothing), field by field."""
     if not isinstance(data, dict):
         return f'must be a JSON object like {{"text": ..., "mode": ...}}, not {type(data).__name__}'
-    unknown = sorted(set(data) - {"text", "mode", "history", "previous_mode"})
+    unknown = sorted(set(data) - {"text", "mode", "history", "previous_mode", "group"})
     if unknown:
-        return f"unknown key {cut_repr(unknown[0])}; keys are text, mode, history, previous_mode"
+        return f"unknown key {cut_repr(unknown[0])}; keys are text, mode, history, previous_mode, group"
+    if data.get("group") is not None and not isinstance(data["group"], str):
+        return f"`group` must be text, not {cut_repr(data['group'])}"
     previous = data.get("previous_mode")
     if previous is not None:
         problem = _check_mode_name("previous_mode", previous, known, "a mode name")

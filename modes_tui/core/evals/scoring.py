@@ -239,6 +239,48 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+SURE = 0.9
+"""A wrong route at this confidence or more is counted apart (`wrong_sure`)."""
+
+
+def case_rows(
+    outcomes: Sequence[Outcome], threshold: float | None, fallback: str
+) -> list[dict[str, Any]]:
+    """One row per case for `eval --json`: text, expected, routed, confidence, correct,
+    unsure, group (when the line gives one) and the line number."""
+    rows = []
+    for outcome in outcomes:
+        judged = judge(outcome, threshold, fallback)
+        case, route = outcome.case, outcome.route
+        row: dict[str, Any] = {
+            "line": case.line,
+            "text": case.text,
+            "expected": case.mode,
+            "routed": judged.mode,
+            "fell_back": judged.fell_back,
+            "confidence": _round(route.confidence),
+            "correct": judged.correct,
+            "unsure": route.unsure is not None,
+        }
+        if case.kind is not None:
+            row["kind"] = case.kind
+        if case.group is not None:
+            row["group"] = case.group
+        rows.append(row)
+    return rows
+
+
+def wrong_sure(outcomes: Sequence[Outcome], sure: float = SURE) -> int:
+    """Routes whose classifier's mode was wrong at confidence >= `sure`."""
+    return sum(
+        1
+        for o in outcomes
+        if o.route.decided_by == "classifier"
+        and (o.route.confidence or 0.0) >= sure
+        and o.route.mode_name != o.case.mode
+    )
+
+
 def evaluate(
     outcomes: Sequence[Outcome],
     modes: Sequence[str],

@@ -14,6 +14,7 @@ from typing import Any
 
 from modes_tui.core.errors import cut_repr
 from modes_tui.core.packs.fields import FieldReader, HistoryWindow
+from modes_tui.core.routing.doubt import ASK_BELOW, ASK_MARGIN
 
 CLASSIFIERS = ("keyword", "embedding", "chat", "judge", "cascade")
 ROUTER_KEYS = frozenset(
@@ -29,6 +30,8 @@ ROUTER_KEYS = frozenset(
         "instructions",
         "cascade",
         "tools",
+        "ask_below",
+        "ask_margin",
     }
 )
 CASCADE_KEYS = frozenset({"first", "then", "below"})
@@ -72,6 +75,10 @@ class RouterConfig:
     """Routing guidance (trusted text) given to every backend."""
     cascade: CascadeConfig | None = None
     """The two stages of the cascade backend."""
+    ask_below: float | None = ASK_BELOW
+    """A route whose confidence is below this is unsure (the app asks; null: never)."""
+    ask_margin: float | None = ASK_MARGIN
+    """A route whose runner-up is this close to its pick is unsure (null: never)."""
 
 
 def read_router(
@@ -145,6 +152,8 @@ def read_router(
         sticky=reader.fraction(file, data, "sticky", 0.0) or 0.0,
         instructions=" ".join(instructions.split()),
         cascade=cascade,
+        ask_below=reader.fraction(file, data, "ask_below", ASK_BELOW),
+        ask_margin=reader.fraction(file, data, "ask_margin", ASK_MARGIN),
     )
 
 

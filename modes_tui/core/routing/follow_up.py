@@ -29,6 +29,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from modes_tui.core.routing.framing import PLACEHOLDER
+
 _ACK = re.compile(
     r"^(?:(?:ok(?:ay)?|k|great|cool|nice|perfect|awesome|brilliant|excellent|good|"
     r"thanks?(?: you)?(?: so much| a lot)?|thx|ty|cheers|got it|makes sense|that works|"
@@ -110,6 +112,21 @@ _NEW_TOPIC = re.compile(
     r"change of (?:subject|topic)|by the way|btw|switching (?:gears|topics)|"
     r"another (?:question|topic|thing)|something else|on another note|separate question)\b"
 )
+# A message that opens with a request of its own (a question word, an auxiliary, an
+# imperative) can stand alone; a short fragment that opens with none ("only the last hour",
+# "six dice", "recursive version") is elliptic: it continues the turn before it.
+_REQUEST_OPENER = re.compile(
+    r"^(?:how|what|what's|whats|why|when|where|who|whom|whose|which|is|are|am|was|were|can|"
+    r"could|would|should|shall|do|does|did|will|won't|please|pls|write|make|give|show|tell|"
+    r"find|list|explain|describe|create|draft|translate|summari[sz]e|fix|help|implement|"
+    r"generate|compare|calculate|compute|convert|install|run|set|add|remove|delete|kill|"
+    r"check|plan|estimate|recommend|suggest|solve|prove|define|i|i'm|im|i've|my|let's|lets|"
+    r"hi|hello|hey|if|debug|refactor|review|proofread|rewrite|edit|build|start|stop|open|"
+    r"create|update|upgrade|search|count|sort|merge|split|parse|read|send|reply|book)\b"
+)
+ELLIPTIC_WORDS = 7
+"""Up to this many words, a message with no request of its own reads as elliptic."""
+ELLIPTIC_WEIGHT = 0.45
 SHORT_WORDS = 4
 """Up to this many words a message says too little to stand alone (the lone-word cue)."""
 MEDIUM_WORDS = 7
@@ -148,14 +165,20 @@ def follow_up_score(message: str) -> FollowUp:
         if pattern.search(text):
             weights.append(weight)
             cues.append(name)
-    if len(words) <= SHORT_WORDS:
+    # "…" stands for material the message quotes (`core.routing.framing`): "this" points at
+    # it, and the message carries its own subject however few words its request has.
+    material = PLACEHOLDER in message
+    if len(words) <= SHORT_WORDS and not material:
         weights.append(0.4)
         cues.append(f"{len(words)} word{'s' if len(words) != 1 else ''}")
+    if len(words) <= ELLIPTIC_WORDS and not material and not _REQUEST_OPENER.match(text):
+        weights.append(ELLIPTIC_WEIGHT)
+        cues.append("no request of its own")
     remaining = 1.0
     for weight in weights:
         remaining *= 1.0 - weight
     score = 1.0 - remaining
-    if len(words) > LONG_WORDS:
+    if material or len(words) > LONG_WORDS:
         score *= 0.4
     elif len(words) > MEDIUM_WORDS:
         score *= 0.6

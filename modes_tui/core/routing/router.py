@@ -15,18 +15,16 @@ asks the classifier, and applies the outcome table (first rule that applies):
 | otherwise                                       | classifier | the decision's reason                   |
 | (mid-turn) the mode's model handed over         | model      | the model's reason (`switch_mode`)      |
 
-Before the threshold rules, the conversation (`core.routing.follow_up`): when a mode answered the
-previous turn, the message's follow-up score `f` raises that mode's confidence to
-`f + (1 - f) * confidence`; another mode keeps the decision only if its own confidence,
-discounted by how little the message stands alone (`(1 - f) * confidence`), still beats
-that. A follow-up ("and in Go?") stays in the current mode unless another mode is clearly
-surer; a self-contained request (f near 0) switches as it would have, at its own confidence. The threshold rules
-then read the decision as the conversation left it. When the conversation changed the
-mode, the route is marked sticky, its reason starts `Follow-up of <mode>`, and `alone`
-keeps what the classifier said of the message alone.
-
-Then stickiness: a classifier decision that would switch away from the current mode must
-beat it by `sticky` in the probabilities, or the current mode keeps the turn (marked).
+First the framing (`core.routing.framing`): for the embedding and keyword backends the
+classifier reads the request, not what the message quotes; the quoted kinds count as weak
+evidence (`steps.weigh_quoted`) and the split is kept on the route (`framing`).
+Before the threshold rules, the conversation (`core.routing.follow_up`, `steps.in_conversation`):
+a follow-up stays in the mode that answered the previous turn unless another mode is clearly
+surer; a self-contained request switches at its own confidence. When the conversation changed
+the mode, the route is sticky, its reason starts `Follow-up of <mode>`, and `alone` keeps the
+classifier's own decision. Then stickiness: a switch must beat the current mode by `sticky`.
+Last, doubt (`core.routing.doubt`): under `ask_below`, or with the runner-up within
+`ask_margin`, the route carries `unsure` (pick and runner-up).
 The decision's reason is for people and logs; it never goes back into any prompt.
 """
 
@@ -36,13 +34,14 @@ import inspect
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from modes_tui.core.errors import ContractError, RoutingDecisionError, UnknownMode
+from modes_tui.core.errors import ContractError, UnknownMode
 from modes_tui.core.history.conversation import Message
-from modes_tui.core.routing.follow_up import Weighed, follow_up_score, weigh
+from modes_tui.core.routing.doubt import Unsure, doubt
+from modes_tui.core.routing.framing import Framing, split_message
 from modes_tui.core.routing.input import (
     HistoryEntry,
     MessageLike,
@@ -50,19 +49,26 @@ from modes_tui.core.routing.input import (
     cut_tail,
     split_transcript,
 )
+from modes_tui.core.routing.recorded import (
+    RecordedError,
+    error_to_dict,
+    failure_reason,
+)
+from modes_tui.core.routing.steps import QuotedStep, in_conversation
 
 if TYPE_CHECKING:  # profiles pulls in YAML and Jinja2, which the app's first frame can do without
     from modes_tui.core.packs.profiles import Pack, Profile
     from modes_tui.core.routing.ports import Classifier
 
 DecidedBy = Literal["caller", "classifier", "fallback", "model"]
+FRAMING_BACKENDS = frozenset({"embedding", "keyword"})
+"""Backends that route the request alone; a model (chat, judge) reads the whole message."""
 
 REASON_FORCED = "Mode requested by caller"
 REASON_ONLY_FALLBACK = "No other mode available"
 REASON_NO_MODE = "No mode chosen"
 REASON_NOT_SCORED = "Confidence not scored"
 REASON_BELOW = "Below confidence threshold"
-ERROR_TEXT_LIMIT = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,28 +132,6 @@ class ClassifierInfo:
         return cls(str(data.get("with", "custom")), data.get("model"))
 
 
-class RecordedError(Exception):
-    """An error read back from a log: its class name and message, nothing live."""
-
-    def __init__(
-        self, type_name: str, message: str, extra: Mapping[str, Any] | None = None
-    ) -> None:
-        super().__init__(message)
-        self.type_name = type_name
-        self.extra = dict(extra or {})
-
-
-def error_to_dict(error: BaseException) -> dict[str, Any]:
-    """An exception as plain data, keeping a routing error's stage and raw output."""
-    if isinstance(error, RecordedError):
-        return {"type": error.type_name, "message": str(error), **error.extra}
-    data: dict[str, Any] = {"type": type(error).__name__, "message": str(error)}
-    if isinstance(error, RoutingDecisionError):
-        data["stage"] = error.stage
-        data["raw_output"] = error.raw_output
-    return data
-
-
 @dataclass(frozen=True, slots=True)
 class Route:
     """The router's answer for one turn: a value you can show, log, replay and test."""
@@ -180,6 +164,10 @@ class Route:
     """How much the message leaned on the previous turn (0..1); None without one."""
     alone: Decision | None = None
     """The classifier's decision on the message alone, when the conversation changed it."""
+    framing: Framing | None = None
+    """The message's request and what it quotes (kinds and sizes), when it quotes anything."""
+    unsure: Unsure | None = None
+    """The router's doubt (pick and runner-up), when it was unsure (`ask_below`)."""
 
     @property
     def confidence(self) -> float | None:
@@ -213,6 +201,10 @@ class Route:
             data["follow_up"] = self.follow_up
         if self.alone is not None:
             data["alone"] = self.alone.to_dict()
+        if self.framing is not None:
+            data["framing"] = self.framing.to_dict()
+        if self.unsure is not None:
+            data["unsure"] = self.unsure.to_dict()
         return data
 
     @classmethod
@@ -229,6 +221,7 @@ class Route:
         classifier = data.get("classifier")
         follow_up = data.get("follow_up")
         alone = data.get("alone")
+        framing, unsure = data.get("framing"), data.get("unsure")
         return cls(
             mode_name=str(data["mode_name"]),
             decided_by=data["decided_by"],
@@ -244,6 +237,8 @@ class Route:
             at=str(data.get("at") or ""),
             follow_up=float(follow_up) if isinstance(follow_up, int | float) else None,
             alone=Decision.from_dict(alone) if isinstance(alone, Mapping) else None,
+            framing=Framing.from_dict(framing) if isinstance(framing, Mapping) else None,
+            unsure=Unsure.from_dict(unsure) if isinstance(unsure, Mapping) else None,
         )
 
 
@@ -280,6 +275,7 @@ class Router:
         self.inputs = dict(inputs or {})
         self.on_error = on_error
         self._environ = environ
+        self._quoted = QuotedStep(self.inputs, validate_decision)
 
     @property
     def config(self) -> Any:
@@ -337,12 +333,22 @@ class Router:
 
         chosen = classifier or self.classifier
         info = trace_of(chosen)
+        framing = split_message(message)
+        if framing is not None and info.with_ not in FRAMING_BACKENDS:
+            framing = replace(framing, routed_on="message")  # a model reads the framing itself
+        routed = (
+            framing.request if framing is not None and framing.routed_on == "request" else message
+        )
         started = time.perf_counter()
         try:
-            result = chosen.classify(message, history, available, config.instructions, self.inputs)
+            result = chosen.classify(routed, history, available, config.instructions, self.inputs)
             if inspect.isawaitable(result):
                 result = await result
             decision = validate_decision(result)
+            if routed is not message and framing is not None:
+                decision = await self._quoted.weigh(
+                    decision, framing, chosen, available, (message, history)
+                )
         except Exception as error:  # noqa: BLE001 - any classifier failure routes to the fallback
             duration = (time.perf_counter() - started) * 1000
             if self.on_error is not None:
@@ -354,29 +360,50 @@ class Router:
                 duration_ms=duration,
                 classifier=trace_of(chosen),
                 error=error,
+                framing=framing,
             )
         duration = (time.perf_counter() - started) * 1000
         info = trace_of(chosen)  # a backend may resolve its model while classifying
         stages = tuple(getattr(chosen, "last_stages", ()) or ())
-        ranked = decision.ranked()
-        runner_up = next((name for name, p in ranked if name != decision.mode_name and p > 0), None)
         common: dict[str, Any] = {
             "decision": decision,
             "duration_ms": duration,
             "classifier": info,
-            "runner_up": runner_up,
+            "runner_up": _runner_up(decision),
             "stages": stages,
+            "framing": framing,
         }
         names = {p.name for p in available}
         decision, follow_up, alone = in_conversation(decision, message, current_mode, names)
         if follow_up is not None:
             common.update(decision=decision, follow_up=follow_up, alone=alone)
             if alone is not None:
-                ranked = decision.ranked()
-                common["runner_up"] = next(
-                    (n for n, p in ranked if n != decision.mode_name and p > 0), None
-                )
-        threshold = config.below_confidence
+                common["runner_up"] = _runner_up(decision)
+        route = self._outcome(decision, current_mode, names, common, sticky=alone is not None)
+        if route.decided_by == "fallback" and route.reason != REASON_BELOW:
+            return route
+        unsure = doubt(
+            decision.mode_name or fallback,
+            decision.confidence,
+            decision.probabilities,
+            ask_below=config.ask_below,
+            ask_margin=config.ask_margin,
+            runs=route.mode_name,
+        )
+        return replace(route, unsure=unsure) if unsure is not None else route
+
+    def _outcome(
+        self,
+        decision: Decision,
+        current_mode: str | None,
+        names: set[str],
+        common: dict[str, Any],
+        *,
+        sticky: bool,
+    ) -> Route:
+        """The outcome table's rules after the classifier answered (see the module doc)."""
+        fallback = self.pack.router.fallback
+        threshold = self.pack.router.below_confidence
         if decision.mode_name is None:
             return Route(fallback, "fallback", REASON_NO_MODE, **common)
         if decision.mode_name not in names:
@@ -393,13 +420,7 @@ class Router:
         if held is not None:
             common["runner_up"] = decision.mode_name
             return Route(held, "classifier", _sticky_reason(decision, held), sticky=True, **common)
-        return Route(
-            decision.mode_name,
-            "classifier",
-            decision.reason,
-            sticky=alone is not None,
-            **common,
-        )
+        return Route(decision.mode_name, "classifier", decision.reason, sticky=sticky, **common)
 
     def _sticky(self, decision: Decision, current: str | None, names: set[str]) -> str | None:
         """The current mode if stickiness keeps it against `decision`, else None."""
@@ -414,26 +435,8 @@ class Router:
         return current if lead < margin else None
 
 
-def in_conversation(
-    decision: Decision, message: str, current: str | None, names: set[str]
-) -> tuple[Decision, float | None, Decision | None]:
-    """(the decision with the previous turn's mode weighed in, the follow-up score, the
-    classifier's own decision when the mode changed); see `core.routing.follow_up.weigh`.
-
-    Unchanged, with no score, when no available mode answered the previous turn, or the
-    classifier chose no mode or scored no confidence (nothing to weigh the conversation against).
-    """
-    if current not in names or decision.mode_name is None or decision.confidence is None:
-        return decision, None, None
-    weighed = weigh(
-        Weighed(decision.mode_name, decision.confidence, decision.probabilities, decision.reason),
-        message,
-        current,
-    )
-    if weighed is None:
-        return decision, follow_up_score(message).score, None
-    kept = Decision(weighed.mode, weighed.confidence, weighed.reason, weighed.probabilities)
-    return kept, weighed.follow_up, decision if weighed.mode != decision.mode_name else None
+def _runner_up(decision: Decision) -> str | None:
+    return next((n for n, p in decision.ranked() if n != decision.mode_name and p > 0), None)
 
 
 def _sticky_reason(decision: Decision, held: str) -> str:
@@ -449,15 +452,6 @@ def _last_mode(entries: list[MessageLike]) -> str | None:
         if isinstance(entry, Mapping) and entry.get("role") == "assistant" and entry.get("mode"):
             return str(entry["mode"])
     return None
-
-
-def failure_reason(error: BaseException) -> str:
-    """`Classifier failed: <Class>: <first line of the message, at most 200 chars>`."""
-    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    if len(text) > ERROR_TEXT_LIMIT:
-        text = text[: ERROR_TEXT_LIMIT - 1] + "…"
-    name = error.type_name if isinstance(error, RecordedError) else type(error).__name__
-    return f"Classifier failed: {name}: {text}" if text else f"Classifier failed: {name}"
 
 
 def validate_decision(result: object) -> Decision:

@@ -1,0 +1,113 @@
+"""Weak evidence beside a request's decision: what a message quotes counts by its kind.
+
+The router routes a message's request (`core.routing.framing`). When the request is decisive,
+each quoted kind (code, log, command, prose) counts a little, through what the pack's own
+classifier says of that kind's description; when the request says little on its own, the
+whole message (or the request's own kind, when the request is itself a command) is pooled with
+it. `core.routing.steps.QuotedStep` asks the classifier; this module does the arithmetic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from modes_tui.core.routing.framing import PLACEHOLDER, Framing, QuotedKind, kind_of
+
+KIND_TEXTS: Mapping[QuotedKind, str] = {
+    "code": "a piece of source code from a program",
+    "log": "an error message and stack trace printed by a program",
+    "command": "a command typed in a terminal",
+    "prose": "a sentence of plain everyday text",
+}
+"""What the classifier is asked about each kind (once per pack): its answer is the kind's
+evidence, so the evidence follows the pack's own modes."""
+DECISIVE = 0.95
+"""A request classified at this confidence or more decides; the kinds count `WEIGHT_KINDS`."""
+WEIGHT_KINDS = 0.1
+"""The kinds' weight beside a decisive request."""
+REQUEST_LEAN = 0.5
+"""Below `DECISIVE` the request says too little on its own ("explain: …", "what does …
+do?"): the whole message's decision is pooled with it, each weighted by its confidence,
+the request's times this."""
+
+
+class QuotedEvidence:
+    """The quoted pieces' kinds as weak evidence beside the request's own decision."""
+
+    def __init__(self, framing: Framing) -> None:
+        self.framing = framing
+
+    def kinds(self) -> list[QuotedKind]:
+        """The kinds quoted, each once, largest share first."""
+        sizes: dict[QuotedKind, int] = {}
+        for piece in self.framing.quoted:
+            sizes[piece.kind] = sizes.get(piece.kind, 0) + max(piece.chars, 1)
+        return sorted(sizes, key=lambda kind: -sizes[kind])
+
+    def own_kind(self) -> QuotedKind:
+        """The kind of the request itself ("echo … >> notes.txt" is a command)."""
+        return kind_of(self.framing.request.replace(PLACEHOLDER, " "))
+
+    def text_of(self, kind: QuotedKind) -> str:
+        """What the classifier is asked about `kind`."""
+        return KIND_TEXTS[kind]
+
+    def weigh(
+        self,
+        mode: str,
+        confidence: float,
+        probabilities: Mapping[str, float] | None,
+        evidence: Sequence[Mapping[str, float]],
+        *,
+        whole: bool = False,
+        own: QuotedKind | None = None,
+    ) -> tuple[str, float, dict[str, float], str] | None:
+        """(mode, confidence, probabilities, note) with the evidence mixed in, or None when
+        there is nothing to mix. `evidence` is one distribution per kind (`kinds()` order),
+        or with `whole` the classifier's distribution for the whole message."""
+        evidence = [e for e in evidence if e]
+        if not probabilities or not evidence:
+            return None
+        shares = [1.0] if whole else self._shares()
+        mixed_evidence: dict[str, float] = {}
+        for share, probs in zip(shares, evidence, strict=False):
+            for name, p in probs.items():
+                mixed_evidence[name] = mixed_evidence.get(name, 0.0) + share * p
+        w = WEIGHT_KINDS
+        if whole:  # each opinion counts as sure as it is; the request by half again
+            sure = max(mixed_evidence.values(), default=0.0)
+            w = sure / (sure + REQUEST_LEAN * confidence) if sure > 0 else 0.0
+        names = set(probabilities) | set(mixed_evidence)
+        if whole:  # two opinions of the same message: pooled geometrically, so a mode
+            # that either one rules out stays out
+            floor = 1e-4
+            pooled = {
+                n: max(probabilities.get(n, 0.0), floor) ** (1 - w)
+                * max(mixed_evidence.get(n, 0.0), floor) ** w
+                for n in names
+            }
+            total = sum(pooled.values())
+            mixed = {n: p / total for n, p in pooled.items()}
+        else:
+            mixed = {
+                n: (1 - w) * probabilities.get(n, 0.0) + w * mixed_evidence.get(n, 0.0)
+                for n in names
+            }
+        top = max(sorted(mixed), key=lambda n: mixed[n])
+        gate = confidence / probabilities[mode] if probabilities.get(mode) else 1.0
+        said = "the whole message" if whole else f"quoted {', '.join(self.kinds())}"
+        if own is not None:
+            said = f"the request reads as {own}"
+        note = f"routed on the request; {said} counted at {w:.2f}"
+        return top, round(min(1.0, mixed[top] * gate), 4), _rounded(mixed), note
+
+    def _shares(self) -> list[float]:
+        sizes: dict[QuotedKind, int] = {}
+        for piece in self.framing.quoted:
+            sizes[piece.kind] = sizes.get(piece.kind, 0) + max(piece.chars, 1)
+        total = sum(sizes.values()) or 1
+        return [sizes[kind] / total for kind in self.kinds()]
+
+
+def _rounded(probabilities: Mapping[str, float]) -> dict[str, float]:
+    return {name: round(p, 4) for name, p in probabilities.items()}

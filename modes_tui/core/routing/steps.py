@@ -1,0 +1,133 @@
+"""The router's steps after the classifier answered: the quoted material's kinds as weak
+evidence (`core.routing.framing`) and the conversation (`core.routing.follow_up`).
+
+Both take the classifier's `Decision` and give back one (built with `dataclasses.replace`,
+so this module needs the type only for checking); the router applies the outcome table to
+what they leave.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from modes_tui.core.routing.follow_up import Weighed, follow_up_score, weigh
+from modes_tui.core.routing.framing import Framing, QuotedKind
+from modes_tui.core.routing.quoted import DECISIVE, KIND_TEXTS, QuotedEvidence
+
+if TYPE_CHECKING:
+    from modes_tui.core.packs.profiles import Profile
+    from modes_tui.core.routing.input import HistoryEntry
+    from modes_tui.core.routing.ports import Classifier
+    from modes_tui.core.routing.router import Decision
+
+
+class QuotedStep:
+    """Weak evidence beside a request's decision: a decisive request keeps it, the quoted
+    kinds only nudging (each kind's description classified once per classifier and pack);
+    a request that says little alone ("explain: …") is pooled with the whole message."""
+
+    def __init__(self, inputs: Mapping[str, Any], validate: Callable[[object], Decision]) -> None:
+        self.inputs = inputs
+        self.validate = validate
+        self._kinds: dict[tuple[int, str, tuple[str, ...]], Mapping[str, float]] = {}
+
+    async def weigh(
+        self,
+        decision: Decision,
+        framing: Framing,
+        chosen: Classifier,
+        modes: tuple[Profile, ...],
+        seen: tuple[str, list[HistoryEntry]],
+    ) -> Decision:
+        """`decision` (on the request) with the evidence weighed in."""
+        evidence = QuotedEvidence(framing)
+        if decision.confidence is not None and decision.confidence < DECISIVE:
+            # The request itself a command or code ("echo … >> notes.txt"): its own kind
+            # says more than its words; otherwise the whole message does.
+            own = evidence.own_kind()
+            if own != "prose":
+                kind = await self._kind(chosen, own, modes)
+                return weigh_quoted(decision, evidence, [kind], whole=True, own=own)
+            whole = await self._classify(chosen, *seen, modes)
+            return weigh_quoted(decision, evidence, [whole], whole=True)
+        kinds = [await self._kind(chosen, kind, modes) for kind in evidence.kinds()]
+        return weigh_quoted(decision, evidence, kinds)
+
+    async def _kind(
+        self, chosen: Classifier, kind: QuotedKind, modes: tuple[Profile, ...]
+    ) -> Mapping[str, float]:
+        key = (id(chosen), kind, tuple(p.name for p in modes))
+        if key not in self._kinds:
+            self._kinds[key] = await self._classify(chosen, KIND_TEXTS[kind], [], modes)
+        return self._kinds[key]
+
+    async def _classify(
+        self,
+        chosen: Classifier,
+        text: str,
+        history: list[HistoryEntry],
+        modes: tuple[Profile, ...],
+    ) -> dict[str, float]:
+        result = chosen.classify(text, history, modes, "", self.inputs)
+        if inspect.isawaitable(result):
+            result = await result
+        return dict(self.validate(result).probabilities or {})
+
+
+def weigh_quoted(
+    decision: Decision,
+    evidence: QuotedEvidence,
+    kinds: Sequence[Mapping[str, float]],
+    *,
+    whole: bool = False,
+    own: QuotedKind | None = None,
+) -> Decision:
+    """The request's decision with `kinds` (the classifier's probabilities for each quoted
+    kind's description) mixed in at the evidence's weight."""
+    if decision.mode_name is None or decision.confidence is None:
+        return decision
+    weighed = evidence.weigh(
+        decision.mode_name, decision.confidence, decision.probabilities, kinds, whole=whole, own=own
+    )
+    if weighed is None:
+        return decision
+    mode, confidence, probabilities, note = weighed
+    reason = f"{decision.reason}; {note}" if decision.reason else note
+    return replace(
+        decision,
+        mode_name=mode,
+        confidence=confidence,
+        reason=reason,
+        probabilities=probabilities,
+    )
+
+
+def in_conversation(
+    decision: Decision, message: str, current: str | None, names: set[str]
+) -> tuple[Decision, float | None, Decision | None]:
+    """(the decision with the previous turn's mode weighed in, the follow-up score, the
+    classifier's own decision when the mode changed); see `core.routing.follow_up.weigh`.
+
+    Unchanged, with no score, when no available mode answered the previous turn, or the
+    classifier chose no mode or scored no confidence (nothing to weigh the conversation against).
+    """
+    if current not in names or decision.mode_name is None or decision.confidence is None:
+        return decision, None, None
+    weighed = weigh(
+        Weighed(decision.mode_name, decision.confidence, decision.probabilities, decision.reason),
+        message,
+        current,
+    )
+    if weighed is None:
+        return decision, follow_up_score(message).score, None
+    kept = replace(
+        decision,
+        mode_name=weighed.mode,
+        confidence=weighed.confidence,
+        reason=weighed.reason,
+        probabilities=weighed.probabilities,
+    )
+    return kept, weighed.follow_up, decision if weighed.mode != decision.mode_name else None
