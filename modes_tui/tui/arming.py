@@ -13,6 +13,14 @@ A click before arming does nothing (the buttons are disabled): a click aimed at 
 dialog just covered is no more an answer than a typed key. The clock is injected, so tests
 decide when a dialog arms instead of sleeping. A key typed before the dialog opened is
 early even when a busy app reads it late: Textual stamps every key when it reads it.
+
+Armed is not for ever. Someone who read the question for a while and then types on ("lately",
+"can") must not answer it with the `y` or `n` inside a word: once armed, only the answer keys
+(y, n, Esc, Enter on the focused button, Tab between the buttons) answer; any other printable
+key (or backspace, or a paste) goes to the prompt like an early key, the dialog is unarmed
+again and says "a question is waiting: y or n", and the next keys of the word fall inside the
+new wait. So an answer is a lone answer key after a quiet moment. Every other key (the global
+ones: shift+tab, ctrl+e, the mode keys) does nothing while a dialog is open.
 """
 
 from __future__ import annotations
@@ -34,6 +42,14 @@ NEW_LINE_KEYS = frozenset({"enter", "shift+enter", "ctrl+j", "alt+enter", "ctrl+
 """Keys that end a line: in the prompt they would send, so early ones become a line break."""
 
 UNARMED_HINT = "Keys typed now go to your message; the answer keys work after a pause in typing."
+WAITING_HINT = (
+    "A question is waiting: y or n (after a pause in typing). What you type goes to your message."
+)
+"""Shown when a key that is not an answer came while the dialog was armed."""
+
+ANSWER_KEYS = frozenset({"y", "n", "escape", "enter", "tab"})
+"""Keys an armed dialog lets through: its answers, Enter on the focused button, Tab to the
+other button. Any other key goes to the prompt (printable) or does nothing (global keys)."""
 
 
 class EarlyKeys:
@@ -148,20 +164,36 @@ class ArmedDialog(ModalScreen[bool]):
             self._arm()
         return self.armed
 
+    def _disarm(self) -> None:
+        """A key that is not an answer came while armed: the user is typing again."""
+        self.armed = False
+        for button in self.query(Button):
+            button.disabled = True
+        self.query_one("#answer-hint", Static).update(WAITING_HINT)
+        self._quiet_since = self._clock()
+        self._check_armed()
+
     def on_key(self, event: events.Key) -> None:
         # The screen sees a key before the app checks the dialog's bindings (y, n, Esc):
         # stopping it here is what keeps an early key from answering.
         if event.time >= self._opened_stamp and self.answers_now():
-            return
+            if event.key in ANSWER_KEYS:
+                return
+            event.stop()
+            event.prevent_default()
+            if not (event.is_printable and event.character) and event.key != "backspace":
+                return  # a global key (shift+tab, ctrl+e, a mode key): nothing while open
+            self._disarm()  # a word is being typed: its letters go to the prompt
         event.stop()
         event.prevent_default()
         self._quiet_since = self._clock()
         self.early.key(event)
 
     def on_paste(self, event: events.Paste) -> None:
-        if event.time >= self._opened_stamp and self.answers_now():
-            return
+        # a paste is never an answer, armed or not: it goes to the message
         event.stop()
         event.prevent_default()
+        if self.armed:
+            self._disarm()
         self._quiet_since = self._clock()
         self.early.text(event.text)

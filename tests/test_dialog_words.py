@@ -1,0 +1,245 @@
+"""Dialogs answer only to deliberate keys (issue 29 item 3, issue 30 item 3).
+
+A dialog the user has been reading for a while is armed; typing on then ("lately", "can")
+must not answer it with the `y` or `n` inside the word: the letters go to the prompt, the
+dialog waits again and says a question is waiting. A lone y after a quiet moment answers.
+Global keys do nothing while a dialog is open. The dialog names what will happen: the
+command verbatim, the rule that asked.
+
+These run the real app and engine (ScriptedModel, keyword router, `run_command` in a
+temporary folder) with the dialogs' real clock: keys are pressed ~80 ms apart like a typist.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Button, Static
+
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.llm.fake import ScriptedModel, ScriptedReply
+from modes_tui.tui.app import ModesApp, build_app
+from modes_tui.tui.arming import WAITING_HINT, ArmedDialog
+from modes_tui.tui.confirm import ConfirmToolScreen, QuestionScreen
+from modes_tui.tui.services import AppServices
+from tests.conftest import PackWriter
+from tests.tui_support import all_text, plain, real_app, started, until
+
+SIZE = (120, 40)
+TYPIST_GAP = 0.08
+"""Seconds between two keys of a word, as a typist presses them."""
+
+
+@dataclass
+class Rig:
+    services: AppServices
+    model: ScriptedModel
+    folder: Path
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[Rig]:
+    app = real_app(load_pack("default"), tmp_path, sessions=True)
+    yield Rig(app.services, app.model, tmp_path)
+    app.log.close()
+
+
+async def type_word(pilot: Pilot[None], word: str) -> None:
+    """Press each key of `word` a typist's gap after the last."""
+    for key in word:
+        await pilot.press(key)
+        await asyncio.sleep(TYPIST_GAP)
+
+
+async def armed(pilot: Pilot[None]) -> ArmedDialog:
+    """The dialog on screen, once it takes answers (the user has read it)."""
+    app = pilot.app
+    await until(pilot, lambda: isinstance(app.screen, ArmedDialog) and app.screen.armed)
+    screen = app.screen
+    assert isinstance(screen, ArmedDialog)
+    return screen
+
+
+async def command_dialog(pilot: Pilot[None], rig: Rig, command: str) -> ModesApp:
+    """In the shell (forced: no question first), a turn whose model asks to run `command`."""
+    rig.model.script(
+        ScriptedReply("Running it.", tool_calls=[("run_command", {"command": command})]),
+        ScriptedReply("Done."),
+    )
+    app = await started(pilot)
+    app.prompt.value = "/mode shell"
+    await pilot.press("enter")
+    await until(pilot, lambda: "mode shell" in app.header.render_text().plain)
+    app.prompt.value = "make the file"
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
+    return app
+
+
+async def test_lately_typed_into_an_armed_command_dialog_answers_nothing(rig: Rig) -> None:
+    ran = rig.folder / "ran.txt"
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await command_dialog(pilot, rig, "touch ran.txt")
+        screen = await armed(pilot)  # the user was reading
+        await asyncio.sleep(0.3)
+        await type_word(pilot, "lately")
+
+        assert screen.is_attached and not ran.exists()
+        assert app.prompt.value == "lately"  # every letter shown there, none lost
+        assert plain(screen.query_one("#answer-hint", Static)).strip() == WAITING_HINT
+        assert all(button.disabled for button in screen.query(Button))
+
+        await armed(pilot)  # a quiet moment later, a lone y answers
+        await pilot.press("y")
+        await until(pilot, lambda: not app.turns.running and ran.exists())
+        assert app.records[-1].tools[0].outcome == "ok"
+        assert app.prompt.value == "lately"
+
+
+async def test_can_typed_into_the_enter_shell_question_declines_nothing(rig: Rig) -> None:
+    rig.model.script(ScriptedReply("Try git rebase --abort."))
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await started(pilot)
+        app.prompt.value = "git rebase went wrong"
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        screen = await armed(pilot)
+        await type_word(pilot, "can")
+
+        assert screen.is_attached and not app.panel.entries  # no route yet: not declined
+        assert app.prompt.value == "can"
+        assert "A question is waiting: y or n" in plain(screen.query_one("#answer-hint", Static))
+        assert "Asked by shell's auto_enter: confirm" in plain(
+            screen.query_one("#question-rule", Static)
+        )
+
+        await armed(pilot)
+        await pilot.press("n")
+        await until(pilot, lambda: not app.turns.running)
+        route = app.panel.entries[-1].route
+        assert route is not None and route.mode_name != "shell"
+        assert app.prompt.value == "can"
+
+
+async def test_a_word_typed_fast_all_goes_to_the_prompt_even_with_y_and_n_in_it(
+    rig: Rig,
+) -> None:
+    ran = rig.folder / "ran.txt"
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await command_dialog(pilot, rig, "touch ran.txt")
+        screen = await armed(pilot)
+        await type_word(pilot, "honestly, any day now")
+        assert screen.is_attached and not ran.exists()
+        assert app.prompt.value == "honestly, any day now"
+
+
+async def test_global_keys_do_nothing_while_a_dialog_is_open(rig: Rig) -> None:
+    ran = rig.folder / "ran.txt"
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await command_dialog(pilot, rig, "touch ran.txt")
+        screen = await armed(pilot)
+        before = app.services.control.read().mode
+        for key in ("shift+tab", "ctrl+e", "f2", "f3", "ctrl+g", "ctrl+b", "ctrl+t", "f1"):
+            await pilot.press(key)
+            await pilot.pause(0.05)
+            assert app.screen is screen, key  # no other screen over or instead of it
+        assert app.services.control.read().mode == before == "shell"
+        assert "mode shell" in app.header.render_text().plain
+        assert screen.is_attached and not ran.exists() and app.prompt.value == ""
+
+        await armed(pilot)
+        await pilot.press("n")
+        await until(pilot, lambda: not app.turns.running)
+        assert not ran.exists()
+
+
+async def test_the_command_dialog_shows_the_command_verbatim_and_the_rule(rig: Rig) -> None:
+    command = 'printf \'%s\\n\' "it\'s \\"quoted\\""\necho "second line" > out.txt\x1b[2J'
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await command_dialog(pilot, rig, command)
+        screen = app.screen
+        assert isinstance(screen, ConfirmToolScreen)
+        title = plain(screen.query_one("#confirm-title", Static))
+        assert title.strip() == "Run printf '%s\\n' \"it's \\\"quoted\\\"\" … (+1 line)?"
+        assert "run_command" not in title
+        body = plain(screen.query_one("#confirm-command", Static))
+        assert "printf '%s\\n' \"it's \\\"quoted\\\"\"\n" in body  # no JSON, no escaping
+        assert 'echo "second line" > out.txt\\x1b[2J' in body  # the control is visible, inert
+        rule = plain(screen.query_one("#confirm-rule", Static)).strip()
+        assert rule == "Asked by the default for run_command: ask"
+        frame = app.screen._compositor.render_full_update().render_segments(app.console)
+        assert "\x1b[2J" not in frame
+        await armed(pilot)
+        await pilot.press("n")
+        await until(pilot, lambda: not app.turns.running)
+
+
+# --------------------------------------------------------------------------- hand-off
+
+
+HAND = ("switch_mode", {"mode": "shell", "reason": "this needs a command run"})
+
+
+def gated_pack(write_pack: PackWriter) -> Pack:
+    modes = {
+        "chat": {"description": "Everyday chat.", "keywords": ["hello"], "tools": ["switch_mode"]},
+        "shell": {
+            "description": "Shell.",
+            "keywords": ["terminal"],
+            "auto_enter": "confirm",
+            "tools": ["run_command"],
+            "permissions": {"run_command": "allow"},
+        },
+    }
+    return load_pack(
+        profiles_dir=write_pack(router={"classifier": "keyword", "fallback": "chat"}, modes=modes)
+    )
+
+
+@pytest.mark.parametrize("answer", ["y", "n"])
+async def test_in_the_app_a_hand_off_into_a_confirm_mode_is_asked(
+    tmp_path: Path, write_pack: PackWriter, answer: str
+) -> None:
+    rig = real_app(gated_pack(write_pack), tmp_path)
+    rig.model.script(
+        ScriptedReply("", tool_calls=[HAND]),
+        ScriptedReply("", tool_calls=[("run_command", {"command": "touch ran.txt"})]),
+        ScriptedReply("Answered."),
+    )
+    try:
+        async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+            app = await started(pilot)
+            app.prompt.value = "hello, list my files"
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
+            screen = app.screen
+            assert isinstance(screen, QuestionScreen)
+            shown = all_text(screen.query(Static))
+            assert "Hand this turn to shell?" in shown
+            assert "chat wants to hand the rest of this turn to shell: this needs a command" in (
+                shown
+            )
+            assert "Asked by shell's auto_enter: confirm" in shown
+            assert not (tmp_path / "ran.txt").exists()
+
+            await armed(pilot)
+            await pilot.press(answer)
+            await until(pilot, lambda: not app.turns.running)
+            modes = [e.route.mode_name for e in app.panel.entries if e.route is not None]
+            if answer == "y":
+                assert modes[-2:] == ["chat", "shell"]
+                assert (tmp_path / "ran.txt").exists()  # shell's run_command: allow
+            else:
+                assert modes == ["chat"]
+                assert not (tmp_path / "ran.txt").exists()  # chat has no run_command
+                tool = app.records[-1].tools[0]
+                assert tool.outcome == "cancelled"
+    finally:
+        rig.log.close()
+
