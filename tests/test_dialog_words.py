@@ -166,10 +166,10 @@ async def test_the_command_dialog_shows_the_command_verbatim_and_the_rule(rig: R
         screen = app.screen
         assert isinstance(screen, ConfirmToolScreen)
         title = plain(screen.query_one("#confirm-title", Static))
-        assert title.strip() == "Run printf '%s\\n' \"it's \\\"quoted\\\"\" … (+1 line)?"
+        assert title.strip() == 'Run printf \'%s\\n\' "it\'s \\"quoted\\"" … (+1 line)?'
         assert "run_command" not in title
         body = plain(screen.query_one("#confirm-command", Static))
-        assert "printf '%s\\n' \"it's \\\"quoted\\\"\"\n" in body  # no JSON, no escaping
+        assert 'printf \'%s\\n\' "it\'s \\"quoted\\""\n' in body  # no JSON, no escaping
         assert 'echo "second line" > out.txt\\x1b[2J' in body  # the control is visible, inert
         rule = plain(screen.query_one("#confirm-rule", Static)).strip()
         assert rule == "Asked by the default for run_command: ask"
@@ -242,4 +242,3 @@ async def test_in_the_app_a_hand_off_into_a_confirm_mode_is_asked(
                 assert tool.outcome == "cancelled"
     finally:
         rig.log.close()
-

@@ -184,3 +184,31 @@ async def test_a_mode_that_does_not_ask_first_is_handed_to_without_a_question(
     events = await play(engine, "hello, list my files")
     assert asker.questions == []
     assert handed(events) == [("chat", "classifier"), ("shell", "model")]
+
+
+async def test_a_piped_repl_says_the_hand_off_was_declined_and_answers_in_the_old_mode(
+    tmp_path: Path, write_pack: PackWriter
+) -> None:
+    import io
+
+    from modes_tui.repl.context import ReplContext
+    from modes_tui.repl.pipe import PipeConfirmer, run_lines
+    from modes_tui.repl.printer import Printer
+
+    model = ScriptedModel().script(
+        ScriptedReply("", tool_calls=[HAND]), ScriptedReply("Answered in chat.")
+    )
+    engine = an_engine(gated_pack(write_pack), tmp_path, model, PipeConfirmer())
+    out = io.StringIO()
+    context = ReplContext(
+        engine=engine,
+        mode_names=lambda: ("chat", "shell"),
+        describe_modes=lambda: "chat, shell",
+        set_mode=lambda value: value,
+    )
+    assert await run_lines(["hello, list my files\n"], context, Printer(out)) == 0
+    shown = out.getvalue()
+    assert "switch_mode: cancelled" in shown
+    assert "nobody can answer here, so the turn stays in chat" in shown
+    assert "Answered in chat." in shown
+    assert engine.mode == "chat"

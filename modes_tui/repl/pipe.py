@@ -48,11 +48,13 @@ class PipeConfirmer:
         )
         return False
 
-    async def confirm_by_rule(self, call: ToolCall, tool: Any, preview: Any, rule: RuleNote) -> bool:
+    async def confirm_by_rule(
+        self, call: ToolCall, tool: Any, preview: Any, rule: RuleNote
+    ) -> bool:
         """Refused, naming the rule that would have asked."""
         sys.stderr.write(
             terminal_safe(
-                f"modes-tui: refused {call.name}: {rule.line()}, and no terminal to confirm it\n"
+                f"modes-tui: refused {call.name}: no terminal to confirm it ({rule.line()})\n"
             )
         )
         return False

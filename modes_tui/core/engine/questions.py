@@ -65,7 +65,9 @@ class RuleNote:
         owner = f"{self.mode}'s" if self.mode else "no mode's"
         if self.source.startswith("permissions."):
             key = self.source.removeprefix("permissions.")
-            return f"{owner} {'permissions default' if key == 'default' else key}: {self.permission}"
+            return (
+                f"{owner} {'permissions default' if key == 'default' else key}: {self.permission}"
+            )
         if self.source.startswith("paths."):
             return f"{owner} {self.source}"
         return f"the default for {self.tool}: {self.permission}"
@@ -93,6 +95,10 @@ def verbatim(text: str) -> str:
 
 def _escape(found: re.Match[str]) -> str:
     code = ord(found.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else (
-        f"\\U{code:08x}"
+    return (
+        f"\\x{code:02x}"
+        if code <= 0xFF
+        else f"\\u{code:04x}"
+        if code <= 0xFFFF
+        else (f"\\U{code:08x}")
     )
