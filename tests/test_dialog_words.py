@@ -172,7 +172,7 @@ async def test_the_command_dialog_shows_the_command_verbatim_and_the_rule(rig: R
         assert 'printf \'%s\\n\' "it\'s \\"quoted\\""\n' in body  # no JSON, no escaping
         assert 'echo "second line" > out.txt\\x1b[2J' in body  # the control is visible, inert
         rule = plain(screen.query_one("#confirm-rule", Static)).strip()
-        assert rule == "Asked by the default for run_command: ask"
+        assert rule == "Asked by shell's default for run_command: ask"
         frame = app.screen._compositor.render_full_update().render_segments(app.console)
         assert "\x1b[2J" not in frame
         await armed(pilot)

@@ -61,7 +61,8 @@ class RuleNote:
     """`permissions.<key>`, `permissions.default`, `paths.deny`, `paths.write` or `default`."""
 
     def words(self) -> str:
-        """The rule as the pack spells it: "code's run_command: allow"."""
+        """The rule as the pack spells it: "code's run_command: allow"; with no rule
+        written, the shipped default: "shell's default for run_command: ask"."""
         owner = f"{self.mode}'s" if self.mode else "no mode's"
         if self.source.startswith("permissions."):
             key = self.source.removeprefix("permissions.")
@@ -70,7 +71,7 @@ class RuleNote:
             )
         if self.source.startswith("paths."):
             return f"{owner} {self.source}"
-        return f"the default for {self.tool}: {self.permission}"
+        return f"{owner} default for {self.tool}: {self.permission}"
 
     def line(self) -> str:
         """What happened and why: "allowed by code's run_command: allow"."""
