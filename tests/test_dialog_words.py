@@ -19,9 +19,12 @@ from datetime import UTC
 from pathlib import Path
 
 import pytest
+from textual import events
+from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from textual.widgets import Button, Static
+from textual.widgets import Button, Static, TextArea
 
+from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question, RuleNote, verbatim
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.tui.app import ModesApp, build_app
@@ -242,3 +245,101 @@ async def test_in_the_app_a_hand_off_into_a_confirm_mode_is_asked(
                 assert tool.outcome == "cancelled"
     finally:
         rig.log.close()
+
+
+# --------------------------------------------------------------------------- on a test clock
+
+
+@dataclass
+class FakeClock:
+    """Seconds that pass only when the test says so."""
+
+    now: float = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class PromptBehind(App[None]):
+    """A prompt, and a question pushed over it (the app's layout, reduced)."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__()
+        self.clock = clock
+
+    def compose(self) -> ComposeResult:
+        yield TextArea(id="prompt")
+
+    def ask(self) -> QuestionScreen:
+        prompt = self.query_one("#prompt", TextArea)
+        question = Question("budget", "Pass?", "Go on?")
+        screen = QuestionScreen(question, clock=self.clock, prompt=prompt)
+        self.push_screen(screen)
+        return screen
+
+
+async def test_once_armed_a_letter_unarms_and_the_rest_of_the_word_follows_it() -> None:
+    clock = FakeClock()
+    app = PromptBehind(clock)
+    async with app.run_test() as pilot:
+        prompt = app.query_one("#prompt", TextArea)
+        screen = app.ask()
+        await pilot.pause()
+        clock.now += ANSWER_ARMING_SECONDS
+        await until(pilot, lambda: screen.armed)
+        await pilot.press("c")  # armed, but not an answer key: the user types on
+        assert not screen.armed and prompt.text == "c"
+        await pilot.press("a", "n")  # no time passed: n is a letter of "can"
+        app.post_message(events.Paste(" I?"))
+        await pilot.pause()
+        assert screen.is_attached and prompt.text == "can I?"
+        clock.now += ANSWER_ARMING_SECONDS  # a quiet moment
+        await until(pilot, lambda: screen.armed)
+        app.post_message(events.Paste("y"))  # a paste is never an answer
+        await pilot.pause()
+        assert screen.is_attached and not screen.armed and prompt.text == "can I?y"
+        clock.now += ANSWER_ARMING_SECONDS
+        await until(pilot, lambda: screen.armed)
+        await pilot.press("n")
+        await until(pilot, lambda: not screen.is_attached)
+        assert prompt.text == "can I?y"
+
+
+@pytest.mark.parametrize(
+    ("rule", "line"),
+    [
+        (
+            RuleNote("code", "run_command", "allow", "permissions.run_command"),
+            "allowed by code's run_command: allow",
+        ),
+        (
+            RuleNote("code", "write_file", "ask", "permissions.default"),
+            "asked by code's permissions default: ask",
+        ),
+        (
+            RuleNote("shell", "run_command", "ask", "default"),
+            "asked by shell's default for run_command: ask",
+        ),
+        (
+            RuleNote(None, "github__merge", "ask", "permissions.github__*"),
+            "asked by no mode's github__*: ask",
+        ),
+    ],
+)
+def test_a_rule_is_named_as_the_pack_spells_it(rule: RuleNote, line: str) -> None:
+    assert rule.line() == line
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        ('echo "it\'s"\n\tls -la', 'echo "it\'s"\n\tls -la'),  # quotes, newline, tab: as typed
+        ("ls\x1b[2J; rm x\r\n", "ls\\x1b[2J; rm x\\r\n"),  # controls visible, inert
+        ("cat \u202egnp.exe", "cat \\u202egnp.exe"),  # a bidi override cannot reorder it
+        ("r\u200bm -rf /", "r\\u200bm -rf /"),  # nor a zero-width space hide a letter
+    ],
+)
+def test_a_command_is_shown_verbatim_with_only_terminal_controls_escaped(
+    command: str, shown: str
+) -> None:
+    assert verbatim(command) == shown

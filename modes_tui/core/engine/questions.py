@@ -95,6 +95,8 @@ def verbatim(text: str) -> str:
 
 
 def _escape(found: re.Match[str]) -> str:
+    if found.group() == "\r":
+        return "\\r"
     code = ord(found.group())
     return (
         f"\\x{code:02x}"
