@@ -148,7 +148,8 @@ async def test_global_keys_do_nothing_while_a_dialog_is_open(rig: Rig) -> None:
         app = await command_dialog(pilot, rig, "touch ran.txt")
         screen = await armed(pilot)
         before = app.services.control.read().mode
-        for key in ("shift+tab", "ctrl+e", "f2", "f3", "ctrl+g", "ctrl+b", "ctrl+t", "f1"):
+        keys = ("shift+tab", "ctrl+e", "f2", "f3", "ctrl+g", "ctrl+b", "ctrl+t", "f1", "ctrl+p")
+        for key in keys:
             await pilot.press(key)
             await pilot.pause(0.05)
             assert app.screen is screen, key  # no other screen over or instead of it
@@ -160,6 +161,8 @@ async def test_global_keys_do_nothing_while_a_dialog_is_open(rig: Rig) -> None:
         await pilot.press("n")
         await until(pilot, lambda: not app.turns.running)
         assert not ran.exists()
+        await pilot.press("ctrl+p")  # closed: the keys work again
+        await until(pilot, lambda: app.screen.__class__.__name__ == "CommandPalette")
 
 
 async def test_the_command_dialog_shows_the_command_verbatim_and_the_rule(rig: Rig) -> None:

@@ -20,7 +20,8 @@ Armed is not for ever. Someone who read the question for a while and then types 
 key (or backspace, or a paste) goes to the prompt like an early key, the dialog is unarmed
 again and says "a question is waiting: y or n", and the next keys of the word fall inside the
 new wait. So an answer is a lone answer key after a quiet moment. Every other key (the global
-ones: shift+tab, ctrl+e, the mode keys) does nothing while a dialog is open.
+ones: shift+tab, ctrl+e, the mode keys, the palette's ctrl+p) does nothing while a dialog is
+open.
 """
 
 from __future__ import annotations
@@ -119,6 +120,8 @@ class ArmedDialog(ModalScreen[bool]):
         """True once keys and clicks answer the dialog."""
         self.early = EarlyKeys(prompt)
         """The keys sent back to the prompt while unarmed."""
+        self._palette_was = True
+        """Whether the command palette was on before the dialog turned it off."""
 
     def answer_hint(self) -> str:
         """The keys that answer, shown once the dialog is armed."""
@@ -129,11 +132,17 @@ class ArmedDialog(ModalScreen[bool]):
         return Static(UNARMED_HINT, id="answer-hint")
 
     def on_mount(self, event: events.Mount) -> None:
+        # the palette's key is the app's own priority binding: off while a question is open
+        self._palette_was = self.app.use_command_palette
+        self.app.use_command_palette = False
         self._quiet_since = self._clock()
         self._opened_stamp = event.time
         for button in self.query(Button):
             button.disabled = True
         self._check_armed()
+
+    def on_unmount(self) -> None:
+        self.app.use_command_palette = self._palette_was
 
     def _remaining(self) -> float:
         if self._quiet_since is None:
