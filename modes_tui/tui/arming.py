@@ -122,6 +122,10 @@ class ArmedDialog(ModalScreen[bool]):
         """The keys sent back to the prompt while unarmed."""
         self._palette_was = True
         """Whether the command palette was on before the dialog turned it off."""
+        self._last_key_stamp = float("-inf")
+        """The time Textual stamped on the last key that went to the prompt."""
+        self._stamped = clock is time.monotonic
+        """Whether keys' own stamps count (the real clock): see `_quiet_before`."""
 
     def answer_hint(self) -> str:
         """The keys that answer, shown once the dialog is armed."""
@@ -182,21 +186,37 @@ class ArmedDialog(ModalScreen[bool]):
         self._quiet_since = self._clock()
         self._check_armed()
 
+    def _quiet_before(self, event: events.Key) -> bool:
+        """Whether no key came for the arming time before `event`, by the keys' own stamps.
+
+        The timer arms the dialog by the time keys are handled; a busy app handles the keys of
+        a word late and far apart, so a `y` typed 80 ms after an `l` could look like one after
+        a pause. Textual stamps each key when the terminal delivers it: with the real clock
+        those stamps decide. A test's clock has no stamps; the time a key is handled stands in.
+        """
+        return not self._stamped or event.time - self._last_key_stamp >= self._arming
+
     def on_key(self, event: events.Key) -> None:
         # The screen sees a key before the app checks the dialog's bindings (y, n, Esc):
         # stopping it here is what keeps an early key from answering.
         if event.time >= self._opened_stamp and self.answers_now():
-            if event.key in ANSWER_KEYS:
+            if event.key in ANSWER_KEYS and self._quiet_before(event):
                 return
             event.stop()
             event.prevent_default()
-            if not (event.is_printable and event.character) and event.key != "backspace":
+            if event.key not in ANSWER_KEYS and not self._typed(event):
                 return  # a global key (shift+tab, ctrl+e, a mode key): nothing while open
             self._disarm()  # a word is being typed: its letters go to the prompt
         event.stop()
         event.prevent_default()
         self._quiet_since = self._clock()
+        self._last_key_stamp = max(self._last_key_stamp, event.time)
         self.early.key(event)
+
+    @staticmethod
+    def _typed(event: events.Key) -> bool:
+        """A key that edits the message: a character, or backspace."""
+        return bool(event.is_printable and event.character) or event.key == "backspace"
 
     def on_paste(self, event: events.Paste) -> None:
         # a paste is never an answer, armed or not: it goes to the message
@@ -205,4 +225,5 @@ class ArmedDialog(ModalScreen[bool]):
         if self.armed:
             self._disarm()
         self._quiet_since = self._clock()
+        self._last_key_stamp = max(self._last_key_stamp, event.time)
         self.early.text(event.text)
