@@ -26,6 +26,7 @@ from textual.pilot import Pilot
 from textual.widgets import Button, Static, TextArea
 
 from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question, RuleNote, verbatim
+from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.tui.app import ModesApp, build_app
@@ -363,3 +364,28 @@ def test_a_command_is_shown_verbatim_with_only_terminal_controls_escaped(
     command: str, shown: str
 ) -> None:
     assert verbatim(command) == shown
+
+
+@pytest.mark.parametrize(
+    ("call", "title"),
+    [
+        (ToolCall("1", "read_file", {"path": "notes/todo.md"}), "Read notes/todo.md?"),
+        (
+            ToolCall("2", "search_files", {"pattern": "TODO", "path": "src"}),
+            "Search src for TODO?",
+        ),
+        (ToolCall("3", "github__merge", {"number": 7}), "Let the model call github__merge?"),
+    ],
+)
+async def test_a_question_about_another_tool_names_what_it_does(call: ToolCall, title: str) -> None:
+    rule = RuleNote("code", call.name, "ask", f"permissions.{call.name}")
+    screen = ConfirmToolScreen(call, "", None, rule)
+    async with App[None]().run_test() as pilot:
+        pilot.app.push_screen(screen)
+        await pilot.pause(0.1)
+        assert plain(screen.query_one("#confirm-title", Static)).strip() == title
+        assert plain(screen.query_one("#confirm-rule", Static)).strip() == (
+            f"Asked by code's {call.name}: ask"
+        )
+        if call.name == "github__merge":  # the arguments, as JSON, since nothing else says it
+            assert '"number": 7' in str(screen.query_one("#confirm-arguments", Static).content.code)
