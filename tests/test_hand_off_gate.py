@@ -212,3 +212,27 @@ async def test_a_piped_repl_says_the_hand_off_was_declined_and_answers_in_the_ol
     assert "nobody can answer here, so the turn stays in chat" in shown
     assert "Answered in chat." in shown
     assert engine.mode == "chat"
+
+
+async def test_nobody_is_asked_about_a_hand_off_the_policy_denies(
+    tmp_path: Path, write_pack: PackWriter
+) -> None:
+    modes = {
+        "chat": {
+            "description": "Everyday chat.",
+            "keywords": ["hello"],
+            "tools": ["switch_mode"],
+            "permissions": {"switch_mode": "deny"},
+        },
+        "shell": {"description": "Shell.", "keywords": ["terminal"], "auto_enter": "confirm"},
+    }
+    pack = load_pack(
+        profiles_dir=write_pack(router={"classifier": "keyword", "fallback": "chat"}, modes=modes)
+    )
+    model = ScriptedModel().script(ScriptedReply("", tool_calls=[HAND]), ScriptedReply("Here."))
+    asker = Answering(answer=True)
+    events = await play(an_engine(pack, tmp_path, model, asker), "hello, list my files")
+    assert asker.questions == []
+    finished = next(e for e in events if isinstance(e, ToolCallFinished))
+    assert finished.outcome == "blocked" and "permissions.switch_mode: deny" in finished.result
+    assert handed(events) == [("chat", "classifier")]

@@ -82,8 +82,8 @@ class HandOffGuard:
         problem = self._problem(pending, target)
         if problem is not None:
             return Block(f"{problem}; answer in this mode instead", type="hand_off_refused")
-        if not self.asks_first(target):
-            return None
+        if not self.asks_first(target) or self._denied(pending):
+            return None  # a denied switch_mode is the policy guard's to refuse, unasked
         reason = str(pending.call.arguments.get("reason", ""))
         question = hand_off_question(pending.mode, target, reason)
         if await ask_entry(self.asker, question):
@@ -98,6 +98,10 @@ class HandOffGuard:
         return Cancel(
             f"the user declined to hand this turn to {target}; do not retry the hand-off, {stay}"
         )
+
+    def _denied(self, pending: PendingCall) -> bool:
+        """Whether the answering mode's policy denies `switch_mode` (nobody is asked then)."""
+        return self.policy(pending.mode).rule(SWITCH_MODE, asks=False).permission == "deny"
 
     def _problem(self, pending: PendingCall, target: str) -> str | None:
         if any(call.name == SWITCH_MODE for call in pending.earlier):
