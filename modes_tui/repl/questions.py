@@ -7,6 +7,10 @@ text becomes its answer. So before a question reads its answer, everything pendi
 taken: prompt-toolkit's leftover keys, then the bytes waiting on the terminal (read in
 non-canonical mode, so a half-typed line comes too; then the terminal's input is flushed).
 The text is not thrown away: it is named on screen and set aside for the next message.
+A line typed at `[y/N]` that is not y, yes, n, no or Enter alone is no answer either: it is
+named ("not y or n"), set aside the same way, and the question is asked again. A question
+shows what will happen (a command verbatim, one line each behind a bar; an edit's diff) and
+the rule that asked; a call a rule lets run unasked gets a line saying so.
 `PromptConfirmer` asks (tool calls, entering a mode, the budget); `repl.pipe.PipeConfirmer` is
 the pipe's answer (always no).
 """
