@@ -161,7 +161,7 @@ async def test_a_command_needs_confirmation(rig: Rig, accept: bool) -> None:
         await say(pilot, "/mode shell")
         await say(pilot, "say hi in the terminal", wait=False)
         await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
-        assert "run_command" in plain(app.screen.query_one("#confirm-title"))
+        assert plain(app.screen.query_one("#confirm-title")).strip() == "Run echo hi?"
         await answer_dialog(pilot, "y" if accept else "n")
         await until(pilot, lambda: bool(app.records) and not app.turns.running)
         activity = app.records[-1].tools[0]

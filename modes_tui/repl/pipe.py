@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
+from modes_tui.core.engine.questions import RuleNote
 from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.terminal_text import decode_typed, terminal_safe
 from modes_tui.repl.commands import run_line
@@ -46,6 +47,21 @@ class PipeConfirmer:
             terminal_safe(f"modes-tui: refused {call.name}: no terminal to confirm it\n")
         )
         return False
+
+    async def confirm_by_rule(
+        self, call: ToolCall, tool: Any, preview: Any, rule: RuleNote
+    ) -> bool:
+        """Refused, naming the rule that would have asked."""
+        sys.stderr.write(
+            terminal_safe(
+                f"modes-tui: refused {call.name}: no terminal to confirm it ({rule.line()})\n"
+            )
+        )
+        return False
+
+    def allowed_by_rule(self, call: ToolCall, rule: RuleNote) -> None:
+        """A rule let the call run unasked: say which (on stderr, beside the refusals)."""
+        sys.stderr.write(terminal_safe(f"modes-tui: {call.name} {rule.line()}\n"))
 
     # No `ask`: with nobody to answer, the engine keeps the turn out of a confirm-first mode
     # and refuses a turn past the budget, and says why in the route and the error.

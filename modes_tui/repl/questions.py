@@ -7,6 +7,10 @@ text becomes its answer. So before a question reads its answer, everything pendi
 taken: prompt-toolkit's leftover keys, then the bytes waiting on the terminal (read in
 non-canonical mode, so a half-typed line comes too; then the terminal's input is flushed).
 The text is not thrown away: it is named on screen and set aside for the next message.
+A line typed at `[y/N]` that is not y, yes, n, no or Enter alone is no answer either: it is
+named ("not y or n"), set aside the same way, and the question is asked again. A question
+shows what will happen (a command verbatim, one line each behind a bar; an edit's diff) and
+the rule that asked; a call a rule lets run unasked gets a line saying so.
 `PromptConfirmer` asks (tool calls, entering a mode, the budget); `repl.pipe.PipeConfirmer` is
 the pipe's answer (always no).
 """
@@ -22,11 +26,11 @@ import select
 from typing import Any
 
 from modes_tui.core.edits.editor import Change
-from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question
+from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question, RuleNote, verbatim
 from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.terminal_text import json_terminal_safe, terminal_safe
 
-__all__ = ["PromptConfirmer", "SetAside", "as_typed", "take_pending"]
+__all__ = ["PromptConfirmer", "SetAside", "as_typed", "call_question", "take_pending"]
 
 QUIET_WAITS_AT_MOST = 20
 """A question waits for a pause in typing at most this many arming times (then asks: what
@@ -125,6 +129,23 @@ class SetAside:
         return text
 
 
+def call_question(call: ToolCall, preview: Change | None, rule: RuleNote | None) -> str:
+    """The question before a tool call: the diff of an edit, a command verbatim (one line
+    each, behind a bar), or the tool's arguments; then the rule that asks."""
+    asked = f" ({rule.line()})" if rule is not None else ""
+    if preview is not None:
+        # plain -/+ lines, made terminal-safe by core.edits.diffs (escapes shown as text)
+        return f"{preview.diff}\nApply this change? {preview.summary}{terminal_safe(asked)}"
+    command = call.arguments.get("command")
+    if call.name == "run_command" and isinstance(command, str):
+        lines = verbatim(command).splitlines() or [""]
+        shown = "\n".join(f"  │ {line}" for line in lines)
+        return f"Run this command?{terminal_safe(asked)}\n{shown}"
+    # escaped, not removed: the user sees exactly what would run, and it stays inert
+    args = json_terminal_safe(json.dumps(dict(call.arguments), ensure_ascii=False))
+    return f"Run {terminal_safe(call.name)}({args})?{terminal_safe(asked)}"
+
+
 ANSWERS = {"y": True, "yes": True, "n": False, "no": False, "": False}
 """What answers a REPL question; Enter alone is no (the default). Any other text is not an
 answer: it is set aside for the next message and the question is asked again."""
@@ -156,16 +177,22 @@ class PromptConfirmer:
         """Answer prompts shown so far (a question is asked again after a non-answer)."""
 
     async def confirm(self, call: ToolCall, tool: Any, preview: Change | None = None) -> bool:
-        if preview is not None:
-            # plain -/+ lines, made terminal-safe by core.edits.diffs (escapes shown as text)
-            return await self._yes_or_no(f"{preview.diff}\nApply this change? {preview.summary}")
-        # escaped, not removed: the user sees exactly what would run, and it stays inert
-        args = json_terminal_safe(json.dumps(dict(call.arguments), ensure_ascii=False))
-        return await self._yes_or_no(f"Run {terminal_safe(call.name)}({args})?")
+        return await self._yes_or_no(call_question(call, preview, None))
+
+    async def confirm_by_rule(
+        self, call: ToolCall, tool: Any, preview: Change | None, rule: RuleNote
+    ) -> bool:
+        """`confirm`, naming the policy rule that asks."""
+        return await self._yes_or_no(call_question(call, preview, rule))
+
+    def allowed_by_rule(self, call: ToolCall, rule: RuleNote) -> None:
+        """A rule let the call run unasked: say which, under the call's line."""
+        self._say(terminal_safe(f"  ({rule.line()})"))
 
     async def ask(self, question: Question) -> bool:
         """A question about the next turn (entering a mode, the budget), on the prompt."""
-        return await self._yes_or_no(terminal_safe(question.text))  # it may quote a model
+        text = question.text + (f"\n(asked by {question.rule})" if question.rule else "")
+        return await self._yes_or_no(terminal_safe(text))  # it may quote a model
 
     async def _yes_or_no(self, question: str) -> bool:
         while True:

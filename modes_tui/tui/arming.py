@@ -13,6 +13,15 @@ A click before arming does nothing (the buttons are disabled): a click aimed at 
 dialog just covered is no more an answer than a typed key. The clock is injected, so tests
 decide when a dialog arms instead of sleeping. A key typed before the dialog opened is
 early even when a busy app reads it late: Textual stamps every key when it reads it.
+
+Armed is not for ever. Someone who read the question for a while and then types on ("lately",
+"can") must not answer it with the `y` or `n` inside a word: once armed, only the answer keys
+(y, n, Esc, Enter on the focused button, Tab between the buttons) answer; any other printable
+key (or backspace, or a paste) goes to the prompt like an early key, the dialog is unarmed
+again and says "a question is waiting: y or n", and the next keys of the word fall inside the
+new wait. So an answer is a lone answer key after a quiet moment. Every other key (the global
+ones: shift+tab, ctrl+e, the mode keys, the palette's ctrl+p) does nothing while a dialog is
+open.
 """
 
 from __future__ import annotations
@@ -34,6 +43,14 @@ NEW_LINE_KEYS = frozenset({"enter", "shift+enter", "ctrl+j", "alt+enter", "ctrl+
 """Keys that end a line: in the prompt they would send, so early ones become a line break."""
 
 UNARMED_HINT = "Keys typed now go to your message; the answer keys work after a pause in typing."
+WAITING_HINT = (
+    "A question is waiting: y or n (after a pause in typing). What you type goes to your message."
+)
+"""Shown when a key that is not an answer came while the dialog was armed."""
+
+ANSWER_KEYS = frozenset({"y", "n", "escape", "enter", "tab"})
+"""Keys an armed dialog lets through: its answers, Enter on the focused button, Tab to the
+other button. Any other key goes to the prompt (printable) or does nothing (global keys)."""
 
 
 class EarlyKeys:
@@ -103,6 +120,12 @@ class ArmedDialog(ModalScreen[bool]):
         """True once keys and clicks answer the dialog."""
         self.early = EarlyKeys(prompt)
         """The keys sent back to the prompt while unarmed."""
+        self._palette_was = True
+        """Whether the command palette was on before the dialog turned it off."""
+        self._last_key_stamp = float("-inf")
+        """The time Textual stamped on the last key that went to the prompt."""
+        self._stamped = clock is time.monotonic
+        """Whether keys' own stamps count (the real clock): see `_quiet_before`."""
 
     def answer_hint(self) -> str:
         """The keys that answer, shown once the dialog is armed."""
@@ -113,11 +136,17 @@ class ArmedDialog(ModalScreen[bool]):
         return Static(UNARMED_HINT, id="answer-hint")
 
     def on_mount(self, event: events.Mount) -> None:
+        # the palette's key is the app's own priority binding: off while a question is open
+        self._palette_was = self.app.use_command_palette
+        self.app.use_command_palette = False
         self._quiet_since = self._clock()
         self._opened_stamp = event.time
         for button in self.query(Button):
             button.disabled = True
         self._check_armed()
+
+    def on_unmount(self) -> None:
+        self.app.use_command_palette = self._palette_was
 
     def _remaining(self) -> float:
         if self._quiet_since is None:
@@ -148,20 +177,53 @@ class ArmedDialog(ModalScreen[bool]):
             self._arm()
         return self.armed
 
+    def _disarm(self) -> None:
+        """A key that is not an answer came while armed: the user is typing again."""
+        self.armed = False
+        for button in self.query(Button):
+            button.disabled = True
+        self.query_one("#answer-hint", Static).update(WAITING_HINT)
+        self._quiet_since = self._clock()
+        self._check_armed()
+
+    def _quiet_before(self, event: events.Key) -> bool:
+        """Whether no key came for the arming time before `event`, by the keys' own stamps.
+
+        The timer arms the dialog by the time keys are handled; a busy app handles the keys of
+        a word late and far apart, so a `y` typed 80 ms after an `l` could look like one after
+        a pause. Textual stamps each key when the terminal delivers it: with the real clock
+        those stamps decide. A test's clock has no stamps; the time a key is handled stands in.
+        """
+        return not self._stamped or event.time - self._last_key_stamp >= self._arming
+
     def on_key(self, event: events.Key) -> None:
         # The screen sees a key before the app checks the dialog's bindings (y, n, Esc):
         # stopping it here is what keeps an early key from answering.
         if event.time >= self._opened_stamp and self.answers_now():
-            return
+            if event.key in ANSWER_KEYS and self._quiet_before(event):
+                return
+            event.stop()
+            event.prevent_default()
+            if event.key not in ANSWER_KEYS and not self._typed(event):
+                return  # a global key (shift+tab, ctrl+e, a mode key): nothing while open
+            self._disarm()  # a word is being typed: its letters go to the prompt
         event.stop()
         event.prevent_default()
         self._quiet_since = self._clock()
+        self._last_key_stamp = max(self._last_key_stamp, event.time)
         self.early.key(event)
 
+    @staticmethod
+    def _typed(event: events.Key) -> bool:
+        """A key that edits the message: a character, or backspace."""
+        return bool(event.is_printable and event.character) or event.key == "backspace"
+
     def on_paste(self, event: events.Paste) -> None:
-        if event.time >= self._opened_stamp and self.answers_now():
-            return
+        # a paste is never an answer, armed or not: it goes to the message
         event.stop()
         event.prevent_default()
+        if self.armed:
+            self._disarm()
         self._quiet_since = self._clock()
+        self._last_key_stamp = max(self._last_key_stamp, event.time)
         self.early.text(event.text)

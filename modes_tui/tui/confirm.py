@@ -1,4 +1,10 @@
-"""Asking the user before a tool runs: the dialog and the `Confirmer` the engine calls."""
+"""Asking the user before a tool runs: the dialog and the `Confirmer` the engine calls.
+
+A dialog says exactly what will happen: its title names it (the command, the file, the
+mode), the body shows it whole (a command verbatim: wrapped, newlines and quotes as they are,
+only what a terminal would obey written as visible escapes; an edit's diff; a mode and why),
+and a line names the rule that asked ("asked by shell's run_command: ask").
+"""
 
 from __future__ import annotations
 
@@ -17,7 +23,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Button, Static, TextArea
 
 from modes_tui.core.edits.editor import Change
-from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question
+from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question, RuleNote, verbatim
 from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.terminal_text import json_terminal_safe, terminal_safe
 from modes_tui.tui.arming import ArmedDialog, Clock
@@ -43,7 +49,14 @@ class ConfirmToolScreen(ArmedDialog):
         padding: 1 2;
     }
     ConfirmToolScreen #confirm-title { text-style: bold; margin-bottom: 1; }
+    ConfirmToolScreen #confirm-command {
+        max-height: 20;
+        overflow-y: auto;
+        background: $boost;
+        padding: 0 1;
+    }
     ConfirmToolScreen #confirm-arguments { max-height: 20; overflow-y: auto; }
+    ConfirmToolScreen #confirm-rule { color: $text-muted; margin-top: 1; }
     ConfirmToolScreen #confirm-diff { max-height: 30; overflow-y: auto; }
     ConfirmToolScreen Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
     ConfirmToolScreen Button { margin-left: 2; }
@@ -58,13 +71,20 @@ class ConfirmToolScreen(ArmedDialog):
     FOCUS_WHEN_ARMED = "refuse"
 
     def __init__(
-        self, call: ToolCall, description: str = "", preview: Change | None = None, **arming: Any
+        self,
+        call: ToolCall,
+        description: str = "",
+        preview: Change | None = None,
+        rule: RuleNote | None = None,
+        **arming: Any,
     ) -> None:
         super().__init__(**arming)
         self.call = call
         self.description = description
         self.preview = preview
         """The change a write_file / edit_file call would make, shown as its diff."""
+        self.rule = rule
+        """The policy rule that asks (None: the tool asks by its nature, no policy said so)."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -72,6 +92,8 @@ class ConfirmToolScreen(ArmedDialog):
             if self.preview is not None:
                 # made terminal-safe by core.edits.diffs: escapes in the file are shown as text
                 yield Static(diff_text(self.preview.diff, DIFF_LINES_SHOWN), id="confirm-diff")
+            elif (command := self._command()) is not None:
+                yield Static(Text(verbatim(command)), id="confirm-command")
             else:
                 if self.description:
                     # an MCP server wrote it: nothing in it may drive the terminal
@@ -81,6 +103,9 @@ class ConfirmToolScreen(ArmedDialog):
                     json.dumps(dict(self.call.arguments), indent=2, ensure_ascii=False)
                 )
                 yield Static(Syntax(arguments, "json", word_wrap=True), id="confirm-arguments")
+            if self.rule is not None:
+                line = terminal_safe(self.rule.line())  # a mode's name comes from a pack
+                yield Static(Text(line[:1].upper() + line[1:]), id="confirm-rule")
             yield self.hint()
             with Horizontal():
                 yield Button("Refuse (n)", variant="error", id="refuse")
@@ -91,15 +116,27 @@ class ConfirmToolScreen(ArmedDialog):
         """A change is applied, a command is run: the hint says which."""
         return self.ANSWER_HINT if self.preview is None else "y applies it · n or Esc refuses"
 
+    def _command(self) -> str | None:
+        """The command line a `run_command` call would run (None: another tool)."""
+        command = self.call.arguments.get("command")
+        return command if self.call.name == "run_command" and isinstance(command, str) else None
+
     def _title(self) -> Text:
         if self.preview is not None:
             title = Text("Apply this change? ")
             title.append(self.preview.summary, style="bold cyan")
             return title
-        title = Text("Run ")
-        title.append(terminal_safe(self.call.name), style="bold cyan")
-        title.append("?")
-        return title
+        command = self._command()
+        if command is not None:
+            lines = command.strip().splitlines() or [""]
+            short = lines[0] if len(lines[0]) <= TITLE_CHARS else lines[0][: TITLE_CHARS - 1] + "…"
+            if len(lines) > 1:
+                short += f" … (+{len(lines) - 1} line{'s' if len(lines) > 2 else ''})"
+            title = Text("Run ")
+            title.append(verbatim(short), style="bold cyan")
+            title.append("?")
+            return title
+        return tool_title(self.call)
 
     @on(Button.Pressed, "#run")
     def _run(self) -> None:
@@ -118,6 +155,32 @@ class ConfirmToolScreen(ArmedDialog):
 DIFF_LINES_SHOWN = 400
 """A longer diff is cut in the dialog (the tool's result and the log keep all of it)."""
 
+TITLE_CHARS = 60
+"""A command's first line is cut to this many characters in the title (the body has it all)."""
+
+PATH_VERBS = {"read_file": "Read", "list_files": "List the files in", "search_files": "Search"}
+"""What a path tool does, for the title of its question."""
+
+
+def tool_title(call: ToolCall) -> Text:
+    """The title of a question about a call that is neither a command nor an edit: what it
+    does to which path for the built-in readers, else the tool's name (its arguments follow)."""
+    path = call.arguments.get("path", ".")
+    verb = PATH_VERBS.get(call.name)
+    if verb is not None and isinstance(path, str):
+        title = Text(f"{verb} ")
+        title.append(terminal_safe(path), style="bold cyan")
+        pattern = call.arguments.get("pattern")
+        if call.name == "search_files" and isinstance(pattern, str):
+            title.append(" for ")
+            title.append(terminal_safe(pattern), style="bold cyan")
+        title.append("?")
+        return title
+    title = Text("Let the model call ")
+    title.append(terminal_safe(call.name), style="bold cyan")
+    title.append("?")
+    return title
+
 
 class QuestionScreen(ArmedDialog):
     """A yes/no question about the next turn (entering a confirm-first mode, the budget),
@@ -134,6 +197,7 @@ class QuestionScreen(ArmedDialog):
         padding: 1 2;
     }
     QuestionScreen #question-title { text-style: bold; margin-bottom: 1; }
+    QuestionScreen #question-rule { color: $text-muted; margin-top: 1; }
     QuestionScreen Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
     QuestionScreen Button { margin-left: 2; }
     """
@@ -154,6 +218,9 @@ class QuestionScreen(ArmedDialog):
         with Vertical():
             yield Static(Text(terminal_safe(self.question.title)), id="question-title")
             yield Static(Text(terminal_safe(self.question.text)), id="question-text")
+            if self.question.rule:
+                rule = f"Asked by {self.question.rule}"
+                yield Static(Text(terminal_safe(rule)), id="question-rule")
             yield self.hint()
             with Horizontal():
                 yield Button("No (n)", variant="error", id="no")
@@ -190,6 +257,17 @@ class DialogConfirmer:
         """True when the user lets the call run (`preview`: the change it makes, as a diff)."""
         description = str(getattr(tool, "description", "") or "")
         return await self._show(ConfirmToolScreen(call, description, preview, **self._arming()))
+
+    async def confirm_by_rule(
+        self, call: ToolCall, tool: Any, preview: Change | None, rule: RuleNote
+    ) -> bool:
+        """`confirm`, with the policy rule that asks named in the dialog."""
+        description = str(getattr(tool, "description", "") or "")
+        screen = ConfirmToolScreen(call, description, preview, rule, **self._arming())
+        return await self._show(screen)
+
+    def allowed_by_rule(self, call: ToolCall, rule: RuleNote) -> None:
+        """Nothing to ask: the tool card shows the call, the panel's policy line the rules."""
 
     async def ask(self, question: Question) -> bool:
         """True when the user says yes to entering a mode or passing the budget."""

@@ -25,7 +25,8 @@ Modules, in the order a turn visits them:
     hand_off.py     `switch_mode`: its guard, and the rest of the turn in the named mode
     policy_guard.py the mode's policy decides each call: allow, ask with the diff, deny
     guards.py       `Guard` verdicts, the shipped guards and a turn's `Limits`
-    questions.py    `Question`: what a turn may ask the user (the budget, auto-enter)
+    questions.py    `Question`: what a turn may ask the user (the budget, auto-enter, a
+                    hand-off); `RuleNote`: the rule that decided a call; `verbatim`
     close.py        phase 3: finished / failed / cancelled / abandoned, and the records
     state.py        `EngineState` (outlives a turn), `TurnState`, `TurnSetup`
     cancelling.py   `TurnSlot`/`TurnStopper`: one turn at a time, stopped at once
@@ -55,8 +56,10 @@ __all__ = [
     "Question",
     "Restorable",
     "RoutedTurn",
+    "RuleNote",
     "Turn",
     "TurnEngine",
     "TurnKind",
     "TurnOrder",
+    "verbatim",
 ]

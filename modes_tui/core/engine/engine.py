@@ -119,10 +119,20 @@ class Engine:
         self.editor: Editor = self.tools.editor or Editor(config.cwd)
         """Plans, checkpoints and writes write_file / edit_file changes."""
         chosen = list(guards) if guards is not None else default_guards(config.limits)
+        self.asker: Asker | None = confirm if isinstance(confirm, Asker) else None
+        """Answers questions about a turn (entering a confirm-first mode, the budget)."""
         if not any(isinstance(guard, ConfirmationGuard | PolicyGuard) for guard in chosen):
             # last, so nobody is asked about a call another guard refuses
             targets = [p.name for p in pack.available() if p.auto_enter != "never"]
-            chosen.append(HandOffGuard(lambda: targets, self._policy))
+            confirm_first = {p.name for p in pack.profiles if p.auto_enter == "confirm"}
+            chosen.append(
+                HandOffGuard(
+                    lambda: targets,
+                    self._policy,
+                    asks_first=confirm_first.__contains__,
+                    asker=self.asker,
+                )
+            )
             chosen.append(
                 PolicyGuard(
                     self._policy, config.cwd, confirm, editor=self.editor, record=self._policy_noted
@@ -130,8 +140,6 @@ class Engine:
             )
         self.guards: list[Guard] = chosen
         """What every tool call passes before it runs, in order (append to extend)."""
-        self.asker: Asker | None = confirm if isinstance(confirm, Asker) else None
-        """Answers questions about a turn (entering a confirm-first mode, the budget)."""
         self.costs = TurnCosts(model, CostLedger(budget=config.budget))
         """Prices and the cost ledger (`costs.ledger`: per turn, total, saved, budget)."""
         self.servers = servers

@@ -2,6 +2,12 @@
 `core.edits.handoff`) through only as the policy allows; after it, the next rounds are the
 named mode's (`hand_over`), under a route `decided_by: model` (`hand_off_route`).
 
+A hand-off is a move the user did not make, like the router's pick: a target with
+`auto_enter: confirm` is entered only after the user says yes (`auto_enter.hand_off_question`).
+A no, a broken dialog, or nobody to ask (a pipe) cancels the call: the model reads why, and
+the turn goes on in the mode it was in. Once handed over, the target's own policy decides
+every tool call from its first (the guards read the mode of the turn's current setup).
+
 The new route (`decided_by: model`, the model's reason) is recorded and yielded like the
 turn's first, then the mode change, then the new mode's setup replaces the turn's: its
 instructions, tools and model answer the rest of the turn.
@@ -14,8 +20,10 @@ from dataclasses import replace
 
 from modes_tui.core.edits.handoff import SWITCH_MODE
 from modes_tui.core.edits.policy import Policy
+from modes_tui.core.engine.auto_enter import ask_entry, hand_off_question
 from modes_tui.core.engine.context import TurnContext
-from modes_tui.core.engine.guards import Block, PendingCall, Verdict
+from modes_tui.core.engine.guards import Block, Cancel, PendingCall, Verdict
+from modes_tui.core.engine.ports import Asker
 from modes_tui.core.engine.state import TurnState
 from modes_tui.core.errors import cut_repr
 from modes_tui.core.history.events import ModeChanged, RouteDecided, TurnEvent
@@ -47,26 +55,53 @@ async def hand_over(ctx: TurnContext, turn: TurnState) -> AsyncGenerator[TurnEve
 
 
 class HandOffGuard:
-    """Lets `switch_mode` through only once per turn, to a mode the policy allows."""
+    """Lets `switch_mode` through only once per turn, to a mode the policy allows, and into
+    an `auto_enter: confirm` mode only with the user's yes."""
 
     def __init__(
         self,
         modes: Callable[[], Collection[str]],
         policy: Callable[[str | None], Policy],
+        *,
+        asks_first: Callable[[str], bool] = lambda _mode: False,
+        asker: Asker | None = None,
     ) -> None:
         self.modes = modes
         """The modes the router may choose now (available, not `auto_enter: never`)."""
         self.policy = policy
         """A mode's policy (its `hand_off:` list)."""
+        self.asks_first = asks_first
+        """Whether a mode has `auto_enter: confirm` (the user is asked before it is entered)."""
+        self.asker = asker
+        """Who answers that question (None: nobody can, as in a pipe: the hand-off is declined)."""
 
-    def check(self, pending: PendingCall) -> Verdict | None:
+    async def check(self, pending: PendingCall) -> Verdict | None:
         if pending.call.name != SWITCH_MODE:
             return None
         target = str(pending.call.arguments.get("mode", ""))
         problem = self._problem(pending, target)
-        if problem is None:
+        if problem is not None:
+            return Block(f"{problem}; answer in this mode instead", type="hand_off_refused")
+        if not self.asks_first(target) or self._denied(pending):
+            return None  # a denied switch_mode is the policy guard's to refuse, unasked
+        reason = str(pending.call.arguments.get("reason", ""))
+        question = hand_off_question(pending.mode, target, reason)
+        if await ask_entry(self.asker, question):
             return None
-        return Block(f"{problem}; answer in this mode instead", type="hand_off_refused")
+        stay = f"answer in {pending.mode} instead" if pending.mode else "answer here instead"
+        if self.asker is None:
+            return Cancel(
+                f"{target} is entered only with the user's yes (auto_enter: confirm) and "
+                f"nobody can answer here, so the turn stays in {pending.mode or 'this mode'}; "
+                f"do not retry the hand-off, {stay}"
+            )
+        return Cancel(
+            f"the user declined to hand this turn to {target}; do not retry the hand-off, {stay}"
+        )
+
+    def _denied(self, pending: PendingCall) -> bool:
+        """Whether the answering mode's policy denies `switch_mode` (nobody is asked then)."""
+        return self.policy(pending.mode).rule(SWITCH_MODE, asks=False).permission == "deny"
 
     def _problem(self, pending: PendingCall, target: str) -> str | None:
         if any(call.name == SWITCH_MODE for call in pending.earlier):

@@ -26,7 +26,7 @@ import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from modes_tui.core.edits.editor import EDIT_TOOL_NAMES, Change, Editor
 from modes_tui.core.edits.policy import Permission, Policy
@@ -38,10 +38,18 @@ from modes_tui.core.engine.guards import (
     PendingCall,
     Verdict,
 )
+from modes_tui.core.engine.questions import RuleNote
 from modes_tui.core.errors import ToolError
 from modes_tui.core.tools.confined import ConfinedRoot, MissingError, shown_path
 
-__all__ = ["PATH_TOOLS", "PolicyDecision", "PolicyGuard", "PreviewConfirmer", "decide"]
+__all__ = [
+    "PATH_TOOLS",
+    "PolicyDecision",
+    "PolicyGuard",
+    "PreviewConfirmer",
+    "RuleConfirmer",
+    "decide",
+]
 
 log = logging.getLogger("modes_tui.guards")
 
@@ -54,6 +62,22 @@ class PreviewConfirmer(Protocol):
 
     async def confirm(self, call: Any, tool: Any, preview: Change | None = None) -> bool:
         """True to run the call."""
+        ...
+
+
+@runtime_checkable
+class RuleConfirmer(Protocol):
+    """A `Confirmer` that shows which rule asked, and says when a rule let a call run unasked
+    (the app's dialog, the REPL's prompt and pipe); other confirmers get `confirm` only."""
+
+    async def confirm_by_rule(
+        self, call: Any, tool: Any, preview: Change | None, rule: RuleNote
+    ) -> bool:
+        """True to run the call `rule` asks about."""
+        ...
+
+    def allowed_by_rule(self, call: Any, rule: RuleNote) -> None:
+        """`rule` (not the shipped default) lets the call run without a question."""
         ...
 
 
@@ -159,15 +183,18 @@ class PolicyGuard:
         if decision.permission == "deny":
             self._note(decision, None)
             return Block(decision.reason, type="policy_denied")
+        rule = RuleNote(pending.mode, call.name, decision.permission, decision.source)
         if decision.permission == "allow":
             self._note(decision, None)
+            if decision.source != "default":
+                self._tell_allowed(call, rule)
             return None
         try:
             preview = self._preview(call.name, call.arguments)
         except ToolError as error:
             self._note(decision, None)
             return Block(error.message, type="tool_error")
-        allowed = await self._ask(pending, preview)
+        allowed = await self._ask(pending, preview, rule)
         self._note(decision, allowed)
         if allowed:
             return None
@@ -180,10 +207,14 @@ class PolicyGuard:
             return None
         return self.editor.preview(name, arguments)
 
-    async def _ask(self, pending: PendingCall, preview: Change | None) -> bool:
+    async def _ask(self, pending: PendingCall, preview: Change | None, rule: RuleNote) -> bool:
         if self.confirmer is None:
             return False
         try:
+            if isinstance(self.confirmer, RuleConfirmer):  # the question names the rule
+                return await self.confirmer.confirm_by_rule(
+                    pending.call, pending.tool, preview, rule
+                )
             if preview is None:
                 return await self.confirmer.confirm(pending.call, pending.tool)
             return await self.confirmer.confirm(pending.call, pending.tool, preview=preview)
@@ -192,6 +223,15 @@ class PolicyGuard:
                 "the confirmation of %s failed; treating it as declined", pending.call.name
             )
             return False
+
+    def _tell_allowed(self, call: Any, rule: RuleNote) -> None:
+        """Say that a rule, not the user, let the call run (the REPL prints it)."""
+        if not isinstance(self.confirmer, RuleConfirmer):
+            return
+        try:
+            self.confirmer.allowed_by_rule(call, rule)
+        except Exception:  # saying so failed; the rule still decides
+            log.exception("could not show the rule that allowed %s", call.name)
 
     def _note(self, decision: PolicyDecision, answer: bool | None) -> None:
         if self.record is None or (decision.permission, decision.source) == ("allow", "default"):
