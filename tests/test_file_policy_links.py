@@ -208,7 +208,7 @@ def test_allowed_hard_links_work_but_never_as_another_name_of_a_denied_file(repo
         "`notes.txt` is the same file as `.env` (a hard link), which is off limits "
         "(paths.deny: .env); it was not read"
     )
-    with pytest.raises(ToolError, match="the same file as `.env`"):
+    with pytest.raises(ToolError, match=r"the same file as `\.env`"):
         run(tools, "write_file", path="notes.txt", content="mine\n")
     found = run(tools, "search_files", pattern="TOKEN|store")
     assert "hunter2" not in found and "src/linked.txt:1: from the store" in found

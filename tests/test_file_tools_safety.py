@@ -317,9 +317,7 @@ def test_a_runaway_pattern_stops_without_any_signal_or_child_process(
     worker.join(60)
     stopped, found = results
     assert isinstance(stopped, ToolError)
-    assert "took too long: more than 0.3 s of matching (stopped at slow.txt line 1)" in str(
-        stopped
-    )
+    assert "took too long: more than 0.3 s of matching (stopped at slow.txt line 1)" in str(stopped)
     assert str(found).splitlines() == ["1 matches", "fine.txt:1: needle here"]
 
 

@@ -50,7 +50,11 @@ def test_a_missing_file_behind_a_folder_link_resolves_to_its_real_place(repo: Pa
         ".git/hooks/pre-commit",
         False,
     )
-    assert resolved(repo, "g/new/deeper/file") == ("g/new/deeper/file", ".git/new/deeper/file", False)
+    assert resolved(repo, "g/new/deeper/file") == (
+        "g/new/deeper/file",
+        ".git/new/deeper/file",
+        False,
+    )
     assert resolved(repo, "g/config") == ("g/config", ".git/config", True)
 
 

@@ -257,9 +257,7 @@ def _tool_key(key: Any, known: frozenset[str]) -> str | None:
     )
 
 
-def _paths(
-    raw: Any, problems: Problems
-) -> tuple[tuple[str, ...], tuple[str, ...] | None, bool]:
+def _paths(raw: Any, problems: Problems) -> tuple[tuple[str, ...], tuple[str, ...] | None, bool]:
     if raw is None:
         return (), None, False
     if not isinstance(raw, Mapping):

@@ -34,11 +34,11 @@ from modes_tui.core.errors import ToolError
 from modes_tui.core.files import describe
 from modes_tui.core.tools.access import FileRules, check
 from modes_tui.core.tools.confined import ConfinedRoot, Entry, Opened, OutsideError, shown_path
-from modes_tui.core.tools.regex_search import RegexSearch
 from modes_tui.core.tools.ignores import Ignores
-from modes_tui.core.tools.resolver import given_path
-from modes_tui.core.tools.searching import SearchLimits, feed, looks_binary, size_text
+from modes_tui.core.tools.regex_search import RegexSearch, SearchOutcome
 from modes_tui.core.tools.registry import Tool, tool
+from modes_tui.core.tools.resolver import given_path
+from modes_tui.core.tools.searching import Fed, SearchLimits, feed, looks_binary, size_text
 
 SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache",
@@ -155,8 +155,9 @@ def file_tools(workspace: Workspace) -> list[Tool]:
     ) -> str:
         """Search the text files under a directory for a regular expression.
 
-        Returns matching lines as `file:line: text`. A pattern that takes too long (more than
-        a few seconds) is stopped with an error; simplify it then.
+        Returns matching lines as `file:line: text`. Files that .gitignore ignores are
+        skipped unless named as path. A pattern that takes too long (more than a few
+        seconds) is stopped with an error; simplify it then.
 
         Args:
             pattern: A regular expression (Python syntax), e.g. `def main` or `TODO|FIXME`.
@@ -186,23 +187,30 @@ def file_tools(workspace: Workspace) -> list[Tool]:
             finally:
                 os.close(folder.fd)
             outcome = search.finish()
-        stopped = fed.stopped
-        note = _hard_link_note(fed.hard_linked)
-        if not outcome.matches:
-            if stopped:  # "no matches" alone would say the rest was searched too
-                return (
-                    f"no matches for `{pattern}` in {folder.relative} in the first "
-                    f"{workspace.max_search_files} files (stopped there; narrow the search "
-                    "with path or glob)"
-                ) + note
-            return f"no matches for `{pattern}` in {folder.relative}{note}"
-        header = f"{len(outcome.matches)} matches"
-        if stopped or outcome.full:
-            header += " (stopped early; narrow the search with path, glob or a tighter pattern)"
-        lines = [f"{m.file}:{m.line}: {m.text}" for m in outcome.matches]
-        return header + "\n" + "\n".join(lines) + note
+        return _search_answer(pattern, folder.relative, fed, outcome, workspace)
 
     return [read_file, list_files, search_files]
+
+
+def _search_answer(
+    pattern: str, where: str, fed: Fed, outcome: SearchOutcome, workspace: Workspace
+) -> str:
+    """What search_files tells the model: the matches, or why there are none, and what
+    was not looked at."""
+    note = _hard_link_note(fed.hard_linked)
+    if not outcome.matches:
+        if fed.stopped:  # "no matches" alone would say the rest was searched too
+            return (
+                f"no matches for `{pattern}` in {where} in the first "
+                f"{workspace.max_search_files} files (stopped there; narrow the search "
+                "with path or glob)"
+            ) + note
+        return f"no matches for `{pattern}` in {where}{note}"
+    header = f"{len(outcome.matches)} matches"
+    if fed.stopped or outcome.full:
+        header += " (stopped early; narrow the search with path, glob or a tighter pattern)"
+    lines = [f"{m.file}:{m.line}: {m.text}" for m in outcome.matches]
+    return header + "\n" + "\n".join(lines) + note
 
 
 def _hard_link_note(count: int) -> str:
@@ -223,9 +231,7 @@ def allowed(rules: FileRules, root: ConfinedRoot, path: str, opened: Opened) -> 
         raise ToolError(refusal.reason)
 
 
-def _read_text(
-    root: ConfinedRoot, path: str, cap: int, rules: FileRules
-) -> tuple[str, bytes, int]:
+def _read_text(root: ConfinedRoot, path: str, cap: int, rules: FileRules) -> tuple[str, bytes, int]:
     """(shown path, at most `cap` bytes, file size) of a regular text file under `root`
     that `rules` let the mode read (judged on the descriptor read from)."""
     opened = root.open(path, _READ_FLAGS)
