@@ -130,7 +130,7 @@ async def test_a_runaway_pattern_is_stopped_while_the_event_loop_keeps_ticking(
     running = False
     await ticking
     assert "took too long: more than 0.5 s" in refused.value.message
-    assert "slow.txt line 3" in refused.value.message
+    assert "(stopped at slow.txt)" in refused.value.message
     assert "simplify it" in refused.value.message
     # the regex library lets go of the GIL while it matches: the loop kept turning
     assert ticks >= 10
@@ -317,7 +317,7 @@ def test_a_runaway_pattern_stops_without_any_signal_or_child_process(
     worker.join(60)
     stopped, found = results
     assert isinstance(stopped, ToolError)
-    assert "took too long: more than 0.3 s of matching (stopped at slow.txt line 1)" in str(stopped)
+    assert "took too long: more than 0.3 s of matching (stopped at slow.txt)" in str(stopped)
     assert str(found).splitlines() == ["1 matches", "fine.txt:1: needle here"]
 
 
