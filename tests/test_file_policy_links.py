@@ -124,15 +124,16 @@ async def test_a_link_leaving_the_working_folder_is_refused_before_any_question(
     editor = Editor(repo)
     confirmer = Answering(True)
     guard = PolicyGuard(lambda mode: Policy(), repo, confirmer, editor=editor)
-    for name, arguments in [
-        ("write_file", {"path": "out/escaped.txt", "content": "x"}),
-        ("read_file", {"path": "out/repo/.env"}),
-    ]:
-        verdict = await guard.check(pending_call(editor, name, arguments))
-        assert isinstance(verdict, Block) and verdict.type == "policy_denied"
-        assert "leads outside the working directory" in verdict.message
+    arguments = {"path": "out/escaped.txt", "content": "x"}
+    verdict = await guard.check(pending_call(editor, "write_file", arguments))
+    assert isinstance(verdict, Block)  # the change cannot even be planned: nobody is asked
+    assert "goes through a symbolic link that leads outside the working directory" in (
+        verdict.message
+    )
     assert confirmer.asked == []
     assert not (tmp_path / "escaped.txt").exists()
+    with pytest.raises(ToolError, match="leads outside the working directory"):
+        run(tools_of(repo, Policy()), "read_file", path="out/repo/.env")
 
 
 def test_reads_lists_and_searches_through_a_link_into_a_denied_folder_are_refused(

@@ -42,7 +42,7 @@ from modes_tui.core.engine.guards import (
 )
 from modes_tui.core.errors import ToolError
 from modes_tui.core.tools.access import Refusal, check
-from modes_tui.core.tools.confined import ConfinedRoot, OutsideError, shown_path
+from modes_tui.core.tools.confined import ConfinedRoot, shown_path
 from modes_tui.core.tools.resolver import Resolved, resolve
 
 __all__ = ["PATH_TOOLS", "PolicyDecision", "PolicyGuard", "PreviewConfirmer", "decide"]
@@ -71,8 +71,7 @@ class PolicyDecision:
     """allow, ask or deny."""
     source: str
     """The rule: `permissions.<key>`, `permissions.default`, `paths.deny`, `paths.write`,
-    `paths.hard_links`, `working directory` (a path or link that leads out of it), or
-    `default` (the shipped default)."""
+    `paths.hard_links`, or `default` (the shipped default)."""
     reason: str = ""
     """For a deny: what the model reads."""
     path: str = ""
@@ -105,9 +104,8 @@ def decide(
         with ConfinedRoot(root) as confined:
             found = resolve(confined, raw)
             refusal = _refusal(policy, confined, found, writing=tool in EDIT_TOOL_NAMES)
-    except OutsideError as error:  # `..` or a link out: refused before anyone is asked
-        return PolicyDecision(tool, "deny", "working directory", error.message, raw)
-    except ToolError:  # a loop, a NUL: the tool refuses it with its own message
+    except ToolError:  # outside, a loop, a NUL: the tool (or the preview of a write, before
+        # anyone is asked) refuses it with its own message
         lexical = posixpath.normpath(raw.strip() or ".")
         glob = policy.denied(lexical)
         if glob is not None:  # still: naming a denied path is refused before anyone is asked
