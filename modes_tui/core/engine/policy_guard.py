@@ -41,7 +41,7 @@ from modes_tui.core.engine.guards import (
     Verdict,
 )
 from modes_tui.core.errors import ToolError
-from modes_tui.core.tools.access import Refusal, check
+from modes_tui.core.tools.access import Refusal, check, denied_refusal
 from modes_tui.core.tools.confined import ConfinedRoot, shown_path
 from modes_tui.core.tools.resolver import Resolved, resolve
 
@@ -109,10 +109,7 @@ def decide(
         lexical = posixpath.normpath(raw.strip() or ".")
         glob = policy.denied(lexical)
         if glob is not None:  # still: naming a denied path is refused before anyone is asked
-            reason = (
-                f"`{shown_path(lexical)}` is off limits (paths.deny: {glob}); nobody may read "
-                "or write it here. Do not retry it; work without it or ask the user"
-            )
+            reason = denied_refusal(shown_path(lexical), glob).reason
             return PolicyDecision(tool, "deny", "paths.deny", reason, lexical)
         return PolicyDecision(tool, rule.permission, rule.source, "", raw)
     if refusal is not None:
@@ -128,11 +125,7 @@ def _refusal(
     asking for it, wherever it leads)."""
     glob = policy.denied(found.given)
     if glob is not None:
-        return Refusal(
-            "paths.deny",
-            f"`{shown_path(found.given)}` is off limits (paths.deny: {glob}); nobody may read "
-            "or write it here. Do not retry it; work without it or ask the user",
-        )
+        return denied_refusal(shown_path(found.given), glob)
     return check(
         policy.file_rules(), root, found.real, found.status, writing=writing, given=found.given
     )

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from modes_tui.core.tools.confined import ConfinedRoot, shown_path
 
-__all__ = ["HARD_LINKS_KEY", "FileRules", "Refusal", "check", "literal_globs"]
+__all__ = ["HARD_LINKS_KEY", "FileRules", "Refusal", "check", "denied_refusal", "literal_globs"]
 
 HARD_LINKS_KEY = "paths.hard_links"
 """The rule a refusal of a hard-linked file names."""
@@ -60,6 +60,15 @@ class Refusal:
     """What the model reads."""
 
 
+def denied_refusal(shown: str, glob: str, via: str = "") -> Refusal:
+    """The refusal of a path `paths: deny:` covers (`shown` as messages show it)."""
+    return Refusal(
+        "paths.deny",
+        f"`{shown}`{via} is off limits (paths.deny: {glob}); nobody may read or write it "
+        "here. Do not retry it; work without it or ask the user",
+    )
+
+
 def literal_globs(globs: tuple[str, ...]) -> tuple[str, ...]:
     """The globs that name one path (no wildcard, no negation), without a trailing `/`."""
     return tuple(
@@ -87,11 +96,7 @@ def check(
         via = f" (`{shown_path(given)}` leads there through a symbolic link)"
     glob = rules.denied(real)
     if glob is not None:
-        return Refusal(
-            "paths.deny",
-            f"`{shown}`{via} is off limits (paths.deny: {glob}); nobody may read or write it "
-            "here. Do not retry it; work without it or ask the user",
-        )
+        return denied_refusal(shown, glob, via)
     if writing and rules.writable is not None and not rules.writable(real):
         return Refusal(
             "paths.write",
