@@ -49,6 +49,7 @@ __all__ = [
     "ToolServers",
     "check",
     "default_registry",
+    "denied_refusal",
     "known_tool_names",
     "literal_globs",
     "missing_real",
