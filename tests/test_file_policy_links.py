@@ -152,6 +152,9 @@ def test_reads_lists_and_searches_through_a_link_into_a_denied_folder_are_refuse
             run(tools, name, **arguments)
     found = run(tools, "search_files", pattern="TOKEN")
     assert "hunter2" not in found and found.startswith("no matches")
+    listing = run(tools, "list_files").splitlines()
+    assert "g@ (link to `.git`, off limits here)" in listing
+    assert "settings.txt@ (link to `.env`, off limits here)" in listing
 
 
 # --------------------------------------------------------------------------- hard links

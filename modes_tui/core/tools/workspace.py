@@ -139,7 +139,9 @@ def file_tools(workspace: Workspace) -> list[Tool]:
                 if not folder.is_dir:
                     raise ToolError(f"`{shown_path(path)}` is not a directory")
                 allowed(workspace.file_rules(), root, path, folder)
-                entries, more = _listing(root, folder, recursive, pattern, workspace.max_entries)
+                entries, more = _listing(
+                    root, folder, recursive, pattern, workspace.max_entries, workspace.file_rules()
+                )
             finally:
                 os.close(folder.fd)
         if not entries:
@@ -280,7 +282,12 @@ def _lines(data: bytes, start: int, end: int | None, cap: int) -> tuple[str, int
 
 
 def _listing(
-    root: ConfinedRoot, folder: Opened, recursive: bool, pattern: str | None, cap: int
+    root: ConfinedRoot,
+    folder: Opened,
+    recursive: bool,
+    pattern: str | None,
+    cap: int,
+    rules: FileRules,
 ) -> tuple[list[str], bool]:
     """The lines of a listing of `folder`, and whether the cap stopped it."""
     entries: list[str] = []
@@ -290,11 +297,11 @@ def _listing(
             continue
         if len(entries) >= cap:
             return entries, True
-        entries.append(_listed(root, folder, entry))
+        entries.append(_listed(root, folder, entry, rules))
     return entries, False
 
 
-def _listed(root: ConfinedRoot, folder: Opened, entry: Entry) -> str:
+def _listed(root: ConfinedRoot, folder: Opened, entry: Entry, rules: FileRules) -> str:
     if entry.kind == "dir":
         return f"{entry.relative}/"
     if entry.kind == "file":
@@ -308,6 +315,8 @@ def _listed(root: ConfinedRoot, folder: Opened, entry: Entry) -> str:
     except ToolError:
         return f"{entry.relative}@ (broken link)"
     os.close(target.fd)
+    if rules.denied(target.relative) is not None:  # not even its size
+        return f"{entry.relative}@ (link to `{shown_path(target.relative)}`, off limits here)"
     if target.is_dir:
         return f"{entry.relative}/"
     return f"{entry.relative}  ({size_text(target.status.st_size)})"
