@@ -273,7 +273,7 @@ def test_a_bad_policy_is_named_with_its_file_and_key(write_pack: PackWriter) -> 
     expected = [
         "testpack/chat.yaml: permissions.writ_file: unknown tool 'writ_file'; did you mean 'write_file'?",
         "testpack/chat.yaml: permissions.run_command: 'sometimes' is not one of allow, ask, deny",
-        "testpack/chat.yaml: paths.read: unknown key; paths takes `write:` and `deny:`",
+        "testpack/chat.yaml: paths.read: unknown key; paths takes `write:`, `deny:` and `hard_links:`",
         "testpack/chat.yaml: paths.write[0]: '/etc/**' must be relative to the working directory",
         "testpack/chat.yaml: paths.deny[0]: 'a/[b' has a `[` without its `]`",
     ]
@@ -484,7 +484,7 @@ def test_a_search_skips_what_the_policy_denies(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("TOKEN=hunter2\n")
     (tmp_path / "app.py").write_text("TOKEN = os.environ['TOKEN']\n")
     policy = Policy()
-    tools = {t.name: t for t in file_tools(Workspace(tmp_path, denied=policy.denied))}
+    tools = {t.name: t for t in file_tools(Workspace(tmp_path, rules=policy.file_rules))}
     found = tools["search_files"].function(pattern="TOKEN")
     assert "app.py" in found and "hunter2" not in found
 

@@ -1,6 +1,6 @@
 """Modes that change files, safely: edit tools, diffs, a policy per mode, checkpoints.
 
-    globs.py        `paths:` globs matched like .gitignore (`**`, anchored when they hold a /)
+    globs.py        `paths:` globs matched like .gitignore (pathspec's gitignore patterns)
     policy.py       `Policy`: a mode's `permissions:` per tool and `paths:` (write, deny);
                     `read_policy` reads them from a profile and names each bad key
     diffs.py        unified diffs, with what a terminal would obey written out (`visible`)

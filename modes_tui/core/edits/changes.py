@@ -7,7 +7,10 @@ is. `commit` writes by descriptor too: it walks the real path's folders with `O_
 absent stays absent), writes a temp file beside it and renames it over the file, so a
 reader sees the old content or the new, never half; the file keeps its permission bits.
 A link where the file or a folder should be (swapped in since the look) is refused, never
-followed. Only UTF-8 text up to `MAX_TEXT_BYTES` is changed: the old content is kept as a
+followed. Both judge the file by the mode's `paths:` rules (`core.tools.access`) at its
+real path: `look` on the descriptor it read, `commit` on the descriptor of the file it is
+about to replace (a hard link swapped in since is refused too), and the rename replaces the
+name, never writing through it. Only UTF-8 text up to `MAX_TEXT_BYTES` is changed: the old content is kept as a
 checkpoint, and these are text tools.
 """
 
@@ -17,13 +20,16 @@ import contextlib
 import errno
 import hashlib
 import os
+import posixpath
 import secrets
 import stat
 from dataclasses import dataclass
 
 from modes_tui.core.errors import ToolError
 from modes_tui.core.files import describe
+from modes_tui.core.tools.access import FileRules, check
 from modes_tui.core.tools.confined import ConfinedRoot, MissingError, shown_path
+from modes_tui.core.tools.resolver import missing_real
 
 __all__ = ["MAX_TEXT_BYTES", "ChangedOnDisk", "FileState", "commit", "digest", "look"]
 
@@ -63,40 +69,45 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def look(root: ConfinedRoot, path: str) -> FileState:
-    """What `path` holds now; ToolError for a folder, a special file, binary or huge content."""
+def look(root: ConfinedRoot, path: str, rules: FileRules | None = None) -> FileState:
+    """What `path` holds now; ToolError for a folder, a special file, binary or huge content,
+    or a file `rules` (the mode's `paths:`) refuse at its real path (None: no rules)."""
     parts = root.parts(path)
     if not parts or parts[-1] == "..":
         raise ToolError(f"`{shown_path(path)}` is a folder, not a file; name a file in it")
     try:
         opened = root.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except MissingError:
-        return FileState(path, _missing(root, path, parts), None, None)
+        state = FileState(path, missing_real(root, path, parts), None, None)
+        _refuse(rules, root, state.relative, None, _given(parts))
+        return state
     try:
         if not opened.is_regular:
             raise _not_regular(opened.relative, opened.status.st_mode)
+        _refuse(rules, root, opened.relative, opened.status, _given(parts))
         data = _read(opened.fd, opened.relative)
     finally:
         os.close(opened.fd)
     return FileState(path, opened.relative, _text(data, opened.relative), digest(data))
 
 
-def _missing(root: ConfinedRoot, path: str, parts: list[str]) -> str:
-    """The real path of a file that does not exist yet: its nearest existing folder's real
-    path plus the names still missing."""
-    if ".." in parts:
-        raise ToolError(
-            f"`{shown_path(path)}` does not exist; to create it, give its path without `..`"
-        )
-    for depth in range(len(parts) - 1, -1, -1):
-        try:
-            folder = root.open("/".join(parts[:depth]) or ".", os.O_RDONLY | os.O_DIRECTORY)
-        except MissingError:
-            continue
-        os.close(folder.fd)
-        base = [] if folder.relative == "." else [folder.relative]
-        return "/".join(base + parts[depth:])
-    return "/".join(parts)
+def _given(parts: list[str]) -> str:
+    return posixpath.normpath("/".join(parts)) if parts else "."
+
+
+def _refuse(
+    rules: FileRules | None,
+    root: ConfinedRoot,
+    relative: str,
+    status: os.stat_result | None,
+    given: str | None = None,
+) -> None:
+    """ToolError when the mode's rules refuse writing the file at its real path."""
+    if rules is None:
+        return
+    refusal = check(rules, root, relative, status, writing=True, given=given)
+    if refusal is not None:
+        raise ToolError(refusal.reason)
 
 
 def _read(fd: int, relative: str) -> bytes:
@@ -137,13 +148,17 @@ def _not_regular(relative: str, mode: int) -> ToolError:
     )
 
 
-def commit(root: ConfinedRoot, state: FileState, content: str | None) -> str | None:
+def commit(
+    root: ConfinedRoot, state: FileState, content: str | None, rules: FileRules | None = None
+) -> str | None:
     """Make `state.relative` hold `content` (None: remove it) if it still holds what `state`
-    saw; the new digest. ChangedOnDisk when it does not; ToolError when it cannot be done."""
+    saw; the new digest. ChangedOnDisk when it does not; ToolError when it cannot be done
+    or when `rules` refuse the file now there (judged on its descriptor's fstat)."""
     parts = state.relative.split("/")
     folder = _folder(root, parts[:-1], state, create=content is not None)
     try:
-        now, mode = _current(folder, parts[-1], state.relative)
+        now, mode, status = _current(folder, parts[-1], state.relative)
+        _refuse(rules, root, state.relative, status)
         if now != state.digest:
             raise ChangedOnDisk(
                 f"`{state.shown}` changed on disk since it was read; nothing was written. "
@@ -189,12 +204,14 @@ def _folder(root: ConfinedRoot, names: list[str], state: FileState, *, create: b
     return fd
 
 
-def _current(folder: int, name: str, relative: str) -> tuple[str | None, int | None]:
-    """(digest, permission bits) of the file now; (None, None) when there is none."""
+def _current(
+    folder: int, name: str, relative: str
+) -> tuple[str | None, int | None, os.stat_result | None]:
+    """(digest, permission bits, fstat) of the file now; all None when there is none."""
     try:
         status = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
-        return None, None
+        return None, None, None
     if not stat.S_ISREG(status.st_mode):
         raise _not_regular(relative, status.st_mode)
     fd = os.open(name, _READ, dir_fd=folder)
@@ -202,7 +219,7 @@ def _current(folder: int, name: str, relative: str) -> tuple[str | None, int | N
         opened = os.fstat(fd)
         if not stat.S_ISREG(opened.st_mode):
             raise _not_regular(relative, opened.st_mode)
-        return digest(_read(fd, relative)), stat.S_IMODE(opened.st_mode)
+        return digest(_read(fd, relative)), stat.S_IMODE(opened.st_mode), opened
     finally:
         os.close(fd)
 
@@ -220,7 +237,9 @@ def _replace(folder: int, name: str, data: bytes, mode: int | None, relative: st
         os.fsync(fd)
         os.close(fd)
         fd = -1
-        os.rename(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        # the NAME is replaced, never written through: a link or a second hard link put
+        # there since the check keeps its own file untouched
+        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         if fd >= 0:
             os.close(fd)

@@ -6,7 +6,9 @@ as a `checkpoint` record. `Checkpoints.plan_undo(n)` gathers the last `n` turns 
 changed files (not undone yet): per file, the content before the first of those writes and
 the digest after the last. A file whose content is no longer what the turn wrote was
 changed by someone else since: the plan marks it `changed`, and `undo` leaves it alone
-unless the user said to overwrite it.
+unless the user said to overwrite it. A file whose path now goes through a symbolic link
+(its name or a folder on the way swapped for a link since) is never restored: the link
+could lead anywhere inside, `.env` included.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, ClassVar, Literal
 
 from modes_tui.core.edits.changes import FileState, commit, look
 from modes_tui.core.errors import RecordError, ToolError, cut_repr
-from modes_tui.core.tools.confined import ConfinedRoot
+from modes_tui.core.tools.confined import ConfinedRoot, shown_path
 
 SCHEMA_VERSION = 1
 """`core.records.SCHEMA_VERSION`, which imports this module (a test keeps them equal)."""
@@ -249,13 +251,22 @@ class Checkpoints:
 
 def _changed(root: ConfinedRoot, path: str, last: Checkpoint) -> bool:
     try:
-        return look(root, path).digest != last.after_digest
+        now = look(root, path)
     except ToolError:
         return True  # a folder or a special file now: not what the turn wrote
+    return now.relative != path or now.digest != last.after_digest
 
 
 def _put_back(root: ConfinedRoot, item: Restore, *, overwrite: bool) -> None:
+    """Restore one file at the real path the turn wrote, never through a link put there
+    since (`x -> .env` must not make an undo write .env), and by replacing the name (the
+    other names of a hard-linked file keep their content)."""
     now = look(root, item.path)
+    if now.relative != item.path:
+        raise ToolError(
+            f"`{shown_path(item.path)}` is now a symbolic link (to `{now.shown}`, or a folder "
+            "on its path is); undo writes only the file the turn changed, so it was left alone"
+        )
     if not overwrite and now.digest != item.expected:
         raise ToolError(f"`{now.shown}` changed on disk just now; it was left alone")
     commit(root, FileState(item.path, now.relative, now.content, now.digest), item.content)

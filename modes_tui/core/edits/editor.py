@@ -23,6 +23,7 @@ from modes_tui.core.edits.checkpoints import Checkpoint, Checkpoints
 from modes_tui.core.edits.diffs import diff_stats, unified_diff
 from modes_tui.core.edits.policy import Policy
 from modes_tui.core.errors import ToolError
+from modes_tui.core.tools.access import FileRules
 from modes_tui.core.tools.confined import ConfinedRoot, shown_path
 from modes_tui.core.tools.registry import Tool, ToolRegistry, tool
 
@@ -94,15 +95,16 @@ class Editor:
         """Work for a session: its checkpoints, its log and its turn count (the engine)."""
         self.checkpoints, self.record, self.turn = checkpoints, record, turn
 
-    def denied(self, path: str) -> str | None:
-        """The answering mode's `paths: deny:` glob that covers `path` (a search skips it)."""
-        return self.policy.denied(path)
+    def rules(self) -> FileRules:
+        """The answering mode's `paths:` rules, as the file tools apply them to the file
+        they open (a search skips what they refuse, a read refuses it)."""
+        return self.policy.file_rules()
 
     def plan(self, tool_name: str, arguments: Mapping[str, Any]) -> Change:
         """The change a call would make; ToolError when it cannot be made."""
         path = str(arguments.get("path", ""))
         with ConfinedRoot(self.root) as root:
-            state = look(root, path)
+            state = look(root, path, self.rules())
         if tool_name == "write_file":
             after = str(arguments.get("content", ""))
         elif tool_name == "edit_file":
@@ -142,7 +144,7 @@ class Editor:
         with ConfinedRoot(self.root) as root:
             if self.record is not None:
                 self.record(checkpoint)  # before the write: a crash mid-write keeps the old text
-            commit(root, change.state, change.after)
+            commit(root, change.state, change.after, self.rules())
         self.checkpoints.add(checkpoint)
         return f"{change.summary}\n{change.diff}"
 
@@ -220,15 +222,15 @@ def session_tools(
 ) -> ToolRegistry:
     """Every tool one session offers: `core.tools.toolbox.default_registry` (files,
     commands, the pack's own tools) plus write_file, edit_file and switch_mode. The registry
-    keeps the editor (`.editor`) for the engine, whose policy guard tells it what the
-    answering mode may not read (a search skips it)."""
+    keeps the editor (`.editor`) for the engine, whose policy guard tells it the answering
+    mode's rules (the read tools apply them to every file they open)."""
     from modes_tui.core.edits.handoff import switch_mode_tool
     from modes_tui.core.tools.toolbox import default_registry
 
     root = Path(cwd) if cwd is not None else Path.cwd()
     editor = Editor(root)
     registry = default_registry(
-        root, pack=pack, command_timeout=command_timeout, denied=editor.denied
+        root, pack=pack, command_timeout=command_timeout, rules=editor.rules
     )
     registry.editor = editor
     for item in (*edit_tools(editor), switch_mode_tool()):

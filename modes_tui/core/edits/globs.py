@@ -1,26 +1,33 @@
 """Path globs of a mode's policy (`paths: write:` and `deny:`), matched like .gitignore.
 
-A glob is matched against a path relative to the working directory, `/`-separated, after
-`..` and `.` are gone and links inside the working directory are followed (the caller
-passes both the name given and the real one, so a link cannot rename a denied file).
+A glob is matched against the REAL path of a file relative to the working directory,
+`/`-separated, after `..` and `.` are gone and links inside the working directory are
+followed (`core.tools.resolver`), so a link cannot rename a denied file. The matching is
+git's own wildmatch, as the `pathspec` library implements it for .gitignore files:
 
-- `*` matches within one name, `?` one character, `[abc]` one of a set; none crosses `/`;
+- `*` matches within one name, `?` one character, `[abc]` one of a set; none crosses `/`
+  (`a**b` is `a*b`: `**` only spans folders between slashes);
 - `**` matches any number of folders: `**/*.pem` is every .pem file, `.git/**` is .git
   and everything in it, `src/**/test_*.py` any test file under src;
-- a glob without a `/` matches a name at any depth (`.env` is `.env` and `app/.env`);
-  one with a `/` is anchored at the working directory (`docs/*.md` is not `x/docs/a.md`);
-- a folder that matches covers what is in it (`build` denies `build/out.txt` too).
+- a glob without a `/` (but at its end) matches a name at any depth (`.env` is `.env` and
+  `app/.env`); one with a `/` is anchored at the working directory (`docs/*.md` is not
+  `x/docs/a.md`); a trailing `/` names folders only;
+- a folder that matches covers what is in it (`build` denies `build/out.txt` too), and
+  `dir/**` covers `dir` itself;
+- `\\` escapes the next character (`\\*` is a name that is a star).
 
-Python 3.11's `fnmatch` lets `*` cross `/` and has no `**`, hence this small translator.
+A glob cannot start with `/`, `~`, `!` (a negation means nothing in a list of rules each
+of which covers its own paths) or `#` (a comment in .gitignore), nor climb with `..`.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["GlobError", "PathGlobs", "check_glob", "glob_regex"]
+from pathspec import PathSpec
+
+__all__ = ["GlobError", "PathGlobs", "check_glob", "glob_spec"]
 
 
 class GlobError(ValueError):
@@ -29,60 +36,53 @@ class GlobError(ValueError):
 
 def check_glob(glob: str) -> str | None:
     """Why `glob` cannot be a policy glob, or None when it can."""
-    if not glob.strip():
+    text = glob.strip()
+    if not text:
         return "is empty"
-    if glob.startswith("/") or glob.startswith("~"):
+    if text.startswith("/") or text.startswith("~"):
         return "must be relative to the working directory (no leading / or ~)"
-    if ".." in glob.split("/"):
+    if text.startswith("!"):
+        return "cannot be a negation (`!`): list only what the rule covers"
+    if text.startswith("#"):
+        return "starts with # (a comment in .gitignore); write \\# for a name that starts with #"
+    if ".." in text.split("/"):
         return "cannot climb out with `..`: globs name places inside the working directory"
+    bracket = _open_bracket(text)
+    if bracket is not None:
+        return f"has a `[` without its `]` (at character {bracket + 1}); write \\[ for a ["
     try:
-        glob_regex(glob)
-    except (GlobError, re.error) as error:
-        return str(error)
+        glob_spec(text)
+    except (GlobError, ValueError) as error:
+        return f"is not a valid glob: {error}"
+    return None
+
+
+def _open_bracket(text: str) -> int | None:
+    """Where an unescaped `[` without a closing `]` is (git would read it as a plain `[`;
+    in a policy it is a typo more often than a name)."""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "[":
+            end = text.find("]", index + 2)
+            if end < 0:
+                return index
+            index = end
+        index += 1
     return None
 
 
 @lru_cache(maxsize=512)
-def glob_regex(glob: str) -> re.Pattern[str]:
-    """The compiled regular expression of `glob` (see the module); GlobError if unusable."""
-    text = glob.strip().removeprefix("./").rstrip("/")
-    anchored = "/" in text
-    body = _translate(text)
-    prefix = "" if anchored else "(?:.*/)?"
-    return re.compile(f"{prefix}{body}(?:/.*)?", re.DOTALL)
-
-
-def _translate(glob: str) -> str:
-    out: list[str] = []
-    index = 0
-    while index < len(glob):
-        piece, index = _piece(glob, index)
-        out.append(piece)
-    return "".join(out)
-
-
-def _piece(glob: str, index: int) -> tuple[str, int]:
-    """The regex of the glob's piece at `index`, and where the next piece starts."""
-    if glob.startswith("**/", index):
-        return "(?:.*/)?", index + 3
-    if glob.startswith("/**", index) and index + 3 == len(glob):
-        return "(?:/.*)?", index + 3
-    if glob.startswith("**", index):
-        return ".*", index + 2
-    char = glob[index]
-    if char == "*":
-        return "[^/]*", index + 1
-    if char == "?":
-        return "[^/]", index + 1
-    if char == "[":
-        end = glob.find("]", index + 2)
-        if end < 0:
-            raise GlobError(f"has a `[` without its `]` (at character {index + 1})")
-        inner = glob[index + 1 : end]
-        negate = inner.startswith("!")
-        inner = re.escape(inner[1:] if negate else inner).replace("\\-", "-")
-        return f"[{'^/' if negate else ''}{inner}]", end + 1
-    return re.escape(char), index + 1
+def glob_spec(glob: str) -> PathSpec:
+    """The compiled gitignore pattern of `glob`; GlobError (a ValueError) if unusable."""
+    text = glob.strip().removeprefix("./")
+    spec = PathSpec.from_lines("gitignore", [text])
+    if not len(spec):
+        raise GlobError("matches nothing")
+    return spec
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,16 +91,18 @@ class PathGlobs:
 
     globs: tuple[str, ...] = ()
     """The globs as written in the profile."""
-    _compiled: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
+    _compiled: tuple[PathSpec, ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_compiled", tuple(glob_regex(g) for g in self.globs))
+        object.__setattr__(self, "_compiled", tuple(glob_spec(g) for g in self.globs))
 
     def match(self, *paths: str) -> str | None:
         """The first glob that covers any of `paths` (relative, `/`-separated), or None."""
-        for glob, pattern in zip(self.globs, self._compiled, strict=True):
+        for glob, spec in zip(self.globs, self._compiled, strict=True):
             for path in paths:
-                if pattern.fullmatch(path.strip("/") or "."):
+                name = path.strip("/") or "."
+                # `name/` too: `.git/**` covers the folder .git itself
+                if spec.match_file(name) or spec.match_file(name + "/"):
                     return glob
         return None
 

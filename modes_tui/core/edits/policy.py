@@ -10,12 +10,15 @@ permissions:            # allow | ask | deny per tool; the first rule that names
 paths:
   write: ["src/**", "tests/**"]      # the only places the mode may write (omit: anywhere)
   deny: [".env", "**/*.pem", ".git/**"]   # nobody may read or write these
+  hard_links: allow     # hard-linked files may be used (omit: refused, see core.tools.access)
 hand_off: [code, shell]   # the modes switch_mode may hand a turn to (omit: any other)
 ```
 
 Without a rule, a tool that asks by its nature (`run_command`, `write_file`, `edit_file`)
 asks, and every other tool (reads inside the working directory, a pack's own tools) is
-allowed: the shipped default. Without `paths: deny:` the mode gets `DEFAULT_DENY`; writing
+allowed: the shipped default. Every `paths:` rule is matched against the REAL path of the
+file a tool opens (links inside the working directory followed): a link `g -> .git` is
+judged as `.git`, `src/out -> ..` as the top. Without `paths: deny:` the mode gets `DEFAULT_DENY`; writing
 `deny: []` opens everything (inside the working directory: nothing leaves it anyway).
 An exact tool name wins over a pattern; patterns are tried in the order written.
 
@@ -33,6 +36,7 @@ from typing import Any, Literal
 
 from modes_tui.core.edits.globs import PathGlobs, check_glob
 from modes_tui.core.errors import cut_repr
+from modes_tui.core.tools.access import FileRules, literal_globs
 
 __all__ = [
     "ASKS_BY_NATURE",
@@ -49,7 +53,8 @@ Permission = Literal["allow", "ask", "deny"]
 PERMISSIONS: tuple[Permission, ...] = ("allow", "ask", "deny")
 DEFAULT_DENY = (".env", ".env.*", "**/*.pem", "**/*.key", ".git/**")
 """What no mode may read or write unless its profile says otherwise (`paths: deny:`)."""
-PATH_KEYS = ("write", "deny")
+PATH_KEYS = ("write", "deny", "hard_links")
+HARD_LINK_VALUES = ("allow", "deny")
 ASKS_BY_NATURE = frozenset({"run_command", "write_file", "edit_file"})
 """Built-in tools that ask first unless a rule says otherwise (a tool's `needs_confirmation`)."""
 
@@ -78,6 +83,9 @@ class Policy:
     """`paths: deny:`: nobody may read or write what these cover."""
     hand_off: tuple[str, ...] | None = None
     """`hand_off:`: the modes `switch_mode` may hand a turn to (None: any other mode)."""
+    hard_links: bool = False
+    """`paths: hard_links: allow`: hard-linked files may be read and written (a file that
+    is the same as a literal deny path, e.g. `.env`, stays refused)."""
 
     def rule(self, tool: str, *, asks: bool) -> Rule:
         """The permission for `tool` (`asks`: it asks by its nature) and where it comes from."""
@@ -95,9 +103,22 @@ class Policy:
         """The `deny:` glob that covers any of `paths`, or None."""
         return self.deny.match(*paths)
 
-    def may_write(self, *paths: str) -> bool:
-        """Whether `write:` lets the mode write there (no `write:`: anywhere)."""
-        return not self.write or self.write.match(*paths) is not None
+    def may_write(self, path: str) -> bool:
+        """Whether `write:` lets the mode write the real path `path` (no `write:`: anywhere).
+
+        One path, the real one: a name that matches while its real path does not
+        (`src/out/x` with `src/out -> ..`) must not pass."""
+        return not self.write or self.write.match(path) is not None
+
+    def file_rules(self) -> FileRules:
+        """The `paths:` rules as the file tools apply them to the file they opened."""
+        return FileRules(
+            denied=self.deny.match,
+            write_globs=self.write.globs,
+            writable=self.may_write if self.write else None,
+            hard_links=self.hard_links,
+            deny_literals=literal_globs(self.deny.globs),
+        )
 
     def summary(self) -> dict[str, Any]:
         """Plain data for `--json`, the inspector and the session log."""
@@ -106,7 +127,11 @@ class Policy:
             rules["default"] = self.default
         return {
             "permissions": rules,
-            "paths": {"write": list(self.write.globs), "deny": list(self.deny.globs)},
+            "paths": {
+                "write": list(self.write.globs),
+                "deny": list(self.deny.globs),
+                "hard_links": "allow" if self.hard_links else "deny",
+            },
             "hand_off": None if self.hand_off is None else list(self.hand_off),
         }
 
@@ -123,7 +148,8 @@ class Policy:
         """One line: where the mode may write and what nobody may touch."""
         write = ", ".join(self.write.globs) if self.write else "anywhere in the working directory"
         deny = ", ".join(self.deny.globs) or "nothing"
-        return f"writes: {write} · denied: {deny}"
+        links = " · hard links allowed" if self.hard_links else ""
+        return f"writes: {write} · denied: {deny}{links}"
 
 
 def _is_pattern(name: str) -> bool:
@@ -138,7 +164,7 @@ def read_policy(data: Mapping[str, Any], known_tools: Iterable[str]) -> tuple[Po
     """A profile's `permissions:` and `paths:` as a Policy, and what is wrong with them."""
     problems: Problems = []
     tools, default = _permissions(data.get("permissions"), frozenset(known_tools), problems)
-    write, deny = _paths(data.get("paths"), problems)
+    write, deny, hard_links = _paths(data.get("paths"), problems)
     hand_off = _hand_off(data.get("hand_off"), problems)
     policy = Policy(
         tools=tools,
@@ -146,6 +172,7 @@ def read_policy(data: Mapping[str, Any], known_tools: Iterable[str]) -> tuple[Po
         write=PathGlobs(write),
         deny=PathGlobs(DEFAULT_DENY if deny is None else deny),
         hand_off=hand_off,
+        hard_links=hard_links,
     )
     return policy, problems
 
@@ -230,17 +257,44 @@ def _tool_key(key: Any, known: frozenset[str]) -> str | None:
     )
 
 
-def _paths(raw: Any, problems: Problems) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
+def _paths(raw: Any, problems: Problems) -> tuple[tuple[str, ...], tuple[str, ...] | None, bool]:
     if raw is None:
-        return (), None
+        return (), None, False
     if not isinstance(raw, Mapping):
-        problems.append(("paths", "must be a mapping with `write:` and/or `deny:` lists of globs"))
-        return (), None
+        problems.append(
+            (
+                "paths",
+                "must be a mapping with `write:` and/or `deny:` lists of globs "
+                "(and `hard_links: allow` or `deny`)",
+            )
+        )
+        return (), None, False
     for key in raw:
         if key not in PATH_KEYS:
-            problems.append((f"paths.{key}", "unknown key; paths takes `write:` and `deny:`"))
+            problems.append(
+                (
+                    f"paths.{key}",
+                    "unknown key; paths takes `write:`, `deny:` and `hard_links:`",
+                )
+            )
     write = _globs(raw.get("write"), "paths.write", problems) or ()
-    return write, _globs(raw.get("deny"), "paths.deny", problems)
+    deny = _globs(raw.get("deny"), "paths.deny", problems)
+    return write, deny, _hard_links(raw.get("hard_links", "deny"), problems)
+
+
+def _hard_links(value: Any, problems: Problems) -> bool:
+    if isinstance(value, bool):  # YAML reads a bare `yes`/`no` as true/false
+        return value
+    if value in HARD_LINK_VALUES:
+        return value == "allow"
+    problems.append(
+        (
+            "paths.hard_links",
+            f"{cut_repr(value)} is not allow or deny (allow lets the mode read and write "
+            "files with more than one name; the default, deny, refuses them)",
+        )
+    )
+    return False
 
 
 def _globs(raw: Any, where: str, problems: Problems) -> tuple[str, ...] | None:

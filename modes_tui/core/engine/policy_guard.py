@@ -14,14 +14,16 @@ A write the editor cannot plan (old_text matches nothing, a binary file) is refu
 the editor's own message before anyone is asked. Every decision but the shipped default's
 allow (a read, as every call was before policies) goes to `record` with the rule that made
 it and the user's answer; the engine writes it to the session as a `policy` ui_event.
-Paths are checked both as given and as they really are (links inside followed), so a link
-`notes -> .env` does not open a denied file.
+Paths are decided on where they really are (`core.tools.resolver`: links inside followed,
+a missing file's nearest existing folder resolved), so a link `notes -> .env` or `g -> .git`
+is refused before anyone is asked; `paths: write:` looks at the real path only. The tools
+check again on the descriptor they use (`core.tools.access`), so a swap after this look
+changes nothing.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -40,7 +42,9 @@ from modes_tui.core.engine.guards import (
 )
 from modes_tui.core.engine.questions import RuleNote
 from modes_tui.core.errors import ToolError
-from modes_tui.core.tools.confined import ConfinedRoot, MissingError, shown_path
+from modes_tui.core.tools.access import Refusal, check, denied_refusal
+from modes_tui.core.tools.confined import ConfinedRoot, shown_path
+from modes_tui.core.tools.resolver import Resolved, resolve
 
 __all__ = [
     "PATH_TOOLS",
@@ -91,7 +95,7 @@ class PolicyDecision:
     """allow, ask or deny."""
     source: str
     """The rule: `permissions.<key>`, `permissions.default`, `paths.deny`, `paths.write`,
-    or `default` (the shipped default)."""
+    `paths.hard_links`, or `default` (the shipped default)."""
     reason: str = ""
     """For a deny: what the model reads."""
     path: str = ""
@@ -119,38 +123,36 @@ def decide(
         return PolicyDecision(tool, "deny", rule.source, reason)
     if tool not in PATH_TOOLS or not isinstance(arguments.get("path", "."), str):
         return PolicyDecision(tool, rule.permission, rule.source)
-    names = _names(root, str(arguments.get("path", ".")))
-    shown = shown_path(names[-1])
-    glob = policy.denied(*names)
-    if glob is not None:
-        reason = (
-            f"`{shown}` is off limits (paths.deny: {glob}); nobody may read or write it "
-            "here. Do not retry it; work without it or ask the user"
-        )
-        return PolicyDecision(tool, "deny", "paths.deny", reason, names[-1])
-    if tool in EDIT_TOOL_NAMES and not policy.may_write(*names):
-        reason = (
-            f"this mode may write only {', '.join(policy.write.globs)} (paths.write); "
-            f"`{shown}` is not one of them. Do not retry it; say what you would change"
-        )
-        return PolicyDecision(tool, "deny", "paths.write", reason, names[-1])
-    return PolicyDecision(tool, rule.permission, rule.source, "", names[-1])
-
-
-def _names(root: Path, raw: str) -> tuple[str, ...]:
-    """`raw` as written (normalised) and where it really is; refusals are the tool's job."""
+    raw = str(arguments.get("path", "."))
     try:
         with ConfinedRoot(root) as confined:
-            parts = confined.parts(raw)
-            lexical = posixpath.normpath("/".join(parts)) if parts else "."
-            try:
-                opened = confined.open(raw, os.O_RDONLY | os.O_NONBLOCK)
-            except MissingError:
-                return (lexical,)
-            os.close(opened.fd)
-            return (lexical, opened.relative)
-    except ToolError:
-        return (raw,)  # outside, a loop, a NUL: the tool refuses it with its own message
+            found = resolve(confined, raw)
+            refusal = _refusal(policy, confined, found, writing=tool in EDIT_TOOL_NAMES)
+    except ToolError:  # outside, a loop, a NUL: the tool (or the preview of a write, before
+        # anyone is asked) refuses it with its own message
+        lexical = posixpath.normpath(raw.strip() or ".")
+        glob = policy.denied(lexical)
+        if glob is not None:  # still: naming a denied path is refused before anyone is asked
+            reason = denied_refusal(shown_path(lexical), glob).reason
+            return PolicyDecision(tool, "deny", "paths.deny", reason, lexical)
+        return PolicyDecision(tool, rule.permission, rule.source, "", raw)
+    if refusal is not None:
+        return PolicyDecision(tool, "deny", refusal.source, refusal.reason, found.real)
+    return PolicyDecision(tool, rule.permission, rule.source, "", found.real)
+
+
+def _refusal(
+    policy: Policy, root: ConfinedRoot, found: Resolved, *, writing: bool
+) -> Refusal | None:
+    """The resolver's verdict on the REAL path (and the file there), before anyone is
+    asked; the name as written is also held against `paths: deny:` (naming `.env` is
+    asking for it, wherever it leads)."""
+    glob = policy.denied(found.given)
+    if glob is not None:
+        return denied_refusal(shown_path(found.given), glob)
+    return check(
+        policy.file_rules(), root, found.real, found.status, writing=writing, given=found.given
+    )
 
 
 class PolicyGuard:

@@ -1,16 +1,22 @@
 """Tools a model can call: the registry and `@tool`, the built-in toolbox, the
-workspace and its confined file access, regex search (in a worker), and tool servers (MCP)
-as the core sees them.
+workspace and its confined file access, the file rules applied to the real file, regex
+search (with a time limit), and tool servers (MCP) as the core sees them.
 
+    access.py        The answering mode's file rules, applied to the file a tool actually
+                     opened
     confined.py      Opening paths under the working directory by descriptor, never following a
                      link out of it
+    ignores.py       .gitignore files, as search_files and list_files honour them (like ripgrep
+                     does)
     ports.py         Where tools come from besides the built-ins: tool servers (MCP) and a
                      pack's own tools (`ToolMaker`), as the core sees them
-    regex_search.py  search_files' matching, in a child process with a hard time limit
-    regex_worker.py  The child process that runs search_files' regular expression, under a time
-                     limit
+    regex_search.py  search_files' matching: the `regex` library with its own time limit
     registry.py      Tools: plain Python functions the model may call, and the registry that
                      holds them
+    resolver.py      Where a path really is: its real path under the working directory, walked
+                     by descriptor
+    searching.py     Which files search_files reads, each opened confined and judged by the
+                     mode's rules
     servers.py       Tool servers: tools that live outside the app (MCP servers), as the core
                      sees them
     toolbox.py       The tools one session offers: the built-in ones and the pack's own
@@ -30,15 +36,24 @@ from .registry import Tool, ToolError, ToolRegistry, known_tool_names, tool
 
 __all__ = [
     "ConfinedRoot",
+    "FileRules",
     "MissingError",
+    "OutsideError",
+    "Refusal",
+    "Resolved",
     "ServerTools",
     "Tool",
     "ToolError",
     "ToolMaker",
     "ToolRegistry",
     "ToolServers",
+    "check",
     "default_registry",
+    "denied_refusal",
     "known_tool_names",
+    "literal_globs",
+    "missing_real",
+    "resolve",
     "server_tools",
     "shown_path",
     "tool",

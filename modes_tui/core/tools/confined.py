@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
+from typing import Protocol
 
 from modes_tui.core.errors import ToolError
 
@@ -41,6 +42,7 @@ __all__ = [
     "MissingError",
     "Opened",
     "OutsideError",
+    "WalkFilter",
     "shown_path",
 ]
 
@@ -199,13 +201,22 @@ class ConfinedRoot:
 
     # ------------------------------------------------------------------ listing
 
-    def entries(self, folder: Opened, *, recursive: bool, skip: frozenset[str]) -> Iterator[Entry]:
+    def entries(
+        self,
+        folder: Opened,
+        *,
+        recursive: bool,
+        skip: frozenset[str],
+        only: WalkFilter | None = None,
+    ) -> Iterator[Entry]:
         """Names under the open `folder`, sorted, depth first; links are not followed.
 
         Sub-folders are opened by descriptor under their parent, so a folder swapped for a
         link during the walk is seen as the link it now is (or gives up on that folder).
+        `only` drops names (and does not enter folders) it does not keep: .gitignore rules.
         """
-        yield from _entries(folder.fd, "", MAX_WALK_DEPTH if recursive else 0, skip)
+        depth = MAX_WALK_DEPTH if recursive else 0
+        yield from _entries(folder.fd, "", depth, skip, only)
 
 
 class _Walk:
@@ -292,12 +303,29 @@ class _Walk:
             raise _refused(self.raw, self.relative(), error) from None
 
 
-def _entries(fd: int, prefix: str, depth: int, skip: frozenset[str]) -> Iterator[Entry]:
+class WalkFilter(Protocol):
+    """What a listing walk keeps (`core.tools.ignores.Ignores`: .gitignore files)."""
+
+    def enter(self, fd: int, prefix: str) -> WalkFilter:
+        """The filter for the names in the folder open as `fd` (`prefix`: its path)."""
+        ...
+
+    def keeps(self, entry: Entry) -> bool:
+        """Whether the walk yields (and, for a folder, enters) `entry`."""
+        ...
+
+
+def _entries(
+    fd: int, prefix: str, depth: int, skip: frozenset[str], only: WalkFilter | None
+) -> Iterator[Entry]:
     try:
         with os.scandir(fd) as scan:
             found = sorted((_describe(entry, prefix) for entry in scan), key=_by_name)
     except OSError:
         return
+    if only is not None:
+        only = only.enter(fd, prefix)
+        found = [entry for entry in found if only.keeps(entry)]
     for entry in found:
         yield entry
         if depth <= 0 or entry.kind != "dir" or entry.name in skip:
@@ -307,7 +335,7 @@ def _entries(fd: int, prefix: str, depth: int, skip: frozenset[str]) -> Iterator
         except OSError:
             continue  # gone, or swapped for a link since the scan: not followed
         try:
-            yield from _entries(child, entry.relative + "/", depth - 1, skip)
+            yield from _entries(child, entry.relative + "/", depth - 1, skip, only)
         finally:
             os.close(child)
 

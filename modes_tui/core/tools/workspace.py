@@ -6,7 +6,12 @@ elsewhere) or a symbolic link that leads outside it is refused with a message th
 reads, even while another process swaps folders for links. A FIFO, a device, a folder where
 a file is meant, a NUL or an over-long path are refused the same way. Everything they return
 is capped, so one call cannot flood the model's context, and search_files' regular
-expression runs in a child process with a time limit (`regex_search.py`). `run_command`
+expression runs with a time limit (`regex_search.py`, the `regex` library's `timeout=`).
+Every file a tool opens is judged by the answering mode's `paths:` rules at its REAL path
+and on the descriptor it reads (`access.py`): a link into a denied place or a hard-linked
+file is refused (a search skips it). list_files and search_files skip what the working
+directory's .gitignore files ignore (`ignores.py`), as ripgrep does; a path the model
+names itself is still listed or searched. `run_command`
 always asks the user first (the engine's confirmation guard), runs in the working directory
 with a timeout, keeps the head and tail of long output, and kills the whole process group
 when it times out or the turn is cancelled.
@@ -20,16 +25,20 @@ import fnmatch
 import io
 import os
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from modes_tui.core.errors import ToolError
 from modes_tui.core.files import describe
+from modes_tui.core.tools.access import FileRules, check
 from modes_tui.core.tools.confined import ConfinedRoot, Entry, Opened, OutsideError, shown_path
-from modes_tui.core.tools.regex_search import RegexSearch
+from modes_tui.core.tools.ignores import Ignores
+from modes_tui.core.tools.regex_search import RegexSearch, SearchOutcome
 from modes_tui.core.tools.registry import Tool, tool
+from modes_tui.core.tools.resolver import given_path
+from modes_tui.core.tools.searching import Fed, SearchLimits, feed, looks_binary, size_text
 
 SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache",
@@ -61,19 +70,19 @@ class Workspace:
     """search_files looks at no more than this many files."""
     search_seconds: float = 5.0
     """search_files stops a pattern that matches for longer than this (seconds, in total)."""
-    denied: Callable[[str], str | None] | None = None
-    """The answering mode's `paths: deny:` check (path -> the glob that covers it): a
-    search over a folder does not read what it covers (the policy guard refuses a denied
-    path named directly)."""
+    rules: Callable[[], FileRules] | None = None
+    """The answering mode's `paths:` rules (None: no deny rules, hard links still refused):
+    every file a tool opens is judged by them at its real path and on its descriptor, so
+    a read refuses a denied or hard-linked file and a search skips it."""
+
+    def file_rules(self) -> FileRules:
+        """The rules that apply now (the policy guard sets the mode before each call)."""
+        return self.rules() if self.rules is not None else FileRules()
 
     @property
     def base(self) -> Path:
         """The resolved working directory."""
         return self.root.resolve()
-
-
-def _looks_binary(head: bytes) -> bool:
-    return b"\0" in head
 
 
 def file_tools(workspace: Workspace) -> list[Tool]:
@@ -94,11 +103,13 @@ def file_tools(workspace: Workspace) -> list[Tool]:
         if end_line is not None and end_line < start:
             raise ToolError(f"end_line ({end_line}) is before start_line ({start})")
         with ConfinedRoot(workspace.root) as root:
-            shown, data, size = _read_text(root, path, workspace.max_read_bytes)
+            shown, data, size = _read_text(
+                root, path, workspace.max_read_bytes, workspace.file_rules()
+            )
         text, last, total, cut_at = _lines(data, start, end_line, workspace.max_read_chars)
         if size > len(data):
             text += (
-                f"\n[… the file is {_size(size)}; only its first {_size(len(data))} "
+                f"\n[… the file is {size_text(size)}; only its first {size_text(len(data))} "
                 f"(lines 1-{total}) were read. Use search_files to find the lines you need]"
             )
         if cut_at is not None:
@@ -114,7 +125,8 @@ def file_tools(workspace: Workspace) -> list[Tool]:
     def list_files(path: str = ".", recursive: bool = False, pattern: str | None = None) -> str:
         """List the files and folders in a directory of the working directory.
 
-        Folders end with `/`. Version-control and cache folders are skipped when recursive.
+        Folders end with `/`. Version-control and cache folders, and what the .gitignore
+        files ignore, are skipped.
 
         Args:
             path: The directory, relative to the working directory.
@@ -126,7 +138,10 @@ def file_tools(workspace: Workspace) -> list[Tool]:
             try:
                 if not folder.is_dir:
                     raise ToolError(f"`{shown_path(path)}` is not a directory")
-                entries, more = _listing(root, folder, recursive, pattern, workspace.max_entries)
+                allowed(workspace.file_rules(), root, path, folder)
+                entries, more = _listing(
+                    root, folder, recursive, pattern, workspace.max_entries, workspace.file_rules()
+                )
             finally:
                 os.close(folder.fd)
         if not entries:
@@ -142,8 +157,9 @@ def file_tools(workspace: Workspace) -> list[Tool]:
     ) -> str:
         """Search the text files under a directory for a regular expression.
 
-        Returns matching lines as `file:line: text`. A pattern that takes too long (more than
-        a few seconds) is stopped with an error; simplify it then.
+        Returns matching lines as `file:line: text`. Files that .gitignore ignores are
+        skipped unless named as path. A pattern that takes too long (more than a few
+        seconds) is stopped with an error; simplify it then.
 
         Args:
             pattern: A regular expression (Python syntax), e.g. `def main` or `TODO|FIXME`.
@@ -151,6 +167,12 @@ def file_tools(workspace: Workspace) -> list[Tool]:
             glob: Only files whose name matches this glob, e.g. `*.py`.
             case_sensitive: Match letter case exactly.
         """
+        limits = SearchLimits(
+            workspace.max_search_files,
+            workspace.max_search_bytes,
+            workspace.file_rules(),
+            SKIPPED_DIRS,
+        )
         with (
             RegexSearch(
                 pattern,
@@ -162,31 +184,65 @@ def file_tools(workspace: Workspace) -> list[Tool]:
         ):
             folder = root.open(path, _READ_FLAGS)
             try:
-                stopped = _feed(root, folder, search, glob, workspace)
+                allowed(limits.rules, root, path, folder)
+                fed = feed(root, folder, search, glob, limits)
             finally:
                 os.close(folder.fd)
             outcome = search.finish()
-        if not outcome.matches:
-            if stopped:  # "no matches" alone would say the rest was searched too
-                return (
-                    f"no matches for `{pattern}` in {folder.relative} in the first "
-                    f"{workspace.max_search_files} files (stopped there; narrow the search "
-                    "with path or glob)"
-                )
-            return f"no matches for `{pattern}` in {folder.relative}"
-        header = f"{len(outcome.matches)} matches"
-        if stopped or outcome.full:
-            header += " (stopped early; narrow the search with path, glob or a tighter pattern)"
-        lines = [f"{m.file}:{m.line}: {m.text}" for m in outcome.matches]
-        return header + "\n" + "\n".join(lines)
+        return _search_answer(pattern, folder.relative, fed, outcome, workspace)
 
     return [read_file, list_files, search_files]
 
 
-def _read_text(root: ConfinedRoot, path: str, cap: int) -> tuple[str, bytes, int]:
-    """(shown path, at most `cap` bytes, file size) of a regular text file under `root`."""
+def _search_answer(
+    pattern: str, where: str, fed: Fed, outcome: SearchOutcome, workspace: Workspace
+) -> str:
+    """What search_files tells the model: the matches, or why there are none, and what
+    was not looked at."""
+    note = _hard_link_note(fed.hard_linked)
+    if not outcome.matches:
+        if fed.stopped:  # "no matches" alone would say the rest was searched too
+            return (
+                f"no matches for `{pattern}` in {where} in the first "
+                f"{workspace.max_search_files} files (stopped there; narrow the search "
+                "with path or glob)"
+            ) + note
+        return f"no matches for `{pattern}` in {where}{note}"
+    header = f"{len(outcome.matches)} matches"
+    if fed.stopped or outcome.full:
+        header += " (stopped early; narrow the search with path, glob or a tighter pattern)"
+    lines = [f"{m.file}:{m.line}: {m.text}" for m in outcome.matches]
+    return header + "\n" + "\n".join(lines) + note
+
+
+def _hard_link_note(count: int) -> str:
+    if not count:
+        return ""
+    return (
+        f"\n[{count} hard-linked file{'s were' if count > 1 else ' was'} not searched: this "
+        "mode does not use files with more than one name (`paths: {hard_links: allow}`)]"
+    )
+
+
+def allowed(rules: FileRules, root: ConfinedRoot, path: str, opened: Opened) -> None:
+    """ToolError when `rules` refuse the file `path` opened as (the caller closes it)."""
+    refusal = check(
+        rules, root, opened.relative, opened.status, writing=False, given=given_path(root, path)
+    )
+    if refusal is not None:
+        raise ToolError(refusal.reason)
+
+
+def _read_text(root: ConfinedRoot, path: str, cap: int, rules: FileRules) -> tuple[str, bytes, int]:
+    """(shown path, at most `cap` bytes, file size) of a regular text file under `root`
+    that `rules` let the mode read (judged on the descriptor read from)."""
     opened = root.open(path, _READ_FLAGS)
     shown = shown_path(path)
+    try:
+        allowed(rules, root, path, opened)
+    except ToolError:
+        os.close(opened.fd)
+        raise
     if not opened.is_regular:
         os.close(opened.fd)
         if opened.is_dir:
@@ -197,7 +253,7 @@ def _read_text(root: ConfinedRoot, path: str, cap: int) -> tuple[str, bytes, int
         )
     with os.fdopen(opened.fd, "rb") as handle:
         data = handle.read(cap)
-    if _looks_binary(data[:8192]):
+    if looks_binary(data[:8192]):
         raise ToolError(f"`{shown}` is a binary file; only text files can be read")
     return opened.relative, data, max(opened.status.st_size, len(data))
 
@@ -226,24 +282,30 @@ def _lines(data: bytes, start: int, end: int | None, cap: int) -> tuple[str, int
 
 
 def _listing(
-    root: ConfinedRoot, folder: Opened, recursive: bool, pattern: str | None, cap: int
+    root: ConfinedRoot,
+    folder: Opened,
+    recursive: bool,
+    pattern: str | None,
+    cap: int,
+    rules: FileRules,
 ) -> tuple[list[str], bool]:
     """The lines of a listing of `folder`, and whether the cap stopped it."""
     entries: list[str] = []
-    for entry in root.entries(folder, recursive=recursive, skip=SKIPPED_DIRS):
+    only = Ignores.above(root, folder.relative)
+    for entry in root.entries(folder, recursive=recursive, skip=SKIPPED_DIRS, only=only):
         if pattern and not fnmatch.fnmatch(entry.name, pattern):
             continue
         if len(entries) >= cap:
             return entries, True
-        entries.append(_listed(root, folder, entry))
+        entries.append(_listed(root, folder, entry, rules))
     return entries, False
 
 
-def _listed(root: ConfinedRoot, folder: Opened, entry: Entry) -> str:
+def _listed(root: ConfinedRoot, folder: Opened, entry: Entry, rules: FileRules) -> str:
     if entry.kind == "dir":
         return f"{entry.relative}/"
     if entry.kind == "file":
-        return f"{entry.relative}  ({_size(entry.size)})"
+        return f"{entry.relative}  ({size_text(entry.size)})"
     if entry.kind == "other":
         return f"{entry.relative}  (special file)"
     try:
@@ -253,91 +315,16 @@ def _listed(root: ConfinedRoot, folder: Opened, entry: Entry) -> str:
     except ToolError:
         return f"{entry.relative}@ (broken link)"
     os.close(target.fd)
+    if rules.denied(target.relative) is not None:  # not even its size
+        return f"{entry.relative}@ (link to `{shown_path(target.relative)}`, off limits here)"
     if target.is_dir:
         return f"{entry.relative}/"
-    return f"{entry.relative}  ({_size(target.status.st_size)})"
+    return f"{entry.relative}  ({size_text(target.status.st_size)})"
 
 
 def _under(folder: Opened, entry: Entry) -> str:
     """The entry's path under the root (the walk re-checks it from the root)."""
     return entry.relative if folder.relative == "." else f"{folder.relative}/{entry.relative}"
-
-
-def _feed(
-    root: ConfinedRoot,
-    folder: Opened,
-    search: RegexSearch,
-    glob: str | None,
-    workspace: Workspace,
-) -> bool:
-    """Send every searchable file under `folder` to `search`; True when a cap stopped it."""
-    if folder.is_regular:
-        _check_named_file(folder, workspace.max_search_bytes)
-        candidates: Iterator[str] = iter([folder.relative])
-    elif folder.is_dir:
-        candidates = (
-            _under(folder, entry)
-            for entry in root.entries(folder, recursive=True, skip=SKIPPED_DIRS)
-            if entry.kind in ("file", "link")
-        )
-    else:
-        raise ToolError(f"`{folder.relative}` is neither a directory nor a regular file")
-    scanned = 0
-    for relative in candidates:
-        if glob and not fnmatch.fnmatch(relative.rsplit("/", 1)[-1], glob):
-            continue
-        # counted before it is opened: a binary or oversized file costs an open and a read
-        scanned += 1
-        if scanned > workspace.max_search_files:
-            return True
-        if workspace.denied is not None and workspace.denied(relative):
-            continue
-        data = _searchable(root, relative, workspace.max_search_bytes)
-        if data is None:
-            continue
-        if not search.add(relative, data):
-            return False  # the child stopped reading: full, timed out, or failed
-    return False
-
-
-def _check_named_file(opened: Opened, cap: int) -> None:
-    """ToolError when a file named as the search's path would be skipped: "no matches"
-    would say the text is not in it, yet it was never looked at."""
-    size = opened.status.st_size
-    shown = shown_path(opened.relative)
-    if size > cap:
-        raise ToolError(
-            f"`{shown}` is {_size(size)}; search_files looks in files up to "
-            f"{_size(cap)}: read it in parts with read_file (start_line, end_line)"
-        )
-    head = os.pread(opened.fd, 8192, 0)
-    if _looks_binary(head):
-        raise ToolError(f"`{shown}` is a binary file; search_files looks in text files only")
-
-
-def _searchable(root: ConfinedRoot, relative: str, cap: int) -> bytes | None:
-    """The content of a regular text file of at most `cap` bytes, else None (skipped)."""
-    try:
-        opened = root.open(relative, _READ_FLAGS)
-    except ToolError:
-        return None  # gone, a link out, a loop: not searched
-    if not opened.is_regular or opened.status.st_size > cap:
-        os.close(opened.fd)
-        return None
-    with os.fdopen(opened.fd, "rb") as handle:
-        data = handle.read(cap + 1)
-    if len(data) > cap or _looks_binary(data[:8192]):
-        return None
-    return data
-
-
-def _size(size_bytes: int) -> str:
-    size = float(size_bytes)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GB"
 
 
 # --------------------------------------------------------------------------- run_command
