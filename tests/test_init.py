@@ -70,7 +70,7 @@ def test_init_finds_local_servers_and_writes_aliases_and_roles_with_yes(
     models = settings.catalog()
     assert models.resolve("fast").model == "ollama_chat/llama3.2:latest"
     assert models.resolve("strong").model == "ollama_chat/qwen2.5:14b"
-    assert models.resolve("gemma-3-4b-it").model == "openai/gemma-3-4b-it"
+    assert models.resolve("gemma-3-4b-it").model == "llamafile/gemma-3-4b-it"
     assert models.resolve("gemma-3-4b-it").api_base.endswith("/v1")  # type: ignore[union-attr]
     assert models.resolve("fast").price is not None  # local: priced at 0, so costs add up
 

@@ -20,7 +20,11 @@ warnings. `modes-tui mode` still says where the setting came from ("no control f
 
 Writes are atomic (`core.files.atomic_write`: temp file, fsync, `os.replace`), so a reader in
 another process sees the old file or the new one, never half of either. A write keeps the
-other packs' settings (it reads the file, changes one entry, replaces the file). The file must
+other packs' settings: it takes the file's lock (`core.files.locked`, `.state.json.lock`
+beside it), reads the file, changes one entry and replaces the file before letting go, so
+any number of writers at once (four `modes-tui mode X --pack P` for four packs) lose
+nothing. A pack key that is not a pack name (`../x`, empty) makes the file unusable, with
+a warning naming the key; a write drops such keys. The file must
 be a regular file: a symlink, a FIFO or a device at its place reads as `auto` plus a warning
 and is never written through (`core.files`); it is read with a size limit.
 """
@@ -34,7 +38,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.core.config.control import AUTO, OFF, ControlReading, Source
+from modes_tui.core.config.control import AUTO, OFF, ControlReading, Source, pack_name_problem
 from modes_tui.core.config.ports import ControlSource
 from modes_tui.core.errors import (
     FileReadError,
@@ -43,7 +47,13 @@ from modes_tui.core.errors import (
     ModesError,
     UnknownMode,
 )
-from modes_tui.core.files import atomic_write, private_folder, read_bytes, remove_stale_temps
+from modes_tui.core.files import (
+    atomic_write,
+    locked,
+    private_folder,
+    read_bytes,
+    remove_stale_temps,
+)
 from modes_tui.core.packs.profiles import NAME_PATTERN
 
 POLL_SECONDS = 0.2
@@ -75,6 +85,10 @@ class ControlFile:
         pack: str | None = None,
         poll_seconds: float = POLL_SECONDS,
     ) -> None:
+        if pack is not None:
+            problem = pack_name_problem(pack)
+            if problem is not None:
+                raise ModesError(f"pack {pack!r} {problem}; the control file keeps pack names")
         self.path = Path(path)
         self._modes = modes
         self.pack = pack
@@ -154,15 +168,15 @@ class ControlFile:
         """Set this pack's mode (or the file-wide one) atomically, keeping the other packs'
         settings; raise UnknownMode (listing valid values) for a bad name."""
         self.validate(mode)
-        data = self._stored()
-        if self.pack is None:
-            data[MODE] = mode
-        else:
-            data[PACKS] = {**data.get(PACKS, {}), self.pack: mode}
-        payload = (json.dumps(data) + "\n").encode("utf-8")
         try:
             private_folder(self.path.parent)
-            atomic_write(self.path, payload)
+            with locked(self.path):  # read, change, replace: no other writer in between
+                data = self._stored()
+                if self.pack is None:
+                    data[MODE] = mode
+                else:
+                    data[PACKS] = {**data.get(PACKS, {}), self.pack: mode}
+                atomic_write(self.path, (json.dumps(data) + "\n").encode("utf-8"))
             remove_stale_temps(self.path)
         except FileWriteError as error:
             raise ModesError(f"the control file was not changed: {error}") from error
@@ -185,7 +199,11 @@ class ControlFile:
         kept: dict[str, Any] = {}
         if isinstance(data.get(MODE), str):
             kept[MODE] = data[MODE]
-        packs = {k: v for k, v in data.get(PACKS, {}).items() if isinstance(v, str)}
+        packs = {
+            k: v
+            for k, v in data.get(PACKS, {}).items()
+            if isinstance(v, str) and pack_name_problem(k) is None
+        }
         if packs:
             kept[PACKS] = packs
         return kept
@@ -289,6 +307,10 @@ def _shape_problem(data: object) -> str | None:
     packs = data.get(PACKS, {})
     if not isinstance(packs, dict):
         return f"'packs' is a JSON {_json_type(packs)}, expected an object of pack: setting"
+    for key in packs:
+        problem = pack_name_problem(key)
+        if problem is not None:
+            return f"'packs' has the key {key!r}, which {problem}"
     return None
 
 
