@@ -104,7 +104,9 @@ def test_a_control_write_behind_a_held_lock_says_the_file_was_not_changed(
     path = tmp_path / "state.json"
     monkeypatch.setattr(files, "LOCK_TIMEOUT_SECONDS", 0.2)
     with locked(path):
-        with pytest.raises(ModesError, match=r"the control file was not changed: .*\.state\.json\.lock"):
+        with pytest.raises(
+            ModesError, match=r"the control file was not changed: .*\.state\.json\.lock"
+        ):
             ControlFile(path, pack="alpha").write("off")
     assert not path.exists()
 

@@ -195,8 +195,14 @@ def test_a_server_that_answers_garbage_is_reported_not_fatal(
         monkeypatch.setenv(PORTS_ENV, f"ollama={html},lmstudio={odd},llamacpp={empty}")
         assert main(["init", "--print"]) == 1
     out = capsys.readouterr().out
-    assert f"! ollama on 127.0.0.1:{html} answered, but not with JSON" in out
-    assert f"! lmstudio on 127.0.0.1:{odd} answered, but not with a model list" in out
+    assert (
+        f"! ollama on 127.0.0.1:{html}: not an Ollama server (/api/tags answered, but not "
+        "with JSON); skipped"
+    ) in out
+    assert (
+        f"! lmstudio on 127.0.0.1:{odd}: not OpenAI-compatible (/v1/models answered, but not "
+        "with a model list (no data list)); skipped"
+    ) in out
     assert f"found llama.cpp server on 127.0.0.1:{empty}: no models yet" in out
     assert "nothing found" in out
 

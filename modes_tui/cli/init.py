@@ -119,8 +119,8 @@ def say_found(found: Discovery, ports: Mapping[str, int]) -> None:
         names = ", ".join(model.name for model in server.models) or "no models yet"
         more = f" (+{server.skipped} left out: unprintable, too long or too many)"
         say(f"found {server.label}: {names}" + (more if server.skipped else ""))
-    for gave_up in found.gave_up:
-        say(f"{'-' if gave_up.refused else '!'} {gave_up}{'' if gave_up.refused else '; skipped'}")
+    for gave_up in found.gave_up:  # ! a server that is there but unusable; refused: none
+        say(f"  {gave_up}" if gave_up.refused else f"! {gave_up}; skipped")
     looked = ", ".join(f"{name} :{port}" for name, port in ports.items())
     say(f"(looked for key variables and for servers on 127.0.0.1: {looked})")
 

@@ -351,9 +351,7 @@ def is_own_temp(name: str) -> bool:
     return any(pattern.match(name) for pattern in OWN_TEMP_NAMES)
 
 
-def remove_stale_temps(
-    path: str | os.PathLike[str], *, now: float | None = None
-) -> list[Path]:
+def remove_stale_temps(path: str | os.PathLike[str], *, now: float | None = None) -> list[Path]:
     """Delete temp files of `path` that a killed writer left behind (older than a minute);
     return what was removed."""
     target = Path(os.path.abspath(path))

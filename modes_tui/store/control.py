@@ -194,16 +194,15 @@ class ControlFile:
             data = json.loads(read_bytes(self.path, "control").decode("utf-8-sig"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             return {}
+        if isinstance(data, dict) and isinstance(data.get(PACKS), dict):
+            packs = {k: v for k, v in data[PACKS].items() if pack_name_problem(k) is None}
+            data = {**data, PACKS: packs}  # a key that is a path goes; the others stay
         if _shape_problem(data) is not None:
             return {}
         kept: dict[str, Any] = {}
         if isinstance(data.get(MODE), str):
             kept[MODE] = data[MODE]
-        packs = {
-            k: v
-            for k, v in data.get(PACKS, {}).items()
-            if isinstance(v, str) and pack_name_problem(k) is None
-        }
+        packs = {k: v for k, v in data.get(PACKS, {}).items() if isinstance(v, str)}
         if packs:
             kept[PACKS] = packs
         return kept

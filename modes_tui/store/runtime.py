@@ -192,7 +192,10 @@ def _remove_old_temps(folder: Path, cutoff: float) -> list[Path]:
         if not is_own_temp(entry.name):
             continue
         with contextlib.suppress(OSError):
-            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+            if (
+                entry.is_file(follow_symlinks=False)
+                and entry.stat(follow_symlinks=False).st_mtime < cutoff
+            ):
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))
     return removed

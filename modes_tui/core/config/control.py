@@ -17,7 +17,7 @@ from typing import Literal
 AUTO = "auto"
 OFF = "off"
 
-PACK_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+PACK_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 """A pack name: a folder's name (never a path) and a key of the control file."""
 PACK_NAME_RULE = (
     "a pack name is a name, not a path: letters, digits, '_', '-' and '.', starting with a "
@@ -33,7 +33,7 @@ def pack_name_problem(name: object) -> str | None:
         return f"is empty; {PACK_NAME_RULE}"
     if name in (".", "..") or "/" in name or "\\" in name:
         return f"is a path; {PACK_NAME_RULE}"
-    if not PACK_NAME_PATTERN.match(name):
+    if not PACK_NAME_PATTERN.fullmatch(name):
         return f"is not a pack name; {PACK_NAME_RULE}"
     return None
 
