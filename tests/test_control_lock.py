@@ -49,7 +49,7 @@ def test_four_mode_commands_at_once_for_four_packs_lose_no_setting(tmp_path: Pat
         wanted = {pack: ("off", "auto")[(round_number + i) % 2] for i, pack in enumerate(PACKS)}
         writers = [mode_writer(tmp_path, pack, mode) for pack, mode in wanted.items()]
         for writer in writers:
-            out, err = writer.communicate(timeout=120)
+            _out, err = writer.communicate(timeout=120)
             assert writer.returncode == 0, err
         packs = json.loads(control.read_text())["packs"]
         if packs != wanted:
@@ -89,9 +89,8 @@ def test_a_held_lock_makes_a_write_fail_naming_the_lock_file_and_change_nothing(
     before = path.read_bytes()
     with locked(path) as lock_file:
         assert lock_file == tmp_path / ".state.json.lock"
-        with pytest.raises(FileWriteError) as raised:
-            with locked(path, timeout=0.2):
-                pass  # pragma: no cover - never entered
+        with pytest.raises(FileWriteError) as raised, locked(path, timeout=0.2):
+            pass  # pragma: no cover - never entered
     assert str(lock_file) in str(raised.value) and "nothing was written" in str(raised.value)
     assert path.read_bytes() == before
 
@@ -103,11 +102,11 @@ def test_a_control_write_behind_a_held_lock_says_the_file_was_not_changed(
 
     path = tmp_path / "state.json"
     monkeypatch.setattr(files, "LOCK_TIMEOUT_SECONDS", 0.2)
-    with locked(path):
-        with pytest.raises(
-            ModesError, match=r"the control file was not changed: .*\.state\.json\.lock"
-        ):
-            ControlFile(path, pack="alpha").write("off")
+    with (
+        locked(path),
+        pytest.raises(ModesError, match=r"the control file was not changed: .*\.state\.json\.lock"),
+    ):
+        ControlFile(path, pack="alpha").write("off")
     assert not path.exists()
 
 
@@ -115,9 +114,11 @@ def test_a_link_at_the_lock_files_place_is_refused_not_followed(tmp_path: Path) 
     victim = tmp_path / "victim"
     victim.write_text("keep me")
     (tmp_path / ".state.json.lock").symlink_to(victim)
-    with pytest.raises(FileWriteError, match=r"cannot lock .*state\.json: .*symlink"):
-        with locked(tmp_path / "state.json"):
-            pass  # pragma: no cover - never entered
+    with (
+        pytest.raises(FileWriteError, match=r"cannot lock .*state\.json: .*symlink"),
+        locked(tmp_path / "state.json"),
+    ):
+        pass  # pragma: no cover - never entered
     assert victim.read_text() == "keep me"
 
 

@@ -74,7 +74,8 @@ def run(args: list[str], env: dict[str, str], stdin: str = "") -> subprocess.Com
 
 
 def test_a_server_that_trickles_is_given_up_on_and_named_as_slow(tmp_path: Path) -> None:
-    with model_server("openai", [{"id": "m"}], trickle=0.25) as (port, seen):
+    long_list = [{"id": "m", "description": "x" * 2000}]  # ~9 minutes at this pace
+    with model_server("openai", long_list, trickle=0.25) as (port, seen):
         done = run(["init", "--print"], clean_env(tmp_path, **{PORTS_ENV: ports(llamacpp=port)}))
     assert seen.paths  # it was asked, and it answered, slowly
     assert f"! llamacpp on 127.0.0.1:{port}: slow (no whole answer to /v1/models" in done.stdout
@@ -145,7 +146,7 @@ def test_probes_of_loopback_never_go_through_a_proxy(
 @pytest.fixture
 def local_servers(
     monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[tuple[int, int, list[str | None], list[str | None]]]:
+) -> Iterator[tuple[list[str | None], list[str | None]]]:
     """A fake llama.cpp server (n_ctx 8192) and a fake Ollama (num_ctx 16384 on its models)."""
     with (
         model_server("openai", [{"id": "gemma-3-4b-it", "object": "model"}], n_ctx=8192) as (
@@ -158,13 +159,13 @@ def local_servers(
         ),
     ):
         monkeypatch.setenv(PORTS_ENV, ports(llamacpp=llamacpp, ollama=ollama))
-        yield llamacpp, ollama, llamacpp_seen.auth, ollama_seen.auth
+        yield llamacpp_seen.auth, ollama_seen.auth
 
 
 def test_every_alias_init_writes_answers_its_first_turn_with_no_key_set(
-    tmp_path: Path, local_servers: tuple[int, int, list[str | None], list[str | None]]
+    tmp_path: Path, local_servers: tuple[list[str | None], list[str | None]]
 ) -> None:
-    llamacpp, ollama, llamacpp_auth, ollama_auth = local_servers
+    llamacpp_auth, ollama_auth = local_servers
     env = clean_env(tmp_path, **{PORTS_ENV: os.environ[PORTS_ENV]})
     done = run(["init", "--yes"], env)
     assert done.returncode == 0, done.stdout + done.stderr

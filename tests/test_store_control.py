@@ -147,7 +147,11 @@ def test_concurrent_writers_never_leave_a_torn_file(tmp_path: Path) -> None:
     assert [w.returncode for w in writers] == [0, 0, 0, 0]
     assert reads > 0
     assert file.read().warning is None
-    leftovers = [p.name for p in file.path.parent.iterdir() if p.name not in ("state.json", ".state.json.lock")]
+    leftovers = [
+        p.name
+        for p in file.path.parent.iterdir()
+        if p.name not in ("state.json", ".state.json.lock")
+    ]
     assert leftovers == []
 
 

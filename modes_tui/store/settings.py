@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from modes_tui.core.config.control import PACK_NAME_RULE, pack_name_problem
 from modes_tui.core.config.models import (
     EMBEDDED_MODEL,
     ModelCatalog,
@@ -35,7 +36,6 @@ from modes_tui.core.config.models import (
 from modes_tui.core.config.settings import SettingReader, is_text
 from modes_tui.core.config.variables import expand_secret_values
 from modes_tui.core.errors import FileReadError, SettingsError, cut_repr
-from modes_tui.core.config.control import PACK_NAME_RULE, pack_name_problem
 from modes_tui.core.files import atomic_write, locked, private_folder, read_text
 from modes_tui.core.history.ledger import budget_from_text, check_budget
 from modes_tui.core.paths import HOME_ENV, Dirs
