@@ -80,8 +80,13 @@ def test_the_control_file_refuses_a_path_as_a_pack_key(tmp_path: Path) -> None:
     assert "'packs' has the key '../../etc', which is a path" in reading.warning
     ControlFile(path, pack="support").write("off")  # a write drops the bad key, keeps the rest
     assert json.loads(path.read_text()) == {"packs": {"default": "off", "support": "off"}}
-    with pytest.raises(ModesError, match=r"pack '\.\./x' is a path"):
-        ControlFile(path, pack="../x")
+    with pytest.raises(ModesError, match=r"pack '\.\./x': it is a path"):
+        ControlFile(path, pack="../x").write("off")
+    odd = ControlFile(path, pack="my pack")  # a --profiles folder: it reads, it is no key
+    assert odd.read().mode == "auto"
+    with pytest.raises(ModesError, match=r"pack 'my pack': it is not a pack name.*Rename"):
+        odd.write("off")
+    assert json.loads(path.read_text()) == {"packs": {"default": "off", "support": "off"}}
 
 
 # --------------------------------------------------------------------------- leftovers

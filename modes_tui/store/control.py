@@ -85,10 +85,6 @@ class ControlFile:
         pack: str | None = None,
         poll_seconds: float = POLL_SECONDS,
     ) -> None:
-        if pack is not None:
-            problem = pack_name_problem(pack)
-            if problem is not None:
-                raise ModesError(f"pack {pack!r} {problem}; the control file keeps pack names")
         self.path = Path(path)
         self._modes = modes
         self.pack = pack
@@ -168,6 +164,12 @@ class ControlFile:
         """Set this pack's mode (or the file-wide one) atomically, keeping the other packs'
         settings; raise UnknownMode (listing valid values) for a bad name."""
         self.validate(mode)
+        problem = None if self.pack is None else pack_name_problem(self.pack)
+        if problem is not None:  # a --profiles folder named `my pack` reads, but is no key
+            raise ModesError(
+                f"cannot set a mode for pack {self.pack!r}: it {problem}; the control file "
+                f"{self.path} keeps pack names only. Rename the pack's folder"
+            )
         try:
             private_folder(self.path.parent)
             with locked(self.path):  # read, change, replace: no other writer in between
