@@ -10,8 +10,8 @@ What each serves:
   with `<arch>.context_length`, and `parameters` with `num_ctx` when `num_ctx` is given),
   `/api/chat` (what litellm's `ollama_chat/` calls: NDJSON lines) and
   `/v1/chat/completions` (Ollama's OpenAI-compatible endpoint, streamed as SSE).
-- `openai`: `/v1/models`, `/props` when `n_ctx` is given (llama.cpp's server says its
-  context there), and `/v1/chat/completions` (SSE).
+- `openai`: `/v1/models`, `/props` and `/api/v0/models` when `n_ctx` is given (llama.cpp's
+  server and LM Studio say their context there), and `/v1/chat/completions` (SSE).
 - `raw`: those bytes on every path (a server that answers something else); `trickle`: the
   answer a byte every `trickle` seconds (a server that accepts and then crawls).
 
@@ -62,6 +62,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, {"object": "list", "data": list(self.server.models)})
         elif kind == "openai" and self.path == "/props" and self.server.n_ctx is not None:
             self._send(200, {"default_generation_settings": {"n_ctx": self.server.n_ctx}})
+        elif kind == "openai" and self.path == "/api/v0/models" and self.server.n_ctx is not None:
+            listed = [
+                {**model, "max_context_length": self.server.n_ctx} for model in self.server.models
+            ]
+            self._send(200, {"object": "list", "data": listed})
         else:
             self._send(404, {"error": "not found"})
 

@@ -198,7 +198,7 @@ def test_ollama_without_num_ctx_gives_the_models_own_context_length(
 def test_a_server_that_does_not_say_its_context_leaves_it_unset(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    with model_server("openai", [{"id": "qwen"}]) as (port, _):  # no /props
+    with model_server("openai", [{"id": "qwen"}]) as (port, _):  # no /props, no /api/v0
         monkeypatch.setenv(PORTS_ENV, ports(lmstudio=port))
         assert main(["init", "--yes"]) == 0
     written = yaml.safe_load(app_dirs().settings_file.read_text())
@@ -208,3 +208,12 @@ def test_a_server_that_does_not_say_its_context_leaves_it_unset(
         "input_cost_per_token": 0,
         "output_cost_per_token": 0,
     }
+
+
+def test_lm_studio_says_its_context_in_its_own_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    with model_server("openai", [{"id": "qwen"}], n_ctx=32768) as (port, seen):
+        monkeypatch.setenv(PORTS_ENV, ports(lmstudio=port))
+        assert main(["init", "--yes"]) == 0
+    written = yaml.safe_load(app_dirs().settings_file.read_text())
+    assert written["models"]["qwen"]["context_window"] == 32768
+    assert seen.paths == ["/v1/models", "/api/v0/models"]

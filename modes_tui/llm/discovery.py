@@ -14,8 +14,9 @@ Two sources, both local:
   ephemeral ports.
 - Each model's context window, where the server says it: llama.cpp's `/props`
   (`default_generation_settings.n_ctx`, what the server runs with), Ollama's `/api/show`
-  (`parameters` num_ctx, else `model_info` `<arch>.context_length`). A server that does
-  not say (llama_cpp.server, LM Studio) leaves it unknown.
+  (`parameters` num_ctx, else `model_info` `<arch>.context_length`), LM Studio's
+  `/api/v0/models` (`loaded_context_length`, else `max_context_length`). A server that does
+  not say (the Python `llama_cpp.server`) leaves it unknown.
 
 A model name reported by a server is data from outside: a name with control characters or
 an unreasonable length is skipped (and counted), never shown raw or written.
@@ -275,15 +276,33 @@ def _with_contexts(server: LocalServer, deadline: Callable[[], float]) -> LocalS
         shown_models: list[LocalModel] = []
         for model in server.models:
             try:
-                shown = get_json(
-                    server.port, "/api/show", deadline=deadline(), body={"model": model.name}
-                )
+                body = {"model": model.name, "name": model.name}  # older Ollama: `name`
+                shown = get_json(server.port, "/api/show", deadline=deadline(), body=body)
             except ProbeFailed:
                 shown_models.append(model)
                 continue
             shown_models.append(replace(model, context=ollama_context(shown)))
         return replace(server, models=tuple(shown_models))
-    return server
+    return _lm_studio_contexts(server, deadline)
+
+
+def _lm_studio_contexts(server: LocalServer, deadline: Callable[[], float]) -> LocalServer:
+    """LM Studio's own `/api/v0/models`: each model's `loaded_context_length` (what it runs
+    with), else its `max_context_length`."""
+    try:
+        listed = get_json(server.port, "/api/v0/models", deadline=deadline())
+    except ProbeFailed:
+        return server
+    windows: dict[str, int] = {}
+    for item in listed.get("data") or []:
+        if isinstance(item, Mapping) and isinstance(item.get("id"), str):
+            window = _whole(item.get("loaded_context_length")) or _whole(
+                item.get("max_context_length")
+            )
+            if window is not None:
+                windows[item["id"]] = window
+    models = tuple(replace(model, context=windows.get(model.name)) for model in server.models)
+    return replace(server, models=models)
 
 
 def ollama_context(shown: Mapping[str, Any]) -> int | None:

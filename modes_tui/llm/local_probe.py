@@ -83,7 +83,7 @@ def _fetch(port: int, path: str, *, deadline: float, body: Any, foreign: str) ->
     except (OSError, http.client.HTTPException) as error:
         if fired.is_set() or isinstance(error, TimeoutError):
             raise slow from None
-        raise ProbeFailed(foreign, f"{path}: {type(error).__name__}: {error}") from None
+        raise ProbeFailed(foreign, f"{path}: {type(error).__name__}") from None  # no raw bytes
     else:
         if fired.is_set():  # the shut-down socket ended the body early
             raise slow
