@@ -70,7 +70,7 @@ def test_init_finds_local_servers_and_writes_aliases_and_roles_with_yes(
     models = settings.catalog()
     assert models.resolve("fast").model == "ollama_chat/llama3.2:latest"
     assert models.resolve("strong").model == "ollama_chat/qwen2.5:14b"
-    assert models.resolve("gemma-3-4b-it").model == "openai/gemma-3-4b-it"
+    assert models.resolve("gemma-3-4b-it").model == "llamafile/gemma-3-4b-it"
     assert models.resolve("gemma-3-4b-it").api_base.endswith("/v1")  # type: ignore[union-attr]
     assert models.resolve("fast").price is not None  # local: priced at 0, so costs add up
 
@@ -195,8 +195,14 @@ def test_a_server_that_answers_garbage_is_reported_not_fatal(
         monkeypatch.setenv(PORTS_ENV, f"ollama={html},lmstudio={odd},llamacpp={empty}")
         assert main(["init", "--print"]) == 1
     out = capsys.readouterr().out
-    assert f"! ollama on 127.0.0.1:{html} answered, but not with JSON" in out
-    assert f"! lmstudio on 127.0.0.1:{odd} answered, but not with a model list" in out
+    assert (
+        f"! ollama on 127.0.0.1:{html}: not an Ollama server (/api/tags answered, but not "
+        "with JSON); skipped"
+    ) in out
+    assert (
+        f"! lmstudio on 127.0.0.1:{odd}: not OpenAI-compatible (/v1/models answered, but not "
+        "with a model list (no data list)); skipped"
+    ) in out
     assert f"found llama.cpp server on 127.0.0.1:{empty}: no models yet" in out
     assert "nothing found" in out
 

@@ -102,7 +102,8 @@ def test_write_creates_the_folder_and_leaves_no_temp_files(tmp_path: Path) -> No
     file = control(tmp_path)
     assert file.write("shell") == ControlReading("shell", source="file")
     assert json.loads(file.path.read_text()) == {"mode": "shell"}
-    assert sorted(p.name for p in file.path.parent.iterdir()) == ["state.json"]
+    names = sorted(p.name for p in file.path.parent.iterdir())
+    assert names == [".state.json.lock", "state.json"]  # the lock file stays, empty
 
 
 def test_write_rejects_unknown_names_listing_valid_ones(tmp_path: Path) -> None:
@@ -146,7 +147,11 @@ def test_concurrent_writers_never_leave_a_torn_file(tmp_path: Path) -> None:
     assert [w.returncode for w in writers] == [0, 0, 0, 0]
     assert reads > 0
     assert file.read().warning is None
-    leftovers = [p.name for p in file.path.parent.iterdir() if p.name != "state.json"]
+    leftovers = [
+        p.name
+        for p in file.path.parent.iterdir()
+        if p.name not in ("state.json", ".state.json.lock")
+    ]
     assert leftovers == []
 
 

@@ -1,7 +1,10 @@
 """`modes-tui init`: find the providers this machine can reach, propose config.yaml, write it on yes.
 
 What is found (`llm.discovery`): API key variables in the environment and model servers on
-127.0.0.1. What is proposed: an alias per model, and the roles — `fast` and `strong` from the
+127.0.0.1, within bounded time (each request ~2 s, the whole lookup ~6 s; every server
+given up on is named with its port and why). What is proposed: an alias per model (a local
+server's through a litellm provider that needs no key variable, with the context window the
+server reports), and the roles — `fast` and `strong` from the
 first hosted provider whose key is set (its small and its large model), else from the local
 models (the smallest and the largest), each pick explained. Keys are never written: an alias
 names the variable (`api_key_env:`).
@@ -116,8 +119,8 @@ def say_found(found: Discovery, ports: Mapping[str, int]) -> None:
         names = ", ".join(model.name for model in server.models) or "no models yet"
         more = f" (+{server.skipped} left out: unprintable, too long or too many)"
         say(f"found {server.label}: {names}" + (more if server.skipped else ""))
-    for problem in found.problems:
-        say(f"! {problem}")
+    for gave_up in found.gave_up:  # ! a server that is there but unusable; refused: none
+        say(f"  {gave_up}" if gave_up.refused else f"! {gave_up}; skipped")
     looked = ", ".join(f"{name} :{port}" for name, port in ports.items())
     say(f"(looked for key variables and for servers on 127.0.0.1: {looked})")
 
@@ -137,12 +140,14 @@ def propose(found: Discovery, taken: Mapping[str, Any]) -> Proposal:
     local: list[tuple[LocalServer, LocalModel, str]] = []
     for server in found.servers:
         for model in server.models:
-            body = {
-                "model": server.litellm_id(model),
+            body: dict[str, Any] = {
+                "model": server.litellm_id(model),  # a provider that needs no key variable
                 "api_base": server.api_base,
-                "input_cost_per_token": 0,  # it runs here: free
-                "output_cost_per_token": 0,
             }
+            if model.context is not None:
+                body["context_window"] = model.context  # as the server reports it
+            body["input_cost_per_token"] = 0  # it runs here: free
+            body["output_cost_per_token"] = 0
             local.append((server, model, proposal.add(model.name, body, taken)))
     if picks:
         provider, fast, strong = picks[0]
@@ -266,14 +271,26 @@ def offer(args: argparse.Namespace, path: Path, old_text: str | None, new_text: 
         if ask(f"Write {path}? [y/N] ").strip().lower() not in {"y", "yes"}:
             say("not written")
             return EXIT_OK
-    write(path, new_text)
+    if not write(path, old_text, new_text):
+        say(
+            f"not written: {path} changed while init ran (another writer); run "
+            "`modes-tui init` again to see the changes against it"
+        )
+        return EXIT_FAILURE
     say(f"wrote {path}; `modes-tui models --check` tries each model once")
     return EXIT_OK
 
 
-def write(path: Path, text: str) -> None:
-    """Atomically, 0600, in a private folder."""
-    from modes_tui.core.files import atomic_write, private_folder
+def write(path: Path, old_text: str | None, text: str) -> bool:
+    """Replace `path` with `text` (atomically, 0600, in a private folder) unless it no longer
+    holds `old_text`, what the proposal was made from; read and written under the lock
+    every writer of config.yaml takes (`core.files.locked`). False: changed meanwhile."""
+    from modes_tui.core.files import atomic_write, locked, private_folder
 
     private_folder(path.parent)
-    atomic_write(path, text.encode("utf-8"), mode=0o600)
+    with locked(path):
+        _, now = read_existing(path)
+        if now != old_text:
+            return False
+        atomic_write(path, text.encode("utf-8"), mode=0o600)
+    return True

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from modes_tui import __version__
+from modes_tui.core.config.control import pack_name_problem
 from modes_tui.core.paths import HOME_ENV
 
 CORRECTIONS_ACTIONS = ("list", "remove", "clear", "export")
@@ -34,6 +35,15 @@ class Handler:
         return f"{self.module}.{self.function}"
 
 
+def pack_name(text: str) -> str:
+    """The type of every `--pack`: a pack name, never a path (`../../etc` is refused, and
+    argparse's error names the option)."""
+    problem = pack_name_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{text!r} {problem}")
+    return text
+
+
 def build_parser(*, with_verbs: bool = True) -> argparse.ArgumentParser:
     """Every option, and every verb unless `with_verbs` is False (for `modes-tui` alone:
     the same top-level options and defaults, without building the verbs' parsers)."""
@@ -46,7 +56,7 @@ def build_parser(*, with_verbs: bool = True) -> argparse.ArgumentParser:
         "--home", metavar="DIR", help=f"keep config, state and data under DIR (same as ${HOME_ENV})"
     )
     parser.add_argument(
-        "--pack", metavar="NAME", help="the pack of modes to use (default: default)"
+        "--pack", metavar="NAME", type=pack_name, help="the pack of modes to use (default: default)"
     )
     parser.add_argument(
         "--model",
@@ -70,7 +80,9 @@ SESSION_ID_HELP = "a session id, a unique id prefix, latest, or a path to a .jso
 def pack_options(sub: argparse.ArgumentParser) -> None:
     """`--profiles DIR` and `--pack NAME`, for the verbs that load a pack."""
     sub.add_argument("--profiles", metavar="DIR", help="use the pack in this folder")
-    sub.add_argument("--pack", metavar="NAME", default=argparse.SUPPRESS, help="the pack to use")
+    sub.add_argument(
+        "--pack", metavar="NAME", type=pack_name, default=argparse.SUPPRESS, help="the pack to use"
+    )
 
 
 def add_profiles(verbs: Any) -> argparse.ArgumentParser:
@@ -310,7 +322,11 @@ def add_corrections(verbs: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("id", nargs="?", metavar="ID", help="with remove: the correction's id")
     parser.add_argument(
-        "--pack", metavar="NAME", default=argparse.SUPPRESS, help="the pack (default: settings)"
+        "--pack",
+        metavar="NAME",
+        type=pack_name,
+        default=argparse.SUPPRESS,
+        help="the pack (default: settings)",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser

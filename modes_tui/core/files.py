@@ -16,6 +16,11 @@ Every file the app owns goes through here (a test lists the exceptions):
   On any failure the temp file is removed and the target is as it was. Files are 0600
   unless the caller asks otherwise (an export the user names is 0644).
 - **Folders** (`private_folder`): created 0700, parents included.
+- **Read-modify-write** (`locked`): a file that several processes change (the control file,
+  config.yaml) is read and replaced while holding a lock on `.<name>.lock` beside it
+  (`filelock`), so two writers never both read the old file and one's change is lost.
+- **Leftovers** (`is_own_temp`, `remove_stale_temps`): the temp files of a writer killed
+  before its rename are recognised by name and removed once older than a minute.
 
 Only the last component of a path is checked: a linked folder (`~/.config` kept in a
 dotfiles repository) is followed, so "link the folder instead" is the way to keep a file
@@ -27,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import tempfile
 import time
@@ -36,8 +42,16 @@ from typing import BinaryIO
 
 from modes_tui.core.errors import FileReadError, FileTooLargeError, FileWriteError
 
-STALE_TEMP_SECONDS = 600
-"""A temp file untouched this long was left by a killed writer (a live one is seconds old)."""
+STALE_TEMP_SECONDS = 60
+"""A temp file untouched this long was left by a killed writer (a live one is written to
+every few milliseconds, so its modification time stays fresh)."""
+LOCK_TIMEOUT_SECONDS = 10.0
+"""How long a writer waits for another one's lock (a write holds it for milliseconds)."""
+OWN_TEMP_NAMES = (
+    re.compile(r"^\.modes-tui-[0-9a-f]{12}\.tmp$"),  # core.edits.changes
+    re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$"),  # atomic_file: mkstemp(".<name>.", ".tmp")
+)
+"""The names of this program's temp files (nothing else is ever swept)."""
 
 MiB = 1024 * 1024
 
@@ -68,6 +82,8 @@ __all__ = [
     "atomic_file",
     "atomic_write",
     "describe",
+    "is_own_temp",
+    "locked",
     "open_append",
     "open_bounded",
     "open_regular",
@@ -330,14 +346,74 @@ def _check_target(target: Path) -> None:
     )
 
 
-def remove_stale_temps(path: str | os.PathLike[str]) -> None:
-    """Delete temp files of `path` that a killed writer left behind (older than ten minutes)."""
+def is_own_temp(name: str) -> bool:
+    """Whether a file called `name` is one of this program's temp files (`OWN_TEMP_NAMES`)."""
+    return any(pattern.match(name) for pattern in OWN_TEMP_NAMES)
+
+
+def remove_stale_temps(path: str | os.PathLike[str], *, now: float | None = None) -> list[Path]:
+    """Delete temp files of `path` that a killed writer left behind (older than a minute);
+    return what was removed."""
     target = Path(os.path.abspath(path))
-    cutoff = time.time() - STALE_TEMP_SECONDS
-    for leftover in target.parent.glob(f".{target.name}.*.tmp"):
+    cutoff = (time.time() if now is None else now) - STALE_TEMP_SECONDS
+    removed: list[Path] = []
+    for leftover in target.parent.glob(f".{glob_escape(target.name)}.*.tmp"):
         with contextlib.suppress(OSError):
-            if leftover.stat().st_mtime < cutoff:
+            info = leftover.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and info.st_mtime < cutoff:
                 leftover.unlink()
+                removed.append(leftover)
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    """`name` with glob's special characters matching themselves."""
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+@contextlib.contextmanager
+def locked(path: str | os.PathLike[str], *, timeout: float | None = None) -> Iterator[Path]:
+    """Hold the lock of `path` for a read-modify-write: read it, change it and replace it
+    (`atomic_write`) inside the block, and no other writer reads it meanwhile.
+
+    The lock is `.<name>.lock` beside `path` (left there: removing a lock file while
+    another process waits on it would let two writers in), taken with `filelock` (flock on
+    POSIX, so a killed holder frees it at once). Every process that changes the file takes
+    the same lock; readers need none, since the file is only ever replaced whole. A lock not
+    had within `timeout` seconds is a FileWriteError naming the lock file; nothing is
+    written (default: `LOCK_TIMEOUT_SECONDS`). Yields the lock file's path.
+    """
+    from filelock import FileLock, Timeout
+
+    timeout = LOCK_TIMEOUT_SECONDS if timeout is None else timeout
+    target = Path(os.path.abspath(path))
+    lock_path = target.parent / f".{target.name}.lock"
+    try:
+        private_folder(target.parent)
+        _check_name(lock_path)
+    except OSError as error:  # FileReadError too: a link or a FIFO at the lock's place
+        raise FileWriteError(
+            f"cannot lock {target}: {error}; nothing was written",
+            path=str(target),
+            cause=error,
+        ) from error
+    lock = FileLock(str(lock_path), timeout=timeout, mode=0o600)
+    try:
+        lock.acquire()
+    except Timeout as error:
+        raise FileWriteError(
+            f"cannot write {target}: another writer has held its lock {lock_path} for over "
+            f"{timeout:g} s; nothing was written. If no modes-tui is running, remove the lock "
+            "file and retry",
+            path=str(target),
+            cause=OSError(errno.EAGAIN, "lock held"),
+        ) from error
+    except OSError as error:
+        raise _failed(target, error) from error
+    try:
+        yield lock_path
+    finally:
+        lock.release()
 
 
 def _failed(target: Path, error: OSError) -> FileWriteError:

@@ -17,6 +17,8 @@ functions or in adapter modules loaded on demand, never at package import.
                         generation at a time
     local.py            The embedded default model `local/gemma-3-270m`, served to litellm as a
                         custom provider
+    local_probe.py      One HTTP request to a server on 127.0.0.1, finished or given up within a
+                        deadline
     model_child.py      The local model process: one `LlamaRunner` serving the app over a socket
                         pair
     model_process.py    The embedded model in a child process: a native crash there is a failed

@@ -20,7 +20,11 @@ warnings. `modes-tui mode` still says where the setting came from ("no control f
 
 Writes are atomic (`core.files.atomic_write`: temp file, fsync, `os.replace`), so a reader in
 another process sees the old file or the new one, never half of either. A write keeps the
-other packs' settings (it reads the file, changes one entry, replaces the file). The file must
+other packs' settings: it takes the file's lock (`core.files.locked`, `.state.json.lock`
+beside it), reads the file, changes one entry and replaces the file before letting go, so
+any number of writers at once (four `modes-tui mode X --pack P` for four packs) lose
+nothing. A pack key that is not a pack name (`../x`, empty) makes the file unusable, with
+a warning naming the key; a write drops such keys. The file must
 be a regular file: a symlink, a FIFO or a device at its place reads as `auto` plus a warning
 and is never written through (`core.files`); it is read with a size limit.
 """
@@ -34,7 +38,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.core.config.control import AUTO, OFF, ControlReading, Source
+from modes_tui.core.config.control import AUTO, OFF, ControlReading, Source, pack_name_problem
 from modes_tui.core.config.ports import ControlSource
 from modes_tui.core.errors import (
     FileReadError,
@@ -43,7 +47,13 @@ from modes_tui.core.errors import (
     ModesError,
     UnknownMode,
 )
-from modes_tui.core.files import atomic_write, private_folder, read_bytes, remove_stale_temps
+from modes_tui.core.files import (
+    atomic_write,
+    locked,
+    private_folder,
+    read_bytes,
+    remove_stale_temps,
+)
 from modes_tui.core.packs.profiles import NAME_PATTERN
 
 POLL_SECONDS = 0.2
@@ -154,15 +164,21 @@ class ControlFile:
         """Set this pack's mode (or the file-wide one) atomically, keeping the other packs'
         settings; raise UnknownMode (listing valid values) for a bad name."""
         self.validate(mode)
-        data = self._stored()
-        if self.pack is None:
-            data[MODE] = mode
-        else:
-            data[PACKS] = {**data.get(PACKS, {}), self.pack: mode}
-        payload = (json.dumps(data) + "\n").encode("utf-8")
+        problem = None if self.pack is None else pack_name_problem(self.pack)
+        if problem is not None:  # a --profiles folder named `my pack` reads, but is no key
+            raise ModesError(
+                f"cannot set a mode for pack {self.pack!r}: it {problem}; the control file "
+                f"{self.path} keeps pack names only. Rename the pack's folder"
+            )
         try:
             private_folder(self.path.parent)
-            atomic_write(self.path, payload)
+            with locked(self.path):  # read, change, replace: no other writer in between
+                data = self._stored()
+                if self.pack is None:
+                    data[MODE] = mode
+                else:
+                    data[PACKS] = {**data.get(PACKS, {}), self.pack: mode}
+                atomic_write(self.path, (json.dumps(data) + "\n").encode("utf-8"))
             remove_stale_temps(self.path)
         except FileWriteError as error:
             raise ModesError(f"the control file was not changed: {error}") from error
@@ -180,6 +196,9 @@ class ControlFile:
             data = json.loads(read_bytes(self.path, "control").decode("utf-8-sig"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             return {}
+        if isinstance(data, dict) and isinstance(data.get(PACKS), dict):
+            packs = {k: v for k, v in data[PACKS].items() if pack_name_problem(k) is None}
+            data = {**data, PACKS: packs}  # a key that is a path goes; the others stay
         if _shape_problem(data) is not None:
             return {}
         kept: dict[str, Any] = {}
@@ -289,6 +308,10 @@ def _shape_problem(data: object) -> str | None:
     packs = data.get(PACKS, {})
     if not isinstance(packs, dict):
         return f"'packs' is a JSON {_json_type(packs)}, expected an object of pack: setting"
+    for key in packs:
+        problem = pack_name_problem(key)
+        if problem is not None:
+            return f"'packs' has the key {key!r}, which {problem}"
     return None
 
 

@@ -9,6 +9,13 @@ macOS platformdirs puts the state, data and config dirs in the same folder, so "
 file under the state dir" would include config.yaml and the session logs. A second guard
 refuses the settings file, the control file, user packs and prompts, and anything in the
 sessions folder, whatever the layout.
+
+`sweep_temps` removes what a writer killed before its rename left behind: only this
+program's own temp names (`core.files.is_own_temp`: `.<file>.<random>.tmp`,
+`.modes-tui-<hex>.tmp`), only older than a minute (a live writer's file is fresh), only in
+the folders it writes: the config folder itself (not the user's packs and prompts below
+it), and the data and state folders with everything below them. It runs with `sweep`, at
+every chat's start.
 """
 
 from __future__ import annotations
@@ -20,7 +27,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from modes_tui.core.files import open_append, private_folder, read_bytes
+from modes_tui.core.files import (
+    STALE_TEMP_SECONDS,
+    is_own_temp,
+    open_append,
+    private_folder,
+    read_bytes,
+)
 from modes_tui.core.paths import Dirs
 
 DAY_SECONDS = 24 * 60 * 60
@@ -123,6 +136,7 @@ def sweep(dirs: Dirs, max_age_days: float = 7, *, now: float | None = None) -> l
             path.unlink()
             removed.append(path)
 
+    removed.extend(sweep_temps(dirs, now=now))
     if state.input_history.is_file() and old(state.input_history):
         remove(state.input_history)
     for root in (state.cache, state.scratch):
@@ -137,6 +151,53 @@ def sweep(dirs: Dirs, max_age_days: float = 7, *, now: float | None = None) -> l
             if here != root:
                 with contextlib.suppress(OSError):
                     here.rmdir()  # only succeeds when empty
+    return removed
+
+
+def sweep_temps(dirs: Dirs, *, now: float | None = None) -> list[Path]:
+    """Delete this program's temp files older than a minute (`STALE_TEMP_SECONDS`) from the
+    folders it writes; return what was removed. Never raises: a file that vanishes or
+    cannot be removed is skipped."""
+    cutoff = (time.time() if now is None else now) - STALE_TEMP_SECONDS
+    user_folders = [_real(dirs.user_profiles), _real(dirs.user_prompts)]
+    removed: list[Path] = []
+    seen: set[Path] = set()
+    roots = [(dirs.config, False), (dirs.data, True), (dirs.state, True)]
+    for root, below in roots:
+        for folder in _folders(root, below=below):
+            real = _real(folder)
+            if real in seen or any(real.is_relative_to(p) for p in user_folders):
+                continue
+            seen.add(real)
+            removed.extend(_remove_old_temps(folder, cutoff))
+    return removed
+
+
+def _folders(root: Path, *, below: bool) -> list[Path]:
+    """`root`, and every folder below it when `below` (links not followed)."""
+    if not root.is_dir():
+        return []
+    if not below:
+        return [root]
+    return [Path(folder) for folder, _subfolders, _files in os.walk(root)]
+
+
+def _remove_old_temps(folder: Path, cutoff: float) -> list[Path]:
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not is_own_temp(entry.name):
+            continue
+        with contextlib.suppress(OSError):
+            if (
+                entry.is_file(follow_symlinks=False)
+                and entry.stat(follow_symlinks=False).st_mtime < cutoff
+            ):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
     return removed
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from modes_tui.core.config.control import PACK_NAME_RULE, pack_name_problem
 from modes_tui.core.config.models import (
     EMBEDDED_MODEL,
     ModelCatalog,
@@ -35,7 +36,7 @@ from modes_tui.core.config.models import (
 from modes_tui.core.config.settings import SettingReader, is_text
 from modes_tui.core.config.variables import expand_secret_values
 from modes_tui.core.errors import FileReadError, SettingsError, cut_repr
-from modes_tui.core.files import atomic_write, private_folder, read_text
+from modes_tui.core.files import atomic_write, locked, private_folder, read_text
 from modes_tui.core.history.ledger import budget_from_text, check_budget
 from modes_tui.core.paths import HOME_ENV, Dirs
 from modes_tui.core.redaction import remember_environment, remember_secret
@@ -293,6 +294,14 @@ def _text(key: str, value: Any, fields: SettingReader) -> str:
     return fields.text(key, value, _EXPECTED[key])
 
 
+def _pack(key: str, value: Any, fields: SettingReader) -> str:
+    """A pack name, never a path (`../../etc`), from config.yaml, MODES_TUI_PACK or --pack."""
+    name = _text(key, value, fields)
+    if pack_name_problem(name) is not None:
+        raise fields.wrong(key, f"a pack name ({PACK_NAME_RULE})", name)
+    return name
+
+
 def _optional_text(key: str, value: Any, fields: SettingReader) -> str | None:
     return None if value is None else _text(key, value, fields)
 
@@ -317,7 +326,7 @@ def _keymap(key: str, value: Any, fields: SettingReader) -> dict[str, str]:
 
 _CHECKS: dict[str, Callable[[str, Any, SettingReader], Any]] = {
     "default_model": _text,
-    "pack": _text,
+    "pack": _pack,
     "theme": _text,
     "router_classifier": _optional_text,
     "local_model_path": _path,
@@ -338,7 +347,8 @@ def save_setting(dirs: Dirs, key: str, value: str) -> Path:
     """Write one text setting into `<config>/config.yaml`, keeping the rest of the file.
 
     The key's top-level line is replaced in place (comments and other keys stay as they
-    are), or appended when the file does not have it yet. Written atomically. Returns the
+    are), or appended when the file does not have it yet. Read and written atomically
+    under the file's lock (`core.files.locked`, shared with `modes-tui init`). Returns the
     file. Raises `SettingsError` for a key that is not a text setting or a file that is not
     a mapping.
     """
@@ -346,18 +356,19 @@ def save_setting(dirs: Dirs, key: str, value: str) -> Path:
         raise SettingsError(f"{key} cannot be saved from the app; edit {dirs.settings_file}")
     value = _check(key, value, where="the app", fix="pick another value")
     path = dirs.settings_file
-    _read_file(path)  # refuses to touch a file it could not read back
-    try:
-        lines = read_text(path, "settings").splitlines()
-    except FileNotFoundError:
-        lines = []
-    entry = f"{key}: {json.dumps(value)}"
-    for index, line in enumerate(lines):
-        if line.startswith(f"{key}:"):
-            lines[index] = entry
-            break
-    else:
-        lines.append(entry)
     private_folder(path.parent)
-    atomic_write(path, ("\n".join(lines) + "\n").encode("utf-8"))
+    with locked(path):  # the same lock as init's: read, change, replace, no writer between
+        _read_file(path)  # refuses to touch a file it could not read back
+        try:
+            lines = read_text(path, "settings").splitlines()
+        except FileNotFoundError:
+            lines = []
+        entry = f"{key}: {json.dumps(value)}"
+        for index, line in enumerate(lines):
+            if line.startswith(f"{key}:"):
+                lines[index] = entry
+                break
+        else:
+            lines.append(entry)
+        atomic_write(path, ("\n".join(lines) + "\n").encode("utf-8"))
     return path

@@ -2,7 +2,7 @@
 variables, and the control file's value (read through a port, written by the store).
 
     control.py    The control setting: `auto`, `off`, or a mode name that forces every turn, per
-                  pack
+                  pack; what a pack name may be (a name, never a path)
     models.py     Configured models: the `models:` section of config.yaml, and the one
                   model-name resolver (roles: `fast`, `strong`, `roles:`)
     ports.py      What the core needs to read the control setting: the store's control file, or
@@ -27,6 +27,7 @@ __all__ = [
     "EMBEDDED_MODEL",
     "FAST",
     "OFF",
+    "PACK_NAME_RULE",
     "STRONG",
     "ControlReading",
     "ControlSource",
@@ -44,6 +45,7 @@ __all__ = [
     "is_text",
     "is_whole",
     "models_from_text",
+    "pack_name_problem",
     "parse_models",
     "parse_roles",
     "resolve_model",

@@ -10,11 +10,33 @@ file-wide setting (a file from before settings were per pack), this run only (a 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
 AUTO = "auto"
 OFF = "off"
+
+PACK_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""A pack name: a folder's name (never a path) and a key of the control file."""
+PACK_NAME_RULE = (
+    "a pack name is a name, not a path: letters, digits, '_', '-' and '.', starting with a "
+    "letter or a digit, at most 64 characters (e.g. default, support)"
+)
+
+
+def pack_name_problem(name: object) -> str | None:
+    """Why `name` is not a pack name (`is empty`, `is a path`, ...), or None when it is one."""
+    if not isinstance(name, str):
+        return "is not text"
+    if not name:
+        return f"is empty; {PACK_NAME_RULE}"
+    if name in (".", "..") or "/" in name or "\\" in name:
+        return f"is a path; {PACK_NAME_RULE}"
+    if not PACK_NAME_PATTERN.fullmatch(name):
+        return f"is not a pack name; {PACK_NAME_RULE}"
+    return None
+
 
 Source = Literal["default", "pack", "file", "run"]
 """Where a setting comes from: nothing set, this pack's entry, the file-wide `mode`, this run."""
