@@ -551,9 +551,14 @@ async def test_the_tui_shows_a_hostile_turn_inert() -> None:
     engine = ScriptEngine().script(events)
     async with build_app(services(engine)).run_test(size=(140, 60)) as pilot:
         app = await started(pilot)
-        app.prompt.value = "hi"  # type: ignore[attr-defined]
+        app.conversation.prompt.value = "hi"  # type: ignore[attr-defined]
         await pilot.press("enter")
-        await until(pilot, lambda: bool(app.records) and app.records[-1].status == "finished")  # type: ignore[attr-defined]
+        await until(
+            pilot,
+            lambda: (
+                bool(app.conversation.records) and app.conversation.records[-1].status == "finished"
+            ),
+        )  # type: ignore[attr-defined]
         await pilot.pause(0.1)
         source = app.query_one(AnswerSegment).source
         frame = app.screen._compositor.render_full_update().render_segments(app.console)
