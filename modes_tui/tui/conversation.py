@@ -38,13 +38,13 @@ from modes_tui.frontend.commands import Command, CommandError, mode_settings
 from modes_tui.frontend.dispatch import Handler
 from modes_tui.frontend.lines import read_line
 from modes_tui.frontend.modes import set_mode
-from modes_tui.tui import session_actions
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.conversation_commands import ConversationCommands
 from modes_tui.tui.footer import KeysFooter
 from modes_tui.tui.keys import next_setting
 from modes_tui.tui.messages import SessionLoaded, TurnEnded
 from modes_tui.tui.panel import RoutePanel
+from modes_tui.tui.parts import Part
 from modes_tui.tui.pending import PendingMessages
 from modes_tui.tui.prompt import CommandSuggester, PromptInput
 from modes_tui.tui.render import plural
@@ -82,7 +82,7 @@ class ConversationScreen(Screen[None]):
         Binding("ctrl+l", "copy_answer", "Copy answer", id="answer.copy", show=False),
     ]
     """The conversation's keys (the mode keys and f1 are the app's: they follow these in
-    the footer). Esc is bound to two actions, one of which is enabled at a time."""
+    the footer). Esc cancels the running turn if there is one, else goes back to the prompt."""
 
     services: var[AppServices | None] = var(None, init=False)
     """What the app was given (None while it is being prepared after the first frame)."""
@@ -122,35 +122,13 @@ class ConversationScreen(Screen[None]):
         """The keys that force each mode (the app's, from the pack)."""
         return self._mode_keys()
 
-    @property
-    def chat(self) -> ChatLog:
-        """The chat log."""
-        return self.query_one("#chat", ChatLog)
-
-    @property
-    def panel(self) -> RoutePanel:
-        """The route panel."""
-        return self.query_one("#routes", RoutePanel)
-
-    @property
-    def header(self) -> ModeHeader:
-        """The header line."""
-        return self.query_one("#header", ModeHeader)
-
-    @property
-    def status(self) -> StatusLine:
-        """The status line."""
-        return self.query_one("#status", StatusLine)
-
-    @property
-    def prompt(self) -> PromptInput:
-        """The prompt."""
-        return self.query_one("#prompt", PromptInput)
-
-    @property
-    def pending(self) -> PendingMessages:
-        """Messages sent while a turn runs, waiting their turn."""
-        return self.query_one("#pending", PendingMessages)
+    chat = Part("#chat", ChatLog)
+    panel = Part("#routes", RoutePanel)
+    header = Part("#header", ModeHeader)
+    status = Part("#status", StatusLine)
+    prompt = Part("#prompt", PromptInput)
+    pending = Part("#pending", PendingMessages)
+    """Messages sent while a turn runs, waiting their turn."""
 
     @property
     def turn_running(self) -> bool:
@@ -199,6 +177,8 @@ class ConversationScreen(Screen[None]):
             shown = terminal_safe(warning)  # it may quote a value from config.yaml
             self.notify(shown, title="Settings", severity="warning", timeout=10, markup=False)
         if services.resumed is not None:  # --resume: its turns, before the engine is in
+            from modes_tui.tui import session_actions  # with the replay's widgets: loaded late
+
             resumed = services.resumed
             self.call_later(session_actions.show, self, resumed, f"Resumed session `{resumed.id}`")
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from modes_tui.core.errors import ModesError
 from modes_tui.frontend import corrections
 from modes_tui.frontend.commands import ONE_SHOT_HELP, ONE_SHOT_USAGE, Command, commands_for
 from modes_tui.frontend.dispatch import Handler, dispatch
 from modes_tui.frontend.modes import mode_rows
-from modes_tui.tui import session_actions
 from modes_tui.tui.messages import SessionLoaded
 from modes_tui.tui.status import reading_label
 
@@ -244,8 +243,8 @@ class ConversationCommands:
             "/sessions": _sync(lambda _: open_sessions(parts, self.resume, self._listed)),
             "/replay": _sync(partial(replay, parts)),
             "/resume": _sync(self.resume),
-            "/fork": _sync(partial(self._session_action, session_actions.fork, "/fork")),
-            "/rename": _sync(partial(self._session_action, session_actions.rename, "/rename")),
+            "/fork": _sync(partial(self._session_action, "fork")),
+            "/rename": _sync(partial(self._session_action, "rename")),
             "/export": lambda _: export(parts),
             "/why": _sync(lambda _: parts.action_why()),
             "/wrong": _sync(self.wrong),
@@ -268,14 +267,25 @@ class ConversationCommands:
 
     def resume(self, ref: str) -> None:
         """`/resume [ID|latest]` (see `tui.session_actions`), one session action at a time."""
-        self._session_action(session_actions.resume, "/resume", ref)
+        self._session_action("resume", ref)
 
-    def _session_action(
-        self, act: Callable[[ConversationParts, str], Awaitable[None]], name: str, argument: str
-    ) -> None:
-        work = act(self._parts, argument)
+    def _session_action(self, name: Literal["resume", "fork", "rename"], argument: str) -> None:
+        """One of `session_actions` in the one session worker (it loads the replay's widgets:
+        imported when first used)."""
+        from modes_tui.tui import session_actions
+
+        acts: dict[str, Callable[[ConversationParts, str], Awaitable[None]]] = {
+            "resume": session_actions.resume,
+            "fork": session_actions.fork,
+            "rename": session_actions.rename,
+        }
+        act = acts[name]
         self._parts.app.run_worker(
-            work, name=name, group="session", exclusive=True, exit_on_error=False
+            act(self._parts, argument),
+            name=f"/{name}",
+            group="session",
+            exclusive=True,
+            exit_on_error=False,
         )
 
     def _listed(self, ids: list[str]) -> None:

@@ -1,4 +1,5 @@
-"""What the conversation's helpers see of it: its parts on screen and its state.
+"""What the conversation's helpers see of it: its parts on screen and its state; `Part`
+finds a part once.
 
 `ConversationScreen` is the one implementation; the turn runner, the command handlers and
 the session actions take it as this protocol, so none of them imports the screen (the
@@ -8,7 +9,10 @@ screen imports them) and each can be read without it.
 from __future__ import annotations
 
 from datetime import tzinfo
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+from textual.dom import DOMNode
+from textual.widget import Widget
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -24,6 +28,29 @@ if TYPE_CHECKING:
     from modes_tui.tui.services import AppServices
     from modes_tui.tui.status import ModeHeader, StatusLine
     from modes_tui.tui.turn_queue import Sent, TurnQueue
+
+
+W = TypeVar("W", bound=Widget)
+
+
+class Part(Generic[W]):
+    """A widget of a screen, found by its selector the first time and kept (it is found on
+    the conversation even while another screen is on top)."""
+
+    def __init__(self, selector: str, kind: type[W]) -> None:
+        self._selector = selector
+        self._kind = kind
+        self._key = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._key = f"_part_{name}"
+
+    def __get__(self, node: DOMNode, owner: type | None = None) -> W:
+        found = node.__dict__.get(self._key)
+        if not isinstance(found, self._kind):
+            found = node.query_one(self._selector, self._kind)
+            node.__dict__[self._key] = found
+        return found
 
 
 class ConversationParts(Protocol):
