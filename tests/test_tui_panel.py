@@ -52,7 +52,7 @@ async def settle(pilot: Pilot[None]) -> None:
 
 async def test_an_empty_panel_says_so_and_the_list_comes_with_the_first_decision() -> None:
     async with PanelApp().run_test(size=(60, 30)) as pilot:
-        panel = pilot.app.conversation.panel
+        panel = pilot.app.panel
         assert not panel.query("#decisions")  # nothing to list: no list on the first frame
         assert panel.query_one("#panel-empty").display
         assert panel.highlighted_record() is None  # ctrl+e before any turn: nothing picked
@@ -66,7 +66,7 @@ async def test_an_empty_panel_says_so_and_the_list_comes_with_the_first_decision
 
 async def test_hiding_and_showing_the_panel_keeps_every_card_and_the_cursor() -> None:
     async with PanelApp().run_test(size=(60, 30)) as pilot:
-        panel = pilot.app.conversation.panel
+        panel = pilot.app.panel
         panel.set_records(records(40))
         await settle(pilot)
         panel.options.focus()
@@ -89,7 +89,7 @@ async def test_hiding_and_showing_the_panel_keeps_every_card_and_the_cursor() ->
 
 async def test_cards_are_wrapped_again_when_the_panel_width_changes() -> None:
     async with PanelApp().run_test(size=(60, 30)) as pilot:
-        panel = pilot.app.conversation.panel
+        panel = pilot.app.panel
         panel.set_records(records(40))
         await settle(pilot)
         wide = panel.options.virtual_size.height
@@ -105,7 +105,7 @@ async def test_cards_are_wrapped_again_when_the_panel_width_changes() -> None:
 
 async def test_a_new_decision_adds_its_card_on_top_and_keeps_the_others() -> None:
     async with PanelApp().run_test(size=(60, 30)) as pilot:
-        panel = pilot.app.conversation.panel
+        panel = pilot.app.panel
         made = records(3)
         panel.set_records(made)
         await settle(pilot)
@@ -125,7 +125,7 @@ async def test_a_new_decision_adds_its_card_on_top_and_keeps_the_others() -> Non
 
 async def test_a_card_is_drawn_again_when_its_turn_changes() -> None:
     async with PanelApp().run_test(size=(60, 30)) as pilot:
-        panel = pilot.app.conversation.panel
+        panel = pilot.app.panel
         made = records(2)
         panel.set_records(made)
         await settle(pilot)

@@ -267,15 +267,16 @@ def test_commands_are_listed_and_complete(tmp_path: Path) -> None:
 async def test_the_command_line_resume_wires_the_app(
     make_rig: Callable[[], Rig], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from modes_tui.cli.chat import tui_services
     from modes_tui.cli.parser import build_parser
+    from modes_tui.runtime import RunOptions
+    from modes_tui.runtime.tui_start import TuiStart
 
     first = await two_turns(make_rig)
     args = build_parser().parse_args(
         ["--model", "scripted/echo", "chat", "--classifier", "keyword", "--resume", first[:10]]
     )
-    opened: list[CurrentSession] = []
-    services = tui_services(args, opened)
+    start = TuiStart(RunOptions.from_args(args))
+    services = start.services()
     assert services.resumed is not None and services.resumed.id == first
     assert services.session_id() == first
     try:
@@ -285,8 +286,7 @@ async def test_the_command_line_resume_wires_the_app(
             await say(pilot, "hello, still there?")
             assert app.conversation.records[-1].number == 3
     finally:
-        for session in opened:
-            session.close()
+        start.close_sessions()
     users = [r["content"] for r in load_session(first).records if r["type"] == "user"]
     assert users == ["my python script segfaults", "hello there", "hello, still there?"]
 

@@ -303,6 +303,7 @@ class ConversationScreen(Screen[None]):
 
     @on(TurnEnded)
     async def _turn_ended(self, message: TurnEnded) -> None:
+        message.stop()  # the conversation's own report: the app has nothing to do with it
         if not self.app.is_running:
             return  # shutting down: the turn was cancelled with the screens
         if message.crash is not None:
@@ -483,6 +484,7 @@ class ConversationScreen(Screen[None]):
 
     @on(SessionLoaded)
     def _session_loaded(self, message: SessionLoaded) -> None:
+        message.stop()
         from modes_tui.tui.replay import ReplayScreen
 
         session, catalog = message.session, self.services.sessions if self.services else None

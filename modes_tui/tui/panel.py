@@ -24,11 +24,11 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from modes_tui.core.edits.policy import ASKS_BY_NATURE, Policy
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.render import route_card
 
 if TYPE_CHECKING:
+    from modes_tui.core.edits.policy import Policy
     from modes_tui.core.history.events import TurnEvent
     from modes_tui.core.history.transcript import TurnTranscript
     from modes_tui.core.routing.router import Route
@@ -85,6 +85,8 @@ class DecisionList(OptionList):
 def policy_text(mode: str, policy: Policy, tools: Sequence[str]) -> Text:
     """One short block: which tools the mode runs, asks about and may not use, and the
     paths nobody may touch."""
+    from modes_tui.core.edits.policy import ASKS_BY_NATURE  # with the first route, not before
+
     by: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
     for name in tools:
         by[policy.rule(name, asks=name in ASKS_BY_NATURE).permission].append(name)
