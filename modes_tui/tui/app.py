@@ -89,7 +89,7 @@ class ModesApp(App[None]):
         self._theme_applied: str | None = None
         if services is not None:
             self._configure(services)
-        self._conversation = ConversationScreen(services, tz=tz, mode_keys=self._keys)
+        self._conversation = ConversationScreen(services, tz=tz, mode_keys=lambda: self.mode_keys)
 
     @property
     def conversation(self) -> ConversationScreen:
@@ -107,9 +107,6 @@ class ModesApp(App[None]):
     def started(self) -> bool:
         """The services are in place (the pack, the control file, the engine factory)."""
         return self._services is not None
-
-    def _keys(self) -> list[ModeKey]:
-        return self.mode_keys
 
     def get_default_screen(self) -> ConversationScreen:
         return self._conversation
@@ -206,7 +203,6 @@ class ModesApp(App[None]):
     def _startup_failed(self, message: StartupFailed) -> None:
         from modes_tui.tui.startup import StartupProblem
 
-        self.conversation.engine_error = error_text(message.error)
         self.conversation.startup_problem = StartupProblem.of(message.error)
 
     @on(EngineBuilt)
