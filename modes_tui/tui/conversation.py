@@ -155,6 +155,7 @@ class ConversationScreen(Screen[None]):
         yield KeysFooter()
 
     def on_mount(self) -> None:
+        self.prompt.focus()
         self.prompt.on_empty_up = self._recall
         self.panel.fit(self.app.size.width)
         if self.services is not None:
@@ -370,7 +371,8 @@ class ConversationScreen(Screen[None]):
     def on_screen_resume(self) -> None:
         """Back on top (an overlay closed: inspector, picker, palette, a dialog): the keys go
         to the prompt again, wherever the focus was when it opened."""
-        self.prompt.focus()
+        if self.is_mounted:
+            self.prompt.focus()
 
     def action_focus_prompt(self) -> None:
         """Esc away from the prompt: back to it, so the next keys are typed there."""
