@@ -55,6 +55,20 @@ def test_the_method_count_sees_workers_properties_and_handlers() -> None:
         assert f"ModesApp.{expected}" in methods, expected
 
 
+MODULE_LINES = 500
+"""The most lines a module of `tui/` may have (split along a concept when one grows)."""
+
+
+def test_every_tui_module_keeps_under_the_line_limit() -> None:
+    long = {
+        name: lines
+        for name, path in MODULES.items()
+        if name.startswith("modes_tui.tui")
+        and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES
+    }
+    assert long == {}
+
+
 def test_no_import_cycle_inside_tui_even_through_type_only_imports() -> None:
     tui = {name for name in MODULES if name.startswith("modes_tui.tui.")}
     graph = {
