@@ -197,7 +197,9 @@ async def test_the_session_log_and_its_replay_say_one_shot(tmp_path: Path) -> No
     win.model.script(ScriptedReply("Drafted."), ScriptedReply("Hello."))
     try:
         async with build_app(win.services, tz=UTC).run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: getattr(pilot.app, "engine", None) is not None)
+            app = pilot.app
+            assert isinstance(app, ModesApp)
+            await until(pilot, lambda: app.conversation.engine is not None)
             await say(pilot, "/write a haiku about tea")
             await say(pilot, "hello there")
     finally:

@@ -451,8 +451,8 @@ REVIEWED = {
     ("modes_tui/tui/status.py", "update", "line"): "a Text",
     ("modes_tui/tui/status.py", "update", "text"): "a Text",
     ("modes_tui/tui/chat.py", "update", "content"): "the widget's own update, passed through",
-    ("modes_tui/tui/app.py", "notify", "note"): "terminal_safe, markup=False",
-    ("modes_tui/tui/app.py", "notify", "shown"): "terminal_safe, markup=False",
+    ("modes_tui/tui/turn_runner.py", "notify", "note"): "terminal_safe, markup=False",
+    ("modes_tui/tui/conversation.py", "notify", "shown"): "terminal_safe, markup=False",
     ("modes_tui/tui/inspector.py", "Collapsible", "title"): "section names and token counts",
     ("modes_tui/tui/inspector.py", "Static", "f'Tool calls: {len(record.tools)}'"): "a count",
     (
