@@ -19,8 +19,8 @@ from modes_tui.frontend.lines import Read, read_line
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.conversation import ConversationScreen
 from tests.test_architecture import MODULES, cycles, imports_of
-from tests.test_tui_app import idle, ready, send, until
-from tests.tui_support import ScriptEngine, answer_events, services
+from tests.test_tui_app import idle, ready, send
+from tests.tui_support import ScriptEngine, answer_events, services, until
 
 APP_METHODS = 40
 """The most methods `ModesApp` may define, with every modes_tui class it inherits from."""
