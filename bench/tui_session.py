@@ -157,7 +157,7 @@ class Result:
 async def measure(session_id: str, turns: int) -> Result:
     app = _bench_app()
     async with app.run_test(size=(140, 45)) as pilot:
-        while app.engine is None:
+        while app.conversation.engine is None:
             await pilot.pause(0.01)
         await pilot.pause(0.2)
         before = rss_mb()
@@ -196,7 +196,7 @@ def _bench_app() -> ModesApp:
 
 async def _open_replay(app: ModesApp, session_id: str, turns: int) -> tuple[float, float]:
     """`/replay ID`: ms until the replay screen is interactive, and until it has re-routed."""
-    app.prompt.value = f"/replay {session_id}"
+    app.conversation.prompt.value = f"/replay {session_id}"
     started = time.perf_counter()
     # Keys are posted as the terminal driver would; Pilot.press also waits for the whole
     # process to go idle, which is not what a user waits for.

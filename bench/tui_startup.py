@@ -15,7 +15,7 @@ CPU times barely move, so the CPU ratio tells whether a change helped.
 
 The first (discarded) start of each writes bytecode, as an installed package has.
 
-Target (issue 14): modes-tui <= 1.3x the bare app. Never asserts.
+Target (issue 32): modes-tui <= 1.15x the bare app (issue 14 asked <= 1.3x). Never asserts.
 Run: `PYTHONPATH=. python bench/tui_startup.py [--repeat 7]`.
 """
 
@@ -214,7 +214,7 @@ def main() -> None:
         cpu_ratio = statistics.median(ms("modes-tui", f"{field}_cpu")) / statistics.median(
             ms("bare", f"{field}_cpu")
         )
-        print(f"ratio modes-tui / bare: {ratio:.2f}x (target <= 1.3x); CPU time: {cpu_ratio:.2f}x")
+        print(f"ratio modes-tui / bare: {ratio:.2f}x (target <= 1.15x); CPU time: {cpu_ratio:.2f}x")
     print()
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores here)")
     print(f"model libraries imported at first paint: {', '.join(heavy) or 'none'}")

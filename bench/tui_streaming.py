@@ -201,7 +201,7 @@ async def one_run(text: str, chunk: int) -> Run:
     services = runtime.app_services(build, tune_gc=True)  # tune_gc as `modes-tui` runs it
     app: ModesApp = build_app(services)
     async with app.run_test(size=(120, 40)) as pilot:
-        while app.engine is None:
+        while app.conversation.engine is None:
             await pilot.pause(0.01)
         await pilot.pause(0.2)
         idle_lags: list[float] = []
@@ -214,12 +214,12 @@ async def one_run(text: str, chunk: int) -> Run:
         stream_lags: list[float] = []
         stop = asyncio.Event()
         task = asyncio.create_task(ticker(stream_lags, stop))
-        app.prompt.value = "explain the parser loop"
+        app.conversation.prompt.value = "explain the parser loop"
         await pilot.press("enter")
         tail = text[-chunk:]
         on_screen = 0.0
         while True:
-            segments = app.chat.query(AnswerSegment)
+            segments = app.conversation.chat.query(AnswerSegment)
             if engine.last_sent and segments:
                 segment = segments.last()
                 if segment.source.endswith(tail) and not segment.lock.is_locked:
@@ -231,7 +231,7 @@ async def one_run(text: str, chunk: int) -> Run:
             await asyncio.sleep(0.002)
         stop.set()
         await task
-        while app.turns.running:
+        while app.conversation.turns.running:
             await pilot.pause(0.01)
     return Run(
         idle_lags,

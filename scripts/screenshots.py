@@ -208,10 +208,12 @@ async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 
 
 
 async def say(pilot: Pilot[None], app: ModesApp, text: str) -> None:
-    count = len(app.records)
-    app.prompt.value = text
+    count = len(app.conversation.records)
+    app.conversation.prompt.value = text
     await pilot.press("enter")
-    await until(pilot, lambda: len(app.records) > count and not app.turns.running)
+    await until(
+        pilot, lambda: len(app.conversation.records) > count and not app.conversation.turns.running
+    )
 
 
 Save = Callable[[str], None]
@@ -223,8 +225,8 @@ async def chat_scenes(pilot: Pilot[None], app: ModesApp, save: Save, _log_id: st
         await say(pilot, app, message)
     await pilot.pause(0.3)
     save("main")
-    app.panel.options.focus()
-    app.panel.options.highlighted = 1  # the code turn: a tool call and two requests
+    app.conversation.panel.options.focus()
+    app.conversation.panel.options.highlighted = 1  # the code turn: a tool call and two requests
     await pilot.press("enter")
     await pilot.pause(0.4)
     save("inspector")
@@ -233,23 +235,23 @@ async def chat_scenes(pilot: Pilot[None], app: ModesApp, save: Save, _log_id: st
 
 async def shell_scene(pilot: Pilot[None], app: ModesApp, save: Save, _log_id: str) -> None:
     """A forced shell turn waiting on its armed confirmation."""
-    app.prompt.focus()
+    app.conversation.prompt.focus()
     await pilot.press("f5")  # force shell
-    await until(pilot, lambda: "forced shell" in app.header.render_text().plain)
-    app.prompt.value = "what's in this folder?"
+    await until(pilot, lambda: "forced shell" in app.conversation.header.render_text().plain)
+    app.conversation.prompt.value = "what's in this folder?"
     await pilot.press("enter")
     await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmToolScreen")
     await until(pilot, lambda: bool(getattr(app.screen, "armed", False)))  # takes answers
     await pilot.pause(0.3)
     save("forced")
     await pilot.press("n")
-    await until(pilot, lambda: not app.turns.running)
+    await until(pilot, lambda: not app.conversation.turns.running)
     await pilot.press("ctrl+g")  # back to auto
 
 
 async def replay_scene(pilot: Pilot[None], app: ModesApp, save: Save, log_id: str) -> None:
     """The session replayed against today's router."""
-    app.prompt.value = f"/replay {log_id}"
+    app.conversation.prompt.value = f"/replay {log_id}"
     await pilot.press("enter")
     await until(pilot, lambda: app.screen.__class__.__name__ == "ReplayScreen")
     await until(pilot, lambda: "turns agree" in str(app.screen.session.summary))
@@ -267,7 +269,12 @@ async def correction_scenes(pilot: Pilot[None], app: ModesApp, save: Save, _log_
     save("correct")
     choices = [name for name, _ in app.screen.choices]  # type: ignore[attr-defined]
     await pilot.press(str(1 + choices.index("write")))
-    await until(pilot, lambda: len(app.records[-1].superseded) == 1 and not app.turns.running)
+    await until(
+        pilot,
+        lambda: (
+            len(app.conversation.records[-1].superseded) == 1 and not app.conversation.turns.running
+        ),
+    )
     await pilot.pause(0.4)
     save("corrected")
     await until(pilot, lambda: len(app.screen_stack) == 1)
@@ -275,19 +282,23 @@ async def correction_scenes(pilot: Pilot[None], app: ModesApp, save: Save, _log_
 
 async def typeahead_scenes(pilot: Pilot[None], app: ModesApp, save: Save, _log_id: str) -> None:
     """Messages sent while an answer streams wait above the prompt; then a narrow terminal."""
-    app.prompt.focus()
-    app.prompt.value = "explain the fix in more detail"
+    app.conversation.prompt.focus()
+    app.conversation.prompt.value = "explain the fix in more detail"
     await pilot.press("enter")
-    await until(pilot, lambda: len(app.records[-1].answer) > 60)
+    await until(pilot, lambda: len(app.conversation.records[-1].answer) > 60)
     for text in TYPED_AHEAD:
-        app.prompt.value = text
+        app.conversation.prompt.value = text
         await pilot.press("enter")
-    await until(pilot, lambda: len(app.pending) == 2)
-    app.prompt.value = "one more thought,\nover two lines"
+    await until(pilot, lambda: len(app.conversation.pending) == 2)
+    app.conversation.prompt.value = "one more thought,\nover two lines"
     await pilot.pause(0.3)
     save("typeahead")
-    app.prompt.value = ""
-    await until(pilot, lambda: not len(app.pending) and not app.turns.running, timeout=30)
+    app.conversation.prompt.value = ""
+    await until(
+        pilot,
+        lambda: not len(app.conversation.pending) and not app.conversation.turns.running,
+        timeout=30,
+    )
     await pilot.resize_terminal(80, 24)
     await pilot.pause(0.4)
     save("narrow")
@@ -308,9 +319,9 @@ async def shoot(out: Path) -> list[Path]:
         written.append(path)
 
     async with app.run_test(size=SIZE) as pilot:
-        app.prompt.cursor_blink = False
-        app.status.animated = False
-        await until(pilot, lambda: app.engine is not None)
+        app.conversation.prompt.cursor_blink = False
+        app.conversation.status.animated = False
+        await until(pilot, lambda: app.conversation.engine is not None)
         for scene in (chat_scenes, shell_scene, replay_scene, correction_scenes, typeahead_scenes):
             await scene(pilot, app, save, log.id)
     log.close()
@@ -341,10 +352,10 @@ async def shoot_edit(out: Path) -> list[Path]:
     app, log = make_app(workdir, script, session_id="20260314-092653-edit")
     path = out / "edit.svg"
     async with app.run_test(size=SIZE) as pilot:
-        app.prompt.cursor_blink = False
-        app.status.animated = False
-        await until(pilot, lambda: app.engine is not None)
-        app.prompt.value = EDIT_MESSAGE
+        app.conversation.prompt.cursor_blink = False
+        app.conversation.status.animated = False
+        await until(pilot, lambda: app.conversation.engine is not None)
+        app.conversation.prompt.value = EDIT_MESSAGE
         await pilot.press("enter")
         await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmToolScreen")
         await until(pilot, lambda: bool(getattr(app.screen, "armed", False)))

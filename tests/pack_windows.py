@@ -27,13 +27,16 @@ async def say(pilot: Pilot[None], text: str) -> None:
     """Type `text` into the prompt and send it; wait for the turn when it starts one."""
     app = pilot.app
     assert isinstance(app, ModesApp)
-    count = len(app.records)
-    app.prompt.value = text
+    count = len(app.conversation.records)
+    app.conversation.prompt.value = text
     await pilot.press("enter")
     await pilot.pause(0.05)
-    if len(app.records) > count or app.turns.running:
-        await until(pilot, lambda: len(app.records) > count and not app.turns.running)
+    if len(app.conversation.records) > count or app.conversation.turns.running:
+        await until(
+            pilot,
+            lambda: len(app.conversation.records) > count and not app.conversation.turns.running,
+        )
 
 
 def header(app: ModesApp) -> str:
-    return app.header.render_text().plain
+    return app.conversation.header.render_text().plain

@@ -76,16 +76,16 @@ def touch(rig: Rig) -> Path:
 
 async def in_shell(pilot: Pilot[None]) -> ModesApp:
     app = await started(pilot)
-    app.prompt.value = "/mode shell"  # forced: no question before the tool's
+    app.conversation.prompt.value = "/mode shell"  # forced: no question before the tool's
     await pilot.press("enter")
-    await until(pilot, lambda: "mode shell" in app.header.render_text().plain)
+    await until(pilot, lambda: "mode shell" in app.conversation.header.render_text().plain)
     return app
 
 
 async def command_dialog(pilot: Pilot[None]) -> ModesApp:
     """In the shell, send the message of `touch`'s turn; wait for its command dialog."""
     app = await in_shell(pilot)
-    app.prompt.value = "make the file"
+    app.conversation.prompt.value = "make the file"
     await pilot.press("enter")
     await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
     return app
@@ -122,15 +122,17 @@ async def test_typing_as_the_command_dialog_opens_runs_nothing_and_keeps_the_tex
         assert screen.is_attached and not screen.armed
         assert plain(screen.query_one("#answer-hint", Static)).strip() == UNARMED_HINT
         assert all(button.disabled for button in screen.query(Button))
-        assert app.prompt.value == TYPED  # in order, nothing lost, not sent
+        assert app.conversation.prompt.value == TYPED  # in order, nothing lost, not sent
 
         await arm(pilot, rig)
         await pilot.press("y")
-        await until(pilot, lambda: not app.turns.running and ran.exists())
-        assert app.records[-1].tools[0].outcome == "ok"
-        assert app.prompt.value == TYPED
-        assert app.engine is not None
-        sent = [m.content for m in app.engine.conversation.messages if m.role == "user"]
+        await until(pilot, lambda: not app.conversation.turns.running and ran.exists())
+        assert app.conversation.records[-1].tools[0].outcome == "ok"
+        assert app.conversation.prompt.value == TYPED
+        assert app.conversation.engine is not None
+        sent = [
+            m.content for m in app.conversation.engine.conversation.messages if m.role == "user"
+        ]
         assert TYPED not in sent  # the early Enter sent nothing
 
 
@@ -143,12 +145,12 @@ async def test_a_dialog_stays_unarmed_while_the_user_types_on_without_a_pause(ri
             await pilot.press(*word)
         # far more than the arming time since it opened, but never that long without a key
         assert not ran.exists() and not dialog(app).armed
-        assert app.prompt.value == TYPED
+        assert app.conversation.prompt.value == TYPED
 
         await arm(pilot, rig)
         await pilot.press("n")
-        await until(pilot, lambda: not app.turns.running)
-        assert not ran.exists() and app.prompt.value == TYPED
+        await until(pilot, lambda: not app.conversation.turns.running)
+        assert not ran.exists() and app.conversation.prompt.value == TYPED
 
 
 async def test_keys_pressed_with_the_enter_that_opens_the_dialog_do_not_answer_it(
@@ -157,19 +159,19 @@ async def test_keys_pressed_with_the_enter_that_opens_the_dialog_do_not_answer_i
     ran = touch(rig)
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
         app = await in_shell(pilot)
-        app.prompt.value = "make the file"
+        app.conversation.prompt.value = "make the file"
         await pilot.press("enter", "y", "e", "s")  # one burst: send, and "yes" right after
         await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
         await pilot.pause(0.1)
         assert isinstance(app.screen, ConfirmToolScreen) and not ran.exists()
-        assert app.prompt.value == "yes"
+        assert app.conversation.prompt.value == "yes"
 
         await arm(pilot, rig)
         await pilot.press("n")
-        await until(pilot, lambda: not app.turns.running)
-        assert app.records[-1].tools[0].outcome == "cancelled"
+        await until(pilot, lambda: not app.conversation.turns.running)
+        assert app.conversation.records[-1].tools[0].outcome == "cancelled"
         assert not ran.exists()
-        assert app.prompt.value == "yes"
+        assert app.conversation.prompt.value == "yes"
 
 
 async def test_a_click_before_arming_is_no_answer_and_one_after_is(rig: Rig) -> None:
@@ -182,7 +184,7 @@ async def test_a_click_before_arming_is_no_answer_and_one_after_is(rig: Rig) -> 
 
         await arm(pilot, rig)
         await pilot.click("#run")
-        await until(pilot, lambda: not app.turns.running and ran.exists())
+        await until(pilot, lambda: not app.conversation.turns.running and ran.exists())
 
 
 async def test_an_n_typed_as_the_enter_shell_question_opens_does_not_decline_it(
@@ -191,41 +193,45 @@ async def test_an_n_typed_as_the_enter_shell_question_opens_does_not_decline_it(
     rig.model.script(ScriptedReply("Try git rebase --abort."))
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
         app = await started(pilot)
-        app.prompt.value = "git rebase went wrong"
+        app.conversation.prompt.value = "git rebase went wrong"
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
         await pilot.press(*"and in Go?", "escape", "enter")
 
         screen = dialog(app)
         assert screen.is_attached and not screen.armed
-        assert app.turns.running and not app.panel.entries  # no route yet: not declined
-        assert app.prompt.value == "and in Go?"
+        assert (
+            app.conversation.turns.running and not app.conversation.panel.entries
+        )  # no route yet: not declined
+        assert app.conversation.prompt.value == "and in Go?"
 
         await arm(pilot, rig)
         await pilot.press("y")
-        await until(pilot, lambda: not app.turns.running)
-        route = app.panel.entries[-1].route
+        await until(pilot, lambda: not app.conversation.turns.running)
+        route = app.conversation.panel.entries[-1].route
         assert route is not None and (route.mode_name, route.decided_by) == ("shell", "classifier")
-        assert app.prompt.value == "and in Go?"
+        assert app.conversation.prompt.value == "and in Go?"
 
 
 async def test_a_key_typed_as_the_budget_question_opens_does_not_answer_it(rig: Rig) -> None:
     rig.model.script(ScriptedReply("Paid for."))
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
         app = await started(pilot)
-        ledger = app.engine.costs.ledger  # type: ignore[union-attr]
+        ledger = app.conversation.engine.costs.ledger  # type: ignore[union-attr]
         ledger.budget = 0.10
         ledger.add(0, [("scripted/demo", 1000, 100, 0.25)])  # already past it
-        app.prompt.value = "hello there"
+        app.conversation.prompt.value = "hello there"
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
         await pilot.press(*"no y")
 
         assert dialog(app).is_attached and rig.model.requests == []
-        assert app.prompt.value == "no y"
+        assert app.conversation.prompt.value == "no y"
         await arm(pilot, rig)
         await pilot.press("y")
-        await until(pilot, lambda: not app.turns.running and len(rig.model.requests) == 1)
+        await until(
+            pilot, lambda: not app.conversation.turns.running and len(rig.model.requests) == 1
+        )
 
 
 # --------------------------------------------------------------------------- the keys

@@ -342,21 +342,24 @@ async def test_compact_in_the_app_shows_a_folded_note_with_the_summary_made_safe
         async with build_app(rig.services, tz=UTC).run_test(size=(120, 40)) as pilot:
             app = await started(pilot)
             for text in ("hello there", "and a second thing", "/compact"):
-                count = len(app.records)
-                app.prompt.value = text
+                count = len(app.conversation.records)
+                app.conversation.prompt.value = text
                 await pilot.press("enter")
                 if not text.startswith("/"):
                     await until(
-                        pilot, lambda c=count: len(app.records) > c and not app.turns.running
+                        pilot,
+                        lambda c=count: (
+                            len(app.conversation.records) > c and not app.conversation.turns.running
+                        ),
                     )
-            await until(pilot, lambda: bool(app.chat.query(CompactionNote)))
-            note = app.chat.query_one(CompactionNote)
+            await until(pilot, lambda: bool(app.conversation.chat.query(CompactionNote)))
+            note = app.conversation.chat.query_one(CompactionNote)
             assert isinstance(note, Collapsible) and note.collapsed  # folded until asked
             title = note.title
             assert title.startswith("⋯ compacted 1 earlier turn(s) for the model (/compact;")
             summary = plain(note.query_one(".summary"))
             assert "calm" in summary and "\x1b" not in summary and "\x07" not in summary
-            assert "Earlier turns summarised for the model" in plain(app.status)
+            assert "Earlier turns summarised for the model" in plain(app.conversation.status)
     finally:
         rig.log.close()
     records = [json.loads(line) for line in rig.log.path.read_text("utf-8").splitlines()]

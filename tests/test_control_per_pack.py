@@ -138,8 +138,8 @@ async def test_forcing_a_mode_in_a_support_window_leaves_a_default_window_alone(
         ):
             default_app, support_app = default_pilot.app, support_pilot.app
             assert isinstance(default_app, ModesApp) and isinstance(support_app, ModesApp)
-            await until(default_pilot, lambda: default_app.engine is not None)
-            await until(support_pilot, lambda: support_app.engine is not None)
+            await until(default_pilot, lambda: default_app.conversation.engine is not None)
+            await until(support_pilot, lambda: support_app.conversation.engine is not None)
             before = header(default_app)
             assert "setting auto" in before
             await say(support_pilot, "/mode returns")
@@ -147,9 +147,9 @@ async def test_forcing_a_mode_in_a_support_window_leaves_a_default_window_alone(
             # the default window's watcher polls every 0.2 s: give it several looks
             await default_pilot.pause(0.8)
             assert header(default_app) == before
-            assert default_app.panel.warning is None
+            assert default_app.conversation.panel.warning is None
             await say(default_pilot, "hello there")
-            record = default_app.records[-1]
+            record = default_app.conversation.records[-1]
             assert record.route is not None and record.route.decided_by == "classifier"
             assert record.warnings == ()  # no warning about 'returns'
             assert (record.setting, header(default_app).count("returns")) == ("auto", 0)

@@ -68,7 +68,7 @@ def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
 
 async def send(pilot: Pilot[None], text: str) -> ModesApp:
     app = await started(pilot)
-    app.prompt.value = text
+    app.conversation.prompt.value = text
     await pilot.press("enter")
     return app
 
@@ -99,7 +99,7 @@ async def test_typing_as_the_diff_dialog_opens_writes_nothing_then_y_applies_the
         assert "change calc.py (+1 -1)" in plain(screen.query_one("#confirm-title", Static))
         assert screen.is_attached and not screen.armed  # no key of the sentence answered it
         assert (rig.root / "calc.py").read_text() == FAILING
-        assert app.prompt.value == TYPED
+        assert app.conversation.prompt.value == TYPED
 
         rig.clock.pass_arming()
         await until(pilot, lambda: screen.armed)
@@ -115,7 +115,7 @@ async def test_typing_as_the_diff_dialog_opens_writes_nothing_then_y_applies_the
         in_chat = all_text(app.query(ToolCallView))
         assert "change calc.py (+1 -1)" in in_chat and "+    return a + b" in in_chat
 
-        app.prompt.value = "/why"  # the inspector says what the mode may do
+        app.conversation.prompt.value = "/why"  # the inspector says what the mode may do
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         [policy] = [c for c in app.screen.query(Collapsible) if c.title == MAY_DO]
@@ -124,7 +124,7 @@ async def test_typing_as_the_diff_dialog_opens_writes_nothing_then_y_applies_the
         assert "denied: .env, .env.*, **/*.pem" in shown
         await pilot.press("escape")
 
-        app.prompt.value = "/undo"
+        app.conversation.prompt.value = "/undo"
         await pilot.press("enter")
         await until(pilot, lambda: (rig.root / "calc.py").read_text() == FAILING)
         await until(pilot, lambda: "restored calc.py" in all_text(app.query("Note, Static")))
@@ -176,7 +176,7 @@ async def test_undo_asks_before_overwriting_a_file_changed_since_and_no_keeps_it
         mine = FIXED + "# my own line\n"
         (rig.root / "calc.py").write_text(mine)  # the user edits it in their editor
 
-        app.prompt.value = "/undo"
+        app.conversation.prompt.value = "/undo"
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
         question = app.screen

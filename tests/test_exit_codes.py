@@ -60,12 +60,12 @@ async def test_an_auth_error_says_why_it_offers_no_retry() -> None:
     engine = ScriptEngine().script(failing)
     async with build_app(services(engine), tz=UTC).run_test(size=(120, 40)) as pilot:
         app = pilot.app
-        while app.engine is None:  # type: ignore[attr-defined]
+        while app.conversation.engine is None:  # type: ignore[attr-defined]
             await pilot.pause(0.02)
-        app.prompt.value = "hello"  # type: ignore[attr-defined]
+        app.conversation.prompt.value = "hello"  # type: ignore[attr-defined]
         await pilot.press("enter")
         for _ in range(250):
-            if app.records and app.records[-1].status == "failed":  # type: ignore[attr-defined]
+            if app.conversation.records and app.conversation.records[-1].status == "failed":  # type: ignore[attr-defined]
                 break
             await pilot.pause(0.02)
         await pilot.pause(0.1)

@@ -40,7 +40,7 @@ def test_every_repl_command_has_a_handler_and_no_handler_is_stray() -> None:
 def test_every_app_command_has_a_handler() -> None:
     from modes_tui.tui.app import ModesApp
 
-    handlers = ModesApp(services()).command_handlers()
+    handlers = ModesApp(services()).conversation.command_handlers()
     assert missing_handlers("app", handlers) == []
     assert set(handlers) == {spec.name for spec in COMMANDS if "app" in spec.where}
 

@@ -207,10 +207,10 @@ async def test_in_the_app_the_panel_shows_the_hand_off_and_ctrl_n_keeps_it(
     try:
         async with build_app(rig.services, tz=UTC).run_test(size=(140, 40)) as pilot:
             app = await started(pilot)
-            app.prompt.value = "hello, can you fix my calc.py"
+            app.conversation.prompt.value = "hello, can you fix my calc.py"
             await pilot.press("enter")
             await until(pilot, lambda: "Code here: fixed." in all_text(app.query("AnswerSegment")))
-            options = app.panel.options
+            options = app.conversation.panel.options
             cards = [
                 str(options.get_option_at_index(i).prompt) for i in range(options.option_count)
             ]

@@ -71,12 +71,15 @@ async def test_the_dialog_asks_for_an_mcp_tool_and_the_panel_names_a_server_that
         async with build_app(services, tz=UTC).run_test(size=(120, 40)) as pilot:
             app = pilot.app
             assert isinstance(app, ModesApp)
-            await until(pilot, lambda: app.engine is not None)
-            app.prompt.value = "what time is noon UTC in Tokyo"
+            await until(pilot, lambda: app.conversation.engine is not None)
+            app.conversation.prompt.value = "what time is noon UTC in Tokyo"
             await pilot.press("enter")
             # the servers' first start takes seconds: the status line says what it waits for
             await until(
-                pilot, lambda: "getting tools from MCP time, nope" in str(app.status.activity)
+                pilot,
+                lambda: (
+                    "getting tools from MCP time, nope" in str(app.conversation.status.activity)
+                ),
             )
             await until(
                 pilot,
@@ -87,12 +90,14 @@ async def test_the_dialog_asks_for_an_mcp_tool_and_the_panel_names_a_server_that
             )
             assert "time__convert_time" in plain(app.screen.query_one("#confirm-title"))
             await answer_dialog(pilot, "y")
-            await until(pilot, lambda: bool(app.records) and not app.turns.running)
+            await until(
+                pilot, lambda: bool(app.conversation.records) and not app.conversation.turns.running
+            )
 
-            shown = all_text(app.chat.query(ToolCallView))
+            shown = all_text(app.conversation.chat.query(ToolCallView))
             assert "time__convert_time(" in shown and "ok ·" in shown
             assert '"datetime": "2026-' in shown  # the server's real answer, folded
-            panel = str(app.panel.options.get_option_at_index(0).prompt)
+            panel = str(app.conversation.panel.options.get_option_at_index(0).prompt)
             assert "MCP server 'nope' could not start" in panel
             assert "command 'no-such-mcp-server-here' not found" in panel
             assert len(marked_processes(mark)) == 1  # started on the clock turn, still running

@@ -355,28 +355,34 @@ async def test_the_app_shows_the_dead_model_process_keeps_the_text_and_retry_ans
     )
 
     def answer(app: Any) -> str:
-        return "".join(segment.source for segment in app.chat.query(AnswerSegment))
+        return "".join(segment.source for segment in app.conversation.chat.query(AnswerSegment))
 
     try:
         async with build_app(services, tz=UTC).run_test(size=(120, 40)) as pilot:
             app = await started(pilot)
-            app.prompt.value = "tell me everything"
+            app.conversation.prompt.value = "tell me everything"
             await pilot.press("enter")
             await until(pilot, lambda: "word3 " in answer(app), timeout=60)
             kill(answering().runner.pid, signal.SIGSEGV)
             await until(
                 pilot,
-                lambda: app.records[-1].status == "failed" and not app.turns.running,
+                lambda: (
+                    app.conversation.records[-1].status == "failed"
+                    and not app.conversation.turns.running
+                ),
                 timeout=60,
             )
-            note = plain(app.chat.query_one(TurnNote).query_one(".note-text"))
+            note = plain(app.conversation.chat.query_one(TurnNote).query_one(".note-text"))
             assert "the local model process died: SIGSEGV" in note
             kept = answer(app)
             assert kept.startswith("word1 word2 word3")  # the partial answer stays on screen
             await pilot.press("ctrl+r")
             await until(
                 pilot,
-                lambda: app.records[-1].status == "finished" and not app.turns.running,
+                lambda: (
+                    app.conversation.records[-1].status == "finished"
+                    and not app.conversation.turns.running
+                ),
                 timeout=60,
             )
             assert answer(app).endswith("word200")

@@ -115,7 +115,7 @@ async def test_a_one_shot_answers_in_its_mode_and_the_next_message_routes_again(
             app = await started(pilot)
             # the keyword classifier would send this to code: write means the caller decided
             await say(pilot, "/write my python script segfaults")
-            first = app.records[-1].route
+            first = app.conversation.records[-1].route
             assert isinstance(first, Route)
             assert (first.mode_name, first.decided_by, first.reason) == (
                 "write",
@@ -123,12 +123,12 @@ async def test_a_one_shot_answers_in_its_mode_and_the_next_message_routes_again(
                 "Mode requested by caller",
             )
             assert first.one_shot and first.classifier is None and first.decision is None
-            assert app.records[-1].user_text == "my python script segfaults"
-            option = app.panel.entries[-1].option
+            assert app.conversation.records[-1].user_text == "my python script segfaults"
+            option = app.conversation.panel.entries[-1].option
             assert option is not None and "one-shot" in str(option.prompt)
             assert "setting auto" in header(app)
             await say(pilot, "hello there")
-            second = app.records[-1].route
+            second = app.conversation.records[-1].route
             assert second is not None and second.decided_by == "classifier"
             assert not second.one_shot
             assert [r.messages[-1]["content"] for r in win.model.requests] == [
@@ -148,17 +148,26 @@ async def test_a_one_shot_sent_while_a_turn_runs_waits_and_keeps_its_mode(
     try:
         async with build_app(win.services, tz=UTC).run_test(size=SIZE) as pilot:
             app = await started(pilot)
-            app.prompt.value = "hello there"
+            app.conversation.prompt.value = "hello there"
             await pilot.press("enter")
-            await until(pilot, lambda: bool(app.records) and len(app.records[-1].answer) > 20)
-            assert app.turns.running
-            app.prompt.value = "/code and why is it slow"
+            await until(
+                pilot,
+                lambda: (
+                    bool(app.conversation.records) and len(app.conversation.records[-1].answer) > 20
+                ),
+            )
+            assert app.conversation.turns.running
+            app.conversation.prompt.value = "/code and why is it slow"
             await pilot.press("enter")
-            assert app.pending.texts == ["/code and why is it slow"]
-            await until(pilot, lambda: len(app.records) == 2 and not app.turns.running, 20)
-            route = app.records[-1].route
+            assert app.conversation.pending.texts == ["/code and why is it slow"]
+            await until(
+                pilot,
+                lambda: len(app.conversation.records) == 2 and not app.conversation.turns.running,
+                20,
+            )
+            route = app.conversation.records[-1].route
             assert route is not None and (route.mode_name, route.one_shot) == ("code", True)
-            assert app.records[-1].user_text == "and why is it slow"
+            assert app.conversation.records[-1].user_text == "and why is it slow"
     finally:
         win.log.close()
 
@@ -172,12 +181,12 @@ async def test_typing_a_mode_name_completes_it_and_a_bare_one_is_refused(
             app = await started(pilot)
             await pilot.press(*"/cod")
             await pilot.press("tab")
-            assert app.prompt.value == "/code"
+            assert app.conversation.prompt.value == "/code"
             await pilot.press("enter")
             await pilot.pause(0.05)
-            assert "type a message after /code" in str(app.status.render())
-            assert app.prompt.value == "/code"  # nothing typed is lost
-            assert not app.records
+            assert "type a message after /code" in str(app.conversation.status.render())
+            assert app.conversation.prompt.value == "/code"  # nothing typed is lost
+            assert not app.conversation.records
             assert not win.control.path.exists()
     finally:
         win.log.close()
@@ -188,7 +197,9 @@ async def test_the_session_log_and_its_replay_say_one_shot(tmp_path: Path) -> No
     win.model.script(ScriptedReply("Drafted."), ScriptedReply("Hello."))
     try:
         async with build_app(win.services, tz=UTC).run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: getattr(pilot.app, "engine", None) is not None)
+            app = pilot.app
+            assert isinstance(app, ModesApp)
+            await until(pilot, lambda: app.conversation.engine is not None)
             await say(pilot, "/write a haiku about tea")
             await say(pilot, "hello there")
     finally:
@@ -265,17 +276,21 @@ async def test_a_one_shot_typed_while_the_app_starts_says_why_and_keeps_the_text
             assert isinstance(app, ModesApp)
             await pilot.pause(0.1)
             assert not app.started
-            app.prompt.value = "/write a haiku about tea"
+            app.conversation.prompt.value = "/write a haiku about tea"
             await pilot.press("enter")
             await pilot.pause(0.05)
-            shown = str(app.status.render())
+            shown = str(app.conversation.status.render())
             assert "unknown command /write" in shown and "modes-tui is still starting" in shown
-            assert app.prompt.value == "/write a haiku about tea"  # nothing typed is lost
+            assert (
+                app.conversation.prompt.value == "/write a haiku about tea"
+            )  # nothing typed is lost
             gate.set()
-            await until(pilot, lambda: app.engine is not None)
+            await until(pilot, lambda: app.conversation.engine is not None)
             await pilot.press("enter")  # the same line, once the modes are known
-            await until(pilot, lambda: bool(app.records) and not app.turns.running)
-            route = app.records[-1].route
+            await until(
+                pilot, lambda: bool(app.conversation.records) and not app.conversation.turns.running
+            )
+            route = app.conversation.records[-1].route
             assert route is not None and (route.mode_name, route.one_shot) == ("write", True)
     finally:
         win.log.close()
@@ -323,19 +338,19 @@ async def test_editing_a_one_shot_turn_replaces_it_in_its_mode(tmp_path: Path) -
             app = await started(pilot)
             await say(pilot, "/write my python scirpt segfaults")
             await pilot.press("up")
-            assert app.prompt.value == "/write my python scirpt segfaults"
-            assert "Editing turn 1" in str(app.status.render())
+            assert app.conversation.prompt.value == "/write my python scirpt segfaults"
+            assert "Editing turn 1" in str(app.conversation.status.render())
             await say(pilot, "/write my python script segfaults")
-            assert app.records[0].superseded_by == 2
-            route = app.records[-1].route
+            assert app.conversation.records[0].superseded_by == 2
+            route = app.conversation.records[-1].route
             assert route is not None and (route.mode_name, route.one_shot) == ("write", True)
-            assert app.records[-1].user_text == "my python script segfaults"
+            assert app.conversation.records[-1].user_text == "my python script segfaults"
             await say(pilot, "//etc/hosts is empty")
             await pilot.press("up")
-            assert app.prompt.value == "//etc/hosts is empty"
+            assert app.conversation.prompt.value == "//etc/hosts is empty"
             await say(pilot, "//etc/hosts is empty, why")
-            assert app.records[2].superseded_by == 4
-            assert app.records[-1].user_text == "/etc/hosts is empty, why"
+            assert app.conversation.records[2].superseded_by == 4
+            assert app.conversation.records[-1].user_text == "/etc/hosts is empty, why"
             assert [r.messages[-1]["content"] for r in win.model.requests] == [
                 "my python scirpt segfaults",
                 "my python script segfaults",

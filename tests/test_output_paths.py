@@ -451,8 +451,8 @@ REVIEWED = {
     ("modes_tui/tui/status.py", "update", "line"): "a Text",
     ("modes_tui/tui/status.py", "update", "text"): "a Text",
     ("modes_tui/tui/chat.py", "update", "content"): "the widget's own update, passed through",
-    ("modes_tui/tui/app.py", "notify", "note"): "terminal_safe, markup=False",
-    ("modes_tui/tui/app.py", "notify", "shown"): "terminal_safe, markup=False",
+    ("modes_tui/tui/turn_runner.py", "notify", "note"): "terminal_safe, markup=False",
+    ("modes_tui/tui/conversation.py", "notify", "shown"): "terminal_safe, markup=False",
     ("modes_tui/tui/inspector.py", "Collapsible", "title"): "section names and token counts",
     ("modes_tui/tui/inspector.py", "Static", "f'Tool calls: {len(record.tools)}'"): "a count",
     (
@@ -551,9 +551,14 @@ async def test_the_tui_shows_a_hostile_turn_inert() -> None:
     engine = ScriptEngine().script(events)
     async with build_app(services(engine)).run_test(size=(140, 60)) as pilot:
         app = await started(pilot)
-        app.prompt.value = "hi"  # type: ignore[attr-defined]
+        app.conversation.prompt.value = "hi"  # type: ignore[attr-defined]
         await pilot.press("enter")
-        await until(pilot, lambda: bool(app.records) and app.records[-1].status == "finished")  # type: ignore[attr-defined]
+        await until(
+            pilot,
+            lambda: (
+                bool(app.conversation.records) and app.conversation.records[-1].status == "finished"
+            ),
+        )  # type: ignore[attr-defined]
         await pilot.pause(0.1)
         source = app.query_one(AnswerSegment).source
         frame = app.screen._compositor.render_full_update().render_segments(app.console)

@@ -501,8 +501,8 @@ async def test_the_tui_starts_on_a_hostile_control_file_with_a_warning_and_auto(
     app_services.control = ControlFile(dirs.control_file, modes=lambda: pack.names)
     async with build_app(app_services, tz=UTC).run_test(size=(120, 40)) as pilot:
         app = await started(pilot)
-        await until(pilot, lambda: what in app.header.render_text().plain)
-        assert "setting auto" in app.header.render_text().plain
+        await until(pilot, lambda: what in app.conversation.header.render_text().plain)
+        assert "setting auto" in app.conversation.header.render_text().plain
         await pilot.press("f3")  # forcing a mode must not write through it either
-        await until(pilot, lambda: "not a regular file" in plain(app.status))
+        await until(pilot, lambda: "not a regular file" in plain(app.conversation.status))
         assert not stat.S_ISREG(os.lstat(dirs.control_file).st_mode)

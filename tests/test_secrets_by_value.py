@@ -105,10 +105,21 @@ async def test_the_tui_never_shows_the_key() -> None:
     async with build_app(services(engine)).run_test(size=(120, 40)) as pilot:
         app = await started(pilot)
         for text in ("hi", "again"):
-            app.prompt.value = text  # type: ignore[attr-defined]
+            app.conversation.prompt.value = text  # type: ignore[attr-defined]
             await pilot.press("enter")
-            await until(pilot, lambda: app.records and app.records[-1].status != "running")  # type: ignore[attr-defined]
-        await until(pilot, lambda: len(app.records) == 2 and app.records[-1].status == "failed")  # type: ignore[attr-defined]
+            await until(
+                pilot,
+                lambda: (
+                    app.conversation.records and app.conversation.records[-1].status != "running"
+                ),
+            )  # type: ignore[attr-defined]
+        await until(
+            pilot,
+            lambda: (
+                len(app.conversation.records) == 2
+                and app.conversation.records[-1].status == "failed"
+            ),
+        )  # type: ignore[attr-defined]
         await pilot.pause(0.1)
         frame = app.screen._compositor.render_full_update().render_segments(app.console)
     assert SECRET not in frame

@@ -233,12 +233,12 @@ async def test_the_tui_renders_a_hostile_stream_inert() -> None:
     engine = ScriptEngine().script(events)
     async with build_app(services(engine)).run_test(size=(100, 30)) as pilot:
         app = pilot.app
-        while app.engine is None:
+        while app.conversation.engine is None:
             await pilot.pause(0.02)
-        app.prompt.value = "hi"  # type: ignore[attr-defined]
+        app.conversation.prompt.value = "hi"  # type: ignore[attr-defined]
         await pilot.press("enter")
         for _ in range(250):
-            if app.records and app.records[-1].status == "finished":  # type: ignore[attr-defined]
+            if app.conversation.records and app.conversation.records[-1].status == "finished":  # type: ignore[attr-defined]
                 break
             await pilot.pause(0.02)
         await pilot.pause(0.1)

@@ -56,26 +56,26 @@ SIZE = (120, 40)
 async def send(pilot: Pilot[None], text: str) -> None:
     app = pilot.app
     assert isinstance(app, ModesApp)
-    app.prompt.value = text
+    app.conversation.prompt.value = text
     await pilot.press("enter")
 
 
 def header(app: ModesApp) -> str:
-    return app.header.render_text().plain
+    return app.conversation.header.render_text().plain
 
 
 def chat_text(app: ModesApp) -> str:
-    return all_text(app.chat.query("Static, AnswerSegment, SystemNote"))
+    return all_text(app.conversation.chat.query("Static, AnswerSegment, SystemNote"))
 
 
 def idle(app: ModesApp) -> Callable[[], bool]:
-    return lambda: app.engine is not None and not app.turns.running
+    return lambda: app.conversation.engine is not None and not app.conversation.turns.running
 
 
 async def ready(pilot: Pilot[None]) -> ModesApp:
     app = pilot.app
     assert isinstance(app, ModesApp)
-    await until(pilot, lambda: app.engine is not None)
+    await until(pilot, lambda: app.conversation.engine is not None)
     return app
 
 
@@ -92,19 +92,24 @@ async def test_a_message_is_routed_streamed_and_its_decision_is_in_the_panel() -
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "my program segfaults")
-        await until(pilot, lambda: bool(app.records) and app.records[-1].status == "finished")
+        await until(
+            pilot,
+            lambda: (
+                bool(app.conversation.records) and app.conversation.records[-1].status == "finished"
+            ),
+        )
         await until(pilot, idle(app))
         assert engine.texts == ["my program segfaults"]
-        segment = app.chat.query_one(AnswerSegment)
+        segment = app.conversation.chat.query_one(AnswerSegment)
         assert segment.source == answer
         assert "my program segfaults" in chat_text(app)
         assert "→ code" in chat_text(app)
-        cards = [str(o.prompt) for o in app.panel.options.options]
+        cards = [str(o.prompt) for o in app.conversation.panel.options.options]
         assert len(cards) == 1
-        card = app.panel.entries[0]
+        card = app.conversation.panel.entries[0]
         assert card.route is not None and card.route.mode_name == "code"
         assert "mode code" in header(app)
-        assert app.prompt.value == ""
+        assert app.conversation.prompt.value == ""
 
 
 async def test_the_panel_lists_decisions_newest_first_with_bars() -> None:
@@ -120,10 +125,10 @@ async def test_the_panel_lists_decisions_newest_first_with_bars() -> None:
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "hi")
-        await until(pilot, lambda: len(app.records) == 1 and idle(app)())
+        await until(pilot, lambda: len(app.conversation.records) == 1 and idle(app)())
         await send(pilot, "bug")
-        await until(pilot, lambda: len(app.records) == 2 and idle(app)())
-        options = app.panel.options
+        await until(pilot, lambda: len(app.conversation.records) == 2 and idle(app)())
+        options = app.conversation.panel.options
         assert options.option_count == 2
         newest = options.get_option_at_index(0).prompt
         console = Console(width=60, file=io.StringIO(), color_system=None)
@@ -177,7 +182,7 @@ async def test_an_external_control_file_edit_shows_in_header_and_panel() -> None
         assert isinstance(control, MemoryControl)
         control.external("reason")
         await until(pilot, lambda: "forced reason" in header(app), timeout=2)
-        assert app.panel.setting == "forced reason"
+        assert app.conversation.panel.setting == "forced reason"
         control.external("auto", warning="control file state.json: not valid JSON; using auto")
         await until(pilot, lambda: "not valid JSON" in header(app), timeout=2)
 
@@ -188,9 +193,9 @@ async def test_a_keymap_rebinds_a_mode_key() -> None:
         app = await ready(pilot)
         await pilot.press("f8")
         await until(pilot, lambda: "forced code" in header(app))
-        assert app.panel.display
+        assert app.conversation.panel.display
         await pilot.press("ctrl+n")
-        await until(pilot, lambda: not app.panel.display)
+        await until(pilot, lambda: not app.conversation.panel.display)
 
 
 async def test_escape_cancels_mid_stream_and_keeps_the_partial_answer() -> None:
@@ -201,19 +206,21 @@ async def test_escape_cancels_mid_stream_and_keeps_the_partial_answer() -> None:
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "tell me")
-        await until(pilot, lambda: app.turns.running and bool(app.records))
+        await until(
+            pilot, lambda: app.conversation.turns.running and bool(app.conversation.records)
+        )
         steps.release()
         steps.release()
-        await until(pilot, lambda: len(app.records[-1].answer) == 12)
+        await until(pilot, lambda: len(app.conversation.records[-1].answer) == 12)
         await pilot.press("escape")
         for _ in range(10):
             steps.release()
-        await until(pilot, lambda: app.records[-1].status == "cancelled")
-        await until(pilot, lambda: not app.turns.running)
-        record = app.records[-1]
+        await until(pilot, lambda: app.conversation.records[-1].status == "cancelled")
+        await until(pilot, lambda: not app.conversation.turns.running)
+        record = app.conversation.records[-1]
         assert record.answer and record.answer != "first part. second part. third part."
-        assert "cancelled" in plain(app.chat.query_one(".note-text"))
-        assert app.chat.query_one(AnswerSegment).source == record.answer
+        assert "cancelled" in plain(app.conversation.chat.query_one(".note-text"))
+        assert app.conversation.chat.query_one(AnswerSegment).source == record.answer
 
 
 def tool_script(confirm: bool) -> list:
@@ -240,10 +247,10 @@ async def test_a_tool_confirmation_accepted_or_refused(accept: bool) -> None:
         assert "run_command" in plain(app.screen.query_one("#confirm-title", Static))
         await answer_dialog(pilot, "y" if accept else "n")
         await until(pilot, idle(app))
-        tools = app.chat.query(ToolCallView)
+        tools = app.conversation.chat.query(ToolCallView)
         assert len(tools) == 1
         shown = plain(tools.first())
-        record = app.records[-1]
+        record = app.conversation.records[-1]
         if accept:
             assert record.tools[0].outcome == "ok"
             assert "ok" in shown
@@ -273,8 +280,8 @@ async def test_the_inspector_shows_the_request_of_a_turn() -> None:
         app = await ready(pilot)
         await send(pilot, "fix it")
         await until(pilot, idle(app))
-        app.panel.options.focus()
-        app.panel.options.highlighted = 0
+        app.conversation.panel.options.focus()
+        app.conversation.panel.options.highlighted = 0
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         screen = app.screen
@@ -305,17 +312,17 @@ async def test_a_provider_error_shows_with_retry_and_retry_works() -> None:
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "hello")
-        await until(pilot, lambda: app.records[-1].status == "failed" and idle(app)())
-        note = app.chat.query_one(TurnNote)
+        await until(pilot, lambda: app.conversation.records[-1].status == "failed" and idle(app)())
+        note = app.conversation.chat.query_one(TurnNote)
         assert "Rate limit reached" in plain(note.query_one(Static))
         assert "Wait a minute" in plain(note.query_one(Static))
         await pilot.click("#retry")
-        await until(pilot, lambda: app.records[-1].status == "finished")
+        await until(pilot, lambda: app.conversation.records[-1].status == "finished")
         await until(pilot, idle(app))
-        assert not app.chat.query(TurnNote)
-        assert app.chat.query_one(AnswerSegment).source == "Hello again!"
-        assert len(app.records) == 1 and app.records[0].attempt == 2
-        assert len(app.panel.entries) == 2  # both decisions are kept
+        assert not app.conversation.chat.query(TurnNote)
+        assert app.conversation.chat.query_one(AnswerSegment).source == "Hello again!"
+        assert len(app.conversation.records) == 1 and app.conversation.records[0].attempt == 2
+        assert len(app.conversation.panel.entries) == 2  # both decisions are kept
 
 
 async def test_an_unknown_command_keeps_the_typed_text() -> None:
@@ -323,26 +330,26 @@ async def test_an_unknown_command_keeps_the_typed_text() -> None:
         app = await ready(pilot)
         await send(pilot, "/frobnicate now")
         await pilot.pause()
-        assert app.prompt.value == "/frobnicate now"
-        assert "unknown command /frobnicate" in plain(app.status)
+        assert app.conversation.prompt.value == "/frobnicate now"
+        assert "unknown command /frobnicate" in plain(app.conversation.status)
         await send(pilot, "/mode nosuchmode")
         await pilot.pause()
-        assert app.prompt.value == "/mode nosuchmode"
-        assert "unknown mode 'nosuchmode'" in plain(app.status)
+        assert app.conversation.prompt.value == "/mode nosuchmode"
+        assert "unknown mode 'nosuchmode'" in plain(app.conversation.status)
 
 
 async def test_commands_complete_as_you_type() -> None:
     async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
-        app.prompt.focus()
+        app.conversation.prompt.focus()
         await pilot.press(*"/mo")
         await pilot.pause(0.1)
         await pilot.press("tab")
-        assert app.prompt.value == "/mode"
+        assert app.conversation.prompt.value == "/mode"
         await pilot.press("space", "c", "o")
         await pilot.pause(0.1)
         await pilot.press("tab")
-        assert app.prompt.value == "/mode code"
+        assert app.conversation.prompt.value == "/mode code"
 
 
 async def test_help_modes_and_clear() -> None:
@@ -352,15 +359,15 @@ async def test_help_modes_and_clear() -> None:
         await send(pilot, "hi")
         await until(pilot, idle(app))
         await send(pilot, "/modes")
-        await until(pilot, lambda: bool(app.chat.query(SystemNote)))
-        assert "| reason |" in app.chat.query(SystemNote).last().source
+        await until(pilot, lambda: bool(app.conversation.chat.query(SystemNote)))
+        assert "| reason |" in app.conversation.chat.query(SystemNote).last().source
         await send(pilot, "/help")
-        await until(pilot, lambda: len(app.chat.query(SystemNote)) == 2)
-        assert "shift+tab" in app.chat.query(SystemNote).last().source
+        await until(pilot, lambda: len(app.conversation.chat.query(SystemNote)) == 2)
+        assert "shift+tab" in app.conversation.chat.query(SystemNote).last().source
         await send(pilot, "/clear")
-        await until(pilot, lambda: not app.chat.query("TurnView"))
+        await until(pilot, lambda: not app.conversation.chat.query("TurnView"))
         assert engine.cleared == 1
-        assert len(app.panel.entries) == 1
+        assert len(app.conversation.panel.entries) == 1
 
 
 async def test_the_palette_forces_a_mode() -> None:
@@ -464,7 +471,9 @@ async def test_a_failed_re_route_says_so_in_the_title_and_the_replay_stays() -> 
         title = screen.query_one("#replay-title", Static)
         await until(pilot, lambda: "re-route: failed: the encoder is gone" in plain(title))
         assert len(chat.query(AnswerSegment)) == 3  # the recorded answers stay
-        assert "failed" not in plain(app.status)  # the replay's own title says it, once
+        assert "failed" not in plain(
+            app.conversation.status
+        )  # the replay's own title says it, once
 
 
 def marker_text(log: ChatLog) -> str:
@@ -555,7 +564,11 @@ async def chat_through(pilot: Pilot[None], turns: int) -> ModesApp:
     app = await ready(pilot)
     for n in range(1, turns + 1):
         await send(pilot, f"q{n}")
-        await until(pilot, lambda n=n: len(app.records) == n and not app.turns.running, 30)
+        await until(
+            pilot,
+            lambda n=n: len(app.conversation.records) == n and not app.conversation.turns.running,
+            30,
+        )
     return app
 
 
@@ -563,7 +576,7 @@ async def test_scrolling_up_a_live_chat_keeps_the_text_on_screen_still_as_turns_
     engine = answering(LINKS_ANSWER + "".join(f"\n\nparagraph {j}" for j in range(20)), 6)
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await chat_through(pilot, 6)
-        log = app.chat
+        log = app.conversation.chat
         lite = log.query_children(LiteTurn).last()  # far above: plain again
         after = log.query_one(f"#turn-{lite.record.number + 1}", TurnView)
         # Scroll up until the plain turn's last lines are at the top of the screen.
@@ -582,7 +595,7 @@ async def test_no_frame_shows_the_text_on_screen_moved_as_a_turn_above_loads() -
     engine = answering(LINKS_ANSWER + "".join(f"\n\nparagraph {j}" for j in range(20)), 6)
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await chat_through(pilot, 6)
-        log = app.chat
+        log = app.conversation.chat
         lite = log.query_children(LiteTurn).last()
         after = log.query_one(f"#turn-{lite.record.number + 1}", TurnView)
         log.scroll_to(y=lite.virtual_region.bottom - 3, animate=False, immediate=True)
@@ -608,13 +621,15 @@ async def test_a_long_live_chat_keeps_only_the_newest_turns_in_full() -> None:
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await chat_through(pilot, 8)
         await pilot.pause(0.2)
-        full = [v.record.number for v in app.chat.query_children(TurnView)]
-        plain_turns = [lite.record.number for lite in app.chat.query_children(LiteTurn)]
+        full = [v.record.number for v in app.conversation.chat.query_children(TurnView)]
+        plain_turns = [
+            lite.record.number for lite in app.conversation.chat.query_children(LiteTurn)
+        ]
         assert full == [4, 5, 6, 7, 8]  # the newest four finished ones, and the last
         assert plain_turns == [1, 2, 3]
-        app.chat.scroll_home(animate=False)
-        await until(pilot, lambda: bool(app.chat.query("#turn-1")))
-        first = app.chat.query_one("#turn-1", TurnView)
+        app.conversation.chat.scroll_home(animate=False)
+        await until(pilot, lambda: bool(app.conversation.chat.query("#turn-1")))
+        first = app.conversation.chat.query_one("#turn-1", TurnView)
         assert "step 29: check the obvious cause first" in first.query_one(AnswerSegment).source
 
 
@@ -643,11 +658,16 @@ async def test_a_startup_failure_is_shown_not_raised() -> None:
     async with build_app(app_services, tz=UTC).run_test(size=SIZE) as pilot:
         app = pilot.app
         assert isinstance(app, ModesApp)
-        await until(pilot, lambda: "The model could not start" in plain(app.status))
+        await until(pilot, lambda: "The model could not start" in plain(app.conversation.status))
         await send(pilot, "hello")
-        await until(pilot, lambda: bool(app.records) and app.records[-1].status == "failed")
-        assert "could not start" in plain(app.chat.query_one(".note-text"))
-        assert not app.chat.query(Button)
+        await until(
+            pilot,
+            lambda: (
+                bool(app.conversation.records) and app.conversation.records[-1].status == "failed"
+            ),
+        )
+        assert "could not start" in plain(app.conversation.chat.query_one(".note-text"))
+        assert not app.conversation.chat.query(Button)
 
 
 async def test_replay_of_a_real_session_log_with_rerouting(tmp_path: Path) -> None:
@@ -698,7 +718,7 @@ async def test_another_process_editing_the_control_file_shows_within_a_second() 
         assert json.loads(path.read_text())["packs"]["default"] == "code"
         path.write_text('{"packs": {"default": "shell"}}\n')  # as `modes-tui mode shell` would
         await until(pilot, lambda: "forced shell" in header(app), timeout=1.5)
-        assert app.panel.setting == "forced shell (this pack)"
+        assert app.conversation.panel.setting == "forced shell (this pack)"
         path.write_text("{not json")
         await until(pilot, lambda: "not valid JSON" in header(app), timeout=1.5)
         assert "setting auto" in header(app)
@@ -718,12 +738,12 @@ async def test_the_app_paints_first_and_prepares_its_services_in_a_worker() -> N
         app = pilot.app
         assert isinstance(app, ModesApp)
         await pilot.pause(0.1)
-        assert not app.started and "Starting" in plain(app.status)
+        assert not app.started and "Starting" in plain(app.conversation.status)
         await pilot.press(*"hello")  # typing works at once
         await pilot.press("enter")
-        await until(pilot, lambda: bool(app.records))
+        await until(pilot, lambda: bool(app.conversation.records))
         gate.set()
-        await until(pilot, lambda: app.records[-1].status == "finished")
+        await until(pilot, lambda: app.conversation.records[-1].status == "finished")
         assert "pack default" in header(app)
         await pilot.press("f3")
         await until(pilot, lambda: "forced code" in header(app))
@@ -746,17 +766,24 @@ async def test_a_broken_setup_is_shown_whole_and_sending_names_the_pack_file() -
     async with build_app(prepare=prepare, tz=UTC).run_test(size=(80, 30)) as pilot:
         app = pilot.app
         assert isinstance(app, ModesApp)
-        await until(pilot, lambda: bool(app.chat.query(".plain-note")))
-        note = app.chat.query_one(".plain-note", Static)
+        await until(pilot, lambda: bool(app.conversation.chat.query(".plain-note")))
+        note = app.conversation.chat.query_one(".plain-note", Static)
         await pilot.pause(0.1)
         # Whole: every problem, and the end of the long line wrapped onto the screen.
         shown = plain(note)
         assert "fallback 'nope' is not a mode" in shown
         assert "END" in shown and "END" in app.export_screenshot()  # wrapped, not clipped
-        assert "code.yaml" in plain(app.status) and "router.yaml" in plain(app.status)
+        assert "code.yaml" in plain(app.conversation.status) and "router.yaml" in plain(
+            app.conversation.status
+        )
         await send(pilot, "hello")
-        await until(pilot, lambda: bool(app.records) and app.records[-1].status == "failed")
-        failure = app.records[-1].failure
+        await until(
+            pilot,
+            lambda: (
+                bool(app.conversation.records) and app.conversation.records[-1].status == "failed"
+            ),
+        )
+        failure = app.conversation.records[-1].failure
         assert failure is not None and "code.yaml, router.yaml in pack 'mine'" in failure.hint
         assert "model settings" not in failure.hint
-        assert app.chat.query_one(TurnView).query(".note-text")
+        assert app.conversation.chat.query_one(TurnView).query(".note-text")

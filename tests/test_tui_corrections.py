@@ -128,25 +128,25 @@ def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
 
 
 def idle(app: ModesApp) -> Callable[[], bool]:
-    return lambda: app.engine is not None and not app.turns.running
+    return lambda: app.conversation.engine is not None and not app.conversation.turns.running
 
 
 async def say(pilot: Pilot[None], text: str) -> None:
     app = pilot.app
     assert isinstance(app, ModesApp)
     await until(pilot, idle(app))
-    app.prompt.value = text
+    app.conversation.prompt.value = text
     await pilot.press("enter")
     await pilot.pause(0.05)
     await until(pilot, idle(app))
 
 
 def folds(app: ModesApp) -> list[Collapsible]:
-    return list(app.chat.query("Collapsible.superseded").results(Collapsible))
+    return list(app.conversation.chat.query("Collapsible.superseded").results(Collapsible))
 
 
 def cards(app: ModesApp) -> list[str]:
-    options = app.panel.options
+    options = app.conversation.panel.options
     return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
 
 
@@ -157,7 +157,7 @@ async def test_ctrl_e_re_runs_the_turn_folds_the_first_answer_and_the_router_lea
         app = pilot.app
         assert isinstance(app, ModesApp)
         await say(pilot, ASKED)
-        record = app.records[0]
+        record = app.conversation.records[0]
         assert record.mode == "chat" and record.answer == "reply 1"
 
         await pilot.press("ctrl+e")
@@ -183,14 +183,14 @@ async def test_ctrl_e_re_runs_the_turn_folds_the_first_answer_and_the_router_lea
         (fold,) = folds(app)
         assert fold.collapsed and fold.title == "answered in chat, corrected to shell"
         assert "reply 1" in all_text(fold.query(AnswerSegment))
-        view = app.chat.query_one(TurnView)
+        view = app.conversation.chat.query_one(TurnView)
         assert "Corrected by you (was chat)" in plain(view.query_one(".route"))
         newest, older = cards(app)
         assert "this turn corrected: chat → shell" in newest and "/wrong undo" in newest
         assert "✗ answered in chat, corrected to shell" in older
 
         # the shared history keeps only the re-run; the re-run never saw the first answer
-        engine = app.engine
+        engine = app.conversation.engine
         assert isinstance(engine, Engine)
         assert [m.content for m in engine.conversation.messages] == [ASKED, "reply 2"]
         assert "reply 1" not in str(rig.model.requests[-1].messages)
@@ -213,7 +213,7 @@ async def test_ctrl_e_re_runs_the_turn_folds_the_first_answer_and_the_router_lea
         assert rig.control.read().mode == "auto"
         assert not rig.control.path.exists()
         await say(pilot, ASKED_AGAIN)
-        learned = app.records[1].route
+        learned = app.conversation.records[1].route
         assert learned is not None
         assert (learned.mode_name, learned.decided_by) == ("shell", "classifier")
         assert "learned from your correction of" in (learned.reason or "")
@@ -229,22 +229,22 @@ async def test_wrong_mode_skips_the_picker_and_wrong_undo_forgets_the_correction
         await say(pilot, ASKED)
         await say(pilot, "/wrong shell")
         assert not isinstance(app.screen, CorrectScreen)
-        assert app.records[0].answer == "reply 2" and len(folds(app)) == 1
+        assert app.conversation.records[0].answer == "reply 2" and len(folds(app)) == 1
         assert [c.corrected_mode for c in rig.store.corrections()] == ["shell"]
 
         await say(pilot, "/wrong undo")
         assert rig.store.corrections() == ()
         assert "Forgot the correction of turn 1 (chat → shell); the answers stay." in (
-            app.status.activity or plain(app.status)
+            app.conversation.status.activity or plain(app.conversation.status)
         )
         assert "· undone" in cards(app)[0]
         # the answers stay as they were; the router forgot
-        assert app.records[0].answer == "reply 2" and len(folds(app)) == 1
+        assert app.conversation.records[0].answer == "reply 2" and len(folds(app)) == 1
         await say(pilot, ASKED_AGAIN)
-        assert app.records[1].route.mode_name == "chat"  # type: ignore[union-attr]
+        assert app.conversation.records[1].route.mode_name == "chat"  # type: ignore[union-attr]
 
         await say(pilot, "/wrong undo")
-        assert "no correction to undo" in plain(app.status)
+        assert "no correction to undo" in plain(app.conversation.status)
 
 
 async def test_forcing_a_mode_and_resending_counts_as_a_correction(rig: Rig) -> None:
@@ -265,7 +265,7 @@ async def test_forcing_a_mode_and_resending_counts_as_a_correction(rig: Rig) -> 
             "shell",
         )
         assert "counts as a correction of turn 1: chat → shell" in cards(app)[0]
-        view = app.chat.query(TurnView).last()
+        view = app.conversation.chat.query(TurnView).last()
         assert "counts as a correction of turn 1" in plain(view.query_one(".route"))
         assert folds(app) == []  # both answers stay: the user asked twice
 
@@ -280,18 +280,18 @@ async def test_what_cannot_be_corrected_is_said_and_nothing_is_lost(rig: Rig) ->
         assert isinstance(app, ModesApp)
         await until(pilot, idle(app))
         await pilot.press("ctrl+e")
-        assert "No turn to correct yet" in plain(app.status)
+        assert "No turn to correct yet" in plain(app.conversation.status)
         assert not isinstance(app.screen, CorrectScreen)
 
         await say(pilot, ASKED)
-        app.prompt.value = "/wrong nope"
+        app.conversation.prompt.value = "/wrong nope"
         await pilot.press("enter")
-        assert app.prompt.value == "/wrong nope"  # kept to fix
-        assert "/wrong takes a mode or undo, not 'nope'" in plain(app.status)
+        assert app.conversation.prompt.value == "/wrong nope"  # kept to fix
+        assert "/wrong takes a mode or undo, not 'nope'" in plain(app.conversation.status)
 
-        app.prompt.value = ""
+        app.conversation.prompt.value = ""
         await say(pilot, "/wrong chat")
-        assert "turn 1 was already answered in chat" in plain(app.status)
+        assert "turn 1 was already answered in chat" in plain(app.conversation.status)
 
         # Esc closes the picker without correcting
         await pilot.press("ctrl+e")
@@ -299,7 +299,7 @@ async def test_what_cannot_be_corrected_is_said_and_nothing_is_lost(rig: Rig) ->
         await pilot.press("escape")
         await pilot.pause(0.05)
         assert not isinstance(app.screen, CorrectScreen)
-        assert rig.store.corrections() == () and app.records[0].answer == "reply 1"
+        assert rig.store.corrections() == () and app.conversation.records[0].answer == "reply 1"
 
 
 async def test_a_decision_selected_in_the_panel_corrects_that_earlier_turn(rig: Rig) -> None:
@@ -308,13 +308,13 @@ async def test_a_decision_selected_in_the_panel_corrects_that_earlier_turn(rig: 
         assert isinstance(app, ModesApp)
         await say(pilot, ASKED)
         await say(pilot, "why does this loop never end")
-        app.panel.options.focus()
-        app.panel.options.highlighted = 1  # newest first: the second card is turn 1
+        app.conversation.panel.options.focus()
+        app.conversation.panel.options.highlighted = 1  # newest first: the second card is turn 1
         await pilot.pause(0.05)
         await pilot.press("ctrl+e")
         await until(pilot, lambda: isinstance(app.screen, CorrectScreen))
         picker = app.screen
-        assert isinstance(picker, CorrectScreen) and picker.record is app.records[0]
+        assert isinstance(picker, CorrectScreen) and picker.record is app.conversation.records[0]
         await pilot.press(str(1 + [n for n, _ in picker.choices].index("shell")))
         await pilot.pause(0.05)
         await until(pilot, idle(app))
@@ -322,7 +322,7 @@ async def test_a_decision_selected_in_the_panel_corrects_that_earlier_turn(rig: 
         # recorded for the router; the earlier answer is not re-run (later turns followed it)
         (correction,) = rig.store.corrections()
         assert (correction.turn, correction.corrected_mode) == (1, "shell")
-        assert [r.answer for r in app.records] == ["reply 1", "reply 2"]
+        assert [r.answer for r in app.conversation.records] == ["reply 1", "reply 2"]
         assert folds(app) == []
         assert "correction recorded: chat → shell" in cards(app)[1]
 

@@ -33,7 +33,10 @@ async def typing_reaches_the_prompt(pilot: Pilot[None], app: ModesApp) -> None:
     await until(pilot, lambda: len(app.screen_stack) == 1)
     await pilot.pause()
     await pilot.press(*"hi there")
-    assert app.prompt.value.endswith("hi there"), (app.focused, app.prompt.value)
+    assert app.conversation.prompt.value.endswith("hi there"), (
+        app.focused,
+        app.conversation.prompt.value,
+    )
 
 
 # --------------------------------------------------------------------------- focus
@@ -70,9 +73,9 @@ async def test_after_a_click_away_from_the_prompt_and_esc_typing_reaches_the_pro
         elif where == "reasoning":
             await pilot.click("CollapsibleTitle")
         else:  # keyboard users reach the panel with tab
-            app.panel.options.focus()
+            app.conversation.panel.options.focus()
         await pilot.pause()
-        assert app.focused is not app.prompt
+        assert app.focused is not app.conversation.prompt
         await pilot.press("escape")
         await typing_reaches_the_prompt(pilot, app)
 
@@ -83,10 +86,10 @@ async def test_after_the_cross_of_a_waiting_message_typing_reaches_the_prompt() 
         app = await first_running(pilot)
         await send(pilot, "drop me")
         await send(pilot, "keep me")
-        await until(pilot, lambda: len(app.pending) == 2)
-        row = app.pending.query(PendingRow).first()
+        await until(pilot, lambda: len(app.conversation.pending) == 2)
+        row = app.conversation.pending.query(PendingRow).first()
         await pilot.click(f"#{row.query_one('.drop', Button).id}")
-        await until(pilot, lambda: app.pending.texts == ["keep me"])
+        await until(pilot, lambda: app.conversation.pending.texts == ["keep me"])
         await typing_reaches_the_prompt(pilot, app)
         for _ in range(20):
             steps.release()
@@ -94,14 +97,14 @@ async def test_after_the_cross_of_a_waiting_message_typing_reaches_the_prompt() 
 
 async def open_and_close(pilot: Pilot[None], app: ModesApp, how: str) -> None:
     """Open an overlay `how`, with the focus away from the prompt, then close it with esc."""
-    app.panel.options.focus()  # e.g. after a click on a route card
+    app.conversation.panel.options.focus()  # e.g. after a click on a route card
     await pilot.pause()
     if how.startswith("/"):
-        app.prompt.value = how
-        app.prompt.focus()
+        app.conversation.prompt.value = how
+        app.conversation.prompt.focus()
         await pilot.press("enter")
         await pilot.pause()
-        app.panel.options.focus()
+        app.conversation.panel.options.focus()
         await pilot.pause()
     else:
         await pilot.press(how)
@@ -121,7 +124,7 @@ async def test_after_an_overlay_closes_typing_reaches_the_prompt(how: str) -> No
         await send(pilot, "hello")
         await until(pilot, idle(app))
         if how == "f1":  # help is a note in the chat, not an overlay: esc from the panel
-            app.panel.options.focus()
+            app.conversation.panel.options.focus()
             await pilot.press("f1", "escape")
         else:
             await open_and_close(pilot, app, how)
@@ -132,12 +135,12 @@ async def test_after_the_sessions_picker_and_a_replay_close_typing_reaches_the_p
     sessions = FakeSessions(replayed())
     async with build_app(services(sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
-        app.panel.options.focus()
+        app.conversation.panel.options.focus()
         await pilot.pause()
         await open_and_close(pilot, app, "/sessions")
         await typing_reaches_the_prompt(pilot, app)
-        app.prompt.value = ""
-        app.prompt.focus()
+        app.conversation.prompt.value = ""
+        app.conversation.prompt.focus()
         await pilot.press(*"/sessions", "enter")
         await until(pilot, lambda: len(app.screen_stack) > 1)
         await pilot.pause()
@@ -154,9 +157,11 @@ async def test_after_the_retry_button_is_clicked_typing_reaches_the_prompt() -> 
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "hello")
-        await until(pilot, lambda: app.records[-1].status == "failed" and idle(app)())
+        await until(pilot, lambda: app.conversation.records[-1].status == "failed" and idle(app)())
         await pilot.click("#retry")
-        await until(pilot, lambda: app.records[-1].status == "finished" and idle(app)())
+        await until(
+            pilot, lambda: app.conversation.records[-1].status == "finished" and idle(app)()
+        )
         await typing_reaches_the_prompt(pilot, app)
 
 
@@ -187,22 +192,22 @@ async def test_a_failed_retry_keeps_the_earlier_partial_answer_on_screen() -> No
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "write a haiku")
-        await until(pilot, lambda: app.records[-1].status == "failed" and idle(app)())
+        await until(pilot, lambda: app.conversation.records[-1].status == "failed" and idle(app)())
         for attempt in (2, 3):
             await pilot.press("ctrl+r")
             await until(
                 pilot,
                 lambda n=attempt: (
-                    app.records[-1].attempt == n
-                    and app.records[-1].status == "failed"
+                    app.conversation.records[-1].attempt == n
+                    and app.conversation.records[-1].status == "failed"
                     and idle(app)()
                 ),
             )
-            record = app.records[-1]
+            record = app.conversation.records[-1]
             assert record.answer == "Autumn moonlight,"  # recorded: /copy and /export read it
-            segments = list(app.chat.query("AnswerSegment"))
+            segments = list(app.conversation.chat.query("AnswerSegment"))
             assert [s.source for s in segments] == ["Autumn moonlight,"]
-            note = plain(app.chat.query_one(".note-text"))
+            note = plain(app.conversation.chat.query_one(".note-text"))
             assert "Still limited" in note or "Rate limit reached" in note
             assert f"attempt {attempt} gave no text" in note
             assert "attempt 1's" in note
@@ -215,10 +220,14 @@ async def test_a_retry_with_text_of_its_own_replaces_the_earlier_partial_answer(
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "write a haiku")
-        await until(pilot, lambda: app.records[-1].status == "failed" and idle(app)())
+        await until(pilot, lambda: app.conversation.records[-1].status == "failed" and idle(app)())
         await pilot.press("ctrl+r")
-        await until(pilot, lambda: app.records[-1].status == "finished" and idle(app)())
-        assert [s.source for s in app.chat.query("AnswerSegment")] == ["A whole haiku."]
+        await until(
+            pilot, lambda: app.conversation.records[-1].status == "finished" and idle(app)()
+        )
+        assert [s.source for s in app.conversation.chat.query("AnswerSegment")] == [
+            "A whole haiku."
+        ]
         assert "attempt 1" not in chat_text(app)
 
 
@@ -231,20 +240,28 @@ async def test_ctrl_r_retries_a_cancelled_turn() -> None:
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "tell me")
-        await until(pilot, lambda: app.turns.running and bool(app.records))
+        await until(
+            pilot, lambda: app.conversation.turns.running and bool(app.conversation.records)
+        )
         steps.release()
-        await until(pilot, lambda: len(app.records[-1].answer) == 6)
+        await until(pilot, lambda: len(app.conversation.records[-1].answer) == 6)
         await pilot.press("escape")
         steps.release()
-        await until(pilot, lambda: app.records[-1].status == "cancelled" and idle(app)())
-        assert "ctrl+r" in plain(app.status)
+        await until(
+            pilot, lambda: app.conversation.records[-1].status == "cancelled" and idle(app)()
+        )
+        assert "ctrl+r" in plain(app.conversation.status)
         for _ in range(20):
             steps.release()
         await pilot.press("ctrl+r")
-        await until(pilot, lambda: app.records[-1].status == "finished" and idle(app)())
-        record = app.records[-1]
+        await until(
+            pilot, lambda: app.conversation.records[-1].status == "finished" and idle(app)()
+        )
+        record = app.conversation.records[-1]
         assert record.attempt == 2 and record.answer == "The whole answer."
-        assert [s.source for s in app.chat.query("AnswerSegment")] == ["The whole answer."]
+        assert [s.source for s in app.conversation.chat.query("AnswerSegment")] == [
+            "The whole answer."
+        ]
         assert "cancelled" not in chat_text(app)
 
 
@@ -254,9 +271,11 @@ async def test_ctrl_r_on_a_finished_turn_says_why_nothing_runs() -> None:
         app = await ready(pilot)
         await send(pilot, "hello")
         await until(pilot, idle(app))
-        app.action_retry()
+        app.conversation.action_retry()
         await pilot.pause()
-        assert "Only a failed or cancelled last turn can be retried" in plain(app.status)
+        assert "Only a failed or cancelled last turn can be retried" in plain(
+            app.conversation.status
+        )
         assert len(engine.texts) == 1
 
 
@@ -297,9 +316,9 @@ async def test_a_failure_card_shows_its_last_line_at_any_width(width: int, retry
     async with build_app(services(engine), tz=UTC).run_test(size=(width, 40)) as pilot:
         app = await ready(pilot)
         await send(pilot, "hello")
-        await until(pilot, lambda: app.records[-1].status == "failed" and idle(app)())
+        await until(pilot, lambda: app.conversation.records[-1].status == "failed" and idle(app)())
         await pilot.pause(0.1)
-        text = app.chat.query_one(".note-text", Static)
+        text = app.conversation.chat.query_one(".note-text", Static)
         card = text.parent if isinstance(text.parent, TurnNote) else text
         needed = wrapped_lines(text)
         assert text.content_size.height >= needed
@@ -346,14 +365,16 @@ async def test_single_line_breaks_of_an_answer_show_as_line_breaks(chunk: int) -
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "a haiku")
-        await until(pilot, lambda: app.turns.running and bool(app.records))
+        await until(
+            pilot, lambda: app.conversation.turns.running and bool(app.conversation.records)
+        )
         # while it streams: the first line is on its own line as soon as the second starts
-        while "a worm" not in app.records[-1].answer:
+        while "a worm" not in app.conversation.records[-1].answer:
             steps.release()
             await until(pilot, lambda: steps._value == 0)
             await pilot.pause()
         await pilot.pause(0.1)
-        if app.turns.running:
+        if app.conversation.turns.running:
             on_own_lines(app, "Autumn moonlight,", "a worm")
         for _ in range(200):
             steps.release()
@@ -373,7 +394,7 @@ async def test_kept_line_breaks_leave_code_lists_and_tables_as_they_were() -> No
         on_own_lines(app, "x = 1", "y = 2")
         on_own_lines(app, "first item", "second item")
         assert "•" in line_with(lines_on_screen(app), "firstitem")
-        segment = app.chat.query_one("AnswerSegment")
+        segment = app.conversation.chat.query_one("AnswerSegment")
         assert len(segment.query("MarkdownTable")) == 1
         assert len(segment.query("MarkdownFence")) == 1
 
@@ -396,8 +417,8 @@ async def test_a_mistyped_command_gets_a_did_you_mean_and_keeps_the_text() -> No
         app = await ready(pilot)
         await pilot.press(*"/mdoe code", "enter")
         await pilot.pause()
-        assert "unknown command /mdoe; did you mean /mode?" in plain(app.status)
-        assert app.prompt.value == "/mdoe code"  # kept, to fix
+        assert "unknown command /mdoe; did you mean /mode?" in plain(app.conversation.status)
+        assert app.conversation.prompt.value == "/mdoe code"  # kept, to fix
         await pilot.press("home", "delete", "delete", "delete", "delete", "delete", *"/mode")
         await pilot.press("enter")
-        await until(pilot, lambda: app.reading.mode == "code")
+        await until(pilot, lambda: app.conversation.reading.mode == "code")

@@ -36,13 +36,16 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
 async def say(pilot: Pilot[None], text: str, *, wait: bool = True) -> None:
     app = pilot.app
     assert isinstance(app, ModesApp)
-    count = len(app.records)
-    app.prompt.value = text
+    count = len(app.conversation.records)
+    app.conversation.prompt.value = text
     await pilot.press("enter")
     if text.startswith("/"):
         await pilot.pause(0.05)
     elif wait:
-        await until(pilot, lambda: len(app.records) > count and not app.turns.running)
+        await until(
+            pilot,
+            lambda: len(app.conversation.records) > count and not app.conversation.turns.running,
+        )
 
 
 async def enter_shell(pilot: Pilot[None], app: ModesApp, *, answer: str) -> None:
@@ -51,7 +54,7 @@ async def enter_shell(pilot: Pilot[None], app: ModesApp, *, answer: str) -> None
 
     await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
     await answer_dialog(pilot, answer)
-    await until(pilot, lambda: not app.turns.running)
+    await until(pilot, lambda: not app.conversation.turns.running)
 
 
 async def test_the_router_asks_before_entering_shell_and_a_no_keeps_the_turn_in_chat(
@@ -68,8 +71,8 @@ async def test_the_router_asks_before_entering_shell_and_a_no_keeps_the_turn_in_
         assert isinstance(question, QuestionScreen)
         assert plain(question.query_one("#question-title")).strip() == "Enter shell?"
         await answer_dialog(pilot, "n")
-        await until(pilot, lambda: not app.turns.running)
-        entry = app.panel.entries[-1]
+        await until(pilot, lambda: not app.conversation.turns.running)
+        entry = app.conversation.panel.entries[-1]
         assert entry.route is not None
         assert (entry.route.mode_name, entry.route.decided_by) == ("chat", "fallback")
         assert entry.route.reason == "Entering shell declined (auto_enter: confirm)"
@@ -78,11 +81,13 @@ async def test_the_router_asks_before_entering_shell_and_a_no_keeps_the_turn_in_
 
 
 def header(app: ModesApp) -> str:
-    return app.header.render_text().plain
+    return app.conversation.header.render_text().plain
 
 
 def panel_text(app: ModesApp) -> str:
-    return "\n".join(str(app.panel.options.get_option_at_index(i).prompt) for i in range(1))
+    return "\n".join(
+        str(app.conversation.panel.options.get_option_at_index(i).prompt) for i in range(1)
+    )
 
 
 async def test_a_message_is_routed_streamed_and_shown_in_the_panel(rig: Rig) -> None:
@@ -90,10 +95,10 @@ async def test_a_message_is_routed_streamed_and_shown_in_the_panel(rig: Rig) -> 
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
         app = await started(pilot)
         await say(pilot, "my python script segfaults")
-        segment = app.chat.query_one(AnswerSegment)
+        segment = app.conversation.chat.query_one(AnswerSegment)
         assert segment.source.startswith("Run it under `gdb`")
-        assert "→ code" in all_text(app.chat.query(".route"))
-        entry = app.panel.entries[-1]
+        assert "→ code" in all_text(app.conversation.chat.query(".route"))
+        entry = app.conversation.panel.entries[-1]
         assert entry.route is not None and entry.route.mode_name == "code"
         assert entry.route.decided_by == "classifier"
         assert "#1 code" in panel_text(app) and "keywords:" in panel_text(app)
@@ -109,13 +114,13 @@ async def test_forcing_by_key_and_by_command_reaches_the_engine(rig: Rig) -> Non
         await until(pilot, lambda: "forced write" in header(app))
         assert rig.control.read().mode == "write"
         await say(pilot, "my python script segfaults")
-        route = app.panel.entries[-1].route
+        route = app.conversation.panel.entries[-1].route
         assert route is not None and route.mode_name == "write" and route.decided_by == "caller"
         assert "forced" in panel_text(app)
         await say(pilot, "/mode reason")
         await until(pilot, lambda: "forced reason" in header(app))
         await say(pilot, "hello there")
-        route = app.panel.entries[-1].route
+        route = app.conversation.panel.entries[-1].route
         assert route is not None and route.mode_name == "reason"
         await pilot.press("shift+tab")  # reason -> shell
         await until(pilot, lambda: "forced shell" in header(app))
@@ -130,8 +135,8 @@ async def test_an_external_control_file_edit_changes_header_and_next_turn(rig: R
         rig.control.path.write_text('{"mode": "off"}\n')  # another process
         await until(pilot, lambda: "setting off" in header(app), timeout=1.5)
         await say(pilot, "my python script segfaults")
-        assert app.records[-1].route is not None
-        assert app.records[-1].mode is None  # no mode: base prompt only
+        assert app.conversation.records[-1].route is not None
+        assert app.conversation.records[-1].mode is None  # no mode: base prompt only
         assert "setting off" in header(app)
 
 
@@ -140,14 +145,21 @@ async def test_escape_cancels_a_streaming_answer_and_keeps_the_partial_text(rig:
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
         app = await started(pilot)
         await say(pilot, "tell me a long story", wait=False)
-        await until(pilot, lambda: bool(app.records) and len(app.records[-1].answer) > 20)
+        await until(
+            pilot,
+            lambda: (
+                bool(app.conversation.records) and len(app.conversation.records[-1].answer) > 20
+            ),
+        )
         await pilot.press("escape")
-        await until(pilot, lambda: app.records[-1].status == "cancelled")
-        await until(pilot, lambda: not app.turns.running)
-        record = app.records[-1]
+        await until(pilot, lambda: app.conversation.records[-1].status == "cancelled")
+        await until(pilot, lambda: not app.conversation.turns.running)
+        record = app.conversation.records[-1]
         assert 0 < len(record.answer) < len("word " * 200)
-        assert "cancelled" in plain(app.chat.query_one(".note-text"))
-        assert app.chat.query_one(AnswerSegment).source.startswith(record.answer.strip()[:20])
+        assert "cancelled" in plain(app.conversation.chat.query_one(".note-text"))
+        assert app.conversation.chat.query_one(AnswerSegment).source.startswith(
+            record.answer.strip()[:20]
+        )
 
 
 @pytest.mark.parametrize("accept", [True, False])
@@ -163,16 +175,18 @@ async def test_a_command_needs_confirmation(rig: Rig, accept: bool) -> None:
         await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
         assert plain(app.screen.query_one("#confirm-title")).strip() == "Run echo hi?"
         await answer_dialog(pilot, "y" if accept else "n")
-        await until(pilot, lambda: bool(app.records) and not app.turns.running)
-        activity = app.records[-1].tools[0]
-        shown = plain(app.chat.query_one(ToolCallView))
+        await until(
+            pilot, lambda: bool(app.conversation.records) and not app.conversation.turns.running
+        )
+        activity = app.conversation.records[-1].tools[0]
+        shown = plain(app.conversation.chat.query_one(ToolCallView))
         if accept:
             assert activity.outcome == "ok" and "hi" in activity.result
             assert "ok" in shown
         else:
             assert activity.outcome in ("cancelled", "blocked")
             assert activity.outcome in shown
-        assert app.records[-1].answer.endswith("Done.")
+        assert app.conversation.records[-1].answer.endswith("Done.")
 
 
 async def test_the_inspector_shows_the_exact_request(rig: Rig) -> None:
@@ -201,15 +215,21 @@ async def test_a_provider_error_shows_with_retry_and_retry_answers(rig: Rig) -> 
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
         app = await started(pilot)
         await say(pilot, "hello there")
-        assert app.records[-1].status == "failed"
-        note = app.chat.query_one(TurnNote)
+        assert app.conversation.records[-1].status == "failed"
+        note = app.conversation.chat.query_one(TurnNote)
         assert "slow down" in plain(note.query_one(".note-text"))
         assert "wait a minute" in plain(note.query_one(".note-text"))
         await pilot.press("ctrl+r")
-        await until(pilot, lambda: app.records[-1].status == "finished" and not app.turns.running)
-        assert app.chat.query_one(AnswerSegment).source == "Here you go."
-        assert not app.chat.query(TurnNote)
-        assert len(app.records) == 1 and len(app.panel.entries) == 2
+        await until(
+            pilot,
+            lambda: (
+                app.conversation.records[-1].status == "finished"
+                and not app.conversation.turns.running
+            ),
+        )
+        assert app.conversation.chat.query_one(AnswerSegment).source == "Here you go."
+        assert not app.conversation.chat.query(TurnNote)
+        assert len(app.conversation.records) == 1 and len(app.conversation.panel.entries) == 2
 
 
 async def test_the_recorded_session_replays_without_calling_the_model(rig: Rig) -> None:
@@ -238,9 +258,9 @@ async def test_the_header_shows_the_session_cost_after_a_turn(rig: Rig) -> None:
     rig.model.script(ScriptedReply("Fine."))
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
         app = await started(pilot)
-        assert app.engine is not None
+        assert app.conversation.engine is not None
         assert "cost" not in header(app)  # nothing spent, no budget: no cost to show
-        ledger = app.engine.costs.ledger  # type: ignore[attr-defined]
+        ledger = app.conversation.engine.costs.ledger  # type: ignore[attr-defined]
         ledger.budget = 5.0
         ledger.add(0, [("scripted/demo", 1000, 100, 0.25)])  # an earlier, priced turn
         await say(pilot, "hello there")
@@ -255,7 +275,7 @@ async def test_a_turn_past_the_budget_asks_in_a_dialog_and_a_no_keeps_the_messag
     rig.model.script(ScriptedReply("Paid for."))
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
         app = await started(pilot)
-        ledger = app.engine.costs.ledger  # type: ignore[union-attr]
+        ledger = app.conversation.engine.costs.ledger  # type: ignore[union-attr]
         ledger.budget = 0.10
         ledger.add(0, [("scripted/demo", 1000, 100, 0.25)])  # already past it
         await say(pilot, "hello there", wait=False)
@@ -264,13 +284,15 @@ async def test_a_turn_past_the_budget_asks_in_a_dialog_and_a_no_keeps_the_messag
             app.screen.query_one("#question-text")
         )
         await answer_dialog(pilot, "n")
-        await until(pilot, lambda: not app.turns.running)
-        assert "not sent: this turn" in plain(app.status)
+        await until(pilot, lambda: not app.conversation.turns.running)
+        assert "not sent: this turn" in plain(app.conversation.status)
         assert rig.model.requests == []
-        assert app.engine.conversation.messages[-1].content == "hello there"  # type: ignore[union-attr]
+        assert app.conversation.engine.conversation.messages[-1].content == "hello there"  # type: ignore[union-attr]
 
         await say(pilot, "hello again", wait=False)
         await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
         await answer_dialog(pilot, "y")
-        await until(pilot, lambda: not app.turns.running and len(rig.model.requests) == 1)
+        await until(
+            pilot, lambda: not app.conversation.turns.running and len(rig.model.requests) == 1
+        )
         assert "│ cost $0.25 · budget $0.10" in header(app)

@@ -41,7 +41,7 @@ async def test_none_of_these_in_the_picker_teaches_the_router_to_fall_back(rig: 
         app = pilot.app
         assert isinstance(app, ModesApp)
         await say(pilot, ASKED)
-        first = app.records[0].route
+        first = app.conversation.records[0].route
         assert first is not None and (first.mode_name, first.decided_by) == ("code", "classifier")
 
         await pilot.press("ctrl+e")
@@ -61,7 +61,7 @@ async def test_none_of_these_in_the_picker_teaches_the_router_to_fall_back(rig: 
             "code",
             "chat",
         )
-        learned = app.records[1].route
+        learned = app.conversation.records[1].route
         assert learned is not None
         assert (learned.mode_name, learned.decided_by, learned.reason) == (
             "chat",

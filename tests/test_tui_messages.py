@@ -30,9 +30,9 @@ async def test_the_engine_and_each_turn_report_through_their_own_messages() -> N
     async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
         await ready(pilot)
         await send(pilot, "hi")
-        await until(pilot, lambda: len(app.records) == 1 and idle(app)())
+        await until(pilot, lambda: len(app.conversation.records) == 1 and idle(app)())
         await send(pilot, "and again")
-        await until(pilot, lambda: len(app.records) == 2 and idle(app)())
+        await until(pilot, lambda: len(app.conversation.records) == 2 and idle(app)())
         reports = [m for m in seen if isinstance(m, EngineBuilt | TurnEnded)]
         assert [type(m) for m in reports] == [EngineBuilt, TurnEnded, TurnEnded]
         assert all(m.crash is None for m in reports if isinstance(m, TurnEnded))
@@ -44,7 +44,7 @@ async def test_services_prepared_after_the_first_frame_arrive_as_a_message() -> 
     ready_services = services(ScriptEngine())
     app = build_app(prepare=lambda: ready_services, tz=UTC)
     async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
-        await until(pilot, lambda: app.engine is not None)
+        await until(pilot, lambda: app.conversation.engine is not None)
         prepared = [m for m in seen if isinstance(m, ServicesPrepared)]
         assert [m.services for m in prepared] == [ready_services]
         assert seen.index(prepared[0]) < next(
@@ -65,7 +65,7 @@ async def test_an_engine_that_cannot_be_built_reports_why() -> None:
         await until(pilot, lambda: any(isinstance(m, EngineFailed) for m in seen))
         failed = next(m for m in seen if isinstance(m, EngineFailed))
         assert "no model file" in failed.error
-        assert "The model could not start" in plain(app.status)
+        assert "The model could not start" in plain(app.conversation.status)
 
 
 async def test_a_turn_broken_by_a_bug_says_so_on_its_turn_and_the_chat_goes_on() -> None:
@@ -81,8 +81,8 @@ async def test_a_turn_broken_by_a_bug_says_so_on_its_turn_and_the_chat_goes_on()
         await until(pilot, lambda: any(isinstance(m, TurnEnded) for m in seen))
         ended = next(m for m in seen if isinstance(m, TurnEnded))
         assert ended.crash is not None and "tripped over the stone" in ended.crash
-        await until(pilot, lambda: app.records[-1].status == "failed")
+        await until(pilot, lambda: app.conversation.records[-1].status == "failed")
         assert "This is a bug in modes-tui" in chat_text(app)
         await send(pilot, "and now?")
-        await until(pilot, lambda: len(app.records) == 2 and idle(app)())
-        assert app.records[-1].answer == "fine now"
+        await until(pilot, lambda: len(app.conversation.records) == 2 and idle(app)())
+        assert app.conversation.records[-1].answer == "fine now"

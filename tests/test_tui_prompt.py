@@ -37,13 +37,13 @@ async def test_new_lines_are_typed_with_ctrl_j_or_shift_enter_and_enter_sends_th
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await pilot.press(*"first", "ctrl+j", *"second", "shift+enter", *"third")
-        assert app.prompt.value == "first\nsecond\nthird"
+        assert app.conversation.prompt.value == "first\nsecond\nthird"
         assert engine.texts == []  # nothing was sent by the new lines
         await pilot.press("enter")
         await until(pilot, idle(app))
         assert engine.texts == ["first\nsecond\nthird"]
         assert "first\nsecond\nthird" in chat_text(app)
-        assert app.prompt.value == ""
+        assert app.conversation.prompt.value == ""
 
 
 async def test_a_pasted_traceback_stays_whole_until_enter() -> None:
@@ -57,7 +57,7 @@ async def test_a_pasted_traceback_stays_whole_until_enter() -> None:
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         app.post_message(events.Paste(traceback))
-        await until(pilot, lambda: app.prompt.value == traceback)
+        await until(pilot, lambda: app.conversation.prompt.value == traceback)
         assert engine.texts == []
         await pilot.press("enter")
         await until(pilot, lambda: engine.texts == [traceback])
@@ -66,15 +66,17 @@ async def test_a_pasted_traceback_stays_whole_until_enter() -> None:
 async def test_the_prompt_grows_with_its_text_then_scrolls() -> None:
     async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
-        empty = app.prompt.outer_size.height
-        app.prompt.value = "one\ntwo\nthree"
+        empty = app.conversation.prompt.outer_size.height
+        app.conversation.prompt.value = "one\ntwo\nthree"
         await pilot.pause(0.1)
-        three = app.prompt.outer_size.height
+        three = app.conversation.prompt.outer_size.height
         assert three == empty + 2
-        app.prompt.value = "\n".join(f"line {n}" for n in range(30))
+        app.conversation.prompt.value = "\n".join(f"line {n}" for n in range(30))
         await pilot.pause(0.1)
-        assert app.prompt.outer_size.height == 8  # six lines and the border; the rest scrolls
-        assert app.prompt.max_scroll_y > 0
+        assert (
+            app.conversation.prompt.outer_size.height == 8
+        )  # six lines and the border; the rest scrolls
+        assert app.conversation.prompt.max_scroll_y > 0
 
 
 async def test_completion_shows_as_ghost_text_and_tab_takes_it() -> None:
@@ -82,12 +84,14 @@ async def test_completion_shows_as_ghost_text_and_tab_takes_it() -> None:
         app = await ready(pilot)
         await pilot.press(*"/mo")
         await pilot.pause(0.05)
-        assert app.prompt.suggestion == "de"
+        assert app.conversation.prompt.suggestion == "de"
         await pilot.press("tab")
-        assert app.prompt.value == "/mode"
+        assert app.conversation.prompt.value == "/mode"
         await pilot.press("ctrl+j", *"/mo")
         await pilot.pause(0.05)
-        assert app.prompt.suggestion == ""  # a multi-line text is a message, not a command
+        assert (
+            app.conversation.prompt.suggestion == ""
+        )  # a multi-line text is a message, not a command
 
 
 # --------------------------------------------------------------------------- type-ahead
@@ -103,22 +107,25 @@ async def test_messages_sent_while_a_turn_runs_wait_and_then_run_in_order() -> N
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "first")
-        await until(pilot, lambda: app.turns.running)
+        await until(pilot, lambda: app.conversation.turns.running)
         await send(pilot, "second")
         await send(pilot, "third\nwith a second line")
-        await until(pilot, lambda: len(app.pending) == 2)
-        assert app.prompt.value == ""  # taken, not refused
-        assert app.pending.display
-        rows = [plain(row.query_one(".pending-text")) for row in app.pending.query(PendingRow)]
+        await until(pilot, lambda: len(app.conversation.pending) == 2)
+        assert app.conversation.prompt.value == ""  # taken, not refused
+        assert app.conversation.pending.display
+        rows = [
+            plain(row.query_one(".pending-text"))
+            for row in app.conversation.pending.query(PendingRow)
+        ]
         assert "second" in rows[0] and "third  (+1 line)" in rows[1]
-        assert "2 messages waiting" in plain(app.status)
+        assert "2 messages waiting" in plain(app.conversation.status)
         assert engine.texts == ["first"]
         for _ in range(20):
             steps.release()
         await until(pilot, lambda: len(engine.texts) == 3 and idle(app)())
         assert engine.texts == ["first", "second", "third\nwith a second line"]
-        assert [r.user_text for r in app.records] == engine.texts
-        assert not app.pending.display
+        assert [r.user_text for r in app.conversation.records] == engine.texts
+        assert not app.conversation.pending.display
 
 
 def burst(app: object, text: str) -> None:
@@ -136,8 +143,8 @@ async def test_keys_typed_right_after_enter_stay_in_the_prompt() -> None:
         app = await ready(pilot)
         burst(app, "hello there\rmore text")
         await until(pilot, lambda: engine.texts == ["hello there"] and idle(app)())
-        assert app.prompt.value == "more text"  # was wiped with the sent line
-        assert [r.user_text for r in app.records] == ["hello there"]
+        assert app.conversation.prompt.value == "more text"  # was wiped with the sent line
+        assert [r.user_text for r in app.conversation.records] == ["hello there"]
 
 
 async def test_two_messages_sent_in_one_terminal_read_are_both_answered_in_order() -> None:
@@ -147,18 +154,20 @@ async def test_two_messages_sent_in_one_terminal_read_are_both_answered_in_order
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         burst(app, "first\rsecond\r")  # the second Enter comes before the first turn starts
-        await until(pilot, lambda: len(app.records) == 2 and idle(app)())
+        await until(pilot, lambda: len(app.conversation.records) == 2 and idle(app)())
         assert engine.texts == ["first", "second"]
-        assert [r.status for r in app.records] == ["finished", "finished"]
-        assert [r.answer for r in app.records] == ["one", "two"]
+        assert [r.status for r in app.conversation.records] == ["finished", "finished"]
+        assert [r.answer for r in app.conversation.records] == ["one", "two"]
 
 
 async def test_a_refused_command_comes_back_before_what_was_typed_after_it() -> None:
     async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         burst(app, "/mdoe code\rhello")
-        await until(pilot, lambda: "did you mean /mode" in plain(app.status))
-        assert app.prompt.value == "/mdoe code\nhello"  # both kept, the command to be fixed
+        await until(pilot, lambda: "did you mean /mode" in plain(app.conversation.status))
+        assert (
+            app.conversation.prompt.value == "/mdoe code\nhello"
+        )  # both kept, the command to be fixed
 
 
 def slow_first() -> tuple[asyncio.Semaphore, ScriptEngine]:
@@ -171,7 +180,7 @@ async def first_running(pilot: Pilot[None]) -> ModesApp:
     """The app once its engine is built, with "first" sent and still running."""
     app = await ready(pilot)
     await send(pilot, "first")
-    await until(pilot, lambda: app.turns.running)
+    await until(pilot, lambda: app.conversation.turns.running)
     return app
 
 
@@ -182,21 +191,21 @@ async def test_a_waiting_message_can_be_edited_or_removed_before_it_starts() -> 
         await send(pilot, "drop me")
         await send(pilot, "fix me")
         await send(pilot, "keep me")
-        await until(pilot, lambda: len(app.pending) == 3)
-        rows = list(app.pending.query(PendingRow))
+        await until(pilot, lambda: len(app.conversation.pending) == 3)
+        rows = list(app.conversation.pending.query(PendingRow))
         await pilot.click(f"#{rows[0].query_one('.drop', Button).id}")
-        await until(pilot, lambda: app.pending.texts == ["fix me", "keep me"])
+        await until(pilot, lambda: app.conversation.pending.texts == ["fix me", "keep me"])
         await pilot.click(f"#{rows[1].query_one('.edit', Button).id}")
-        await until(pilot, lambda: app.pending.texts == ["keep me"])
-        assert app.prompt.value == "fix me"
-        app.prompt.focus()
-        app.prompt.value = "fixed"
+        await until(pilot, lambda: app.conversation.pending.texts == ["keep me"])
+        assert app.conversation.prompt.value == "fix me"
+        app.conversation.prompt.focus()
+        app.conversation.prompt.value = "fixed"
         await pilot.press("enter")
-        await until(pilot, lambda: app.pending.texts == ["keep me", "fixed"])
+        await until(pilot, lambda: app.conversation.pending.texts == ["keep me", "fixed"])
         # Up in an empty prompt takes the newest waiting message back.
         await pilot.press("up")
-        await until(pilot, lambda: app.prompt.value == "fixed")
-        assert app.pending.texts == ["keep me"]
+        await until(pilot, lambda: app.conversation.prompt.value == "fixed")
+        assert app.conversation.pending.texts == ["keep me"]
         await pilot.press("enter")
         for _ in range(20):
             steps.release()
@@ -216,23 +225,23 @@ async def test_up_in_an_empty_prompt_edits_the_last_message_and_resend_replaces_
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "first")
-        await until(pilot, lambda: len(app.records) == 1 and idle(app)())
+        await until(pilot, lambda: len(app.conversation.records) == 1 and idle(app)())
         await send(pilot, "secnod")
-        await until(pilot, lambda: len(app.records) == 2 and idle(app)())
+        await until(pilot, lambda: len(app.conversation.records) == 2 and idle(app)())
         await pilot.press("up")
-        assert app.prompt.value == "secnod"
-        assert "Editing turn 2" in plain(app.status)
-        app.prompt.value = "second"
+        assert app.conversation.prompt.value == "secnod"
+        assert "Editing turn 2" in plain(app.conversation.status)
+        app.conversation.prompt.value = "second"
         await pilot.press("enter")
-        await until(pilot, lambda: len(app.records) == 3 and idle(app)())
+        await until(pilot, lambda: len(app.conversation.records) == 3 and idle(app)())
         assert engine.resent == ["second"]
         assert [m.content for m in engine.conversation] == ["first", "one", "second", "right"]
-        old = app.records[1]
+        old = app.conversation.records[1]
         assert old.superseded_by == 3
-        shown = [view.record.number for view in app.chat.query(TurnView)]
+        shown = [view.record.number for view in app.conversation.chat.query(TurnView)]
         assert shown == [1, 3]  # the edited turn took the old one's place
         assert "wrong" not in chat_text(app) and "right" in chat_text(app)
-        card = str(app.panel.options.get_option_at_index(1).prompt)
+        card = str(app.conversation.panel.options.get_option_at_index(1).prompt)
         assert "#2" in card and "edited → #3" in card
 
 
@@ -241,13 +250,13 @@ async def test_escape_drops_an_edit_and_keeps_the_turn() -> None:
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "first")
-        await until(pilot, lambda: len(app.records) == 1 and idle(app)())
+        await until(pilot, lambda: len(app.conversation.records) == 1 and idle(app)())
         await pilot.press("up")
-        assert app.prompt.value == "first"
+        assert app.conversation.prompt.value == "first"
         await pilot.press("escape")
-        assert app.prompt.value == "" and app.turns.editing is None
+        assert app.conversation.prompt.value == "" and app.conversation.turns.editing is None
         await send(pilot, "another")
-        await until(pilot, lambda: len(app.records) == 2 and idle(app)())
+        await until(pilot, lambda: len(app.conversation.records) == 2 and idle(app)())
         assert engine.resent == [] and engine.texts == ["first", "another"]
 
 
@@ -256,13 +265,13 @@ async def test_copy_puts_the_last_answer_on_the_clipboard_and_says_how() -> None
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await pilot.press("ctrl+l")
-        assert "No answer to copy yet" in plain(app.status)
+        assert "No answer to copy yet" in plain(app.conversation.status)
         await send(pilot, "q")
-        await until(pilot, lambda: len(app.records) == 1 and idle(app)())
+        await until(pilot, lambda: len(app.conversation.records) == 1 and idle(app)())
         await pilot.press("ctrl+l")
         assert app.clipboard == "the **answer**"
-        assert "Copied the answer of turn 1 (14 characters)" in plain(app.status)
-        assert "/export" in plain(app.status)  # what to do if the terminal ignored it
+        assert "Copied the answer of turn 1 (14 characters)" in plain(app.conversation.status)
+        assert "/export" in plain(app.conversation.status)  # what to do if the terminal ignored it
         app.copy_to_clipboard("")
         await send(pilot, "/copy")
         await until(pilot, lambda: app.clipboard == "the **answer**")
@@ -278,30 +287,30 @@ async def test_below_100_columns_the_panel_floats_over_the_chat_on_demand() -> N
     ) as pilot:
         app = await ready(pilot)
         await send(pilot, "bug")
-        await until(pilot, lambda: len(app.records) == 1 and idle(app)())
-        assert not app.panel.display
-        assert app.chat.size.width >= 78  # the chat has the whole width
-        route_line = app.chat.query_one(TurnView).query_one(".route")
+        await until(pilot, lambda: len(app.conversation.records) == 1 and idle(app)())
+        assert not app.conversation.panel.display
+        assert app.conversation.chat.size.width >= 78  # the chat has the whole width
+        route_line = app.conversation.chat.query_one(TurnView).query_one(".route")
         assert route_line.size.height == 1  # the one-line route strip
         screen = app.export_screenshot().replace("&#160;", " ")
         assert "local/gemma-3-270m" in screen  # the header keeps the model whole
         await pilot.press("ctrl+b")
         await pilot.pause(0.1)
-        assert app.panel.display and app.panel.has_class("-overlay")
-        assert app.panel.region.right == 80 and app.chat.size.width >= 78
+        assert app.conversation.panel.display and app.conversation.panel.has_class("-overlay")
+        assert app.conversation.panel.region.right == 80 and app.conversation.chat.size.width >= 78
         await pilot.press("ctrl+b")
         await pilot.pause(0.05)
-        assert not app.panel.display
+        assert not app.conversation.panel.display
 
 
 async def test_the_panel_comes_back_beside_the_chat_when_the_terminal_widens() -> None:
     async with build_app(services(), tz=UTC).run_test(size=(80, 24)) as pilot:
         app = await ready(pilot)
-        assert not app.panel.display
+        assert not app.conversation.panel.display
         await pilot.resize_terminal(150, 45)
         await pilot.pause(0.1)
-        assert app.panel.display and not app.panel.has_class("-overlay")
-        assert app.chat.size.width + app.panel.size.width <= 150
+        assert app.conversation.panel.display and not app.conversation.panel.has_class("-overlay")
+        assert app.conversation.chat.size.width + app.conversation.panel.size.width <= 150
 
 
 async def test_header_and_footer_never_show_a_value_cut_short() -> None:
@@ -313,7 +322,7 @@ async def test_header_and_footer_never_show_a_value_cut_short() -> None:
         app = await ready(pilot)
         await pilot.press("f3")
         await until(pilot, lambda: "forced code" in header(app))
-        drawn = app.header.render_text(app.header.size.width - 2).plain
+        drawn = app.conversation.header.render_text(app.conversation.header.size.width - 2).plain
         for value in ("code", "forced\u00a0code", "default", "local/gemma-3-270m"):
             assert value in drawn
         footer = app.query_one(KeysFooter)
@@ -329,14 +338,16 @@ async def test_command_errors_stay_visible_after_the_prompt_clears() -> None:
         app = await ready(pilot)
         await send(pilot, "/why")
         await pilot.pause(0.2)
-        assert app.prompt.value == ""
-        assert "No turn yet" in plain(app.status) and app.status.has_class("-error")
+        assert app.conversation.prompt.value == ""
+        assert "No turn yet" in plain(
+            app.conversation.status
+        ) and app.conversation.status.has_class("-error")
         await send(pilot, "/export")
         await pilot.pause(0.2)
-        assert "Nothing to export yet" in plain(app.status)
+        assert "Nothing to export yet" in plain(app.conversation.status)
         await pilot.press(*"typing on")
         await pilot.pause(0.1)
-        assert "Nothing to export yet" in plain(app.status)  # typing does not hide it
+        assert "Nothing to export yet" in plain(app.conversation.status)  # typing does not hide it
 
 
 async def test_quit_command_leaves_the_app() -> None:
@@ -351,7 +362,7 @@ async def test_quit_command_leaves_the_app() -> None:
 async def test_the_palette_lists_every_action_of_the_chat_screen() -> None:
     async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
-        titles = [title for title, _, _ in app.palette_actions()]
+        titles = [title for title, _, _ in app.conversation.palette_actions()]
         for wanted in ("route panel (ctrl+b)", "Why?", "Copy the last answer (ctrl+l)", "Quit"):
             assert any(wanted in title for title in titles), wanted
         await pilot.press("ctrl+p")
@@ -359,7 +370,7 @@ async def test_the_palette_lists_every_action_of_the_chat_screen() -> None:
         await pilot.press(*"route panel")
         await pilot.pause(0.3)
         await pilot.press("enter")
-        await until(pilot, lambda: not app.panel.display)
+        await until(pilot, lambda: not app.conversation.panel.display)
 
 
 async def test_a_theme_picked_while_running_is_saved() -> None:
@@ -377,7 +388,7 @@ async def test_a_theme_picked_while_running_is_saved() -> None:
         assert saved == []  # the theme given at start is not written back
         app.theme = "nord"
         await until(pilot, lambda: saved == ["nord"])
-        assert "Theme nord saved to /config/config.yaml" in plain(app.status)
+        assert "Theme nord saved to /config/config.yaml" in plain(app.conversation.status)
 
 
 async def test_a_command_that_exits_with_128_shows_as_failed_not_ok() -> None:
@@ -394,8 +405,8 @@ async def test_a_command_that_exits_with_128_shows_as_failed_not_ok() -> None:
     async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await send(pilot, "push")
-        await until(pilot, lambda: len(app.records) == 1 and idle(app)())
-        shown = plain(app.chat.query_one(ToolCallView))
+        await until(pilot, lambda: len(app.conversation.records) == 1 and idle(app)())
+        shown = plain(app.conversation.chat.query_one(ToolCallView))
         assert "failed: exit code 128" in shown and "  ok" not in shown
 
 
@@ -431,12 +442,14 @@ async def test_the_status_line_shows_a_bar_with_the_model_loading_phases() -> No
     app_services.build_engine = slow_build
     async with build_app(app_services, tz=UTC).run_test(size=SIZE) as pilot:
         app = pilot.app
-        await until(pilot, lambda: "part 2 of 4" in plain(app.status))
-        status = plain(app.status)
+        await until(pilot, lambda: "part 2 of 4" in plain(app.conversation.status))
+        status = plain(app.conversation.status)
         assert "█████░░░░░░░ 45%" in status and "Loading scripted/demo" in status
         progress.report("loading the model into llama.cpp", 0.8)
-        await until(pilot, lambda: "80% · loading the model" in plain(app.status))
+        await until(pilot, lambda: "80% · loading the model" in plain(app.conversation.status))
         gate.set()
-        await until(pilot, lambda: app.engine is not None)
+        await until(pilot, lambda: app.conversation.engine is not None)
         await pilot.pause(0.2)
-        assert "Enter sends" in plain(app.status) and "%" not in plain(app.status)
+        assert "Enter sends" in plain(app.conversation.status) and "%" not in plain(
+            app.conversation.status
+        )

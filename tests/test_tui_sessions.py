@@ -95,23 +95,25 @@ def make_rig() -> Iterator[Callable[[], Rig]]:
 async def say(pilot: Pilot[None], text: str) -> None:
     app = pilot.app
     assert isinstance(app, ModesApp)
-    count = len(app.records)
-    app.prompt.value = text
+    count = len(app.conversation.records)
+    app.conversation.prompt.value = text
     await pilot.press("enter")
-    await until(pilot, lambda: len(app.records) > count and not app.turn_running)
+    await until(
+        pilot, lambda: len(app.conversation.records) > count and not app.conversation.turn_running
+    )
 
 
 async def command(pilot: Pilot[None], text: str) -> None:
     app = pilot.app
     assert isinstance(app, ModesApp)
-    app.prompt.value = text
+    app.conversation.prompt.value = text
     await pilot.press("enter")
     await pilot.pause(0.05)
     await until(pilot, lambda: all(w.is_finished for w in app.workers if w.group == "session"))
 
 
 def chat_text(app: ModesApp) -> str:
-    return all_text(app.chat.query("Static, AnswerSegment, SystemNote"))
+    return all_text(app.conversation.chat.query("Static, AnswerSegment, SystemNote"))
 
 
 async def two_turns(make_rig: Callable[[], Rig]) -> str:
@@ -136,17 +138,20 @@ async def test_resume_shows_the_turns_and_carries_on_in_the_same_log(
     async with build_app(rig.services(), tz=UTC).run_test(size=SIZE) as pilot:
         app = await started(pilot)
         await command(pilot, "/resume latest")
-        await until(pilot, lambda: len(app.records) == 2)
+        await until(pilot, lambda: len(app.conversation.records) == 2)
         text = chat_text(app)
         assert "my python script segfaults" in text and "Hello to you." in text
         assert f"**Resumed session `{first}`** · my python script segfaults · 2 turns" in all_text(
-            app.chat.query(SystemNote)
+            app.conversation.chat.query(SystemNote)
         )
-        assert [e.route.mode_name for e in app.panel.entries if e.route] == ["code", "chat"]
-        assert f"In session {first}" in plain(app.status)
+        assert [e.route.mode_name for e in app.conversation.panel.entries if e.route] == [
+            "code",
+            "chat",
+        ]
+        assert f"In session {first}" in plain(app.conversation.status)
 
         await say(pilot, "hello, and then?")
-        assert app.records[-1].number == 3
+        assert app.conversation.records[-1].number == 3
         sent = rig.model.requests[-1].messages
         assert [m["content"] for m in sent if m["role"] == "assistant"] == [
             "Use gdb and type bt.",
@@ -168,18 +173,20 @@ async def test_resume_errors_stay_visible_and_change_nothing(make_rig: Callable[
     async with build_app(rig.services(), tz=UTC).run_test(size=SIZE) as pilot:
         app = await started(pilot)
         await command(pilot, "/resume nope")
-        status = plain(app.status)
+        status = plain(app.conversation.status)
         assert "Cannot resume: no session 'nope'" in status
         await say(pilot, "hello")
         own = rig.current.id
         await command(pilot, f"/resume {own}")
-        assert "is the one you are in already" in plain(app.status)
+        assert "is the one you are in already" in plain(app.conversation.status)
         await command(pilot, "/fork 7")
-        assert "no turn 7 to fork at: this session has turns 1 to 1" in (plain(app.status))
+        assert "no turn 7 to fork at: this session has turns 1 to 1" in (
+            plain(app.conversation.status)
+        )
         await command(pilot, "/fork x")
-        assert "/fork takes a turn number from 1" in plain(app.status)
-        assert app.prompt.value == "/fork x"  # kept to fix
-        assert len(app.records) == 1 and rig.current.id == own
+        assert "/fork takes a turn number from 1" in plain(app.conversation.status)
+        assert app.conversation.prompt.value == "/fork x"  # kept to fix
+        assert len(app.conversation.records) == 1 and rig.current.id == own
 
 
 async def test_starting_with_resume_shows_the_session_before_the_first_message(
@@ -192,9 +199,12 @@ async def test_starting_with_resume_shows_the_session_before_the_first_message(
     rig.model.script(ScriptedReply("Carrying on."))
     async with build_app(rig.services(resumed=resumed), tz=UTC).run_test(size=SIZE) as pilot:
         app = await started(pilot)
-        await until(pilot, lambda: len(app.records) == 2)
-        assert len(app.chat.query(TurnView)) + len(app.chat.query(LiteTurn)) == 2
-        assert "mode chat" in app.header.render_text().plain
+        await until(pilot, lambda: len(app.conversation.records) == 2)
+        assert (
+            len(app.conversation.chat.query(TurnView)) + len(app.conversation.chat.query(LiteTurn))
+            == 2
+        )
+        assert "mode chat" in app.conversation.header.render_text().plain
         await say(pilot, "hello again")
         assert len(rig.model.requests[-1].messages) == 6  # system, 2 turns, the new message
 
@@ -210,16 +220,16 @@ async def test_fork_starts_a_new_session_from_turn_n(make_rig: Callable[[], Rig]
         await say(pilot, "hello there")
         parent = rig.current.id
         await command(pilot, "/fork 1")
-        await until(pilot, lambda: len(app.records) == 1)
+        await until(pilot, lambda: len(app.conversation.records) == 1)
         child = rig.current.id
         assert child != parent
-        note = all_text(app.chat.query(SystemNote))
+        note = all_text(app.conversation.chat.query(SystemNote))
         assert f"**Forked session `{parent}` at turn 1 into `{child}`**" in note
         assert "Hello to you." not in chat_text(app)
-        assert len(app.panel.entries) == 1
+        assert len(app.conversation.panel.entries) == 1
 
         await say(pilot, "hello from the fork")
-        assert app.records[-1].number == 2
+        assert app.conversation.records[-1].number == 2
         contents = [m["content"] for m in rig.model.requests[-1].messages]
         assert "Use gdb." in contents and "Hello to you." not in contents
 
@@ -239,10 +249,10 @@ async def test_rename_titles_the_session_being_recorded(make_rig: Callable[[], R
     async with build_app(rig.services(), tz=UTC).run_test(size=SIZE) as pilot:
         app = await started(pilot)
         await command(pilot, "/rename")
-        assert "/rename needs a title" in plain(app.status)
+        assert "/rename needs a title" in plain(app.conversation.status)
         await say(pilot, "hello")
         await command(pilot, "/rename Greetings, tested")
-        assert "is now titled “Greetings, tested”" in plain(app.status)
+        assert "is now titled “Greetings, tested”" in plain(app.conversation.status)
     assert list_sessions(rig.dirs)[0].title == "Greetings, tested"
 
 
@@ -257,26 +267,26 @@ def test_commands_are_listed_and_complete(tmp_path: Path) -> None:
 async def test_the_command_line_resume_wires_the_app(
     make_rig: Callable[[], Rig], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from modes_tui.cli.chat import tui_services
     from modes_tui.cli.parser import build_parser
+    from modes_tui.runtime import RunOptions
+    from modes_tui.runtime.tui_start import TuiStart
 
     first = await two_turns(make_rig)
     args = build_parser().parse_args(
         ["--model", "scripted/echo", "chat", "--classifier", "keyword", "--resume", first[:10]]
     )
-    opened: list[CurrentSession] = []
-    services = tui_services(args, opened)
+    start = TuiStart(RunOptions.from_args(args))
+    services = start.services()
     assert services.resumed is not None and services.resumed.id == first
     assert services.session_id() == first
     try:
         async with build_app(services, tz=UTC).run_test(size=SIZE) as pilot:
             app = await started(pilot)
-            await until(pilot, lambda: len(app.records) == 2)
+            await until(pilot, lambda: len(app.conversation.records) == 2)
             await say(pilot, "hello, still there?")
-            assert app.records[-1].number == 3
+            assert app.conversation.records[-1].number == 3
     finally:
-        for session in opened:
-            session.close()
+        start.close_sessions()
     users = [r["content"] for r in load_session(first).records if r["type"] == "user"]
     assert users == ["my python script segfaults", "hello there", "hello, still there?"]
 
@@ -289,7 +299,7 @@ async def test_r_in_the_session_picker_resumes(make_rig: Callable[[], Rig]) -> N
         await command(pilot, "/sessions")
         await until(pilot, lambda: app.screen.__class__.__name__ == "SessionsScreen")
         await pilot.press("r")
-        await until(pilot, lambda: len(app.records) == 2)
+        await until(pilot, lambda: len(app.conversation.records) == 2)
         assert rig.current.id == first
         assert app.screen.__class__.__name__ != "SessionsScreen"
 
@@ -312,11 +322,13 @@ async def test_a_turn_cut_off_by_a_crash_can_be_retried_after_resuming(
     async with build_app(rig.services(), tz=UTC).run_test(size=SIZE) as pilot:
         app = await started(pilot)
         await command(pilot, "/resume latest")
-        await until(pilot, lambda: len(app.records) == 1)
-        assert app.records[0].status == "failed"
-        assert "had not finished when the log ended" in all_text(app.chat.query(SystemNote))
+        await until(pilot, lambda: len(app.conversation.records) == 1)
+        assert app.conversation.records[0].status == "failed"
+        assert "had not finished when the log ended" in all_text(
+            app.conversation.chat.query(SystemNote)
+        )
         await pilot.press("ctrl+r")
-        await until(pilot, lambda: app.records[0].status == "finished")
+        await until(pilot, lambda: app.conversation.records[0].status == "finished")
         sent = rig.model.requests[-1].messages
         assert [m["role"] for m in sent] == ["system", "user"]  # the cut answer is dropped
     records = load_session(crashed.id, dirs).records

@@ -12,7 +12,9 @@ from typing import Any
 
 from textual.pilot import Pilot
 
+from modes_tui.frontend.lines import Send
 from modes_tui.tui.app import ModesApp, build_app
+from modes_tui.tui.turn_queue import Sent
 from tests.test_tui_app import FakeSessions, replayed
 from tests.tui_support import DEMO_MESSAGES, ScriptEngine, demo_scripts, services
 
@@ -27,10 +29,10 @@ def demo_app(**extra: Any) -> ModesApp:
 async def settle(pilot: Pilot[None]) -> None:
     app = pilot.app
     assert isinstance(app, ModesApp)
-    app.prompt.cursor_blink = False  # a blinking cursor would make the picture flaky
-    app.status.animated = False
+    app.conversation.prompt.cursor_blink = False  # a blinking cursor would make the picture flaky
+    app.conversation.status.animated = False
     for _ in range(200):
-        if app.engine is not None and not app.turns.running:
+        if app.conversation.engine is not None and not app.conversation.turns.running:
             break
         await asyncio.sleep(0.02)
     await pilot.pause(0.1)
@@ -41,7 +43,7 @@ async def converse(pilot: Pilot[None]) -> None:
     assert isinstance(app, ModesApp)
     await settle(pilot)
     for message in DEMO_MESSAGES:
-        app.prompt.value = message
+        app.conversation.prompt.value = message
         await pilot.press("enter")
         await pilot.pause(0.05)
         await settle(pilot)
@@ -74,9 +76,9 @@ def test_multi_line_prompt_and_waiting_messages_at_150x45(snap_compare: Any) -> 
         app = pilot.app
         assert isinstance(app, ModesApp)
         await settle(pilot)
-        await app.pending.add("and how do I test it?")
-        await app.pending.add("also: a second thought\nthat spans two lines")
-        app.prompt.value = (
+        for line in ("and how do I test it?", "also: a second thought\nthat spans two lines"):
+            await app.conversation.pending.add(Sent(line, Send(line)))
+        app.conversation.prompt.value = (
             'Traceback (most recent call last):\n  File "parse.py", line 3\nNameError: x'
         )
         await pilot.pause(0.2)
@@ -90,8 +92,8 @@ def test_route_panel_with_a_forced_mode(snap_compare: Any) -> None:
         await pilot.press("f4")  # force `reason`
         app = pilot.app
         assert isinstance(app, ModesApp)
-        app.panel.options.focus()
-        app.panel.options.highlighted = 0
+        app.conversation.panel.options.focus()
+        app.conversation.panel.options.highlighted = 0
         await pilot.pause(0.1)
 
     assert snap_compare(demo_app(), terminal_size=SIZE, run_before=run_before)
@@ -102,8 +104,8 @@ def test_inspector(snap_compare: Any) -> None:
         await converse(pilot)
         app = pilot.app
         assert isinstance(app, ModesApp)
-        app.panel.options.focus()
-        app.panel.options.highlighted = 1  # the code turn, with tools and two rounds
+        app.conversation.panel.options.focus()
+        app.conversation.panel.options.highlighted = 1  # the code turn, with tools and two rounds
         await pilot.press("enter")
         await pilot.pause(0.3)
 
@@ -115,7 +117,7 @@ def test_replay_screen(snap_compare: Any) -> None:
         await settle(pilot)
         app = pilot.app
         assert isinstance(app, ModesApp)
-        app.prompt.value = "/replay 20260314-092653-abcd"
+        app.conversation.prompt.value = "/replay 20260314-092653-abcd"
         await pilot.press("enter")
         for _ in range(100):
             if app.screen.__class__.__name__ == "ReplayScreen":

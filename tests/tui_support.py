@@ -468,7 +468,7 @@ async def started(pilot: Pilot[None]) -> ModesApp:
     """The app under the pilot, once its engine is built."""
     app = pilot.app
     assert isinstance(app, ModesApp)
-    await until(pilot, lambda: app.engine is not None)
+    await until(pilot, lambda: app.conversation.engine is not None)
     return app
 
 

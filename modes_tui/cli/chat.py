@@ -15,8 +15,6 @@ from modes_tui.cli.common import EXIT_OK, say_err, settings_for
 if TYPE_CHECKING:
     from modes_tui.core.engine.ports import Confirmer
     from modes_tui.mcp.servers import McpServers
-    from modes_tui.store.resume import CurrentSession
-    from modes_tui.tui.services import AppServices
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
@@ -105,20 +103,23 @@ async def _closing(work: Awaitable[int], servers: McpServers | None) -> int:
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
-    """The Textual app. Only textual loads before the first frame: the settings, the pack
-    and the stores are prepared in a worker right after it, and the engine (with litellm
-    and the model) in another one after that."""
+    """The Textual app, started one way: arguments -> options -> runtime -> services -> app.
+    Only textual and the app's widgets load before the first frame: the runtime (settings,
+    pack, stores) is built by `TuiStart.services` in the app's worker right after it, and the
+    engine (with litellm and the model) in another one after that."""
     from modes_tui.tui.gc_tuning import freeze_what_is_loaded, hold_collections
 
     hold_collections()  # before Textual and our widgets are imported
     from modes_tui.cli.terminal_guard import TerminalGuard
+    from modes_tui.runtime import RunOptions
+    from modes_tui.runtime.tui_start import TuiStart
     from modes_tui.tui.app import build_app
 
-    check_resume(args)  # a wrong id fails here, at the terminal, not inside the app
+    options = RunOptions.from_args(args)
+    check_resume(options.resume)  # a wrong id fails here, at the terminal, not inside the app
     freeze_what_is_loaded()
-    sessions: list[CurrentSession] = []
-    servers: list[McpServers] = []
-    app = build_app(prepare=lambda: tui_services(args, sessions, servers))
+    start = TuiStart(options)
+    app = build_app(prepare=start.services)
     # a death by signal gives Textual no chance to restore the terminal: the guard does
     guard = TerminalGuard.start()
 
@@ -127,39 +128,19 @@ def cmd_tui(args: argparse.Namespace) -> int:
             await app.run_async()
         finally:  # on the app's loop, where the servers' tasks live
             guard.release()  # Textual has given the terminal back
-            for started in servers:
-                await started.close()
+            await start.stop_servers()
 
     try:
         asyncio.run(run())
     finally:
         guard.release()
-        for session in sessions:
-            session.close()
+        start.close_sessions()
     return EXIT_OK
 
 
-def tui_services(
-    args: argparse.Namespace,
-    sessions: list[CurrentSession],
-    servers: list[McpServers] | None = None,
-) -> AppServices:
-    """Everything the terminal UI needs, from the settings and the options; the session
-    writer and the MCP servers it opens are added to `sessions` and `servers` to close."""
-    from modes_tui.runtime import RunOptions, Runtime
-
-    runtime = Runtime.for_chat(RunOptions.from_args(args))
-    if runtime.servers is not None and servers is not None:
-        servers.append(runtime.servers)
-    if runtime.current is not None:
-        sessions.append(runtime.current)
-    return runtime.tui_services()
-
-
-def check_resume(args: argparse.Namespace) -> None:
+def check_resume(ref: str | None) -> None:
     """Fail at once, before the app starts, when `--resume` names no session (file names
     only; the session is read after the first frame)."""
-    ref = getattr(args, "resume", None)
     if ref is not None:
         from modes_tui.store.sessions import resolve_session
 

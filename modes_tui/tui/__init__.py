@@ -1,13 +1,17 @@
 """The Textual app: the only package that imports textual.
 
-The app is `app.ModesApp`; what it needs from the rest of modes-tui is in `services.py`.
-Its modules:
+The app is `app.ModesApp` (start-up, screens, global keys); the conversation is the screen
+`conversation.ConversationScreen`; what the app needs from the rest of modes-tui is in
+`services.py`. Its modules:
 
-    app.py              The modes-tui app: chat on the left, routing decisions on the right, a
-                        prompt below
+    app.py              The modes-tui app: start-up, screens and global keys
     arming.py           A dialog that opens on its own needs a deliberate answer: arming
     chat.py             The chat log: one view per user turn, drawn from the bottom up
     compaction_note.py  The folded note that says older turns were summarised for the model
+    conversation.py     The conversation: the screen the app opens with, chat on the left,
+                        routing decisions on the right, a prompt below
+    conversation_commands.py
+                        What the conversation's slash commands do that is not a turn
     confirm.py          Asking the user before a tool runs: the dialog and the `Confirmer` the
                         engine calls
     correct.py          The correction picker: which mode should have answered this turn?
@@ -21,6 +25,8 @@ Its modules:
     palette.py          Command palette entries: "Force mode: X" for each mode, auto and off,
                         and every action of the chat screen
     panel.py            The route panel: every routing decision of the session, newest first
+    parts.py            What the conversation's helpers see of it: its parts on screen and its
+                        state; `Part` finds a part once
     pending.py          Type-ahead: messages sent while a turn runs wait here, in order, until
                         they start
     prompt.py           The prompt: a multi-line TextArea where Enter sends, that completes
@@ -43,6 +49,8 @@ Its modules:
     stream_fit.py       Widgets in a `layout: stream` container measured at the width they are
                         drawn at
     turn_messages.py    Messages a drawn turn sends up to the app
+    turn_runner.py      Running one turn on screen: the record, its view in the chat, and the
+                        engine's events said by the panel, the header and the status line
     turn_view.py        One turn in full: the user's message, the route, the streamed Markdown
                         answer, tool calls, folded reasoning, and how the turn ended
     messages.py         What the app's workers report: one typed message per result, each

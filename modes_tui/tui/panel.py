@@ -24,11 +24,11 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from modes_tui.core.edits.policy import ASKS_BY_NATURE, Policy
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.render import route_card
 
 if TYPE_CHECKING:
+    from modes_tui.core.edits.policy import Policy
     from modes_tui.core.history.events import TurnEvent
     from modes_tui.core.history.transcript import TurnTranscript
     from modes_tui.core.routing.router import Route
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 PAGE = 200
 """Decisions listed at a time: a 1,000-turn session opens fast, older ones come on demand."""
 MORE = "more"
+NARROW = 100
+"""Below this many columns the panel leaves the layout (ctrl+b shows it over the chat)."""
 OVERLAY_WIDTH = 52
 """Columns of the panel shown over the chat on a narrow terminal."""
 REDRAWN_AFTER = frozenset(
@@ -83,6 +85,8 @@ class DecisionList(OptionList):
 def policy_text(mode: str, policy: Policy, tools: Sequence[str]) -> Text:
     """One short block: which tools the mode runs, asks about and may not use, and the
     paths nobody may touch."""
+    from modes_tui.core.edits.policy import ASKS_BY_NATURE  # with the first route, not before
+
     by: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
     for name in tools:
         by[policy.rule(name, asks=name in ASKS_BY_NATURE).permission].append(name)
@@ -147,6 +151,8 @@ class RoutePanel(Vertical):
         super().__init__(id=id)
         self._tz = tz
         self._live = live
+        self._wanted: bool | None = None
+        """The user's choice (ctrl+b): shown or not (None: by the terminal's width)."""
         self.entries: list[PanelEntry] = []
         """Oldest first."""
         self.limit = PAGE
@@ -267,6 +273,26 @@ class RoutePanel(Vertical):
             self.decided(record)
         elif event.type in REDRAWN_AFTER:
             self.refresh_record(record)
+
+    def toggle(self, columns: int) -> None:
+        """Show or hide the panel (ctrl+b); the choice holds until the width crosses NARROW."""
+        self._wanted = not self.display
+        self.fit(columns)
+
+    def fit(self, columns: int) -> None:
+        """Below NARROW columns the panel leaves the layout (its screen gets `-narrow`): each
+        turn keeps its one-line route strip, and ctrl+b shows the whole panel over the chat."""
+        narrow = columns < NARROW
+        was_narrow = self.screen.has_class("-narrow")
+        if narrow != was_narrow:
+            self._wanted = None  # crossing the line: the width decides again
+        shown = self._wanted if self._wanted is not None else not narrow
+        if self.display != shown:
+            self.display = shown
+        if not narrow and not was_narrow:
+            return  # the usual wide layout: nothing to restyle (keeps the first frame cheap)
+        self.screen.set_class(narrow, "-narrow")
+        self.lay_out(columns, narrow=narrow)
 
     def lay_out(self, columns: int, *, narrow: bool) -> None:
         """Below the app's narrow width the panel floats over the chat, against the right

@@ -14,6 +14,8 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Static
 
+from modes_tui.tui.turn_queue import Sent
+
 PREVIEW_CHARS = 200
 """How much of a waiting message its row shows."""
 
@@ -72,44 +74,44 @@ class PendingMessages(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.items: list[tuple[int, str]] = []
-        """(number, text), oldest first; numbers only tell rows apart."""
+        self.items: list[tuple[int, Sent]] = []
+        """(number, message), oldest first; numbers only tell rows apart."""
         self._next = 1
 
     @property
     def texts(self) -> list[str]:
         """The waiting messages, in the order they will run."""
-        return [text for _, text in self.items]
+        return [sent.line for _, sent in self.items]
 
     def __len__(self) -> int:
         return len(self.items)
 
-    async def add(self, text: str) -> None:
+    async def add(self, item: Sent) -> None:
         """Queue a message at the end."""
         number = self._next
         self._next += 1
-        self.items.append((number, text))
+        self.items.append((number, item))
         self.add_class("-waiting")
-        await self.mount(PendingRow(number, text))
+        await self.mount(PendingRow(number, item.line))
 
-    async def take_first(self) -> str | None:
+    async def take_first(self) -> Sent | None:
         """The next message to run, out of the queue."""
         if not self.items:
             return None
-        number, text = self.items[0]
+        number, sent = self.items[0]
         await self._drop(number)
-        return text
+        return sent
 
-    async def take_last(self) -> str | None:
+    async def take_last(self) -> Sent | None:
         """The newest waiting message, out of the queue (up in an empty prompt)."""
         if not self.items:
             return None
-        number, text = self.items[-1]
+        number, sent = self.items[-1]
         await self._drop(number)
-        return text
+        return sent
 
-    async def _drop(self, number: int) -> str | None:
-        found = next((text for n, text in self.items if n == number), None)
+    async def _drop(self, number: int) -> Sent | None:
+        found = next((sent for n, sent in self.items if n == number), None)
         self.items = [(n, t) for n, t in self.items if n != number]
         for row in self.query(PendingRow):
             if row.number == number:
@@ -122,9 +124,9 @@ class PendingMessages(Vertical):
         event.stop()
         row = event.button.parent
         if isinstance(row, PendingRow):
-            text = await self._drop(row.number)
-            if text is not None:
-                self.post_message(self.EditRequested(text))
+            sent = await self._drop(row.number)
+            if sent is not None:
+                self.post_message(self.EditRequested(sent.line))
 
     class Removed(Message):
         """The user took a waiting message out of the queue (its ✕)."""

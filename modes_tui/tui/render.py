@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from modes_tui.core.edits.diffs import diff_lines
-from modes_tui.core.edits.editor import EDIT_TOOL_NAMES
 from modes_tui.route_format import (
     CALLER_MARKS,
     duration,
@@ -198,6 +196,9 @@ def tool_summary(activity: ToolActivity) -> RenderableType:
     head.append(f"  {outcome}", style=style)
     if activity.duration_ms:
         head.append(f" · {duration(activity.duration_ms)}", style="dim")
+    # `core.edits` loads with the first tool card, not on the way to the first frame
+    from modes_tui.core.edits.editor import EDIT_TOOL_NAMES
+
     if activity.call.name in EDIT_TOOL_NAMES and outcome == "ok":
         # the change it made: its summary line, then the diff, coloured (live and in replay)
         summary, _, diff = activity.result.partition("\n")
@@ -221,6 +222,8 @@ DIFF_PREVIEW_LINES = 40
 def diff_text(diff: str, limit: int) -> Text:
     """A unified diff (already terminal-safe: `core.edits.diffs`) coloured by line kind,
     at most `limit` lines."""
+    from modes_tui.core.edits.diffs import diff_lines
+
     text = Text()
     lines = diff_lines(diff)
     for line in lines[:limit]:

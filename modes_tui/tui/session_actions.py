@@ -1,4 +1,4 @@
-"""`/resume`, `/fork` and `/rename` in the app: switching the session being recorded.
+"""`/resume`, `/fork` and `/rename` in the conversation: switching the session being recorded.
 
 The checks, the switch and the engine's restore are `frontend.sessions` (shared with the
 REPL); this module says the outcome in the status line and redraws the chat and the route
@@ -17,79 +17,83 @@ from modes_tui.tui.replay import records_from_turns
 if TYPE_CHECKING:
     from modes_tui.core.engine.ports import TurnEngine
     from modes_tui.store.resume import CurrentSession, Resumption
-    from modes_tui.tui.app import ModesApp
+    from modes_tui.tui.parts import ConversationParts
 
 
 @dataclass(frozen=True, slots=True)
 class _Host:
-    """The app as `frontend.sessions` reads it (at every step: a turn may start meanwhile)."""
+    """The conversation as `frontend.sessions` reads it (at every step: a turn may start
+    meanwhile)."""
 
-    app: ModesApp
+    parts: ConversationParts
 
     @property
     def current_session(self) -> CurrentSession | None:
-        return self.app.services.current
+        services = self.parts.services
+        return services.current if services is not None else None
 
     @property
     def turn_running(self) -> bool:
-        return self.app.turn_running
+        return self.parts.turns.running
 
     @property
     def turn_engine(self) -> TurnEngine | None:
-        return self.app.engine
+        return self.parts.engine
 
 
-async def resume(app: ModesApp, ref: str) -> None:
+async def resume(conversation: ConversationParts, ref: str) -> None:
     """Continue the saved session `ref` here (read in a thread; switched on the loop)."""
 
     def loading(ref: str) -> None:
-        app.status.busy(f"Loading session {ref}…")
+        conversation.status.busy(f"Loading session {ref}…")
 
-    await _shown(app, await sessions.resume(_Host(app), ref, loading=loading))
+    await _shown(conversation, await sessions.resume(_Host(conversation), ref, loading=loading))
 
 
-async def fork(app: ModesApp, turn: str) -> None:
+async def fork(conversation: ConversationParts, turn: str) -> None:
     """Start a new session from turn `turn` of this one ("": the last turn)."""
-    await _shown(app, sessions.fork(_Host(app), turn))
+    await _shown(conversation, sessions.fork(_Host(conversation), turn))
 
 
-async def rename(app: ModesApp, title: str) -> None:
+async def rename(conversation: ConversationParts, title: str) -> None:
     """Give the session being recorded a title."""
-    await _shown(app, sessions.rename(_Host(app), title))
+    await _shown(conversation, sessions.rename(_Host(conversation), title))
 
 
-async def _shown(app: ModesApp, outcome: sessions.SessionOutcome) -> None:
+async def _shown(conversation: ConversationParts, outcome: sessions.SessionOutcome) -> None:
     """What a session action did, or why not, in the status line (and the chat)."""
     match outcome:
         case Refused(action="rename", kind="no-sessions"):
-            app.status.error("Sessions are not recorded in this build.")
+            conversation.status.error("Sessions are not recorded in this build.")
         case Refused(action=action, reason=reason):
-            app.status.error(f"Cannot {action}: {reason}")
+            conversation.status.error(f"Cannot {action}: {reason}")
         case Renamed(session_id=session_id, title=title):
-            app.status.idle(f"Session {session_id} is now titled “{title}”")
+            conversation.status.idle(f"Session {session_id} is now titled “{title}”")
         case Switched(resumption=forked, parent=str(parent)):
             headline = f"Forked session `{parent}` at turn {forked.turn} into `{forked.id}`"
-            await show(app, forked, headline)
+            await show(conversation, forked, headline)
         case Switched(resumption=resumed):
-            await show(app, resumed, f"Resumed session `{resumed.id}`")
+            await show(conversation, resumed, f"Resumed session `{resumed.id}`")
 
 
-async def show(app: ModesApp, resumption: Resumption, headline: str) -> None:
+async def show(conversation: ConversationParts, resumption: Resumption, headline: str) -> None:
     """Draw the session's turns in the chat and its decisions in the panel."""
     records = records_from_turns(resumption.replay.turns)
-    app.records = records
-    await app.chat.clear()
-    await app.chat.show_records(records)
-    app.panel.set_records(records)
+    conversation.records = records
+    await conversation.chat.clear()
+    await conversation.chat.show_records(records)
+    conversation.panel.set_records(records)
     if records:
-        app.header.show(active_mode=records[-1].mode or "no mode")
+        conversation.header.show(active_mode=records[-1].mode or "no mode")
     title = resumption.session.title or "untitled"
     count = f"{len(records)} turn" + ("" if len(records) == 1 else "s")
     lines = [f"**{headline}** · {title} · {count}; new turns are added to it."]
     notes = list(resumption.notes)
-    pack_note = resumption.pack_note(app.services.pack.name)
+    pack_note = resumption.pack_note(
+        conversation.services.pack.name if conversation.services is not None else ""
+    )
     if pack_note:
         notes.append(pack_note)
     lines += [f"- ⚠ {note}" for note in notes]
-    await app.chat.add_note("\n".join(lines))
-    app.status.idle(f"In session {resumption.id}: {title}")
+    await conversation.chat.add_note("\n".join(lines))
+    conversation.status.idle(f"In session {resumption.id}: {title}")

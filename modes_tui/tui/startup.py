@@ -11,8 +11,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from modes_tui.core.errors import DeclarationError, ModesError, SettingsError
+
+if TYPE_CHECKING:
+    from modes_tui.core.history.events import TurnFailed
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +62,25 @@ class StartupProblem:
         return (
             f"modes-tui could not start: {self.headline}\n\n{self.details}\n\nTo fix: {self.hint}."
         )
+
+
+def startup_failure(problem: StartupProblem | None, engine_error: str | None) -> TurnFailed:
+    """Why a message cannot run: the setup (`problem`) or the model failed, with the fix."""
+    from modes_tui.core.history.events import TurnFailed
+
+    if problem is not None:
+        return TurnFailed(
+            error=f"modes-tui could not start: {problem.headline}",
+            kind="startup",
+            hint=problem.hint,
+            retryable=False,
+        )
+    return TurnFailed(
+        error=f"the model could not start: {engine_error}",
+        kind="startup",
+        hint="Check the model settings (modes-tui --help), then restart.",
+        retryable=False,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,24 +15,39 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeVar
 
 from modes_tui.core.config.control import OFF
 
 if TYPE_CHECKING:
     from modes_tui.core.history.transcript import TurnTranscript
+    from modes_tui.frontend.commands import OneShot
+    from modes_tui.frontend.lines import Send
 
 
-class WaitingLine(Protocol):
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """A line sent with Enter, read once (`frontend.lines.read_line`) when it was sent."""
+
+    line: str
+    """As typed: what the waiting row shows and what up puts back in the prompt."""
+    message: Send | OneShot
+    """What runs: the text, and the mode of a one-shot `/MODE text`."""
+
+
+T = TypeVar("T")
+
+
+class WaitingLine(Protocol[T]):
     """The messages sent while a turn runs, oldest first."""
 
     def __len__(self) -> int: ...
 
-    async def add(self, text: str) -> None: ...
+    async def add(self, item: T) -> None: ...
 
-    async def take_first(self) -> str | None: ...
+    async def take_first(self) -> T | None: ...
 
-    async def take_last(self) -> str | None: ...
+    async def take_last(self) -> T | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,11 +67,11 @@ Recall = Literal["take back", "edit"]
 sent one."""
 
 
-class TurnQueue:
+class TurnQueue(Generic[T]):
     """Running, waiting and editing, and the rules between them."""
 
     def __init__(
-        self, waiting: Callable[[], WaitingLine], *, changed: Callable[[], None] = lambda: None
+        self, waiting: Callable[[], WaitingLine[T]], *, changed: Callable[[], None] = lambda: None
     ) -> None:
         self._line = waiting
         """The waiting messages (found when needed: the widget is mounted after the app)."""
@@ -66,7 +81,7 @@ class TurnQueue:
         self._editing: TurnTranscript | None = None
 
     @property
-    def _waiting(self) -> WaitingLine:
+    def _waiting(self) -> WaitingLine[T]:
         return self._line()
 
     # ---------------------------------------------------------------- what is true now
@@ -103,7 +118,7 @@ class TurnQueue:
         self._running = False
         self._changed()
 
-    async def next_waiting(self) -> str | None:
+    async def next_waiting(self) -> T | None:
         """A turn ended: the first waiting message, out of the line (None: nothing to run)."""
         if self._running or not len(self._waiting):
             return None
@@ -115,14 +130,15 @@ class TurnQueue:
 
     # ---------------------------------------------------------------- the prompt's keys
 
-    async def submit(self, text: str) -> Submission:
-        """Enter with `text` (not a command): any edit ends here, whatever happens to it."""
+    async def submit(self, sent: T) -> Submission:
+        """Enter with `sent` (not a command): any edit ends here, whatever happens to it."""
         editing, self._editing = self._editing, None
         if editing is not None and self.idle:
             return Submission("replace", replacing=editing)
         if not self.idle:
-            # queued as typed (`//x`, `/code x`): what runs, or comes back with up, is the line
-            await self._waiting.add(text)
+            # queued as read at Enter (`//x`, `/code x`): it runs as read, or comes back with
+            # up as typed
+            await self._waiting.add(sent)
             return Submission("wait", waiting=len(self._waiting))
         return Submission("run")
 
@@ -136,7 +152,7 @@ class TurnQueue:
         self._editing = last
         return "edit"
 
-    async def take_back(self) -> str | None:
+    async def take_back(self) -> T | None:
         """The newest waiting message, out of the line (back into the prompt)."""
         return await self._waiting.take_last()
 

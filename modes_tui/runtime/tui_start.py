@@ -1,0 +1,52 @@
+"""The terminal UI's start-up, one way: options -> runtime -> services -> app.
+
+The command line reads the arguments into `RunOptions` and hands the app
+`TuiStart(options).services`; the app calls it in a worker thread after its first frame
+(the settings, the pack, the stores and the MCP configuration are read there, never before
+the first paint). What the runtime opened (the session writer, the MCP servers) is kept here,
+so the command line closes it when the app has ended; nothing calls back into the command
+line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from modes_tui.runtime import RunOptions, Runtime
+
+if TYPE_CHECKING:
+    from modes_tui.mcp.servers import McpServers
+    from modes_tui.store.resume import CurrentSession
+    from modes_tui.tui.services import AppServices
+
+
+@dataclass
+class TuiStart:
+    """One start of the terminal UI: its options, and what its runtime opened."""
+
+    options: RunOptions
+    """What the command line asked for."""
+    sessions: list[CurrentSession] = field(default_factory=list)
+    """The session writer the runtime opened (closed after the app)."""
+    servers: list[McpServers] = field(default_factory=list)
+    """The MCP servers the runtime configured (stopped on the app's loop, after it)."""
+
+    def services(self) -> AppServices:
+        """The runtime of a chat, and everything the app needs from it (in a thread)."""
+        runtime = Runtime.for_chat(self.options)
+        if runtime.servers is not None:
+            self.servers.append(runtime.servers)
+        if runtime.current is not None:
+            self.sessions.append(runtime.current)
+        return runtime.tui_services()
+
+    async def stop_servers(self) -> None:
+        """Stop the MCP servers the run started (on the loop they ran on)."""
+        for servers in self.servers:
+            await servers.close()
+
+    def close_sessions(self) -> None:
+        """Close the session writer (the log keeps every record written)."""
+        for session in self.sessions:
+            session.close()
