@@ -74,7 +74,7 @@ async def type_word(pilot: Pilot[None], word: str) -> None:
     # handled: every letter is in the prompt, or one of them closed the dialog (the tests fail)
     await until(
         pilot,
-        lambda: app.prompt.value.endswith(word) or not isinstance(app.screen, ArmedDialog),
+        lambda: app.conversation.prompt.value.endswith(word) or not isinstance(app.screen, ArmedDialog),
     )
 
 
@@ -94,10 +94,10 @@ async def command_dialog(pilot: Pilot[None], rig: Rig, command: str) -> ModesApp
         ScriptedReply("Done."),
     )
     app = await started(pilot)
-    app.prompt.value = "/mode shell"
+    app.conversation.prompt.value = "/mode shell"
     await pilot.press("enter")
-    await until(pilot, lambda: "mode shell" in app.header.render_text().plain)
-    app.prompt.value = "make the file"
+    await until(pilot, lambda: "mode shell" in app.conversation.header.render_text().plain)
+    app.conversation.prompt.value = "make the file"
     await pilot.press("enter")
     await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
     return app
@@ -112,29 +112,29 @@ async def test_lately_typed_into_an_armed_command_dialog_answers_nothing(rig: Ri
         await type_word(pilot, "lately")
 
         assert screen.is_attached and not ran.exists()
-        assert app.prompt.value == "lately"  # every letter shown there, none lost
+        assert app.conversation.prompt.value == "lately"  # every letter shown there, none lost
         assert plain(screen.query_one("#answer-hint", Static)).strip() == WAITING_HINT
         assert all(button.disabled for button in screen.query(Button))
 
         await armed(pilot)  # a quiet moment later, a lone y answers
         await pilot.press("y")
-        await until(pilot, lambda: not app.turns.running and ran.exists())
-        assert app.records[-1].tools[0].outcome == "ok"
-        assert app.prompt.value == "lately"
+        await until(pilot, lambda: not app.conversation.turns.running and ran.exists())
+        assert app.conversation.records[-1].tools[0].outcome == "ok"
+        assert app.conversation.prompt.value == "lately"
 
 
 async def test_can_typed_into_the_enter_shell_question_declines_nothing(rig: Rig) -> None:
     rig.model.script(ScriptedReply("Try git rebase --abort."))
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
         app = await started(pilot)
-        app.prompt.value = "git rebase went wrong"
+        app.conversation.prompt.value = "git rebase went wrong"
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
         screen = await armed(pilot)
         await type_word(pilot, "can")
 
-        assert screen.is_attached and not app.panel.entries  # no route yet: not declined
-        assert app.prompt.value == "can"
+        assert screen.is_attached and not app.conversation.panel.entries  # no route yet: not declined
+        assert app.conversation.prompt.value == "can"
         assert "A question is waiting: y or n" in plain(screen.query_one("#answer-hint", Static))
         assert "Asked by shell's auto_enter: confirm" in plain(
             screen.query_one("#question-rule", Static)
@@ -142,10 +142,10 @@ async def test_can_typed_into_the_enter_shell_question_declines_nothing(rig: Rig
 
         await armed(pilot)
         await pilot.press("n")
-        await until(pilot, lambda: not app.turns.running)
-        route = app.panel.entries[-1].route
+        await until(pilot, lambda: not app.conversation.turns.running)
+        route = app.conversation.panel.entries[-1].route
         assert route is not None and route.mode_name != "shell"
-        assert app.prompt.value == "can"
+        assert app.conversation.prompt.value == "can"
 
 
 async def test_a_word_typed_fast_all_goes_to_the_prompt_even_with_y_and_n_in_it(
@@ -157,7 +157,7 @@ async def test_a_word_typed_fast_all_goes_to_the_prompt_even_with_y_and_n_in_it(
         screen = await armed(pilot)
         await type_word(pilot, "honestly, any day now")
         assert screen.is_attached and not ran.exists()
-        assert app.prompt.value == "honestly, any day now"
+        assert app.conversation.prompt.value == "honestly, any day now"
 
 
 async def test_global_keys_do_nothing_while_a_dialog_is_open(rig: Rig) -> None:
@@ -172,12 +172,12 @@ async def test_global_keys_do_nothing_while_a_dialog_is_open(rig: Rig) -> None:
             await pilot.pause(0.05)
             assert app.screen is screen, key  # no other screen over or instead of it
         assert app.services.control.read().mode == before == "shell"
-        assert "mode shell" in app.header.render_text().plain
-        assert screen.is_attached and not ran.exists() and app.prompt.value == ""
+        assert "mode shell" in app.conversation.header.render_text().plain
+        assert screen.is_attached and not ran.exists() and app.conversation.prompt.value == ""
 
         await armed(pilot)
         await pilot.press("n")
-        await until(pilot, lambda: not app.turns.running)
+        await until(pilot, lambda: not app.conversation.turns.running)
         assert not ran.exists()
         await pilot.press("ctrl+p")  # closed: the keys work again
         await until(pilot, lambda: app.screen.__class__.__name__ == "CommandPalette")
@@ -201,7 +201,7 @@ async def test_the_command_dialog_shows_the_command_verbatim_and_the_rule(rig: R
         assert "\x1b[2J" not in frame
         await armed(pilot)
         await pilot.press("n")
-        await until(pilot, lambda: not app.turns.running)
+        await until(pilot, lambda: not app.conversation.turns.running)
 
 
 # --------------------------------------------------------------------------- hand-off
@@ -239,7 +239,7 @@ async def test_in_the_app_a_hand_off_into_a_confirm_mode_is_asked(
     try:
         async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
             app = await started(pilot)
-            app.prompt.value = "hello, list my files"
+            app.conversation.prompt.value = "hello, list my files"
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, QuestionScreen))
             screen = app.screen
@@ -254,15 +254,15 @@ async def test_in_the_app_a_hand_off_into_a_confirm_mode_is_asked(
 
             await armed(pilot)
             await pilot.press(answer)
-            await until(pilot, lambda: not app.turns.running)
-            modes = [e.route.mode_name for e in app.panel.entries if e.route is not None]
+            await until(pilot, lambda: not app.conversation.turns.running)
+            modes = [e.route.mode_name for e in app.conversation.panel.entries if e.route is not None]
             if answer == "y":
                 assert modes[-2:] == ["chat", "shell"]
                 assert (tmp_path / "ran.txt").exists()  # shell's run_command: allow
             else:
                 assert modes == ["chat"]
                 assert not (tmp_path / "ran.txt").exists()  # chat has no run_command
-                tool = app.records[-1].tools[0]
+                tool = app.conversation.records[-1].tools[0]
                 assert tool.outcome == "cancelled"
     finally:
         rig.log.close()

@@ -124,6 +124,14 @@ _REQUEST_OPENER = re.compile(
     r"hi|hello|hey|if|debug|refactor|review|proofread|rewrite|edit|build|start|stop|open|"
     r"create|update|upgrade|search|count|sort|merge|split|parse|read|send|reply|book)\b"
 )
+# A statement with a finite verb of its own ("git rebase went wrong", "the build failed",
+# "my laptop keeps crashing") says what happened: it stands alone, however short.
+_FINITE_VERB = re.compile(
+    r"\b(?:is|are|was|were|has|have|had|isn't|aren't|wasn't|weren't|doesn't|don't|didn't|"
+    r"won't|can't|cannot|went|broke|got|gets|keeps|kept|says|said|shows|showed|failed|"
+    r"crashed|died|hangs|hung|stopped|started|happened|changed|returned|threw|throws|"
+    r"\w+n't)\b"
+)
 ELLIPTIC_WORDS = 7
 """Up to this many words, a message with no request of its own reads as elliptic."""
 ELLIPTIC_WEIGHT = 0.45
@@ -171,7 +179,12 @@ def follow_up_score(message: str) -> FollowUp:
     if len(words) <= SHORT_WORDS and not material:
         weights.append(0.4)
         cues.append(f"{len(words)} word{'s' if len(words) != 1 else ''}")
-    if len(words) <= ELLIPTIC_WORDS and not material and not _REQUEST_OPENER.match(text):
+    if (
+        len(words) <= ELLIPTIC_WORDS
+        and not material
+        and not _REQUEST_OPENER.match(text)
+        and not _FINITE_VERB.search(text)
+    ):
         weights.append(ELLIPTIC_WEIGHT)
         cues.append("no request of its own")
     remaining = 1.0
