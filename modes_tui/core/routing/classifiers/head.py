@@ -1,0 +1,409 @@
+"""The calibrated head of the embedding backend: which mode, how sure, and is it in scope.
+
+A `Head` is fitted on the pack's examples (each mode's description counts as one), the
+user's corrections to a mode, and the corrections to the fallback ("none of these"), all as
+the encoder's unit vectors. It answers three things for a message vector `q`:
+
+- **which mode**: a multinomial logistic regression over the modes, `z = q W + b`, with an
+  L2 penalty (`fit_logistic`, L-BFGS in numpy). Compared on the benchmarks with a shrinkage
+  (Ledoit-Wolf) Mahalanobis head with one shared covariance (`fit_mahalanobis`, the same
+  logits shape): see bench/head.py and the README for the numbers and the choice;
+- **how sure, if in scope**: `softmax(z / T)`, with `T` fitted on the pack's own
+  cross-validation (the held-out folds' logits, least NLL), so that 0.8 is right about 80%
+  of the time on messages like the pack's examples;
+- **is it in scope at all**: an out-of-scope score, the energy `E = T * logsumexp(z / T)`
+  blended with the nearest example's cosine (`in_scope_score`), turned into a chance by a
+  logistic step fitted on the held-out folds: it is 0.5 at the 5th percentile of the
+  in-scope held-out scores (`FLOOR_PERCENTILE`) and 0.95 at their median. The fallback
+  threshold (`below_confidence`) therefore means the same on every pack: at 0.5, about 95%
+  of messages like the pack's own keep their route, whatever the encoder's scale.
+
+Corrections to the fallback are a class of their own ("none", `NONE`) in the regression once
+there are `MIN_NEGATIVES` of them: a message in their region gets `p(none)` and its
+confidence is multiplied by `1 - p(none)`. Whether such a refit may be taken is decided by
+`core.routing.head_refit` (cross-validated in-scope accuracy and out-of-scope recall).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    Matrix = npt.NDArray[np.float64]
+    Labels = npt.NDArray[np.int64]
+
+HeadKind = Literal["logistic", "mahalanobis"]
+
+NONE = -1
+"""The label of a correction to the fallback in a `TrainingSet`."""
+L2 = 1e-3
+"""The logistic head's penalty per unit of mean NLL; chosen by cross-validation on the k
+examples of the benchmarks' train splits (bench/head.py `--tune`), never on their test rows."""
+ITERATIONS = 200
+MEMORY = 10
+FOLDS = 5
+FLOOR_PERCENTILE = 5.0
+"""The in-scope chance is 0.5 at this percentile of the held-out in-scope scores..."""
+MEDIAN_CHANCE = 0.95
+"""...and this at their median."""
+MIN_NEGATIVES = 3
+"""Corrections to the fallback needed before they form a class of their own."""
+MIN_TEMPERATURE, MAX_TEMPERATURE = 0.02, 20.0
+NEAREST_WEIGHT = 0.5
+"""Share of the nearest example's cosine in the out-of-scope score (the rest: energy, scaled)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingSet:
+    """What a head is fitted on: unit vectors, their mode (or `NONE`), and their origin."""
+
+    vectors: Matrix
+    """(n, d) unit vectors."""
+    labels: Labels
+    """Per row, the mode's index, or `NONE` for a correction to the fallback."""
+    shipped: npt.NDArray[np.bool_]
+    """Per row, True for a pack example or description (what cross-validation measures)."""
+    modes: int
+    """How many modes the roster has."""
+
+    @property
+    def negatives(self) -> int:
+        """Corrections to the fallback."""
+        return int((self.labels == NONE).sum())
+
+    def subset(self, rows: Any) -> TrainingSet:
+        """The rows `rows` only."""
+        return TrainingSet(self.vectors[rows], self.labels[rows], self.shipped[rows], self.modes)
+
+
+# --------------------------------------------------------------------------- fitting
+
+
+def _softmax(z: Matrix) -> Matrix:
+    shifted = np.exp(z - z.max(axis=1, keepdims=True))
+    result: Matrix = shifted / shifted.sum(axis=1, keepdims=True)
+    return result
+
+
+def _lbfgs(loss: Any, x0: Matrix, iterations: int) -> Matrix:
+    """Minimise a smooth convex `loss(x) -> (value, gradient)` (limited-memory BFGS)."""
+    x = x0.copy()
+    value, grad = loss(x)
+    steps: list[tuple[Matrix, Matrix, float]] = []
+    for _ in range(iterations):
+        q = grad.copy()
+        alphas = []
+        for s, y, rho in reversed(steps):
+            a = rho * float(s @ q)
+            alphas.append(a)
+            q -= a * y
+        if steps:
+            s, y, _ = steps[-1]
+            q *= float(s @ y) / max(float(y @ y), 1e-12)
+        for (s, y, rho), a in zip(steps, reversed(alphas), strict=True):
+            q += s * (a - rho * float(y @ q))
+        direction = -q
+        slope = float(grad @ direction)
+        if slope >= 0:
+            direction, slope = -grad, -float(grad @ grad)
+        step = 1.0
+        for _ in range(30):
+            candidate = x + step * direction
+            new_value, new_grad = loss(candidate)
+            if new_value <= value + 1e-4 * step * slope:
+                break
+            step *= 0.5
+        else:
+            break
+        s, y = candidate - x, new_grad - grad
+        sy = float(s @ y)
+        if sy > 1e-12:
+            steps.append((s, y, 1.0 / sy))
+            if len(steps) > MEMORY:
+                steps.pop(0)
+        x, grad = candidate, new_grad
+        improvement = value - new_value
+        value = new_value
+        if improvement < 1e-9 * max(1.0, abs(value)) or float(np.abs(grad).max()) < 1e-6:
+            break
+    return x
+
+
+def fit_logistic(
+    vectors: Matrix, labels: Labels, classes: int, l2: float = L2, weights: Any = None
+) -> tuple[Matrix, Matrix]:
+    """Multinomial logistic regression, L2-penalised: (W (d, classes), b (classes,)).
+
+    Labels are 0..classes-1; `weights` per row (default 1), each class's total weight made
+    equal so that a mode with many corrections does not drown the others.
+    """
+    x = np.asarray(vectors, dtype=np.float64)
+    n, d = x.shape
+    onehot = np.zeros((n, classes))
+    onehot[np.arange(n), labels] = 1.0
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    per_class = onehot.T @ w
+    present = per_class > 0
+    w = w * (per_class.sum() / (present.sum() * np.maximum(per_class, 1e-12)))[labels]
+    w = w / w.sum()
+
+    def loss(theta: Matrix) -> tuple[float, Matrix]:
+        weights_, bias = theta[: d * classes].reshape(d, classes), theta[d * classes :]
+        z = x @ weights_ + bias
+        z -= z.max(axis=1, keepdims=True)
+        log_norm = np.log(np.exp(z).sum(axis=1))
+        nll = float(w @ (log_norm - (z * onehot).sum(axis=1)))
+        residual = (np.exp(z - log_norm[:, None]) - onehot) * w[:, None]
+        grad_w = x.T @ residual + l2 * weights_
+        value = nll + 0.5 * l2 * float((weights_**2).sum())
+        return value, np.concatenate([grad_w.ravel(), residual.sum(axis=0)])
+
+    theta = _lbfgs(loss, np.zeros(d * classes + classes), ITERATIONS)
+    return theta[: d * classes].reshape(d, classes), theta[d * classes :]
+
+
+def fit_mahalanobis(vectors: Matrix, labels: Labels, classes: int) -> tuple[Matrix, Matrix]:
+    """Linear discriminant with a shrunk shared covariance (Ledoit-Wolf): (W, b) such that
+    `q W + b = -0.5 * Mahalanobis(q, mean_m)^2 + const(q)` per class."""
+    x = np.asarray(vectors, dtype=np.float64)
+    d = x.shape[1]
+    means = np.stack(
+        [x[labels == c].mean(axis=0) if (labels == c).any() else np.zeros(d) for c in range(classes)]
+    )
+    centred = x - means[labels]
+    n = len(x)
+    sample = centred.T @ centred / max(n, 1)
+    mu = float(np.trace(sample)) / d
+    # Ledoit-Wolf: shrink towards mu * I by the estimated share of noise in the sample.
+    spread = float(((centred**2).sum(axis=1) ** 2).sum()) / max(n, 1) ** 2
+    spread -= float((sample**2).sum()) / max(n, 1)
+    distance = float(((sample - mu * np.eye(d)) ** 2).sum())
+    shrink = min(1.0, max(0.0, spread / max(distance, 1e-12)))
+    covariance = (1 - shrink) * sample + shrink * mu * np.eye(d)
+    precision = np.linalg.inv(covariance)
+    weights = precision @ means.T
+    bias = -0.5 * np.einsum("cd,dc->c", means, weights)
+    return weights, bias
+
+
+# --------------------------------------------------------------------------- the head
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """What cross-validation fitted: the temperature and the in-scope step."""
+
+    temperature: float
+    """Divides the mode logits before the softmax."""
+    floor: float
+    """The out-of-scope score at which the in-scope chance is 0.5."""
+    width: float
+    """Its logistic width (the chance is `MEDIAN_CHANCE` at the held-out median)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HeadScores:
+    """One message scored by a head."""
+
+    probabilities: Matrix
+    """(M,) the mode probabilities, if in scope."""
+    in_scope: float
+    """The chance that the message belongs to the pack at all."""
+    none: float
+    """The chance of the corrections-to-the-fallback class (0 without one)."""
+
+    @property
+    def confidence(self) -> float:
+        """The top probability times the in-scope chance, not clipped to 1.00 unless earned."""
+        return float(self.probabilities.max() * self.in_scope * (1.0 - self.none))
+
+
+class Head:
+    """A fitted head: weights, bias and calibration; immutable once built."""
+
+    def __init__(
+        self,
+        kind: HeadKind,
+        weights: Matrix,
+        bias: Matrix,
+        anchors: Matrix,
+        modes: int,
+        calibration: Calibration | None = None,
+    ) -> None:
+        self.kind = kind
+        self.weights = weights
+        self.bias = bias
+        self.anchors = np.asarray(anchors, dtype=np.float32)
+        """The training vectors of the modes (for the nearest-example part of the score)."""
+        self.modes = modes
+        self.has_none = weights.shape[1] > modes
+        self.calibration = calibration or Calibration(1.0, -math.inf, 1.0)
+
+    def logits(self, vectors: Any) -> Matrix:
+        """(n, classes) raw logits (the modes, then `none` when fitted)."""
+        result: Matrix = np.asarray(vectors, dtype=np.float64) @ self.weights + self.bias
+        return result
+
+    def nearest(self, vectors: Any) -> Matrix:
+        """The cosine of each vector to its nearest anchor."""
+        if not len(self.anchors):
+            return np.zeros(len(vectors))
+        sims = np.asarray(vectors, dtype=np.float32) @ self.anchors.T
+        result: Matrix = sims.max(axis=1).astype(np.float64)
+        return result
+
+    def score_rows(self, vectors: Any, logits: Matrix | None = None) -> list[HeadScores]:
+        """Each row's probabilities, in-scope chance and none chance."""
+        z = self.logits(vectors) if logits is None else logits
+        c = self.calibration
+        mode_z = z[:, : self.modes] / c.temperature
+        probabilities = _softmax(mode_z)
+        score = in_scope_score(mode_z, self.nearest(vectors), c.temperature)
+        chance = 1.0 / (1.0 + np.exp(-np.clip((score - c.floor) / c.width, -60, 60)))
+        none = _softmax(z / c.temperature)[:, -1] if self.has_none else np.zeros(len(z))
+        return [
+            HeadScores(probabilities[i], float(chance[i]), float(none[i])) for i in range(len(z))
+        ]
+
+    def score(self, vector: Any) -> HeadScores:
+        """One message vector."""
+        return self.score_rows(np.asarray(vector)[None, :])[0]
+
+
+def in_scope_score(scaled: Matrix, nearest: Any, temperature: float) -> Matrix:
+    """The out-of-scope score (higher: more in scope): the energy of the scaled mode logits
+    (`T * logsumexp(z / T)`) blended with the nearest example's cosine."""
+    top = scaled.max(axis=1, keepdims=True)
+    energy = temperature * (top[:, 0] + np.log(np.exp(scaled - top).sum(axis=1)))
+    result: Matrix = (1 - NEAREST_WEIGHT) * energy * 0.1 + NEAREST_WEIGHT * np.asarray(nearest)
+    return result
+
+
+def fit_head(training: TrainingSet, kind: HeadKind = "logistic", l2: float = L2) -> Head:
+    """A head on `training`, uncalibrated (`calibrate` fits T and the in-scope step)."""
+    labels = training.labels.copy()
+    has_none = training.negatives >= MIN_NEGATIVES
+    classes = training.modes + (1 if has_none else 0)
+    rows = np.flatnonzero((labels != NONE) | has_none)
+    labels[labels == NONE] = training.modes
+    x, y = training.vectors[rows], labels[rows]
+    if kind == "mahalanobis":
+        weights, bias = fit_mahalanobis(x, y, classes)
+    else:
+        weights, bias = fit_logistic(x, y, classes, l2)
+    anchors = training.vectors[training.labels != NONE]
+    return Head(kind, weights, bias, anchors, training.modes)
+
+
+def folds(training: TrainingSet, count: int = FOLDS) -> list[Any]:
+    """Stratified folds over the shipped rows and the negatives (corrections to a mode stay
+    in every training fold: the user's word is not what is measured)."""
+    measured = np.flatnonzero(training.shipped | (training.labels == NONE))
+    assignment = np.full(len(training.labels), -1)
+    for label in np.unique(training.labels[measured]):
+        members = measured[training.labels[measured] == label]
+        assignment[members] = np.arange(len(members)) % count
+    return [np.flatnonzero(assignment == f) for f in range(count)]
+
+
+@dataclass(frozen=True, slots=True)
+class HeldOut:
+    """Out-of-fold scores of the measured rows (shipped examples and negatives)."""
+
+    rows: Labels
+    """Which rows of the training set."""
+    logits: Matrix
+    """Their logits from a head that never saw them."""
+    nearest: Matrix
+    """Their nearest-anchor cosine, that anchor not themselves."""
+
+
+def held_out(training: TrainingSet, kind: HeadKind = "logistic", l2: float = L2) -> HeldOut:
+    """Cross-validated logits of the shipped examples and the negatives."""
+    parts: list[Any] = []
+    logits: list[Matrix] = []
+    nearest: list[Matrix] = []
+    everything = np.arange(len(training.labels))
+    for fold in folds(training):
+        if not len(fold):
+            continue
+        rest = np.setdiff1d(everything, fold)
+        head = fit_head(training.subset(rest), kind, l2)
+        z = head.logits(training.vectors[fold])
+        if head.has_none != (training.negatives >= MIN_NEGATIVES):
+            z = np.concatenate([z, np.full((len(z), 1), -np.inf)], axis=1)
+        parts.append(fold)
+        logits.append(z[:, : training.modes + (training.negatives >= MIN_NEGATIVES)])
+        nearest.append(head.nearest(training.vectors[fold]))
+    if not parts:
+        width = training.modes + (training.negatives >= MIN_NEGATIVES)
+        return HeldOut(np.zeros(0, np.int64), np.zeros((0, width)), np.zeros(0))
+    return HeldOut(np.concatenate(parts), np.concatenate(logits), np.concatenate(nearest))
+
+
+def fit_calibration(training: TrainingSet, out: HeldOut) -> Calibration:
+    """T by least NLL of the held-out shipped rows' own mode; the in-scope step from the
+    held-out in-scope scores' 5th percentile and median."""
+    labels = training.labels[out.rows]
+    inside = labels != NONE
+    z = out.logits[inside, : training.modes]
+    y = labels[inside]
+    if len(y) < 5 or training.modes < 2:
+        return Calibration(1.0, -math.inf, 1.0)
+    rows = np.arange(len(y))
+
+    def loss(log_t: float) -> float:
+        p = _softmax(z / math.exp(log_t))[rows, y]
+        return float(-np.log(np.maximum(p, 1e-12)).mean())
+
+    low, high = math.log(MIN_TEMPERATURE), math.log(MAX_TEMPERATURE)
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(40):
+        a, b = high - ratio * (high - low), low + ratio * (high - low)
+        if loss(a) <= loss(b):
+            high = b
+        else:
+            low = a
+    temperature = math.exp((low + high) / 2)
+    scores = in_scope_score(z / temperature, out.nearest[inside], temperature)
+    floor = float(np.percentile(scores, FLOOR_PERCENTILE))
+    median = float(np.median(scores))
+    width = max((median - floor) / math.log(MEDIAN_CHANCE / (1 - MEDIAN_CHANCE)), 1e-3)
+    return Calibration(round(temperature, 5), floor, width)
+
+
+def calibrated(
+    training: TrainingSet, kind: HeadKind = "logistic", l2: float = L2
+) -> tuple[Head, HeldOut]:
+    """A head on all of `training`, its calibration fitted on cross-validation."""
+    out = held_out(training, kind, l2)
+    head = fit_head(training, kind, l2)
+    head.calibration = fit_calibration(training, out)
+    return head, out
+
+
+def build_training(
+    mode_vectors: Sequence[Any],
+    shipped: Sequence[Sequence[bool]],
+    negatives: Any | None,
+) -> TrainingSet:
+    """A `TrainingSet` from one (n_m, d) block per mode (description and examples first,
+    corrections after, `shipped` per row) and the negatives' (k, d) block."""
+    blocks = [np.asarray(b, dtype=np.float32) for b in mode_vectors]
+    dim = next((b.shape[1] for b in blocks if b.ndim == 2 and b.shape[0]), 0)
+    neg = np.zeros((0, dim), np.float32) if negatives is None else np.asarray(negatives, np.float32)
+    vectors = np.concatenate([*[b.reshape(-1, dim) for b in blocks], neg.reshape(-1, dim)])
+    labels = np.concatenate(
+        [np.full(len(b), m, np.int64) for m, b in enumerate(blocks)] + [np.full(len(neg), NONE)]
+    ).astype(np.int64)
+    mask = np.concatenate(
+        [np.asarray(s, dtype=bool).reshape(-1) for s in shipped] + [np.zeros(len(neg), bool)]
+    ).astype(bool)
+    return TrainingSet(vectors.astype(np.float64), labels, mask, len(blocks))
