@@ -109,7 +109,9 @@ def load_sets(data: Path, banking_test: int) -> list[OpenSet]:
     def banking(split: str) -> list[Row]:
         with (data / "banking77" / f"{split}.csv").open(newline="", encoding="utf-8") as handle:
             rows = list(csv.DictReader(handle))
-        return [(r["text"], None if r["category"] in held else group_of[r["category"]]) for r in rows]
+        return [
+            (r["text"], None if r["category"] in held else group_of[r["category"]]) for r in rows
+        ]
 
     test = banking("test")
     if banking_test < len(test):
@@ -311,11 +313,15 @@ def run_method(method: Any, task: OpenSet, drawn: Draw, vec: Vectors, test_vecto
     run = Run(threshold, numbers(predict, task.test, test_vectors, threshold))
     corrections: list[Correction] = []
     stream_vectors = vec([t for t, _ in drawn.stream])
-    for turn, ((text, mode), vector) in enumerate(zip(drawn.stream, stream_vectors, strict=True), 1):
+    for turn, ((text, mode), vector) in enumerate(
+        zip(drawn.stream, stream_vectors, strict=True), 1
+    ):
         [routed], [conf] = predict(vector[None, :])
         fell_back = conf < threshold
         if not (fell_back if mode is None else (not fell_back and routed == mode)):
-            corrections.append(Correction(text, mode or FALLBACK, routed_mode=routed, source="eval"))
+            corrections.append(
+                Correction(text, mode or FALLBACK, routed_mode=routed, source="eval")
+            )
             predict = method.build(drawn.examples, corrections)
         if turn % CURVE_EVERY == 0 or turn == len(drawn.stream):
             n = numbers(predict, task.test, test_vectors, threshold)
@@ -394,7 +400,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             label = "main" if name == "main" else f"head ({name})"
             run = run_method(method, task, drawn, vec, test_vectors)
-            run.times = route_times(method.build(drawn.examples, []), encoder, [t for t, _ in task.test[:100]])
+            run.times = route_times(
+                method.build(drawn.examples, []), encoder, [t for t, _ in task.test[:100]]
+            )
             if isinstance(method, HeadMethod):
                 refits = sorted(method.refits)
                 run.note = (
@@ -408,7 +416,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
     if args.vector_cache:
         texts = list(vec.known)
-        np.savez(args.vector_cache, texts=np.array(texts), vectors=np.stack([vec.known[t] for t in texts]))
+        np.savez(
+            args.vector_cache,
+            texts=np.array(texts),
+            vectors=np.stack([vec.known[t] for t in texts]),
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(f"\nload average: {load_average()}; wall time {time.perf_counter() - started:.0f} s")

@@ -43,7 +43,7 @@ HeadKind = Literal["logistic", "mahalanobis"]
 
 NONE = -1
 """The label of a correction to the fallback in a `TrainingSet`."""
-L2 = 1e-3
+L2 = 3e-4
 """The logistic head's penalty per unit of mean NLL; chosen by cross-validation on the k
 examples of the benchmarks' train splits (bench/head.py `--tune`), never on their test rows."""
 ITERATIONS = 200
@@ -56,6 +56,17 @@ MEDIAN_CHANCE = 0.95
 MIN_NEGATIVES = 3
 """Corrections to the fallback needed before they form a class of their own."""
 MIN_TEMPERATURE, MAX_TEMPERATURE = 0.02, 20.0
+GAMMAS = (0.0, 2.0, 5.0, 10.0, 20.0)
+"""The nearest-row weights cross-validation chooses from (least held-out NLL)."""
+NEAR_IDENTICAL = 0.95
+"""A correction at this cosine or nearer to a message decides its class outright."""
+CORRECTION_MARGIN = 2.2
+"""...by this many scaled logits over the best other mode (about 0.9 of the probability)."""
+NEAR_NONE = 0.95
+"""The `none` chance of a message near-identical to a correction to the fallback."""
+FEW_NEGATIVES_BIAS = 0.1
+"""With fewer than `MIN_NEGATIVES` corrections to the fallback (nothing to fit on), a message
+counts as one of them when it is nearer to one than to any row of a mode by this cosine."""
 NEAREST_WEIGHT = 0.5
 """Share of the nearest example's cosine in the out-of-scope score (the rest: energy, scaled)."""
 
@@ -137,13 +148,14 @@ def _lbfgs(loss: Any, x0: Matrix, iterations: int) -> Matrix:
 
 
 def fit_logistic(
-    vectors: Matrix, labels: Labels, classes: int, l2: float = L2, weights: Any = None
+    vectors: Matrix, labels: Labels, classes: int, l2: float | None = None, weights: Any = None
 ) -> tuple[Matrix, Matrix]:
     """Multinomial logistic regression, L2-penalised: (W (d, classes), b (classes,)).
 
     Labels are 0..classes-1; `weights` per row (default 1), each class's total weight made
     equal so that a mode with many corrections does not drown the others.
     """
+    l2 = L2 if l2 is None else l2
     x = np.asarray(vectors, dtype=np.float64)
     n, d = x.shape
     onehot = np.zeros((n, classes))
@@ -175,7 +187,10 @@ def fit_mahalanobis(vectors: Matrix, labels: Labels, classes: int) -> tuple[Matr
     x = np.asarray(vectors, dtype=np.float64)
     d = x.shape[1]
     means = np.stack(
-        [x[labels == c].mean(axis=0) if (labels == c).any() else np.zeros(d) for c in range(classes)]
+        [
+            x[labels == c].mean(axis=0) if (labels == c).any() else np.zeros(d)
+            for c in range(classes)
+        ]
     )
     centred = x - means[labels]
     n = len(x)
@@ -198,7 +213,8 @@ def fit_mahalanobis(vectors: Matrix, labels: Labels, classes: int) -> tuple[Matr
 
 @dataclass(frozen=True, slots=True)
 class Calibration:
-    """What cross-validation fitted: the temperature and the in-scope step."""
+    """What cross-validation fitted: the nearest-row weight, the temperature, the in-scope
+    step and the negatives' bias."""
 
     temperature: float
     """Divides the mode logits before the softmax."""
@@ -206,6 +222,13 @@ class Calibration:
     """The out-of-scope score at which the in-scope chance is 0.5."""
     width: float
     """Its logistic width (the chance is `MEDIAN_CHANCE` at the held-out median)."""
+    nearest_weight: float = 0.0
+    """`gamma`: each class's logit gains `gamma` times the cosine of its nearest row."""
+    negative_bias: float = 0.0
+    """The bias of `calibration.outside` for the nearest-negative margin."""
+
+
+UNCALIBRATED = Calibration(1.0, -math.inf, 1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,77 +240,114 @@ class HeadScores:
     in_scope: float
     """The chance that the message belongs to the pack at all."""
     none: float
-    """The chance of the corrections-to-the-fallback class (0 without one)."""
+    """The chance that it is like the corrections to the fallback (0 without them)."""
 
     @property
     def confidence(self) -> float:
-        """The top probability times the in-scope chance, not clipped to 1.00 unless earned."""
+        """The top probability times the in-scope chance and the chance it is not `none`."""
         return float(self.probabilities.max() * self.in_scope * (1.0 - self.none))
 
 
+@dataclass(frozen=True, slots=True)
+class Nearness:
+    """Per message, its cosines to the head's rows, summarised."""
+
+    per_class: Matrix
+    """(n, classes): the cosine of the nearest row of each mode (and of the negatives)."""
+    positive: Matrix
+    """(n,) the cosine of the nearest row of any mode."""
+    negative: Matrix
+    """(n,) the cosine of the nearest negative (-1 without negatives)."""
+    learned: Labels
+    """(n,) the class of the nearest row when it is a correction at `NEAR_IDENTICAL` or
+    above (-2 otherwise; `NONE` for a correction to the fallback)."""
+
+
 class Head:
-    """A fitted head: weights, bias and calibration; immutable once built."""
+    """A fitted head: weights, bias, its rows and its calibration."""
 
     def __init__(
-        self,
-        kind: HeadKind,
-        weights: Matrix,
-        bias: Matrix,
-        anchors: Matrix,
-        modes: int,
-        calibration: Calibration | None = None,
+        self, kind: HeadKind, weights: Matrix, bias: Matrix, training: TrainingSet
     ) -> None:
         self.kind = kind
         self.weights = weights
         self.bias = bias
-        self.anchors = np.asarray(anchors, dtype=np.float32)
-        """The training vectors of the modes (for the nearest-example part of the score)."""
-        self.modes = modes
-        self.has_none = weights.shape[1] > modes
-        self.calibration = calibration or Calibration(1.0, -math.inf, 1.0)
+        self.modes = training.modes
+        self.has_none = weights.shape[1] > self.modes
+        self.rows = np.asarray(training.vectors, dtype=np.float32)
+        self.labels = training.labels
+        self.learned = ~training.shipped
+        self.calibration = UNCALIBRATED
 
     def logits(self, vectors: Any) -> Matrix:
-        """(n, classes) raw logits (the modes, then `none` when fitted)."""
+        """(n, classes) the regression's raw logits (the modes, then `none` when fitted)."""
         result: Matrix = np.asarray(vectors, dtype=np.float64) @ self.weights + self.bias
         return result
 
-    def nearest(self, vectors: Any) -> Matrix:
-        """The cosine of each vector to its nearest anchor."""
-        if not len(self.anchors):
-            return np.zeros(len(vectors))
-        sims = np.asarray(vectors, dtype=np.float32) @ self.anchors.T
-        result: Matrix = sims.max(axis=1).astype(np.float64)
-        return result
+    def nearness(self, vectors: Any) -> Nearness:
+        """Each vector's nearest row per class."""
+        q = np.asarray(vectors, dtype=np.float32)
+        sims = (q @ self.rows.T).astype(np.float64) if len(self.rows) else np.zeros((len(q), 0))
+        classes = [*range(self.modes), NONE]
+        per_class = np.full((len(q), len(classes)), -1.0)
+        for column, label in enumerate(classes):
+            members = self.labels == label
+            if members.any():
+                per_class[:, column] = sims[:, members].max(axis=1)
+        learned = np.full(len(q), -2, dtype=np.int64)
+        if sims.shape[1]:
+            best = sims.argmax(axis=1)
+            close = (sims[np.arange(len(q)), best] >= NEAR_IDENTICAL) & self.learned[best]
+            learned[close] = self.labels[best[close]]
+        return Nearness(per_class, per_class[:, :-1].max(axis=1), per_class[:, -1], learned)
 
-    def score_rows(self, vectors: Any, logits: Matrix | None = None) -> list[HeadScores]:
-        """Each row's probabilities, in-scope chance and none chance."""
+    def score_rows(
+        self, vectors: Any, logits: Matrix | None = None, near: Nearness | None = None
+    ) -> list[HeadScores]:
+        """Each row's probabilities, in-scope chance and `none` chance."""
         z = self.logits(vectors) if logits is None else logits
-        c = self.calibration
-        mode_z = z[:, : self.modes] / c.temperature
-        probabilities = _softmax(mode_z)
-        score = in_scope_score(mode_z, self.nearest(vectors), c.temperature)
-        chance = 1.0 / (1.0 + np.exp(-np.clip((score - c.floor) / c.width, -60, 60)))
-        none = _softmax(z / c.temperature)[:, -1] if self.has_none else np.zeros(len(z))
-        return [
-            HeadScores(probabilities[i], float(chance[i]), float(none[i])) for i in range(len(z))
-        ]
+        near = self.nearness(vectors) if near is None else near
+        return score(z, near, self.modes, self.calibration)
 
     def score(self, vector: Any) -> HeadScores:
         """One message vector."""
         return self.score_rows(np.asarray(vector)[None, :])[0]
 
 
+def score(z: Matrix, near: Nearness, modes: int, c: Calibration) -> list[HeadScores]:
+    """Probabilities, in-scope and `none` chances from logits and nearness."""
+    from modes_tui.core.routing.calibration import outside
+
+    gamma = c.nearest_weight
+    mode_z = (z[:, :modes] + gamma * near.per_class[:, :modes]) / c.temperature
+    # A correction near-identical to the message decides: the user said where it belongs.
+    rows = np.flatnonzero(near.learned >= 0)
+    mode_z[rows, near.learned[rows]] = mode_z[rows].max(axis=1) + CORRECTION_MARGIN
+    probabilities = _softmax(mode_z)
+    energy = in_scope_score(mode_z, near.positive, c.temperature)
+    chance = 1.0 / (1.0 + np.exp(-np.clip((energy - c.floor) / c.width, -60, 60)))
+    none = np.zeros(len(z))
+    if z.shape[1] > modes:
+        none_z = (z[:, modes] + gamma * near.per_class[:, -1]) / c.temperature
+        none = _softmax(np.concatenate([mode_z, none_z[:, None]], axis=1))[:, -1]
+    has_negatives = near.negative > -1.0
+    margin = np.where(has_negatives, near.negative - near.positive, -1.0)
+    none = np.where(has_negatives, np.maximum(none, outside(margin, c.negative_bias)), none)
+    none = np.where(near.learned == NONE, np.maximum(none, NEAR_NONE), none)
+    return [HeadScores(probabilities[i], float(chance[i]), float(none[i])) for i in range(len(z))]
+
+
 def in_scope_score(scaled: Matrix, nearest: Any, temperature: float) -> Matrix:
     """The out-of-scope score (higher: more in scope): the energy of the scaled mode logits
-    (`T * logsumexp(z / T)`) blended with the nearest example's cosine."""
+    (`T * logsumexp(z / T)`, in tenths) blended with the nearest example's cosine."""
     top = scaled.max(axis=1, keepdims=True)
     energy = temperature * (top[:, 0] + np.log(np.exp(scaled - top).sum(axis=1)))
     result: Matrix = (1 - NEAREST_WEIGHT) * energy * 0.1 + NEAREST_WEIGHT * np.asarray(nearest)
     return result
 
 
-def fit_head(training: TrainingSet, kind: HeadKind = "logistic", l2: float = L2) -> Head:
-    """A head on `training`, uncalibrated (`calibrate` fits T and the in-scope step)."""
+def fit_head(training: TrainingSet, kind: HeadKind = "logistic", l2: float | None = None) -> Head:
+    """A head on `training`, uncalibrated (`calibrated` fits the rest on cross-validation)."""
     labels = training.labels.copy()
     has_none = training.negatives >= MIN_NEGATIVES
     classes = training.modes + (1 if has_none else 0)
@@ -298,8 +358,7 @@ def fit_head(training: TrainingSet, kind: HeadKind = "logistic", l2: float = L2)
         weights, bias = fit_mahalanobis(x, y, classes)
     else:
         weights, bias = fit_logistic(x, y, classes, l2)
-    anchors = training.vectors[training.labels != NONE]
-    return Head(kind, weights, bias, anchors, training.modes)
+    return Head(kind, weights, bias, training)
 
 
 def folds(training: TrainingSet, count: int = FOLDS) -> list[Any]:
@@ -320,43 +379,43 @@ class HeldOut:
     rows: Labels
     """Which rows of the training set."""
     logits: Matrix
-    """Their logits from a head that never saw them."""
-    nearest: Matrix
-    """Their nearest-anchor cosine, that anchor not themselves."""
+    """Their logits from a head that never saw them (a `none` column when the full head has one)."""
+    near: Nearness
+    """Their nearness to that head's rows."""
 
 
-def held_out(training: TrainingSet, kind: HeadKind = "logistic", l2: float = L2) -> HeldOut:
-    """Cross-validated logits of the shipped examples and the negatives."""
-    parts: list[Any] = []
-    logits: list[Matrix] = []
-    nearest: list[Matrix] = []
+def held_out(
+    training: TrainingSet, kind: HeadKind = "logistic", l2: float | None = None
+) -> HeldOut:
+    """Cross-validated logits and nearness of the shipped examples and the negatives."""
+    width = training.modes + (training.negatives >= MIN_NEGATIVES)
+    parts, logits, nears = [], [], []
     everything = np.arange(len(training.labels))
     for fold in folds(training):
         if not len(fold):
             continue
-        rest = np.setdiff1d(everything, fold)
-        head = fit_head(training.subset(rest), kind, l2)
+        head = fit_head(training.subset(np.setdiff1d(everything, fold)), kind, l2)
         z = head.logits(training.vectors[fold])
-        if head.has_none != (training.negatives >= MIN_NEGATIVES):
+        if z.shape[1] < width:
             z = np.concatenate([z, np.full((len(z), 1), -np.inf)], axis=1)
         parts.append(fold)
-        logits.append(z[:, : training.modes + (training.negatives >= MIN_NEGATIVES)])
-        nearest.append(head.nearest(training.vectors[fold]))
+        logits.append(z[:, :width])
+        nears.append(head.nearness(training.vectors[fold]))
     if not parts:
-        width = training.modes + (training.negatives >= MIN_NEGATIVES)
-        return HeldOut(np.zeros(0, np.int64), np.zeros((0, width)), np.zeros(0))
-    return HeldOut(np.concatenate(parts), np.concatenate(logits), np.concatenate(nearest))
+        empty = np.zeros(0)
+        near = Nearness(np.zeros((0, training.modes + 1)), empty, empty, empty.astype(np.int64))
+        return HeldOut(np.zeros(0, np.int64), np.zeros((0, width)), near)
+    near = Nearness(
+        np.concatenate([n.per_class for n in nears]),
+        np.concatenate([n.positive for n in nears]),
+        np.concatenate([n.negative for n in nears]),
+        np.concatenate([n.learned for n in nears]),
+    )
+    return HeldOut(np.concatenate(parts), np.concatenate(logits), near)
 
 
-def fit_calibration(training: TrainingSet, out: HeldOut) -> Calibration:
-    """T by least NLL of the held-out shipped rows' own mode; the in-scope step from the
-    held-out in-scope scores' 5th percentile and median."""
-    labels = training.labels[out.rows]
-    inside = labels != NONE
-    z = out.logits[inside, : training.modes]
-    y = labels[inside]
-    if len(y) < 5 or training.modes < 2:
-        return Calibration(1.0, -math.inf, 1.0)
+def _fit_temperature(z: Matrix, y: Labels) -> tuple[float, float]:
+    """(T, NLL) minimising the held-out NLL of each row's own mode (golden-section)."""
     rows = np.arange(len(y))
 
     def loss(log_t: float) -> float:
@@ -371,16 +430,45 @@ def fit_calibration(training: TrainingSet, out: HeldOut) -> Calibration:
             high = b
         else:
             low = a
-    temperature = math.exp((low + high) / 2)
-    scores = in_scope_score(z / temperature, out.nearest[inside], temperature)
+    t = math.exp((low + high) / 2)
+    return t, loss(math.log(t))
+
+
+def fit_calibration(training: TrainingSet, out: HeldOut) -> Calibration:
+    """On the held-out shipped rows: `gamma` and `T` by least NLL of each row's own mode,
+    then the in-scope step from their scores' 5th percentile and median; on the held-out
+    negatives and shipped rows, the negatives' margin bias."""
+    from modes_tui.core.routing.calibration import fit_negative_bias
+
+    labels = training.labels[out.rows]
+    inside = (labels != NONE) & training.shipped[out.rows]
+    if inside.sum() < 5 or training.modes < 2:
+        return UNCALIBRATED
+    z, y = out.logits[inside, : training.modes], labels[inside]
+    sims = out.near.per_class[inside, : training.modes]
+    best = min(
+        ((gamma, *_fit_temperature(z + gamma * sims, y)) for gamma in GAMMAS),
+        key=lambda item: item[2],
+    )
+    gamma, temperature = best[0], best[1]
+    scores = in_scope_score(
+        (z + gamma * sims) / temperature, out.near.positive[inside], temperature
+    )
     floor = float(np.percentile(scores, FLOOR_PERCENTILE))
     median = float(np.median(scores))
     width = max((median - floor) / math.log(MEDIAN_CHANCE / (1 - MEDIAN_CHANCE)), 1e-3)
-    return Calibration(round(temperature, 5), floor, width)
+    measured = inside | (labels == NONE)
+    margins = out.near.negative[measured] - out.near.positive[measured]
+    bias = (
+        max(fit_negative_bias(margins, (labels[measured] != NONE).astype(np.int64)), 0.0)
+        if training.negatives >= MIN_NEGATIVES
+        else FEW_NEGATIVES_BIAS
+    )
+    return Calibration(round(temperature, 5), floor, width, gamma, bias)
 
 
 def calibrated(
-    training: TrainingSet, kind: HeadKind = "logistic", l2: float = L2
+    training: TrainingSet, kind: HeadKind = "logistic", l2: float | None = None
 ) -> tuple[Head, HeldOut]:
     """A head on all of `training`, its calibration fitted on cross-validation."""
     out = held_out(training, kind, l2)

@@ -10,9 +10,10 @@ threshold:
   way) that fall below the threshold.
 
 The candidate is taken only if neither is lower than the head in use's (on the negatives
-both know) or the pack's own head without corrections, by more than `SLACK_ROWS` rows:
-one row of slack, because a held-out example sitting right at the threshold can move either
-way with any refit. Otherwise the head in use stays and the outcome says why
+both know) or the pack's own head without corrections, by more than `SLACK_SHARE` of the
+rows (at least one): held-out examples sitting right at the threshold move either way with
+any refit, and a correct correction costs a row or two of them now and then (with one row
+of slack, half of the refits on banking77's stream were refused and learning stalled). Otherwise the head in use stays and the outcome says why
 (`RefitOutcome.summary`, which `modes-tui corrections` prints). The corrections themselves
 are kept: a later refit tries them again with whatever came after.
 """
@@ -37,8 +38,9 @@ from modes_tui.core.routing.classifiers.head import (
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-SLACK_ROWS = 1
-"""Rows a refit may lose on either measure before it is refused (see the module docstring)."""
+SLACK_SHARE = 0.02
+"""Share of the measured rows a refit may lose on either measure before it is refused (at
+least one row; see the module docstring)."""
 DEFAULT_THRESHOLD = 0.5
 """The threshold the check measures at when the pack has none."""
 
@@ -108,8 +110,7 @@ class RefitOutcome:
                 else f"out-of-scope {old:.2f} -> {_recall_on(after, before):.2f}"
             )
         return (
-            f"{verdict}: {', '.join(parts)} "
-            f"({self.corrections} corrections, {self.seconds:.2f} s)"
+            f"{verdict}: {', '.join(parts)} ({self.corrections} corrections, {self.seconds:.2f} s)"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -136,7 +137,7 @@ def measure(
     head: Head, training: TrainingSet, out: HeldOut, texts: Sequence[str], threshold: float
 ) -> FitCheck:
     """The cross-validated measures of `head` (calibrated on `out`)."""
-    scored = head.score_rows(training.vectors[out.rows], _padded(out.logits, head))
+    scored = head.score_rows(training.vectors[out.rows], _padded(out.logits, head), out.near)
     right = 0
     rows = 0
     negatives: dict[str, bool] = {}
@@ -162,21 +163,26 @@ def _padded(logits: Any, head: Head) -> Any:
 
 
 def refuses(candidate: FitCheck, current: FitCheck | None, base: FitCheck | None) -> bool:
-    """Whether the candidate loses more than `SLACK_ROWS` rows against the head in use or
+    """Whether the candidate loses more than `slack` rows against the head in use or
     the pack's head without corrections (in-scope), or against the head in use on the
     negatives both know (out-of-scope)."""
     for reference in (current, base):
         if reference is None:
             continue
-        if candidate.in_scope_right < reference.in_scope_right - SLACK_ROWS:
+        if candidate.in_scope_right < reference.in_scope_right - slack(reference.in_scope_rows):
             return True
     if current is not None:
         shared = [t for t in current.negatives if t in candidate.negatives]
         lost = sum(current.negatives[t] and not candidate.negatives[t] for t in shared)
         gained = sum(candidate.negatives[t] and not current.negatives[t] for t in shared)
-        if lost - gained > SLACK_ROWS:
+        if lost - gained > slack(len(shared)):
             return True
     return False
+
+
+def slack(rows: int) -> int:
+    """Rows a refit may lose out of `rows` measured."""
+    return max(1, int(rows * SLACK_SHARE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,11 +202,15 @@ def refit(
     base: Fitted | None,
     threshold: float | None,
     kind: HeadKind = "logistic",
+    withdrawn: bool = False,
 ) -> tuple[Fitted, RefitOutcome]:
     """Fit a candidate on `training` and take it unless `refuses`: (the head to use, outcome).
 
     `texts` names each training row (the negatives are compared by text); `current` is the
     head in use, `base` the pack's head without corrections (None: this is the base).
+    `withdrawn`: the candidate's corrections are texts the head in use already learned from,
+    fewer of them or moved to another mode (the user removed, cleared or re-did their own
+    corrections); it is taken whatever it measures, as the user asked.
     """
     started = time.perf_counter()
     level = DEFAULT_THRESHOLD if threshold is None else threshold
@@ -208,7 +218,7 @@ def refit(
     check = measure(head, training, out, texts, level)
     candidate = Fitted(head, check)
     reference = current.check if current is not None else None
-    taken = current is None or not refuses(
+    taken = current is None or withdrawn or not refuses(
         check, reference, base.check if base is not None else None
     )
     corrections = int((~training.shipped).sum())
