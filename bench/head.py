@@ -393,6 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for task in load_sets(Path(args.data), args.banking_test):
         drawn = draw(task, SEED, args.stream)
         test_vectors = vec([t for t, _ in task.test])
+        if args.vector_cache:
+            save_vectors(vec, args.vector_cache)
         runs: dict[str, Run] = {}
         for name in args.methods.split(","):
             method: Any = (
@@ -414,17 +416,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_task(task, runs, len(drawn.stream))
         report[task.name] = {k: _plain(v) for k, v in runs.items()}
         sys.stdout.flush()
-    if args.vector_cache:
-        texts = list(vec.known)
-        np.savez(
-            args.vector_cache,
-            texts=np.array(texts),
-            vectors=np.stack([vec.known[t] for t in texts]),
-        )
+        if args.vector_cache:
+            save_vectors(vec, args.vector_cache)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(f"\nload average: {load_average()}; wall time {time.perf_counter() - started:.0f} s")
     return 0
+
+
+def save_vectors(vec: Vectors, path: str) -> None:
+    """Every text encoded so far, for the next run."""
+    texts = list(vec.known)
+    np.savez(path, texts=np.array(texts), vectors=np.stack([vec.known[t] for t in texts]))
 
 
 def _plain(run: Run) -> dict[str, Any]:

@@ -18,10 +18,15 @@ the encoder's unit vectors. It answers three things for a message vector `q`:
   threshold (`below_confidence`) therefore means the same on every pack: at 0.5, about 95%
   of messages like the pack's own keep their route, whatever the encoder's scale.
 
-Corrections to the fallback are a class of their own ("none", `NONE`) in the regression once
-there are `MIN_NEGATIVES` of them: a message in their region gets `p(none)` and its
-confidence is multiplied by `1 - p(none)`. Whether such a refit may be taken is decided by
-`core.routing.head_refit` (cross-validated in-scope accuracy and out-of-scope recall).
+Corrections to the fallback ("none of these", label `NONE`) teach the out-of-scope side
+locally: a message's confidence is multiplied by `1 - p(none)`, where `p(none)` is a steep
+step in how much nearer it is to the nearest such correction than to the nearest row of any
+mode (`calibration.outside`, its bias fitted on the held-out folds and never below 0, or
+`FEW_NEGATIVES_BIAS` with fewer than `MIN_NEGATIVES` of them). A "none" class inside the
+regression was tried first: with its weight it pulled in-scope messages that merely shared
+a topic word with the negatives below the threshold (the failure issue 31 measured), so the
+rule stays local. Whether a refit may be taken is decided by `classifiers.head_refit`
+(cross-validated in-scope accuracy, and out-of-scope recall on the held-out negatives).
 """
 
 from __future__ import annotations
@@ -148,12 +153,18 @@ def _lbfgs(loss: Any, x0: Matrix, iterations: int) -> Matrix:
 
 
 def fit_logistic(
-    vectors: Matrix, labels: Labels, classes: int, l2: float | None = None, weights: Any = None
+    vectors: Matrix,
+    labels: Labels,
+    classes: int,
+    l2: float | None = None,
+    weights: Any = None,
+    balance: int | None = None,
 ) -> tuple[Matrix, Matrix]:
     """Multinomial logistic regression, L2-penalised: (W (d, classes), b (classes,)).
 
-    Labels are 0..classes-1; `weights` per row (default 1), each class's total weight made
-    equal so that a mode with many corrections does not drown the others.
+    Labels are 0..classes-1; `weights` per row (default 1), the total weight of each of the
+    first `balance` classes (default all) made equal, so that a mode with many corrections
+    does not drown the others.
     """
     l2 = L2 if l2 is None else l2
     x = np.asarray(vectors, dtype=np.float64)
@@ -161,9 +172,15 @@ def fit_logistic(
     onehot = np.zeros((n, classes))
     onehot[np.arange(n), labels] = 1.0
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    balanced = classes if balance is None else balance
     per_class = onehot.T @ w
     present = per_class > 0
-    w = w * (per_class.sum() / (present.sum() * np.maximum(per_class, 1e-12)))[labels]
+    present[balanced:] = False
+    factor = per_class[:balanced].sum() / (present.sum() * np.maximum(per_class, 1e-12))
+    # Classes past `balance` (the negatives) keep one row's weight per row: a handful of
+    # corrections to the fallback must not weigh as much as a whole mode.
+    factor[balanced:] = per_class[:balanced].sum() / max(float(w[labels < balanced].sum()), 1e-12)
+    w = w * factor[labels]
     w = w / w.sum()
 
     def loss(theta: Matrix) -> tuple[float, Matrix]:
@@ -273,7 +290,6 @@ class Head:
         self.weights = weights
         self.bias = bias
         self.modes = training.modes
-        self.has_none = weights.shape[1] > self.modes
         self.rows = np.asarray(training.vectors, dtype=np.float32)
         self.labels = training.labels
         self.learned = ~training.shipped
@@ -326,13 +342,9 @@ def score(z: Matrix, near: Nearness, modes: int, c: Calibration) -> list[HeadSco
     probabilities = _softmax(mode_z)
     energy = in_scope_score(mode_z, near.positive, c.temperature)
     chance = 1.0 / (1.0 + np.exp(-np.clip((energy - c.floor) / c.width, -60, 60)))
-    none = np.zeros(len(z))
-    if z.shape[1] > modes:
-        none_z = (z[:, modes] + gamma * near.per_class[:, -1]) / c.temperature
-        none = _softmax(np.concatenate([mode_z, none_z[:, None]], axis=1))[:, -1]
     has_negatives = near.negative > -1.0
     margin = np.where(has_negatives, near.negative - near.positive, -1.0)
-    none = np.where(has_negatives, np.maximum(none, outside(margin, c.negative_bias)), none)
+    none = np.where(has_negatives, outside(margin, c.negative_bias), 0.0)
     none = np.where(near.learned == NONE, np.maximum(none, NEAR_NONE), none)
     return [HeadScores(probabilities[i], float(chance[i]), float(none[i])) for i in range(len(z))]
 
@@ -348,12 +360,8 @@ def in_scope_score(scaled: Matrix, nearest: Any, temperature: float) -> Matrix:
 
 def fit_head(training: TrainingSet, kind: HeadKind = "logistic", l2: float | None = None) -> Head:
     """A head on `training`, uncalibrated (`calibrated` fits the rest on cross-validation)."""
-    labels = training.labels.copy()
-    has_none = training.negatives >= MIN_NEGATIVES
-    classes = training.modes + (1 if has_none else 0)
-    rows = np.flatnonzero((labels != NONE) | has_none)
-    labels[labels == NONE] = training.modes
-    x, y = training.vectors[rows], labels[rows]
+    rows = np.flatnonzero(training.labels != NONE)
+    x, y, classes = training.vectors[rows], training.labels[rows], training.modes
     if kind == "mahalanobis":
         weights, bias = fit_mahalanobis(x, y, classes)
     else:
@@ -388,18 +396,15 @@ def held_out(
     training: TrainingSet, kind: HeadKind = "logistic", l2: float | None = None
 ) -> HeldOut:
     """Cross-validated logits and nearness of the shipped examples and the negatives."""
-    width = training.modes + (training.negatives >= MIN_NEGATIVES)
+    width = training.modes
     parts, logits, nears = [], [], []
     everything = np.arange(len(training.labels))
     for fold in folds(training):
         if not len(fold):
             continue
         head = fit_head(training.subset(np.setdiff1d(everything, fold)), kind, l2)
-        z = head.logits(training.vectors[fold])
-        if z.shape[1] < width:
-            z = np.concatenate([z, np.full((len(z), 1), -np.inf)], axis=1)
         parts.append(fold)
-        logits.append(z[:, :width])
+        logits.append(head.logits(training.vectors[fold]))
         nears.append(head.nearness(training.vectors[fold]))
     if not parts:
         empty = np.zeros(0)

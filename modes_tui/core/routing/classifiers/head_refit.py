@@ -5,7 +5,8 @@ every live correction, and measures it on its own cross-validation, at the pack'
 threshold:
 
 - **in-scope accuracy**: the share of the pack's shipped examples (each held out of the
-  fold that scores it) routed to their own mode at a confidence at or above the threshold;
+  fold that scores it) routed to their own mode, and the share of them routed there at a
+  confidence at or above the threshold (not pulled into the fallback);
 - **out-of-scope recall**: the share of the corrections to the fallback (held out the same
   way) that fall below the threshold.
 
@@ -50,7 +51,9 @@ class FitCheck:
     """A head's cross-validated measures on the pack."""
 
     in_scope_right: int
-    """Held-out shipped examples routed to their mode at or above the threshold."""
+    """Held-out shipped examples routed to their own mode."""
+    in_scope_kept: int
+    """Of them, those at or above the threshold (not pulled into the fallback)."""
     in_scope_rows: int
     """Shipped examples measured."""
     negatives: Mapping[str, bool]
@@ -58,8 +61,13 @@ class FitCheck:
 
     @property
     def in_scope(self) -> float:
-        """Cross-validated in-scope accuracy at the threshold."""
+        """Cross-validated in-scope accuracy (the right mode, threshold aside)."""
         return self.in_scope_right / self.in_scope_rows if self.in_scope_rows else 1.0
+
+    @property
+    def kept(self) -> float:
+        """Cross-validated in-scope accuracy at the threshold."""
+        return self.in_scope_kept / self.in_scope_rows if self.in_scope_rows else 1.0
 
     @property
     def out_of_scope(self) -> float | None:
@@ -72,6 +80,7 @@ class FitCheck:
         """Plain data."""
         return {
             "in_scope": round(self.in_scope, 4),
+            "kept": round(self.kept, 4),
             "out_of_scope": None if self.out_of_scope is None else round(self.out_of_scope, 4),
             "rows": self.in_scope_rows,
             "negatives": len(self.negatives),
@@ -102,6 +111,8 @@ class RefitOutcome:
             if before is None
             else f"in-scope {before.in_scope:.2f} -> {after.in_scope:.2f}"
         ]
+        if before is not None and before.in_scope_kept != after.in_scope_kept:
+            parts.append(f"above the threshold {before.kept:.2f} -> {after.kept:.2f}")
         if after.out_of_scope is not None:
             old = None if before is None else _recall_on(before, after)
             parts.append(
@@ -137,9 +148,8 @@ def measure(
     head: Head, training: TrainingSet, out: HeldOut, texts: Sequence[str], threshold: float
 ) -> FitCheck:
     """The cross-validated measures of `head` (calibrated on `out`)."""
-    scored = head.score_rows(training.vectors[out.rows], _padded(out.logits, head), out.near)
-    right = 0
-    rows = 0
+    scored = head.score_rows(training.vectors[out.rows], out.logits, out.near)
+    right = kept = rows = 0
     negatives: dict[str, bool] = {}
     for row, scores in zip(out.rows, scored, strict=True):
         label = int(training.labels[row])
@@ -148,18 +158,10 @@ def measure(
             negatives[texts[row]] = not confident
         elif training.shipped[row]:
             rows += 1
-            right += bool(confident and int(np.argmax(scores.probabilities)) == label)
-    return FitCheck(right, rows, negatives)
-
-
-def _padded(logits: Any, head: Head) -> Any:
-    """Held-out logits with the `none` column the full head has (or not)."""
-    width = head.weights.shape[1]
-    if logits.shape[1] == width:
-        return logits
-    if logits.shape[1] > width:
-        return logits[:, :width]
-    return np.concatenate([logits, np.full((len(logits), 1), -np.inf)], axis=1)
+            mode_right = int(np.argmax(scores.probabilities)) == label
+            right += mode_right
+            kept += bool(confident and mode_right)
+    return FitCheck(right, kept, rows, negatives)
 
 
 def refuses(candidate: FitCheck, current: FitCheck | None, base: FitCheck | None) -> bool:
@@ -169,7 +171,10 @@ def refuses(candidate: FitCheck, current: FitCheck | None, base: FitCheck | None
     for reference in (current, base):
         if reference is None:
             continue
-        if candidate.in_scope_right < reference.in_scope_right - slack(reference.in_scope_rows):
+        allowed = slack(reference.in_scope_rows)
+        if candidate.in_scope_right < reference.in_scope_right - allowed:
+            return True
+        if candidate.in_scope_kept < reference.in_scope_kept - allowed:
             return True
     if current is not None:
         shared = [t for t in current.negatives if t in candidate.negatives]
@@ -218,8 +223,10 @@ def refit(
     check = measure(head, training, out, texts, level)
     candidate = Fitted(head, check)
     reference = current.check if current is not None else None
-    taken = current is None or withdrawn or not refuses(
-        check, reference, base.check if base is not None else None
+    taken = (
+        current is None
+        or withdrawn
+        or not refuses(check, reference, base.check if base is not None else None)
     )
     corrections = int((~training.shipped).sum())
     outcome = RefitOutcome(taken, reference, check, corrections, time.perf_counter() - started)
