@@ -397,9 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             save_vectors(vec, args.vector_cache)
         runs: dict[str, Run] = {}
         for name in args.methods.split(","):
-            method: Any = (
-                MainIndex(task, vec) if name == "main" else HeadMethod(task, vec, name)  # type: ignore[arg-type]
-            )
+            method: Any = MainIndex(task, vec) if name == "main" else HeadMethod(task, vec, name)
             label = "main" if name == "main" else f"head ({name})"
             run = run_method(method, task, drawn, vec, test_vectors)
             run.times = route_times(

@@ -18,6 +18,7 @@ from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
 from modes_tui.core.routing.classifiers.head import build_training, calibrated
 from modes_tui.core.routing.corrections import Correction, MemoryCorrections
 from modes_tui.core.routing.evidence import Evidence
+from modes_tui.core.routing.ports import CorrectionSource
 from modes_tui.core.routing.router import Decision, Router
 from tests.conftest import PackWriter
 from tests.fake_encoder import HashingEncoder
@@ -70,7 +71,7 @@ def pack(write_pack: PackWriter) -> Pack:
     return load_pack(profiles_dir=folder)
 
 
-def classifier_for(pack: Pack, source: MemoryCorrections, **options: Any) -> EmbeddingClassifier:
+def classifier_for(pack: Pack, source: CorrectionSource, **options: Any) -> EmbeddingClassifier:
     encoder = options.pop("encoder", None) or HashingEncoder()
     return EmbeddingClassifier(
         lambda: encoder,
@@ -100,9 +101,10 @@ def test_a_correction_fixes_a_misrouted_message_and_the_reason_names_it(pack: Pa
     after = route(pack, classifier, text)
     assert after.mode_name == target
     assert after.reason.startswith(f"like your correction '{text}' -> {target} (")
-    assert after.decision.evidence == Evidence(
-        "correction", text, target, pytest.approx(1.0, abs=1e-3), after.decision.evidence.note
-    )
+    evidence = after.decision.evidence
+    assert isinstance(evidence, Evidence)
+    assert (evidence.kind, evidence.text, evidence.mode) == ("correction", text, target)
+    assert evidence.similarity == pytest.approx(1.0, abs=1e-3)
     assert classifier.last_refit is not None and classifier.last_refit.taken
 
 
@@ -231,3 +233,26 @@ def test_confidence_is_calibrated_on_a_synthetic_set() -> None:
     assert 0.5 < accuracy < 0.98  # hard enough that confidence has something to say
     ece = expected_calibration_error(reliability(confidence, right))
     assert ece is not None and ece < 0.08
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+def test_corrections_list_says_when_the_last_refit_was_not_taken(
+    pack: Pack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from modes_tui.cli import main
+    from modes_tui.core.paths import app_dirs
+    from modes_tui.store.corrections import CorrectionStore
+
+    source = CorrectionStore.for_pack(app_dirs().data, pack.name)
+    classifier = classifier_for(pack, source)
+    route(pack, classifier, "python function with a bug")
+    for text in ("python function bug", "a python test with a bug", "the function test fails"):
+        source.add(Correction(text, "shell", routed_mode="code"))
+        source.add(Correction(f"{text} in my code", "shell", routed_mode="code"))
+    route(pack, classifier, "python function with a bug")
+    assert classifier.last_refit is not None and not classifier.last_refit.taken
+    assert main(["corrections", "list", "--pack", pack.name]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert re.match(r"last refit not taken: in-scope \d\.\d\d -> \d\.\d\d", last), last

@@ -375,6 +375,14 @@ class EmbeddingClassifier:
         if callable(record):
             record(outcome.to_dict())
 
+    def wait_for_refits(self, seconds: float) -> None:
+        """From now on, the route after a correction waits up to `seconds` for its refit
+        (`eval --learn` wants every next line routed with what was just learned)."""
+        with self._lock:
+            self.refit_wait = seconds
+            for head in self._heads.values():
+                head.wait_seconds = seconds
+
     def wait_refit(self, timeout: float | None = None) -> bool:
         """Block until every running refit is done (tests, `eval --learn`); False on timeout."""
         with self._lock:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from modes_tui.core.routing.classifiers.head import NONE, HeadKind, TrainingSet
+from modes_tui.core.routing.classifiers.head import NONE, HeadKind, TrainingSet, build_training
 from modes_tui.core.routing.classifiers.head_refit import Fitted, RefitOutcome, refit
 from modes_tui.core.routing.evidence import Evidence, EvidenceKind
 
@@ -110,8 +110,8 @@ class LearnedHead:
         The first call fits synchronously (the pack alone, then with its corrections).
         After that, a new `revision` starts a background refit and the head in use answers
         until it is done; the route that started it waits up to `wait` seconds for it, so
-        that a correction usually counts from the very next message. `material()` returns (the pack with its corrections, the pack alone
-        when it is wanted for the base).
+        that a correction usually counts from the very next message. `material()` returns
+        (the pack with its corrections, the pack alone when it is wanted for the base).
         """
         with self._lock:
             current = self._current
@@ -129,11 +129,12 @@ class LearnedHead:
             else:
                 self._revision = revision
                 thread = None
-        if thread is None:
+        if thread is None or current is None:
             return self._first_fit(material)
         if self.wait_seconds > 0:
             self._done.wait(self.wait_seconds)
-        return self._current or current
+        latest = self._current
+        return latest if latest is not None else current
 
     def _first_fit(self, material: Callable[[], tuple[Material, Material | None]]) -> RosterHead:
         learned, alone = material()
@@ -194,6 +195,11 @@ def _learned(material: Material) -> set[str]:
     }
 
 
+def _kind(note: str | None) -> EvidenceKind:
+    """A row with no note was shipped with the pack; one with a note is a correction."""
+    return "example" if note is None else "correction"
+
+
 def build_material(
     descriptions: Sequence[str],
     texts: Sequence[Sequence[str]],
@@ -213,15 +219,14 @@ def build_material(
         blocks.append(np.stack([vector(t) for t in rows]))
         shipped.append([True] + [n is None for n in mode_notes])
         row_texts += rows
-        kinds += ["description"] + ["example" if n is None else "correction" for n in mode_notes]
+        kinds.append("description")
+        kinds += [_kind(n) for n in mode_notes]
         row_notes += [None, *mode_notes]
-    from modes_tui.core.routing.classifiers.head import build_training
-
     matrix = np.stack([vector(t) for t in negatives]) if negatives else None
     training = build_training(blocks, shipped, matrix)
     return Material(
         training,
         tuple(row_texts) + tuple(negatives),
-        tuple(kinds) + ("correction",) * len(negatives),
+        (*kinds, *(_kind("") for _ in negatives)),
         tuple(row_notes) + tuple(negative_notes),
     )
