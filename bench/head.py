@@ -377,6 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--banking-test", type=int, default=3080)
     parser.add_argument("--stream", type=int, default=STREAM)
     parser.add_argument("--methods", default="main,logistic,mahalanobis")
+    parser.add_argument("--sets", default="banking77,snips2017", help="which sets to run")
     parser.add_argument("--json", help="also write the numbers to this file")
     parser.add_argument("--vector-cache", help="an .npz of encoded texts, read and extended")
     args = parser.parse_args(argv)
@@ -391,6 +392,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             vec.known.update(zip(stored["texts"].tolist(), stored["vectors"], strict=True))
     report: dict[str, Any] = {}
     for task in load_sets(Path(args.data), args.banking_test):
+        if task.name not in args.sets.split(","):
+            continue
         drawn = draw(task, SEED, args.stream)
         test_vectors = vec([t for t, _ in task.test])
         if args.vector_cache:

@@ -7,6 +7,8 @@ the routing prompt, router.yaml), follow-ups, the classifiers, and what it learn
     config.py       `router.yaml`: how a pack's router decides, read and checked
     corrections.py  Corrections: a user saying "this turn belonged to mode Y", as values the
                     router learns from
+    evidence.py     What decided a route: the nearest example, correction or description
+                    (`Evidence`)
     follow_up.py    Follow-ups: how much a message leans on the turn before it, read from the
                     message alone
     input.py        What a classifier sees of a conversation: the routed message and the history

@@ -29,6 +29,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,7 @@ import numpy as np
 
 from modes_tui.core.files import atomic_file, open_bounded, private_folder
 from modes_tui.core.packs.profiles import Profile
-from modes_tui.core.routing.classifiers.head import NONE, HeadKind, Nearness
+from modes_tui.core.routing.classifiers.head import NEAR_IDENTICAL, NONE, HeadKind, Nearness
 from modes_tui.core.routing.classifiers.head_refit import RefitOutcome
 from modes_tui.core.routing.classifiers.learned_head import (
     LearnedHead,
@@ -370,6 +371,13 @@ class EmbeddingClassifier:
         )
         return with_corrections, alone
 
+    def _recall(self, modes: Sequence[Profile], query: Vector) -> tuple[int, Evidence] | None:
+        """A correction near-identical to the message, from the latest fit's rows."""
+        key = tuple((m.name, m.description, m.examples) for m in modes)
+        with self._lock:
+            learned = self._heads.get(key)
+        return learned.recall(query, NEAR_IDENTICAL) if learned is not None else None
+
     def _record_refit(self, outcome: RefitOutcome) -> None:
         record = getattr(self.corrections, "record_refit", None)
         if callable(record):
@@ -459,11 +467,23 @@ class EmbeddingClassifier:
             if int(np.argmax(scored.probabilities)) != before:
                 # The previous message decided it: its nearest row is the evidence.
                 decided_by, lead = previous_query, "follows up on the previous message, "
+        recalled = self._recall(modes, query)
+        if recalled is not None:
+            # The user said where this very message belongs, whether or not the refit that
+            # learned it was taken: their word on one message is not generalisation.
+            near = head.nearness(query[None, :])
+            near = replace(near, learned=np.array([recalled[0]], dtype=np.int64))
+            scored = head.score_rows(query[None, :], logits, near)[0]
+            decided_by, lead = query, ""
         best = int(np.argmax(scored.probabilities))
         evidence = roster.evidence(decided_by, best, self.fallback)
+        if recalled is not None and recalled[0] == best:
+            evidence = recalled[1]
         reason = lead + (_describe(evidence) if evidence else f"{roster.names[best]} by the head")
         if scored.none >= NONE_SHOWN:
             negative = roster.evidence(query, NONE, self.fallback)
+            if recalled is not None and recalled[0] == NONE:
+                negative = replace(recalled[1], mode=self.fallback or "the fallback")
             if negative is not None:
                 reason = f"{_describe(negative)}, which no mode should take; {reason}"
         probabilities = {

@@ -96,6 +96,9 @@ class LearnedHead:
         self._done.set()
         self.last: RefitOutcome | None = None
         """The last refit's outcome (None before the first refit after the pack's own fit)."""
+        self.latest: Material | None = None
+        """The rows of the latest fit, taken or not: `recall` reads the user's corrections
+        from it, so a message the user corrected counts even when the refit was refused."""
 
     @property
     def current(self) -> RosterHead | None:
@@ -143,6 +146,7 @@ class LearnedHead:
             base_material.training, base_material.texts, None, None, self.threshold, self.kind
         )
         head = RosterHead(base, base_material, self.names)
+        self.latest = learned
         with self._lock:
             self._base = base
             self._current = head
@@ -161,7 +165,30 @@ class LearnedHead:
                 self._running = None
             self._done.set()
 
+    def recall(self, query: Any, near_identical: float) -> tuple[int, Evidence] | None:
+        """The correction near-identical to `query` (cosine >= `near_identical`), as its
+        label (a mode's index, or `NONE`) and evidence; None when there is none."""
+        material = self.latest
+        if material is None:
+            return None
+        rows = [i for i, kind in enumerate(material.kinds) if kind == "correction"]
+        if not rows:
+            return None
+        vectors = material.training.vectors[rows]
+        sims = vectors @ np.asarray(query, dtype=np.float64)
+        best = int(np.argmax(sims))
+        if float(sims[best]) < near_identical:
+            return None
+        row = rows[best]
+        label = int(material.training.labels[row])
+        mode = self.names[label] if label != NONE else ""
+        evidence = Evidence(
+            "correction", material.texts[row], mode, float(sims[best]), material.notes[row]
+        )
+        return label, evidence
+
     def _take(self, learned: Material) -> None:
+        self.latest = learned
         current = self._current
         fitted, outcome = refit(
             learned.training,
