@@ -378,6 +378,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stream", type=int, default=STREAM)
     parser.add_argument("--methods", default="main,logistic,mahalanobis")
     parser.add_argument("--sets", default="banking77,snips2017", help="which sets to run")
+    parser.add_argument(
+        "--refit-time", action="store_true", help="only the CPU time of one refit, by pack size"
+    )
     parser.add_argument("--json", help="also write the numbers to this file")
     parser.add_argument("--vector-cache", help="an .npz of encoded texts, read and extended")
     args = parser.parse_args(argv)
@@ -391,6 +394,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with np.load(args.vector_cache) as stored:
             vec.known.update(zip(stored["texts"].tolist(), stored["vectors"], strict=True))
     report: dict[str, Any] = {}
+    if args.refit_time:
+        print_refit_time(load_sets(Path(args.data), 0)[0], vec)
+        return 0
     for task in load_sets(Path(args.data), args.banking_test):
         if task.name not in args.sets.split(","):
             continue
@@ -423,6 +429,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(args.json).write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(f"\nload average: {load_average()}; wall time {time.perf_counter() - started:.0f} s")
     return 0
+
+
+def print_refit_time(task: OpenSet, vec: Vectors) -> None:
+    """CPU time (`time.thread_time`, which other processes do not inflate) and wall time of
+    one refit (5-fold fit, calibration, check), banking77 packs of 6 modes x n examples plus
+    20 corrections."""
+    print("\n| pack rows | refit CPU ms (median of 5) | wall ms |\n|---|---|---|")
+    rng = random.Random(SEED)
+    for per_mode in (10, 20, 50, 100):
+        by_mode = {m: [t for t, mode in task.train if mode == m] for m in task.modes}
+        examples = {m: rng.sample(texts, per_mode) for m, texts in by_mode.items()}
+        used = {t for texts in examples.values() for t in texts}
+        spare = [(t, m) for t, m in task.train if m and t not in used][:20]
+        corrections = [Correction(t, m or FALLBACK) for t, m in spare]
+        cpu, wall = [], []
+        for _ in range(5):
+            method = HeadMethod(task, vec, "logistic")
+            method.build(examples, [])
+            started, started_cpu = time.perf_counter(), time.thread_time()
+            method.build(examples, corrections)
+            cpu.append((time.thread_time() - started_cpu) * 1000)
+            wall.append((time.perf_counter() - started) * 1000)
+        rows = per_mode * len(task.modes) + len(task.modes) + len(corrections)
+        print(f"| {rows} | {sorted(cpu)[2]:.0f} | {sorted(wall)[2]:.0f} |")
 
 
 def save_vectors(vec: Vectors, path: str) -> None:

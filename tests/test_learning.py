@@ -79,7 +79,9 @@ async def test_a_correction_sends_the_next_near_identical_message_to_the_correct
     after = await route(pack, classifier, "please rebase my feature branch onto main")
     assert after.mode_name == target
     assert after.reason is not None
-    assert after.reason.startswith(f"like your correction 'rebase my feature branch onto main' -> {target}")
+    assert after.reason.startswith(
+        f"like your correction 'rebase my feature branch onto main' -> {target}"
+    )
     evidence = after.decision.evidence if after.decision else None
     assert evidence is not None and (evidence.kind, evidence.note) == (
         "correction",
