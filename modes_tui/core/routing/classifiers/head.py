@@ -56,7 +56,7 @@ MEMORY = 10
 FOLDS = 5
 FLOOR_PERCENTILE = 5.0
 """The in-scope chance is 0.5 at this percentile of the held-out in-scope scores..."""
-MEDIAN_CHANCE = 0.95
+MEDIAN_CHANCE = 0.98
 """...and this at their median."""
 MIN_NEGATIVES = 3
 """Corrections to the fallback needed before they form a class of their own."""
