@@ -256,3 +256,16 @@ def test_corrections_list_says_when_the_last_refit_was_not_taken(
     assert main(["corrections", "list", "--pack", pack.name]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     assert re.match(r"last refit not taken: in-scope \d\.\d\d -> \d\.\d\d", last), last
+
+
+def test_the_evidence_survives_the_log_and_bad_records_are_dropped() -> None:
+    evidence = Evidence("correction", "clean the build folder", "shell", 0.97, "correction of x")
+    decision = Decision("shell", 0.9, "like your correction", {"shell": 0.9}, evidence)
+    assert Decision.from_dict(decision.to_dict()) == Decision(
+        "shell", 0.9, "like your correction", {"shell": 0.9}, evidence
+    )
+    assert "evidence" not in Decision("shell", 0.9).to_dict()
+    assert Evidence.from_dict({"kind": "rumour", "text": "x"}) is None
+    assert evidence.describe() == "like your correction 'clean the build folder' -> shell"
+    long = Evidence("example", "word " * 40, "code", 0.5)
+    assert long.describe().endswith("…'") and len(long.describe()) < 90
