@@ -1,7 +1,7 @@
 """The calibrated head against main's index, on held-out intents, static and while learning.
 
     python bench/head.py [--data ../shared/data] [--banking-test 3080] [--stream 1000]
-    python bench/head.py --tune      # cross-validation on the k examples and a dev slice of train
+    python bench/head.py --refit-time    # the CPU time of one refit, by pack size
 
 Sets (`../shared/data`, see its README), written for the purpose, not the packs' examples:
 
