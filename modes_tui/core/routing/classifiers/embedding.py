@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from modes_tui.core.packs.profiles import Profile
-from modes_tui.core.routing.classifiers.embedding_cache import EmbeddingCache
+from modes_tui.core.routing.classifiers.embedding_cache import EmbeddingCache as EmbeddingCache
 from modes_tui.core.routing.classifiers.head import NEAR_IDENTICAL, NONE, HeadKind, Nearness
 from modes_tui.core.routing.classifiers.head_refit import RefitOutcome
 from modes_tui.core.routing.classifiers.learned_head import (
