@@ -1,21 +1,23 @@
 """The embedding backend: nearest examples and descriptions per mode, through an `Encoder`.
 
-Each message is scored against a `ModeIndex` (`classifiers.mode_index`: the formula, the
-probabilities and the calibrated confidence). Corrections join their mode's examples
-(`core.routing.learning.learned_examples`).
+Each message is scored by the roster's calibrated head (`classifiers.head`: which mode, how
+sure, in scope or not), fitted on the pack's examples and descriptions plus the corrections
+(`core.routing.learning.learned_examples`; corrections to the fallback as negatives) and
+refitted in the background when they change (`classifiers.learned_head`, with the check of
+`classifiers.head_refit`). The decision's reason and `evidence` name the row that decided: the
+nearest example, correction or description of the chosen mode; a message near-identical to a
+correction goes where the correction says. The pack's own `ModeIndex` (no corrections)
+measures the follow-up rule's `unrelated` cosine and serves `similarity`.
 
 Follow-ups: when the history holds an earlier user message that shares the message's topic,
-its scores are mixed in, `s = (s_msg + lambda * s_prev) / (1 + lambda)` with `lambda =
-max(1 - confidence(message alone), 0.3)`: an elliptic message ("and in euros?") leans on
-the past. Sharing the topic means a cosine between the two messages above what two examples
+its logits and nearness are mixed in, `s = (s_msg + lambda * s_prev) / (1 + lambda)`, `lambda
+= max(1 - confidence(message alone), 0.3)`: "and in euros?" leans on the past. Sharing the topic means a cosine between the two messages above what two examples
 of *different* modes of the pack reach 85% of the time (`unrelated`, measured on the pack).
 A self-contained message on another subject ("write a 600-word essay about ..." after a git
-question) is not pulled into the previous turn's mode, however unsure it is. Measured on
-bench/evals/default.jsonl with its follow-up cases: see the README.
+question) is not pulled into the previous turn's mode, however unsure it is.
 
-Example vectors are cached on disk (`EmbeddingCache`), keyed by the encoder's name and the
-text. The encoder loads in a background thread started by the constructor; the first
-`classify` awaits it and no more.
+Example vectors are cached on disk (`EmbeddingCache`, by encoder and text). The encoder loads
+in a background thread started by the constructor; the first `classify` awaits it only.
 """
 
 from __future__ import annotations
