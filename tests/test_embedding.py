@@ -90,7 +90,14 @@ async def test_an_unavailable_mode_is_never_chosen(pack: Pack) -> None:
 async def test_reason_quotes_the_closest_example_and_its_similarity(pack: Pack) -> None:
     route_ = await route(pack, build(pack, HashingEncoder()), "why does this loop never end")
     assert route_.reason is not None
-    assert route_.reason.startswith("closest: 'why does this loop never end' (")
+    assert route_.reason.startswith("like the example 'why does this loop never end' (")
+    evidence = route_.decision.evidence if route_.decision else None
+    assert evidence is not None
+    assert (evidence.kind, evidence.text, evidence.mode) == (
+        "example",
+        "why does this loop never end",
+        "code",
+    )
     assert route_.reason.endswith("(1.00)")
     assert route_.classifier is not None
     assert route_.classifier.to_dict() == {"with": "embedding", "model": "fake/hashing"}
@@ -209,7 +216,7 @@ def test_a_follow_up_leans_on_the_previous_user_message(pack: Pack) -> None:
     assert follow.mode_name == "code"
     assert follow.reason is not None
     assert follow.reason.startswith(
-        "follows up on the previous message, closest to 'my python function raises a keyerror'"
+        "follows up on the previous message, like the example 'my python function raises a keyerror'"
     )
     off = build(pack, HashingEncoder(), params=ScoringParams(follow_up=False))
     assert off.classify_now("what if the function is async?", history, pack.profiles) == alone

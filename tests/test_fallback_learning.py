@@ -68,8 +68,9 @@ def test_a_correction_to_the_fallback_makes_a_like_message_fall_back(pack: Pack)
     assert (after.mode_name, after.decided_by, after.reason) == ("chat", "fallback", REASON_BELOW)
     assert after.decision is not None and after.decision.reason is not None
     assert after.decision.reason.startswith(
-        "learned from your correction of 2026-12-03: like 'care and feeding for a pet python"
-    )
+        "like your correction 'care and feeding for a pet python snake' -> chat (",
+    ), after.decision.reason
+    assert "which no mode should take" in after.decision.reason
     # the mode's own messages are untouched
     code = asyncio.run(router.route([Message("user", "my python function raises a keyerror")]))
     assert (code.mode_name, code.decided_by) == ("code", "classifier")

@@ -142,4 +142,5 @@ def test_route_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None
     out = json.loads(capsys.readouterr().out)
     assert out["mode_name"] == "shell"
     assert out["classifier"] == {"with": "embedding", "model": "local/all-MiniLM-L6-v2"}
-    assert out["reason"].startswith("closest: ")
+    assert out["reason"].startswith("like the ")
+    assert out["decision"]["evidence"]["mode"] == "shell"

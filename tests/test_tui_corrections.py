@@ -216,8 +216,8 @@ async def test_ctrl_e_re_runs_the_turn_folds_the_first_answer_and_the_router_lea
         learned = app.conversation.records[1].route
         assert learned is not None
         assert (learned.mode_name, learned.decided_by) == ("shell", "classifier")
-        assert "learned from your correction of" in (learned.reason or "")
-        assert "learned from your correction of" in cards(app)[0]
+        assert "like your correction" in (learned.reason or "")
+        assert "like your correction" in cards(app)[0]
 
 
 async def test_wrong_mode_skips_the_picker_and_wrong_undo_forgets_the_correction(

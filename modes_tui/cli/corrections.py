@@ -57,6 +57,9 @@ def _list(args: argparse.Namespace, store: CorrectionStore, pack: str) -> int:
         _check_pack(pack)
     else:
         say(terminal_safe(corrections_table(corrections)))  # texts came from a pipe or paste
+        refit = store.last_refit()
+        if refit:
+            say(terminal_safe(refit))
     return 0
 
 

@@ -68,6 +68,7 @@ def backend_factories(
             cache=EmbeddingCache(app_dirs().cache / "embeddings"),
             corrections=corrections_of(pack, services),
             fallback=pack.router.fallback,
+            threshold=pack.router.below_confidence,
         )
 
     def chat(pack: Pack, services: ClassifierServices) -> Classifier:

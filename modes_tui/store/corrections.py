@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.core.errors import CorrectionsError, cut_repr
+from modes_tui.core.errors import CorrectionsError, ModesError, cut_repr
 from modes_tui.core.files import open_append, private_folder, read_bytes
 from modes_tui.core.routing.corrections import Correction
 from modes_tui.store.session_log import utc_now, write_every_byte
@@ -140,6 +140,32 @@ class CorrectionStore:
         return _Snapshot(revision, corrections, warnings, not data or data.endswith(b"\n"))
 
     # ----------------------------------------------------------------- writing
+
+    @property
+    def refit_path(self) -> Path:
+        """Where the embedding backend's last refit outcome is kept: `<pack>.refit.json`."""
+        return self.path.with_name(self.path.name.removesuffix(SUFFIX) + ".refit.json")
+
+    def record_refit(self, outcome: dict[str, Any]) -> None:
+        """Keep the last refit's outcome (`classifiers.head_refit.RefitOutcome.to_dict`) for
+        `modes-tui corrections`; replaced atomically, a failure to write is not an error."""
+        from modes_tui.core.files import atomic_file
+
+        try:
+            private_folder(self.path.parent)
+            with atomic_file(self.refit_path, fsync=False) as handle:
+                handle.write(json.dumps(outcome, sort_keys=True).encode("utf-8"))
+        except (OSError, ModesError):
+            return
+
+    def last_refit(self) -> str | None:
+        """The last refit's one-line summary, or None when there is none (or it is unreadable)."""
+        try:
+            data = json.loads(read_bytes(self.refit_path, "corrections"))
+        except (OSError, ValueError, ModesError):
+            return None
+        summary = data.get("summary") if isinstance(data, dict) else None
+        return summary if isinstance(summary, str) else None
 
     def add(self, correction: Correction) -> Correction:
         """Record one correction; it is on disk (flushed to the OS) when this returns."""

@@ -9,6 +9,8 @@ the routing prompt, router.yaml), follow-ups, the classifiers, and what it learn
                     runner-up (`ask_below`, `ask_margin`)
     corrections.py  Corrections: a user saying "this turn belonged to mode Y", as values the
                     router learns from
+    evidence.py     What decided a route: the nearest example, correction or description
+                    (`Evidence`)
     framing.py      Framing: a message's request, split from what it quotes or pastes, and the
                     quoted kinds as weak evidence
     follow_up.py    Follow-ups: how much a message leans on the turn before it, read from the

@@ -40,6 +40,8 @@ NEAR_IDENTICAL = 0.95
 """Cosine at or above which a correction overrides another mode's example of the same text."""
 PROMPT_CORRECTIONS = 8
 """How many corrections a routing prompt shows at most."""
+LEARN_REFIT_WAIT = 120.0
+"""`eval --learn`: how long the line after a correction waits for the head's refit."""
 MIN_LEXICAL_SIMILARITY = 0.2
 """Corrections less similar than this to the message are not shown in a prompt."""
 
@@ -279,6 +281,9 @@ async def learn_from_cases(
     if block < 1:
         raise ValueError("a block holds at least one line")
     router = Router(pack, classifier)
+    patient = getattr(classifier, "wait_for_refits", None)
+    if callable(patient):
+        patient(LEARN_REFIT_WAIT)  # each next line is routed with what was just learned
     fallback = pack.router.fallback
     threshold = pack.router.below_confidence
     blocks: list[LearningBlock] = []

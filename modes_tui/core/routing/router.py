@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from modes_tui.core.errors import ContractError, UnknownMode
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.routing.doubt import Unsure, doubt
+from modes_tui.core.routing.evidence import Evidence
 from modes_tui.core.routing.framing import Framing, split_message
 from modes_tui.core.routing.input import (
     HistoryEntry,
@@ -83,9 +84,11 @@ class Decision:
     """Why, in the classifier's words (panel and log only)."""
     probabilities: Mapping[str, float] | None = None
     """A probability per mode, when the backend has a distribution."""
+    evidence: Evidence | None = None
+    """The nearest example, correction or description that decided (embedding backend)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """String keys; `probabilities` omitted when None."""
+        """String keys; `probabilities` and `evidence` omitted when None."""
         data: dict[str, Any] = {
             "mode_name": self.mode_name,
             "confidence": self.confidence,
@@ -93,17 +96,21 @@ class Decision:
         }
         if self.probabilities is not None:
             data["probabilities"] = dict(self.probabilities)
+        if self.evidence is not None:
+            data["evidence"] = self.evidence.to_dict()
         return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Decision:
         """The inverse of to_dict."""
         probabilities = data.get("probabilities")
+        evidence = data.get("evidence")
         return cls(
             mode_name=data.get("mode_name"),
             confidence=data.get("confidence"),
             reason=data.get("reason"),
             probabilities=dict(probabilities) if probabilities is not None else None,
+            evidence=Evidence.from_dict(evidence) if isinstance(evidence, Mapping) else None,
         )
 
     def ranked(self) -> list[tuple[str, float]]:

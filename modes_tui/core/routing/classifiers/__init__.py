@@ -11,10 +11,21 @@ asked for and how the reply is read.
     chat.py              The chat backend: one structured-output call to a chat model
     embedding.py         The embedding backend: nearest examples and descriptions per mode,
                          through an `Encoder`
+    embedding_cache.py   Example vectors on disk (`EmbeddingCache`), one file per encoder, keyed
+                         by each text
+    head.py              The calibrated head of the embedding backend: which mode, how sure, and
+                         is it in scope
+    head_fit.py          Fitting a head's weights: multinomial logistic regression (L-BFGS in
+                         numpy) and a shrinkage-LDA (Mahalanobis) discriminant, both giving
+                         `z = q W + b`
+    head_refit.py        Refitting the head after corrections, and the check that keeps learning
+                         from hurting
     judge.py             The judge backend: one single-token answer, read through its log
                          probabilities
     keyword.py           The keyword backend: deterministic rules from each profile's
                          `keywords:`
+    learned_head.py      One roster's head in use, refitted in the background when the
+                         corrections change
     mode_index.py        A roster's vectors and the scoring formula of the embedding backend
                          (`ModeIndex`)
     model_classifier.py  What the model-backed routing backends (`chat`, `judge`) share: one

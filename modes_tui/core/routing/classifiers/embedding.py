@@ -1,43 +1,51 @@
 """The embedding backend: nearest examples and descriptions per mode, through an `Encoder`.
 
-Each message is scored against a `ModeIndex` (`classifiers.mode_index`: the formula, the
-probabilities and the calibrated confidence). Corrections join their mode's examples
-(`core.routing.learning.learned_examples`).
+Each message is scored by the roster's calibrated head (`classifiers.head`: which mode, how
+sure, in scope or not), fitted on the pack's examples and descriptions plus the corrections
+(`core.routing.learning.learned_examples`; corrections to the fallback as negatives) and
+refitted in the background when they change (`classifiers.learned_head`, with the check of
+`classifiers.head_refit`). The decision's reason and `evidence` name the row that decided: the
+nearest example, correction or description of the chosen mode; a message near-identical to a
+correction goes where the correction says. The pack's own `ModeIndex` (no corrections)
+measures the follow-up rule's `unrelated` cosine and serves `similarity`.
 
 Follow-ups: when the history holds an earlier user message that shares the message's topic,
-its scores are mixed in, `s = (s_msg + lambda * s_prev) / (1 + lambda)` with `lambda =
-max(1 - confidence(message alone), 0.3)`: an elliptic message ("and in euros?") leans on
-the past. Sharing the topic means a cosine between the two messages above what two examples
+its logits and nearness are mixed in, `s = (s_msg + lambda * s_prev) / (1 + lambda)`, `lambda
+= max(1 - confidence(message alone), 0.3)`: "and in euros?" leans on the past. Sharing the topic means a cosine between the two messages above what two examples
 of *different* modes of the pack reach 85% of the time (`unrelated`, measured on the pack).
 A self-contained message on another subject ("write a 600-word essay about ..." after a git
-question) is not pulled into the previous turn's mode, however unsure it is. Measured on
-bench/evals/default.jsonl with its follow-up cases: see the README.
+question) is not pulled into the previous turn's mode, however unsure it is.
 
-Example vectors are cached on disk (`EmbeddingCache`), keyed by the encoder's name and the
-text. The encoder loads in a background thread started by the constructor; the first
-`classify` awaits it and no more.
+Example vectors are cached on disk (`EmbeddingCache`, by encoder and text). The encoder loads
+in a background thread started by the constructor; the first `classify` awaits it only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import hashlib
-import os
-import re
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from modes_tui.core.files import atomic_file, open_bounded, private_folder
 from modes_tui.core.packs.profiles import Profile
-from modes_tui.core.routing.classifiers.mode_index import ModeIndex, Scored, ScoringParams
+from modes_tui.core.routing.classifiers.embedding_cache import EmbeddingCache as EmbeddingCache
+from modes_tui.core.routing.classifiers.head import NEAR_IDENTICAL, NONE, HeadKind, Nearness
+from modes_tui.core.routing.classifiers.head_refit import RefitOutcome
+from modes_tui.core.routing.classifiers.learned_head import (
+    LearnedHead,
+    Material,
+    RosterHead,
+    build_material,
+)
+from modes_tui.core.routing.classifiers.mode_index import ModeIndex, ScoringParams
 from modes_tui.core.routing.corrections import EMPTY_CORRECTIONS
+from modes_tui.core.routing.evidence import Evidence
 from modes_tui.core.routing.follow_up import follow_up_score
 from modes_tui.core.routing.input import HistoryEntry
 from modes_tui.core.routing.learning import correction_note, learned_examples, split_negatives
@@ -51,7 +59,13 @@ if TYPE_CHECKING:
 
     Vector = npt.NDArray[np.float32]
 
-QUOTE_LIMIT = 60
+REFIT_WAIT = 2.0
+"""Seconds the route after a correction waits for the refit it starts (it runs off the
+routing thread; the old head answers if it is not done by then)."""
+MAX_CONFIDENCE = 0.99
+"""No route is certain: the head's confidence stops here, so no panel reads 1.00."""
+NONE_SHOWN = 0.5
+"""From this chance of the corrections-to-the-fallback class on, the reason names one."""
 FOLLOW_UP_MIN_WEIGHT = 0.3
 FOLLOW_UP_LEAN = 0.4
 """From this follow-up score on (`core.routing.follow_up`), the previous message counts whatever its topic."""
@@ -61,74 +75,6 @@ FOLLOW_UP_MAX_WEIGHT = 4.0
 def mode_texts(mode: Profile) -> list[str]:
     """What the backend encodes for a mode: its description, then its examples."""
     return [mode.description, *mode.examples]
-
-
-# --------------------------------------------------------------------------- disk cache
-
-
-class EmbeddingCache:
-    """Example vectors on disk, one file per encoder, keyed by a hash of each text.
-
-    A restart reads the vectors back instead of encoding the pack again. Files are
-    replaced atomically; a damaged file is ignored and rewritten. Reading a file touches
-    it, so the state-dir sweep of stale files spares caches in use.
-    """
-
-    def __init__(self, folder: str | os.PathLike[str]) -> None:
-        self.folder = Path(folder)
-        self._lock = threading.Lock()
-
-    def path_for(self, encoder: str) -> Path:
-        """The cache file of one encoder."""
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", encoder)[:60]
-        digest = hashlib.sha256(encoder.encode("utf-8")).hexdigest()[:12]
-        return self.folder / f"{slug}-{digest}.npz"
-
-    @staticmethod
-    def key(text: str) -> str:
-        """The cache key of a text."""
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
-
-    def _read(self, path: Path) -> dict[str, Vector]:
-        try:
-            # a link or a special file in its place is a damaged cache: rebuilt, never read
-            with open_bounded(path, "cache") as handle, np.load(handle, allow_pickle=False) as data:
-                keys = data["keys"]
-                vectors = data["vectors"].astype(np.float32, copy=False)
-            os.utime(path, follow_symlinks=False)
-        except (OSError, ValueError, KeyError):
-            return {}
-        return {str(k): vectors[i] for i, k in enumerate(keys)}
-
-    def load(self, encoder: str, texts: Sequence[str]) -> dict[str, Vector]:
-        """The cached vectors of `texts` (those present), by text."""
-        stored = self._read(self.path_for(encoder))
-        found: dict[str, Vector] = {}
-        for text in texts:
-            vector = stored.get(self.key(text))
-            if vector is not None:
-                found[text] = vector
-        return found
-
-    def store(self, encoder: str, vectors: Mapping[str, Vector]) -> None:
-        """Add `vectors` (by text) to the encoder's file."""
-        if not vectors:
-            return
-        path = self.path_for(encoder)
-        with self._lock:
-            merged = self._read(path)
-            merged.update(
-                {self.key(text): np.asarray(v, np.float32) for text, v in vectors.items()}
-            )
-            keys = np.array(sorted(merged), dtype="U32")
-            matrix = np.stack([merged[k] for k in keys])
-            try:
-                private_folder(path.parent)
-                with atomic_file(path, fsync=False) as handle:
-                    np.savez(handle, keys=keys, vectors=matrix)
-            except OSError:
-                # A cache that cannot be written costs a re-encode next start, nothing more.
-                return
 
 
 # --------------------------------------------------------------------------- classifier
@@ -156,10 +102,19 @@ class EmbeddingClassifier:
         start: bool = True,
         corrections: CorrectionSource | None = None,
         fallback: str | None = None,
+        threshold: float | None = None,
+        head: HeadKind = "logistic",
+        refit_wait: float = REFIT_WAIT,
     ) -> None:
         self.encoder_name = encoder_name
         self.fallback = fallback
         """The pack's fallback: corrections to it are negative examples, not its examples."""
+        self.threshold = threshold
+        """The pack's `below_confidence`: the refit check measures routes at it."""
+        self.head_kind: HeadKind = head
+        self.refit_wait = refit_wait
+        """How long a route waits for the refit it started (then the old head answers)."""
+        """`logistic` (the default, see `classifiers.head`) or `mahalanobis`."""
         self.params = params or ScoringParams()
         self.cache = cache
         self.corrections = corrections if corrections is not None else EMPTY_CORRECTIONS
@@ -169,6 +124,7 @@ class EmbeddingClassifier:
         self._encoder: Encoder | None = None
         self._vectors: dict[str, Vector] = {}
         self._indexes: OrderedDict[tuple[Any, ...], ModeIndex] = OrderedDict()
+        self._heads: dict[tuple[Any, ...], LearnedHead] = {}
         self._queries: OrderedDict[str, Vector] = OrderedDict()
         self._lock = threading.RLock()
         self._future: concurrent.futures.Future[None] | None = None
@@ -210,6 +166,7 @@ class EmbeddingClassifier:
             self._ensure(texts)
             if self._warm_modes:
                 self._index_for(self._warm_modes)
+                self._head_for(self._warm_modes)
         except Exception as error:  # noqa: BLE001 - handed to whoever awaits the classifier
             future.set_exception(error)
         else:
@@ -261,15 +218,56 @@ class EmbeddingClassifier:
             self.cache.store(self.encoder_name, fresh)
 
     def _index_for(self, modes: Sequence[Profile]) -> ModeIndex:
-        # The corrections' revision is part of the key: one stat per route tells whether
-        # a correction was added or removed (here or in another process) since the last one.
-        revision = self.corrections.revision
-        key = (tuple((m.name, m.description, m.examples) for m in modes), revision)
+        """The pack's own index (no corrections): the follow-up rule's `unrelated` cosine and
+        `similarity` for a cascade's prompt stage. The head routes (`_head_for`)."""
+        key = tuple((m.name, m.description, m.examples) for m in modes)
         with self._lock:
             index = self._indexes.get(key)
             if index is not None:
                 self._indexes.move_to_end(key)
                 return index
+        self._ensure([text for mode in modes for text in mode_texts(mode)])
+        with self._lock:
+            vectors = self._vectors
+            dim = len(vectors[modes[0].description])
+            index = ModeIndex(
+                [m.name for m in modes],
+                np.stack([vectors[m.description] for m in modes]),
+                [
+                    np.stack([vectors[e] for e in mode.examples])
+                    if mode.examples
+                    else np.zeros((0, dim), np.float32)
+                    for mode in modes
+                ],
+                [mode.examples for mode in modes],
+                self.params,
+            )
+            self._indexes[key] = index
+            while len(self._indexes) > 8:
+                self._indexes.popitem(last=False)
+        return index
+
+    def _head_for(self, modes: Sequence[Profile]) -> RosterHead:
+        """The head in use for this roster; a change to the corrections (one stat per route
+        tells) starts a refit in the background (`LearnedHead`)."""
+        key = tuple((m.name, m.description, m.examples) for m in modes)
+        with self._lock:
+            learned = self._heads.get(key)
+            if learned is None:
+                learned = LearnedHead(
+                    [m.name for m in modes],
+                    self.threshold,
+                    self.head_kind,
+                    self._record_refit,
+                    self.refit_wait,
+                )
+                self._heads[key] = learned
+                while len(self._heads) > 8:
+                    self._heads.pop(next(iter(self._heads)))
+        return learned.head_for(self.corrections.revision, lambda: self._material(modes))
+
+    def _material(self, modes: Sequence[Profile]) -> tuple[Material, Material | None]:
+        """(the pack with its live corrections, the pack alone when there are corrections)."""
         names = {m.name for m in modes}
         corrections, negatives = split_negatives(
             self.corrections.corrections(), names, self.fallback
@@ -280,29 +278,61 @@ class EmbeddingClassifier:
             + [c.text for c in negatives]
         )
         with self._lock:
-            vectors = self._vectors
-            learned = learned_examples(modes, corrections, vectors.__getitem__)
-            dim = len(vectors[modes[0].description])
-            index = ModeIndex(
-                [m.name for m in modes],
-                np.stack([vectors[m.description] for m in modes]),
-                [
-                    np.stack([vectors[e] for e in mode.texts])
-                    if mode.texts
-                    else np.zeros((0, dim), np.float32)
-                    for mode in learned
-                ],
-                [mode.texts for mode in learned],
-                self.params,
-                notes=[mode.notes for mode in learned],
-                negatives=np.stack([vectors[c.text] for c in negatives]) if negatives else None,
-                negative_texts=[c.text for c in negatives],
-                negative_notes=[correction_note(c) for c in negatives],
-            )
-            self._indexes[key] = index
-            while len(self._indexes) > 8:
-                self._indexes.popitem(last=False)
-        return index
+            vector = self._vectors.__getitem__
+        learned = learned_examples(modes, corrections, vector)
+        descriptions = [m.description for m in modes]
+        with_corrections = build_material(
+            descriptions,
+            [m.texts for m in learned],
+            [m.notes for m in learned],
+            [c.text for c in negatives],
+            [correction_note(c) for c in negatives],
+            vector,
+        )
+        if not corrections and not negatives:
+            return with_corrections, None
+        alone = build_material(
+            descriptions,
+            [m.examples for m in modes],
+            [(None,) * len(m.examples) for m in modes],
+            [],
+            [],
+            vector,
+        )
+        return with_corrections, alone
+
+    def _recall(self, modes: Sequence[Profile], query: Vector) -> tuple[int, Evidence] | None:
+        """A correction near-identical to the message, from the latest fit's rows."""
+        key = tuple((m.name, m.description, m.examples) for m in modes)
+        with self._lock:
+            learned = self._heads.get(key)
+        return learned.recall(query, NEAR_IDENTICAL) if learned is not None else None
+
+    def _record_refit(self, outcome: RefitOutcome) -> None:
+        record = getattr(self.corrections, "record_refit", None)
+        if callable(record):
+            record(outcome.to_dict())
+
+    def wait_for_refits(self, seconds: float) -> None:
+        """From now on, the route after a correction waits up to `seconds` for its refit
+        (`eval --learn` wants every next line routed with what was just learned)."""
+        with self._lock:
+            self.refit_wait = seconds
+            for head in self._heads.values():
+                head.wait_seconds = seconds
+
+    def wait_refit(self, timeout: float | None = None) -> bool:
+        """Block until every running refit is done (tests, `eval --learn`); False on timeout."""
+        with self._lock:
+            heads = list(self._heads.values())
+        return all(head.wait(timeout) for head in heads)
+
+    @property
+    def last_refit(self) -> RefitOutcome | None:
+        """The outcome of the latest refit of the most recent roster."""
+        with self._lock:
+            heads = list(self._heads.values())
+        return heads[-1].last if heads else None
 
     def _query(self, text: str) -> Vector:
         with self._lock:
@@ -345,24 +375,57 @@ class EmbeddingClassifier:
         """The synchronous core of `classify` (waits for loading if needed)."""
         self.wait()
         index = self._index_for(modes)
+        roster = self._head_for(modes)
+        head = roster.fitted.head
         query = self._query(message)
-        scores = index.raw_scores(query)
-        scored = index.decide(scores, query)
-        reason = _closest(scored)
+        logits = head.logits(query[None, :])
+        near = head.nearness(query[None, :])
+        scored = head.score_rows(query[None, :], logits, near)[0]
+        decided_by, lead = query, ""
         previous = _previous_user_message(history)
         if self.params.follow_up and previous is not None:
-            before = scored.mode
+            before = int(np.argmax(scored.probabilities))
             previous_query = self._query(previous)
             related = float(np.asarray(previous_query, np.float32) @ query) >= index.unrelated
             weight = _follow_weight(scored.confidence, related, follow_up_score(message).score)
-            mixed = (scores + weight * index.raw_scores(previous_query)) / (1.0 + weight)
-            scored = index.decide(mixed, query)
-            if scored.mode != before:
-                # The previous message decided it: quote what that message was closest to.
-                near = index.decide(mixed, previous_query)
-                reason = _closest(near, "follows up on the previous message, closest to ")
+            earlier = previous_query[None, :]
+            scored = head.score_rows(
+                query[None, :],
+                _mix(logits, head.logits(earlier), weight),
+                _mix_near(near, head.nearness(earlier), weight),
+            )[0]
+            if int(np.argmax(scored.probabilities)) != before:
+                # The previous message decided it: its nearest row is the evidence.
+                decided_by, lead = previous_query, "follows up on the previous message, "
+        recalled = self._recall(modes, query)
+        if recalled is not None:
+            # The user said where this very message belongs, whether or not the refit that
+            # learned it was taken: their word on one message is not generalisation.
+            near = head.nearness(query[None, :])
+            near = replace(near, learned=np.array([recalled[0]], dtype=np.int64))
+            scored = head.score_rows(query[None, :], logits, near)[0]
+            decided_by, lead = query, ""
+        best = int(np.argmax(scored.probabilities))
+        evidence = roster.evidence(decided_by, best, self.fallback)
+        if recalled is not None and recalled[0] == best:
+            evidence = recalled[1]
+        reason = lead + (_describe(evidence) if evidence else f"{roster.names[best]} by the head")
+        if scored.none >= NONE_SHOWN:
+            negative = roster.evidence(query, NONE, self.fallback)
+            if recalled is not None and recalled[0] == NONE:
+                negative = replace(recalled[1], mode=self.fallback or "the fallback")
+            if negative is not None:
+                reason = f"{_describe(negative)}, which no mode should take; {reason}"
+        probabilities = {
+            name: float(p) for name, p in zip(roster.names, scored.probabilities, strict=True)
+        }
+        confidence = min(MAX_CONFIDENCE, scored.confidence)
         return Decision(
-            scored.mode, round(scored.confidence, 4), reason, _rounded(scored.probabilities)
+            roster.names[best],
+            round(confidence, 4),
+            reason,
+            _rounded(probabilities),
+            evidence,
         )
 
     def similarity(self, message: str, texts: Sequence[str]) -> tuple[list[float], float] | None:
@@ -400,17 +463,25 @@ def _follow_weight(confidence: float, related: bool, follow: float) -> float:
     return weight
 
 
-def _closest(scored: Scored, lead: str = "closest: ") -> str:
-    """The reason for the panel: the nearest example, and whether a correction taught it."""
-    closest = f"{lead}{_quote(scored.nearest)} ({scored.nearest_similarity:.2f})"
-    if scored.negative is not None:
-        return (
-            f"learned from your {scored.negative_note or 'correction'}: like "
-            f"{_quote(scored.negative)}, which no mode should take; {closest}"
-        )
-    if scored.nearest_note:
-        return f"learned from your {scored.nearest_note}; {closest}"
-    return closest
+def _mix(now: Any, earlier: Any, weight: float) -> Any:
+    """The message's scores with the previous message's mixed in at `weight`."""
+    return (now + weight * earlier) / (1.0 + weight)
+
+
+def _mix_near(now: Nearness, earlier: Nearness, weight: float) -> Nearness:
+    """Nearness mixed the same way; near-identical corrections and negatives are the
+    message's own."""
+    return Nearness(
+        _mix(now.per_class, earlier.per_class, weight),
+        _mix(now.positive, earlier.positive, weight),
+        now.negative,
+        now.learned,
+    )
+
+
+def _describe(evidence: Evidence) -> str:
+    """The reason for the panel: what decided, and how near it is."""
+    return f"{evidence.describe()} ({evidence.similarity:.2f})"
 
 
 def _previous_user_message(history: Sequence[HistoryEntry]) -> str | None:
@@ -418,13 +489,6 @@ def _previous_user_message(history: Sequence[HistoryEntry]) -> str | None:
         if entry.role == "user" and entry.content.strip():
             return entry.content
     return None
-
-
-def _quote(text: str) -> str:
-    flat = " ".join(text.split())
-    if len(flat) > QUOTE_LIMIT:
-        flat = flat[: QUOTE_LIMIT - 1] + "…"
-    return f"'{flat}'"
 
 
 def _rounded(probabilities: Mapping[str, float]) -> dict[str, float]:

@@ -1,0 +1,85 @@
+"""Example vectors on disk (`EmbeddingCache`), one file per encoder, keyed by each text."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from modes_tui.core.files import atomic_file, open_bounded, private_folder
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    Vector = npt.NDArray[np.float32]
+
+
+class EmbeddingCache:
+    """Example vectors on disk, one file per encoder, keyed by a hash of each text.
+
+    A restart reads the vectors back instead of encoding the pack again. Files are
+    replaced atomically; a damaged file is ignored and rewritten. Reading a file touches
+    it, so the state-dir sweep of stale files spares caches in use.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder)
+        self._lock = threading.Lock()
+
+    def path_for(self, encoder: str) -> Path:
+        """The cache file of one encoder."""
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", encoder)[:60]
+        digest = hashlib.sha256(encoder.encode("utf-8")).hexdigest()[:12]
+        return self.folder / f"{slug}-{digest}.npz"
+
+    @staticmethod
+    def key(text: str) -> str:
+        """The cache key of a text."""
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+    def _read(self, path: Path) -> dict[str, Vector]:
+        try:
+            # a link or a special file in its place is a damaged cache: rebuilt, never read
+            with open_bounded(path, "cache") as handle, np.load(handle, allow_pickle=False) as data:
+                keys = data["keys"]
+                vectors = data["vectors"].astype(np.float32, copy=False)
+            os.utime(path, follow_symlinks=False)
+        except (OSError, ValueError, KeyError):
+            return {}
+        return {str(k): vectors[i] for i, k in enumerate(keys)}
+
+    def load(self, encoder: str, texts: Sequence[str]) -> dict[str, Vector]:
+        """The cached vectors of `texts` (those present), by text."""
+        stored = self._read(self.path_for(encoder))
+        found: dict[str, Vector] = {}
+        for text in texts:
+            vector = stored.get(self.key(text))
+            if vector is not None:
+                found[text] = vector
+        return found
+
+    def store(self, encoder: str, vectors: Mapping[str, Vector]) -> None:
+        """Add `vectors` (by text) to the encoder's file."""
+        if not vectors:
+            return
+        path = self.path_for(encoder)
+        with self._lock:
+            merged = self._read(path)
+            merged.update(
+                {self.key(text): np.asarray(v, np.float32) for text, v in vectors.items()}
+            )
+            keys = np.array(sorted(merged), dtype="U32")
+            matrix = np.stack([merged[k] for k in keys])
+            try:
+                private_folder(path.parent)
+                with atomic_file(path, fsync=False) as handle:
+                    np.savez(handle, keys=keys, vectors=matrix)
+            except OSError:
+                # A cache that cannot be written costs a re-encode next start, nothing more.
+                return
