@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from modes_tui.core.errors import DeclarationError, ModesError, SettingsError
+from modes_tui.core.errors import DeclarationError, MissingLocalParts, ModesError, SettingsError
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +40,12 @@ class StartupProblem:
                 details=text,
                 hint=f"fix {where} in {pack} (`modes-tui profiles --check` lists every "
                 "problem), then restart",
+            )
+        if isinstance(error, MissingLocalParts):
+            return cls(
+                headline="no model is installed",
+                details=text,
+                hint="run one of the commands above in a terminal, then restart",
             )
         if isinstance(error, SettingsError):
             return cls(
