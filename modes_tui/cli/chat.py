@@ -147,12 +147,14 @@ def tui_services(
     """Everything the terminal UI needs, from the settings and the options; the session
     writer and the MCP servers it opens are added to `sessions` and `servers` to close."""
     from modes_tui.runtime import RunOptions, Runtime
+    from modes_tui.runtime.local_parts import check_for_answers
 
     runtime = Runtime.for_chat(RunOptions.from_args(args))
     if runtime.servers is not None and servers is not None:
         servers.append(runtime.servers)
     if runtime.current is not None:
         sessions.append(runtime.current)
+    check_for_answers(runtime)  # no model: the start-up note says how to get one, whole
     return runtime.tui_services()
 
 
