@@ -192,7 +192,9 @@ def test_the_progress_shows_the_step_and_the_builds_elapsed_time() -> None:
 
 def test_a_failed_step_names_itself_and_shows_the_end_of_its_output(tmp_path: Path) -> None:
     log = tmp_path / "setup.log"
-    failing = Step("building llama-cpp-python", (sys.executable, "-c", "print('no compiler'); exit(3)"))
+    failing = Step(
+        "building llama-cpp-python", (sys.executable, "-c", "print('no compiler'); exit(3)")
+    )
     with pytest.raises(SetupError) as caught:
         run_step(failing, Progress(io.StringIO(), 1), log)
     message = str(caught.value)

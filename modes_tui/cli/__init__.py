@@ -26,7 +26,6 @@ from modes_tui.core.errors import ModesError
 from modes_tui.core.paths import HOME_ENV
 from modes_tui.core.redaction import remember_environment
 
-
 NOT_POSIX = (
     "modes-tui: this system is not supported: modes-tui runs on POSIX systems (Linux, macOS), "
     "it needs termios and directory file descriptors; on Windows, run it in WSL"
