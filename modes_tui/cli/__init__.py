@@ -5,6 +5,8 @@
     chat.py         `chat` and no verb: the terminal UI, or --plain the REPL and pipes
     profiles.py tools.py route.py eval.py mode.py corrections.py sessions.py models.py
     export.py replay.py init.py     one verb each
+    setup.py        `setup local`: the offline parts into this install (modes_tui.setup_local)
+    completion.py   `completion bash|zsh|tcsh`: the shell completion script (shtab)
     model_check.py  `models --check`: one tiny request per model
     init_yaml.py    `init`'s merge into the user's config.yaml, keeping their lines
 
@@ -24,9 +26,17 @@ from modes_tui.core.errors import ModesError
 from modes_tui.core.paths import HOME_ENV
 from modes_tui.core.redaction import remember_environment
 
+NOT_POSIX = (
+    "modes-tui: this system is not supported: modes-tui runs on POSIX systems (Linux, macOS), "
+    "it needs termios and directory file descriptors; on Windows, run it in WSL"
+)
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
+    if os.name == "nt":  # before anything POSIX-only is imported
+        say_err(NOT_POSIX)
+        return EXIT_FAILURE
     from modes_tui.cli.chat import cmd_tui
     from modes_tui.cli.parser import build_parser
 

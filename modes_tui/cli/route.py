@@ -22,8 +22,10 @@ def cmd_route(args: argparse.Namespace) -> int:
     """Dry run: which mode would take this message. No answer is generated."""
     from modes_tui.core.history.conversation import Message
     from modes_tui.route_format import explain_lines, verb_text
+    from modes_tui.runtime.local_parts import check_for_routes
 
     runtime = runtime_for(args)
+    check_for_routes(runtime)
     text = " ".join(args.text)
     if text == "-":
         text = read_stdin()

@@ -7,6 +7,7 @@
     ├── ContractError             a classifier returned something that is not a Decision
     ├── RoutingDecisionError      a model's routing answer could not be parsed (stage, raw_output)
     ├── ProviderError             a model call failed (kind, provider message, hint)
+    ├── MissingLocalParts         the embedded model or the router's encoder is not installed
     ├── ToolError                 a tool refused or failed in a way the model should read
     ├── SessionError              a session file is missing or unreadable
     │   └── RecordError           one record of a session does not have the fields its type needs
@@ -58,6 +59,13 @@ class ModesError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class MissingLocalParts(ModesError):
+    """A model or encoder this run needs is one of the local parts, and they are not
+    installed here; the message says what is missing and how to get a model."""
+
+    title = "No model installed"
 
 
 @dataclass(frozen=True, slots=True)

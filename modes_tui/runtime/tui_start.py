@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from modes_tui.runtime import RunOptions, Runtime
+from modes_tui.runtime.local_parts import check_for_answers
 
 if TYPE_CHECKING:
     from modes_tui.mcp.servers import McpServers
@@ -39,6 +40,7 @@ class TuiStart:
             self.servers.append(runtime.servers)
         if runtime.current is not None:
             self.sessions.append(runtime.current)
+        check_for_answers(runtime)  # no model: the start-up note says how to get one, whole
         return runtime.tui_services()
 
     async def stop_servers(self) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from modes_tui.core.errors import DeclarationError, ModesError, SettingsError
+from modes_tui.core.errors import DeclarationError, MissingLocalParts, ModesError, SettingsError
 
 if TYPE_CHECKING:
     from modes_tui.core.history.events import TurnFailed
@@ -44,6 +44,12 @@ class StartupProblem:
                 details=text,
                 hint=f"fix {where} in {pack} (`modes-tui profiles --check` lists every "
                 "problem), then restart",
+            )
+        if isinstance(error, MissingLocalParts):
+            return cls(
+                headline="no model is installed",
+                details=text,
+                hint="run one of the commands above in a terminal, then restart",
             )
         if isinstance(error, SettingsError):
             return cls(
