@@ -25,6 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from modes_tui.core.engine import rounds
+from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.model.wire import TextChunk
 from modes_tui.core.packs.profiles import load_pack
@@ -70,13 +71,12 @@ async def one(size: int, seconds: float, chunk: int) -> tuple[int, int, int, boo
     log = SessionLog.create(app_dirs(), pack="default", model="scripted/plain")
     pack = load_pack("default")
     engine = Engine(
+        config=EngineConfig(default_model="scripted/plain", cwd=Path.cwd()),
         pack=pack,
         router=Router(pack, KeywordClassifier()),
         model=TimedModel(
             ScriptedModel().script(ScriptedReply(text, chunk_size=chunk)), clock, seconds / size
         ),
-        default_model="scripted/plain",
-        cwd=Path.cwd(),
         session=log,
     )
     async for _ in engine.run_turn("tell me a long story"):

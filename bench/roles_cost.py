@@ -38,7 +38,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ["MODES_TUI_HOME"] = tempfile.mkdtemp(prefix="roles-cost-")
 
-from modes_tui.core.config.models import ModelCatalog, ModelPrice  # noqa: E402
+from modes_tui.core.config.models import EMBEDDED_MODEL, ModelCatalog, ModelPrice  # noqa: E402
+from modes_tui.core.engine.config import EngineConfig  # noqa: E402
 from modes_tui.core.engine.engine import Engine  # noqa: E402
 from modes_tui.core.evals.cases import EvalCase, read_eval_file  # noqa: E402
 from modes_tui.core.history.conversation import Message  # noqa: E402
@@ -102,7 +103,9 @@ class Tally:
 
 def real_router(pack: Pack) -> Router:
     """The pack's own router (its embedding classifier), built as the app builds it."""
-    engine = build_engine(pack=pack, model=ScriptedModel(), cwd=Path.cwd())
+    engine = build_engine(
+        EngineConfig(default_model=EMBEDDED_MODEL, cwd=Path.cwd()), pack=pack, model=ScriptedModel()
+    )
     return engine.router
 
 
@@ -140,12 +143,10 @@ async def replay(
     tally = Tally(roles=Counter())
     for case in cases:
         engine = Engine(
+            config=EngineConfig(default_model=fast, models=models, cwd=ROOT),
             pack=pack,
             router=router,
             model=model,
-            default_model=fast,
-            models=models,
-            cwd=ROOT,
             confirm=SaysYes(),
         )
         engine.conversation.extend(history_messages(case))

@@ -1,4 +1,4 @@
-"""The layer contract, read from the source (no import runs): what may import what.
+"""The layer contract, read from the source (no import runs but rule 10's): what may import what.
 
     cli, repl, tui    the edges: parse, show, ask the user
         |
@@ -9,7 +9,7 @@
       core            headless domain; talks to the adapters only through its ports modules
                       (core/engine/ports.py, core/<part>/ports.py)
 
-Nine rules, each failure naming the module and the rule:
+Ten rules, each failure naming the module and the rule:
 1. `modes_tui.core` imports nothing from the adapter or edge packages, not even inside a
    function or under `if TYPE_CHECKING:` (a type-only import still couples the layers).
 2. No import cycles between modes_tui modules. Module-level and function-local imports
@@ -26,6 +26,9 @@ Nine rules, each failure naming the module and the rule:
    evals < engine (LAYERS).
 8. No core `__init__` looks names up lazily (`__getattr__`, a name -> module table).
 9. Every core package whose `__init__` holds code declares `__all__` (nested ones too).
+10. Every package's `__all__` is true: each name is bound by its `__init__`, and
+   `from <package> import *` works (this one imports: each package first, in a fresh
+   interpreter).
 
 Other branches are splitting modules and breaking cycles in parallel, so rules 2 and 7
 keep explicit lists of what is still known to break them. The lists may only shrink: a
@@ -36,7 +39,11 @@ so whoever fixes one also removes it here.
 from __future__ import annotations
 
 import ast
+import json
+import os
 import re
+import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -668,3 +675,85 @@ def test_every_core_package_with_code_declares_all() -> None:
 def test_the_documented_pack_import_is_bound_by_the_package() -> None:
     """README's `from modes_tui.core.tools import tool`: bound eagerly, so it is typed."""
     assert {"Tool", "tool"} <= top_level_names(CORE_DIR / "tools" / "__init__.py")
+
+
+# 10. Every `__all__` is true: each name it lists is bound in the package (its `__init__`
+#     imports it from the module that defines it), so `from modes_tui.core.engine import
+#     Engine` and `from modes_tui.core.config import *` work. Checked by importing each
+#     package first in a fresh interpreter (an import-order cycle between eager `__init__`s
+#     shows there too).
+
+ALL_CHECK = """
+import importlib, json, sys
+name = sys.argv[1]
+package = importlib.import_module(name)
+listed = list(getattr(package, "__all__", ()))
+unbound = [item for item in listed if not hasattr(package, item)]
+try:
+    exec(f"from {name} import *", {})
+    star = None
+except Exception as error:
+    star = f"{type(error).__name__}: {error}"
+print(json.dumps({"listed": len(listed), "unbound": unbound, "star": star}))
+"""
+
+
+def packages() -> list[str]:
+    """Every package of modes_tui (a folder with an `__init__.py`), by dotted name."""
+    return sorted(
+        module_name(init) for init in PACKAGE.rglob("__init__.py") if "__pycache__" not in str(init)
+    )
+
+
+def all_problems(package: str, root: Path) -> list[str]:
+    """What is wrong with `package`'s `__all__`, imported first in a fresh interpreter with
+    `root` on the path: names it lists but does not bind, a failing `from ... import *`."""
+    done = subprocess.run(
+        [sys.executable, "-c", ALL_CHECK, package],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return [f"{package} cannot be imported first in a fresh interpreter: {last}"]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    problems = [
+        f"{package}.__all__ lists {item!r}, which {package}/__init__.py does not bind (rule: "
+        "import it there from the module that defines it, or drop it from __all__)"
+        for item in found["unbound"]
+    ]
+    if found["star"] is not None:
+        problems.append(f"`from {package} import *` fails: {found['star']}")
+    return problems
+
+
+@pytest.mark.parametrize("package", packages())
+def test_every_name_in_a_packages_all_is_bound(package: str) -> None:
+    assert all_problems(package, PACKAGE.parent) == []
+
+
+def test_the_all_checker_finds_a_listed_name_the_package_does_not_bind(tmp_path: Path) -> None:
+    fake = tmp_path / "fakepkg"
+    fake.mkdir()
+    (fake / "values.py").write_text("THERE = 1\n")
+    (fake / "__init__.py").write_text(
+        'from .values import THERE\n\n__all__ = ["THERE", "Missing"]\n'
+    )
+    problems = all_problems("fakepkg", tmp_path)
+    assert problems[0].startswith("fakepkg.__all__ lists 'Missing', which fakepkg/__init__.py")
+    assert problems[1].startswith("`from fakepkg import *` fails: AttributeError")
+    assert "Missing" in problems[1]
+
+
+def test_the_all_checker_finds_a_package_that_cannot_be_imported_first(tmp_path: Path) -> None:
+    fake = tmp_path / "cyclic"
+    fake.mkdir()
+    (fake / "__init__.py").write_text('from .a import A\n\n__all__ = ["A"]\n')
+    (fake / "a.py").write_text("from cyclic.b import B\n\nA = B\n")
+    (fake / "b.py").write_text("from cyclic.a import A\n\nB = 1\n")
+    (problem,) = all_problems("cyclic", tmp_path)
+    assert problem.startswith("cyclic cannot be imported first in a fresh interpreter: ImportError")

@@ -72,15 +72,18 @@ def pack(write_pack: Any) -> Pack:
 
 def engine_for(pack: Pack, classifier: CountingClassifier, **kwargs: Any) -> Any:
     from modes_tui.core.engine.engine import Engine
+    from tests.engine_support import with_config
 
     kwargs.setdefault("session", Recorder())
     return Engine(
-        pack=pack,
-        router=Router(pack, classifier),
-        model=ScriptedModel(),
-        default_model="scripted/echo",
-        cwd=Path.cwd(),
-        **kwargs,
+        **with_config(
+            pack=pack,
+            router=Router(pack, classifier),
+            model=ScriptedModel(),
+            default_model="scripted/echo",
+            cwd=Path.cwd(),
+            **kwargs,
+        )
     )
 
 

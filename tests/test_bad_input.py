@@ -470,6 +470,7 @@ async def provider_turn(base_url: str, model: str, *, timeout: float = 30.0) -> 
     """One engine turn against the fake server; returns (events, engine, session records)."""
     from modes_tui.llm.litellm_model import LiteLLMChatModel
     from modes_tui.runtime import build_engine, load_pack
+    from tests.engine_support import engine_config
 
     records: list[dict[str, Any]] = []
 
@@ -478,9 +479,9 @@ async def provider_turn(base_url: str, model: str, *, timeout: float = 30.0) -> 
             records.append({"type": type, **fields})
 
     engine = build_engine(
+        engine_config(model_override=f"openai/{model}"),
         pack=load_pack("default"),
         classifier="keyword",
-        model_override=f"openai/{model}",
         model=LiteLLMChatModel(timeout=timeout),
         session=Records(),
     )

@@ -14,6 +14,7 @@ from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.runtime import build_engine
 from tests.cli_support import run_python
+from tests.engine_support import engine_config
 from tests.fake_provider import FakeProvider, Reply
 
 
@@ -31,11 +32,10 @@ async def test_a_built_engine_answers_through_litellm(
     fake_llm.script(Reply(text=["Hi", "!"]))
     session = Recorder()
     engine = build_engine(
+        engine_config(default_model="fake/plain", cwd=tmp_path),
         pack=load_pack("default"),
-        model_id="fake/plain",
         classifier="keyword",
         session=session,
-        cwd=tmp_path,
     )
     assert isinstance(engine.model, LiteLLMChatModel) and engine.model.offline
     assert engine.tools.names() == BUILTIN_TOOL_NAMES
@@ -47,11 +47,15 @@ async def test_a_built_engine_answers_through_litellm(
 
 
 def test_the_default_model_is_the_embedded_one_and_offline(tmp_path: Path) -> None:
-    engine = build_engine(pack=load_pack("default"), classifier="keyword", cwd=tmp_path)
+    engine = build_engine(
+        engine_config(cwd=tmp_path), pack=load_pack("default"), classifier="keyword"
+    )
     assert engine.default_model == EMBEDDED_MODEL == "local/gemma-3-270m"
     assert isinstance(engine.model, LiteLLMChatModel) and engine.model.offline
     remote = build_engine(
-        pack=load_pack("default"), classifier="keyword", model_override="openai/gpt-4.1-mini"
+        engine_config(model_override="openai/gpt-4.1-mini"),
+        pack=load_pack("default"),
+        classifier="keyword",
     )
     assert isinstance(remote.model, LiteLLMChatModel) and not remote.model.offline
 
@@ -59,7 +63,7 @@ def test_the_default_model_is_the_embedded_one_and_offline(tmp_path: Path) -> No
 async def test_a_scripted_model_can_replace_litellm(tmp_path: Path) -> None:
     model = ScriptedModel().script(ScriptedReply("scripted"))
     engine = build_engine(
-        pack=load_pack("support"), classifier="keyword", cwd=tmp_path, model=model
+        engine_config(cwd=tmp_path), pack=load_pack("support"), classifier="keyword", model=model
     )
     events = [event async for event in engine.run_turn("where is my order NW-10234")]
     assert isinstance(events[-1], TurnFinished) and events[-1].message.content == "scripted"
@@ -71,7 +75,9 @@ def test_building_the_engine_loads_no_model_library(tmp_path: Path) -> None:
     code = (
         "import json, sys; from modes_tui.runtime import build_engine; "
         "from modes_tui.core.packs.profiles import load_pack; "
-        "build_engine(pack=load_pack('default'), classifier='keyword'); "
+        "from modes_tui.core.engine.config import EngineConfig; "
+        "build_engine(EngineConfig('local/gemma-3-270m'), pack=load_pack('default'), "
+        "classifier='keyword'); "
         f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))"
     )
     out = run_python(code, env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.history.events import TurnFailed, TurnFinished
 from modes_tui.core.packs.profiles import load_pack
@@ -37,11 +38,10 @@ async def stream_a_long_answer(tmp_path: Path, text: str) -> Path:
     """One turn whose answer streams in CHUNKS chunks, checkpointed after every chunk."""
     log = SessionLog.create(app_dirs(), pack="default", model="scripted/plain")
     engine = Engine(
+        config=EngineConfig(default_model="scripted/plain", cwd=tmp_path),
         pack=load_pack("default"),
         router=Router(load_pack("default"), KeywordClassifier()),
         model=ScriptedModel().script(ScriptedReply(text, chunk_size=CHUNK)),
-        default_model="scripted/plain",
-        cwd=tmp_path,
         session=log,
     )
     engine.checkpoint_seconds = 0.0  # a checkpoint at every chunk: the worst case

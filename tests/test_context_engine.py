@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from modes_tui.core.context import ESTIMATE
+from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.errors import CompactionRefused
 from modes_tui.core.history.compaction import Compaction
@@ -89,10 +90,10 @@ def small_model(summary: str = "SUMMARY of the talk") -> ScriptedModel:
 
 def engine_for(pack: Pack, model: Any, session: Any, default: str = "scripted/small") -> Engine:
     return Engine(
+        config=EngineConfig(default_model=default),
         pack=pack,
         router=Router(pack, KeywordClassifier()),
         model=model,
-        default_model=default,
         session=session,
     )
 

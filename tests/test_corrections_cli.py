@@ -19,6 +19,7 @@ from modes_tui.runtime import build_engine
 from modes_tui.store.corrections import CorrectionStore
 from tests.cli_support import run_piped_chat
 from tests.conftest import PackWriter
+from tests.engine_support import engine_config
 from tests.test_repl import context_for
 
 Capture = pytest.CaptureFixture[str]
@@ -186,10 +187,10 @@ async def test_wrong_undo_and_usage_in_the_repl() -> None:
     model = ScriptedModel(responder=echo_responder)
     memory = MemoryCorrections()
     engine = build_engine(
+        engine_config(default_model="scripted/echo"),
         pack=load("default"),
         classifier="keyword",
         model=model,
-        model_id="scripted/echo",
         corrections=memory,
     )
     out = io.StringIO()

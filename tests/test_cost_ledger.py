@@ -21,6 +21,7 @@ from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
 from modes_tui.core.routing.router import Router
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.store.session_log import SessionLog
+from tests.engine_support import with_config
 from tests.fake_provider import FakeProvider, Reply
 
 CHEAP = ModelPrice(1e-6, 2e-6)
@@ -137,12 +138,14 @@ class Answers:
 
 def engine_for(pack: Pack, **kwargs: Any) -> Engine:
     return Engine(
-        pack=pack,
-        router=Router(pack, KeywordClassifier()),
-        model=LiteLLMChatModel(offline=True, models=CATALOG),
-        default_model="cheap",
-        cwd=Path.cwd(),
-        **kwargs,
+        **with_config(
+            pack=pack,
+            router=Router(pack, KeywordClassifier()),
+            model=LiteLLMChatModel(offline=True, models=CATALOG),
+            default_model="cheap",
+            cwd=Path.cwd(),
+            **kwargs,
+        )
     )
 
 

@@ -31,6 +31,7 @@ from modes_tui.store.resume import prepare_resume
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import load_session
 from tests.conftest import PackWriter
+from tests.engine_support import with_config
 from tests.fake_openai_server import ServerReply, scripted_openai_server
 
 FAILING = "def add(a, b):\n    return a - b\n"
@@ -78,13 +79,15 @@ class Confirmer:
 
 def an_engine(pack: Pack, root: Path, model: Any, confirmer: Confirmer, **kwargs: Any) -> Engine:
     return Engine(
-        pack=pack,
-        router=Router(pack, KeywordClassifier()),
-        model=model,
-        default_model="scripted/plain",
-        cwd=root,
-        confirm=confirmer,
-        **kwargs,
+        **with_config(
+            pack=pack,
+            router=Router(pack, KeywordClassifier()),
+            model=model,
+            default_model="scripted/plain",
+            cwd=root,
+            confirm=confirmer,
+            **kwargs,
+        )
     )
 
 

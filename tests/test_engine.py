@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from modes_tui.core.config.control import ControlReading
+from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.guards import Answer, Block, Cancel, Limits, PendingCall
 from modes_tui.core.engine.mode_note import mode_change_note
@@ -46,6 +47,7 @@ from modes_tui.core.tools.toolbox import default_registry
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.llm.litellm_import import import_litellm
 from modes_tui.llm.litellm_model import LiteLLMChatModel
+from tests.engine_support import with_config
 from tests.fake_provider import FakeProvider, Reply
 
 MODES: dict[str, dict[str, Any]] = {
@@ -141,12 +143,14 @@ def make_engine(pack: Pack, workdir: Path, model: Any = None, **kwargs: Any) -> 
     # machine was slow; the checkpoint tests set their own interval.
     kwargs.setdefault("checkpoint_seconds", 3600.0)
     return Engine(
-        pack=pack,
-        router=Router(pack, KeywordClassifier()),
-        model=model if model is not None else LiteLLMChatModel(offline=True),
-        default_model="fake/plain",
-        cwd=workdir,
-        **kwargs,
+        **with_config(
+            pack=pack,
+            router=Router(pack, KeywordClassifier()),
+            model=model if model is not None else LiteLLMChatModel(offline=True),
+            default_model="fake/plain",
+            cwd=workdir,
+            **kwargs,
+        )
     )
 
 
@@ -1135,11 +1139,10 @@ async def test_the_support_pack_answers_from_the_order_store(
         Reply(text="Your return RMA-50001 is ready."),
     )
     engine = Engine(
+        config=EngineConfig(default_model="fake/plain", cwd=workdir),
         pack=support,
         router=Router(support, KeywordClassifier()),
         model=LiteLLMChatModel(offline=True),
-        default_model="fake/plain",
-        cwd=workdir,
         tools=default_registry(workdir, pack=support),
     )
     events = await run(engine.run_turn("I want to return my jacket", force="returns"))

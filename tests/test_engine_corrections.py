@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.errors import CorrectionRefused
 from modes_tui.core.history.events import (
@@ -64,14 +65,13 @@ def engine_for(
     model: ScriptedModel | None = None,
 ) -> Engine:
     return Engine(
+        config=EngineConfig(default_model="scripted/demo", cwd=tmp_path),
         pack=pack,
         router=Router(pack, KeywordClassifier()),
         model=model
         or ScriptedModel(responder=lambda r: ScriptedReply(f"answer {len(r.messages)}")),
-        default_model="scripted/demo",
         control=control,
         session=session if session is not None else Spy(),
-        cwd=tmp_path,
         corrections=store,
     )
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.guards import Limits
 from modes_tui.core.history.conversation import Message
@@ -75,13 +76,13 @@ async def test_live_turns_and_their_replay_agree(
     )
     log = SessionLog.create(app_dirs(), pack=pack.name, model="fake/plain")
     engine = Engine(
+        config=EngineConfig(
+            default_model="fake/plain", cwd=tmp_path, limits=Limits(model_rounds=2)
+        ),
         pack=pack,
         router=Router(pack, KeywordClassifier()),
         model=LiteLLMChatModel(offline=True),
-        default_model="fake/plain",
         session=log,
-        cwd=tmp_path,
-        limits=Limits(model_rounds=2),
     )
     endings = []
     events = [event async for event in engine.run_turn("a python question")]

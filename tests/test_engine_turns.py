@@ -31,7 +31,7 @@ from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
 from modes_tui.core.routing.router import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
-from modes_tui.runtime import EngineSpec, build_engine
+from modes_tui.runtime import build_engine
 
 ENGINE_PACKAGE = Path(__file__).resolve().parent.parent / "modes_tui" / "core" / "engine"
 
@@ -119,32 +119,30 @@ async def test_settings_replaced_while_a_turn_runs_apply_from_the_next_turn(
     assert not isinstance(second[-1], (TurnFinished, TurnCancelled))
 
 
-def test_settings_in_a_config_and_as_keywords_is_an_error_naming_them(pack: Pack) -> None:
+def test_the_engine_takes_its_settings_only_as_one_config(pack: Pack) -> None:
     with pytest.raises(TypeError, match="default_model"):
-        Engine(
+        Engine(  # type: ignore[call-arg]
             pack=pack,
             router=Router(pack, KeywordClassifier()),
             model=ScriptedModel(),
             config=EngineConfig(default_model="scripted/plain"),
             default_model="scripted/other",
         )
-    with pytest.raises(TypeError, match="classifier"):
-        build_engine(EngineSpec(pack=pack), classifier="keyword")
+    with pytest.raises(TypeError, match="config"):
+        build_engine(pack=pack, classifier="keyword")  # type: ignore[call-arg]
 
 
-def test_the_runtime_spec_reaches_the_engine_as_one_config(pack: Pack, tmp_path: Path) -> None:
-    spec = EngineSpec(
-        pack=pack,
-        model_id="scripted/plain",
+def test_the_config_built_for_an_engine_is_the_one_it_answers_with(
+    pack: Pack, tmp_path: Path
+) -> None:
+    config = EngineConfig(
+        default_model="scripted/plain",
         model_override="scripted/pinned",
-        classifier="keyword",
         cwd=tmp_path,
-        model=ScriptedModel(),
         limits=Limits(model_rounds=3),
         budget=0.5,
-        corrections=None,
     )
-    engine = build_engine(spec)
+    engine = build_engine(config, pack=pack, classifier="keyword", model=ScriptedModel())
     assert engine.config == EngineConfig(
         default_model="scripted/plain",
         model_override="scripted/pinned",

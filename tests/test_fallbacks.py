@@ -25,6 +25,7 @@ from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
 from modes_tui.core.routing.router import Router
 from modes_tui.llm.litellm_import import import_litellm
 from modes_tui.llm.litellm_model import LiteLLMChatModel
+from tests.engine_support import with_config
 from tests.fake_provider import FakeProvider, Reply
 from tests.test_engine import Recorder
 
@@ -52,13 +53,15 @@ def engine_with(write_pack: Any, chat: dict[str, Any], **kwargs: Any) -> tuple[E
     )
     session = Recorder()
     engine = Engine(
-        pack=pack,
-        router=Router(pack, KeywordClassifier()),
-        model=LiteLLMChatModel(offline=True, models=ModelCatalog(models)),
-        default_model="main",
-        session=session,
-        cwd=Path.cwd(),
-        **kwargs,
+        **with_config(
+            pack=pack,
+            router=Router(pack, KeywordClassifier()),
+            model=LiteLLMChatModel(offline=True, models=ModelCatalog(models)),
+            default_model="main",
+            session=session,
+            cwd=Path.cwd(),
+            **kwargs,
+        )
     )
     return engine, session
 

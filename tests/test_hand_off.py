@@ -34,6 +34,7 @@ from modes_tui.store.replay import replay
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import load_session
 from tests.conftest import PackWriter
+from tests.engine_support import with_config
 from tests.fake_openai_server import ServerReply, scripted_openai_server
 
 HAND = ("switch_mode", {"mode": "code", "reason": "this needs a change to calc.py"})
@@ -56,12 +57,14 @@ def a_pack(write_pack: PackWriter, **chat: Any) -> Pack:
 
 def an_engine(pack: Pack, root: Path, model: Any, **kwargs: Any) -> Engine:
     return Engine(
-        pack=pack,
-        router=Router(pack, KeywordClassifier()),
-        model=model,
-        default_model="scripted/plain",
-        cwd=root,
-        **kwargs,
+        **with_config(
+            pack=pack,
+            router=Router(pack, KeywordClassifier()),
+            model=model,
+            default_model="scripted/plain",
+            cwd=root,
+            **kwargs,
+        )
     )
 
 

@@ -32,7 +32,7 @@ CORE_MODULES = [
     "modes_tui.core.engine.mode_note",
     "modes_tui.core.history.events",
     "modes_tui.core.engine",
-    "modes_tui.core.engine.engine",  # the package imports no module: name it itself
+    "modes_tui.core.engine.engine",
     "modes_tui.core.tools.registry",
     "modes_tui.core.engine.guards",
     "modes_tui.core.tools.workspace",

@@ -24,6 +24,7 @@ from modes_tui.core.routing.router import Router
 from modes_tui.runtime import classifier_services
 from modes_tui.store.corrections import CorrectionStore
 from tests.conftest import PackWriter
+from tests.engine_support import engine_config
 from tests.fake_encoder import HashingEncoder
 from tests.fake_provider import FakeProvider, Reply
 
@@ -320,13 +321,15 @@ def test_build_engine_wires_the_pack_store_by_default_and_a_given_source_otherwi
     from modes_tui.runtime import build_engine
 
     pack = load_pack("default")
-    engine = build_engine(pack=pack, classifier="embedding", cwd=tmp_path)
+    engine = build_engine(engine_config(cwd=tmp_path), pack=pack, classifier="embedding")
     classifier = engine.router.classifier
     assert isinstance(classifier, EmbeddingClassifier)
     assert isinstance(classifier.corrections, CorrectionStore)
     assert classifier.corrections.path == modes_home / "data" / "corrections" / "default.jsonl"
     mine = MemoryCorrections()
-    engine = build_engine(pack=pack, classifier="chat", cwd=tmp_path, corrections=mine)
+    engine = build_engine(
+        engine_config(cwd=tmp_path), pack=pack, classifier="chat", corrections=mine
+    )
     assert engine.router.classifier.corrections is mine  # type: ignore[attr-defined]
 
 

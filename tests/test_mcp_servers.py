@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.history.events import RequestBuilt, ToolCallFinished, TurnEvent, TurnFinished
 from modes_tui.core.model.wire import ModelRequest, ToolCall
@@ -92,10 +93,10 @@ def engine_for(
     pack: Pack, model: ScriptedModel, servers: McpServers, confirm: Confirm | None = None
 ) -> Engine:
     return Engine(
+        config=EngineConfig(default_model="scripted/test"),
         pack=pack,
         router=Router(pack, KeywordClassifier()),
         model=model,
-        default_model="scripted/test",
         tools=ToolRegistry(),
         servers=servers,
         confirm=confirm or Confirm(),
@@ -328,10 +329,10 @@ async def test_a_mode_listing_a_server_nobody_configured_gets_a_note(
     pack = load_pack(profiles_dir=folder)
     model = ScriptedModel().script(ScriptedReply("Hi."))
     engine = Engine(
+        config=EngineConfig(default_model="scripted/test"),
         pack=pack,
         router=Router(pack, KeywordClassifier()),
         model=model,
-        default_model="scripted/test",
         tools=ToolRegistry(),
     )
     events = await run(engine.run_turn("hello"))

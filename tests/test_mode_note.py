@@ -141,11 +141,14 @@ async def test_the_embedded_model_never_answers_with_the_note_from_any_folder(
 ) -> None:
     pytest.importorskip("llama_cpp")
     from modes_tui.runtime import build_engine, load_pack
+    from tests.engine_support import engine_config
 
     pack = load_pack("default")
     for folder in workdirs:
         session = _Records()
-        engine = build_engine(pack=pack, classifier="keyword", session=session, cwd=folder)
+        engine = build_engine(
+            engine_config(cwd=folder), pack=pack, classifier="keyword", session=session
+        )
         # an earlier exchange in the chat mode, so the shell turn carries the note
         engine.conversation.append(Message("user", "hi"))
         engine.conversation.append(Message("assistant", "Hello! How can I help?", mode="chat"))

@@ -34,6 +34,7 @@ from modes_tui.llm import local, model_process
 from modes_tui.llm.llama_runner import GenerationParams
 from modes_tui.runtime import build_engine
 from tests.cli_support import wait_until_reaped
+from tests.engine_support import engine_config
 
 REPO = Path(__file__).resolve().parent.parent
 FAKE_LLAMA = REPO / "tests" / "data" / "fake_llama_cpp"
@@ -251,11 +252,10 @@ def answering() -> local.LocalProvider:
 
 def engine_for(provider: local.LocalProvider, tmp_path: Path) -> Any:
     return build_engine(
+        engine_config(default_model=local.LOCAL_MODEL_ID, cwd=tmp_path),
         pack=load_pack("default"),
-        model_id=local.LOCAL_MODEL_ID,
         classifier="keyword",
         dirs=app_dirs(),
-        cwd=tmp_path,
         offline=True,
         local_model_path=provider.model_path,
     )

@@ -31,6 +31,7 @@ from modes_tui.core.routing.router import Router
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.settings import load_settings
+from tests.engine_support import with_config
 from tests.fake_openai_server import fake_openai_server
 from tests.fake_provider import FakeProvider, Reply
 
@@ -153,13 +154,15 @@ def pack(write_pack: Any) -> Pack:
 
 def engine_for(pack: Pack, models: ModelCatalog, **kwargs: Any) -> Engine:
     return Engine(
-        pack=pack,
-        router=Router(pack, KeywordClassifier()),
-        model=LiteLLMChatModel(offline=True, models=models),
-        default_model=models.default_model,
-        models=models,
-        cwd=Path.cwd(),
-        **kwargs,
+        **with_config(
+            pack=pack,
+            router=Router(pack, KeywordClassifier()),
+            model=LiteLLMChatModel(offline=True, models=models),
+            default_model=models.default_model,
+            models=models,
+            cwd=Path.cwd(),
+            **kwargs,
+        )
     )
 
 

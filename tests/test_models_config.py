@@ -25,6 +25,7 @@ from modes_tui.core.paths import app_dirs
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.runtime import build_engine
 from modes_tui.store.settings import load_settings
+from tests.engine_support import engine_config
 from tests.fake_provider import FakeProvider, Reply
 
 
@@ -173,14 +174,12 @@ def test_one_resolver_for_default(name: str, default: str, expected: str) -> Non
 
 def test_every_former_spelling_of_the_embedded_model_is_the_resolvers() -> None:
     from modes_tui.llm import router_backends
-    from modes_tui.runtime import parts
     from modes_tui.store.settings import Settings
     from modes_tui.tui import status
 
-    assert parts.EMBEDDED_MODEL is EMBEDDED_MODEL  # what the engine defaults to
     assert router_backends.EMBEDDED_MODEL is EMBEDDED_MODEL
     assert status.is_demo_model(EMBEDDED_MODEL)  # the header calls it the demo model
-    assert Settings().default_model is EMBEDDED_MODEL
+    assert Settings().default_model is EMBEDDED_MODEL  # what a run's engine defaults to
     assert router_backends.resolve_model is resolve_model
 
 
@@ -202,9 +201,12 @@ def test_a_profile_naming_a_mistyped_alias_fails_at_start_naming_the_file(
     )
     catalog = ModelCatalog({"fast": ModelConfig("openai/gpt-4.1-mini", alias="fast")})
     with pytest.raises(SettingsError, match=r"chat\.yaml: model: 'fsat' .* did you mean 'fast'"):
-        build_engine(pack=load_pack(profiles_dir=folder), models=catalog)
+        build_engine(engine_config(models=catalog), pack=load_pack(profiles_dir=folder))
     with pytest.raises(SettingsError, match=r"^--model: 'fsat'"):
-        build_engine(pack=load_pack(profiles_dir=folder), models=catalog, model_override="fsat")
+        build_engine(
+            engine_config(models=catalog, model_override="fsat"),
+            pack=load_pack(profiles_dir=folder),
+        )
 
 
 # --------------------------------------------------------------------------- the adapter

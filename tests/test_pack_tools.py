@@ -20,6 +20,7 @@ from modes_tui.core.tools.registry import BUILTIN_TOOL_NAMES
 from modes_tui.core.tools.toolbox import default_registry
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from tests.conftest import PackWriter
+from tests.engine_support import with_config
 
 ROUTER = {"classifier": "keyword", "fallback": "chat"}
 
@@ -81,12 +82,14 @@ def desk_pack(write_pack: PackWriter) -> Pack:
 
 def engine_for(pack: Pack, cwd: Path, *replies: ScriptedReply, **kwargs: object) -> Engine:
     return Engine(
-        pack=pack,
-        router=Router(pack, KeywordClassifier()),
-        model=ScriptedModel().script(*replies),
-        default_model="scripted",
-        cwd=cwd,
-        **kwargs,  # type: ignore[arg-type]
+        **with_config(
+            pack=pack,
+            router=Router(pack, KeywordClassifier()),
+            model=ScriptedModel().script(*replies),
+            default_model="scripted",
+            cwd=cwd,
+            **kwargs,
+        )
     )
 
 

@@ -25,6 +25,7 @@ from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
 from modes_tui.core.routing.router import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.llm.litellm_model import LiteLLMChatModel
+from tests.engine_support import with_config
 from tests.fake_provider import FakeProvider
 
 MODES: dict[str, dict[str, Any]] = {
@@ -60,12 +61,14 @@ class CountingModel(ScriptedModel):
 
 def engine_for(pack: Pack, model: ChatModel, tmp_path: Path, **kwargs: Any) -> Engine:
     return Engine(
-        pack=pack,
-        router=Router(pack, KeywordClassifier()),
-        model=model,
-        default_model="scripted/plain",
-        cwd=tmp_path,
-        **kwargs,
+        **with_config(
+            pack=pack,
+            router=Router(pack, KeywordClassifier()),
+            model=model,
+            default_model="scripted/plain",
+            cwd=tmp_path,
+            **kwargs,
+        )
     )
 
 

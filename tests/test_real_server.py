@@ -32,6 +32,7 @@ from modes_tui.runtime import build_engine
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import load_session
 from modes_tui.store.settings import load_settings
+from tests.engine_support import engine_config
 from tests.llama_server import SERVED_NAME, LlamaServer, start_server
 
 pytestmark = pytest.mark.local
@@ -94,12 +95,12 @@ def engine_for(write_pack: Any, modes: dict[str, Any] | None = None) -> tuple[En
     pack = load_pack(profiles_dir=folder)
     session = SessionLog.create(app_dirs(), pack=pack.name, model=settings.default_model)
     engine = build_engine(
+        engine_config(
+            default_model=settings.default_model, models=settings.catalog(), budget=settings.budget
+        ),
         pack=pack,
-        model_id=settings.default_model,
         session=session,
         dirs=app_dirs(),
-        models=settings.catalog(),
-        budget=settings.budget,
     )
     return engine, session
 

@@ -28,6 +28,7 @@ from modes_tui.repl import (
 )
 from modes_tui.runtime import build_engine
 from tests.cli_support import run_cli, run_piped_chat
+from tests.engine_support import engine_config
 from tests.repl_support import answer_when_asked, within
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,7 +36,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 def engine_with(model: ScriptedModel) -> Engine:
     pack = load_pack("default")
-    return build_engine(pack=pack, classifier="keyword", model=model, model_id="scripted/echo")
+    return build_engine(
+        engine_config(default_model="scripted/echo"), pack=pack, classifier="keyword", model=model
+    )
 
 
 def context_for(engine: Engine, history: Path | None = None) -> ReplContext:

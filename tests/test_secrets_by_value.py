@@ -39,15 +39,15 @@ async def one_turn(model: str, models: Any = None) -> tuple[list[Any], Path]:
     from modes_tui.llm.litellm_model import LiteLLMChatModel
     from modes_tui.runtime import build_engine, load_pack
     from modes_tui.store.session_log import SessionLog
+    from tests.engine_support import engine_config
 
     log = SessionLog.create(app_dirs(), pack="default", model=model)
     engine = build_engine(
+        engine_config(model_override=model, models=models),
         pack=load_pack("default"),
         classifier="keyword",
-        model_override=model,
         model=LiteLLMChatModel(timeout=10.0, models=models),
         session=log,
-        models=models,
     )
     events = [event async for event in engine.run_turn("hello there")]
     log.close()

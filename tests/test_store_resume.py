@@ -33,6 +33,7 @@ from modes_tui.store.resume import CurrentSession, prepare_resume
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import load_session
 from modes_tui.store.sessions import list_sessions
+from tests.engine_support import with_config
 
 MODES = {
     "chat": {"description": "Chat.", "keywords": ["hello"]},
@@ -80,13 +81,15 @@ class MidAnswerFailures(ScriptedModel):
 
 def engine_for(pack: Pack, model: ScriptedModel, session: Any, cwd: Path, **kw: Any) -> Engine:
     return Engine(
-        pack=pack,
-        router=Router(pack, KeywordClassifier()),
-        model=model,
-        default_model="scripted/demo",
-        session=session,
-        cwd=cwd,
-        **kw,
+        **with_config(
+            pack=pack,
+            router=Router(pack, KeywordClassifier()),
+            model=model,
+            default_model="scripted/demo",
+            session=session,
+            cwd=cwd,
+            **kw,
+        )
     )
 
 

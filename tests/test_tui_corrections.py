@@ -14,6 +14,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Collapsible, OptionList
 
+from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.ports import Confirmer
 from modes_tui.core.model.wire import ModelRequest
@@ -95,14 +96,13 @@ def correcting(pack: Pack, cwd: Path, *, fallback_is_negative: bool = False) -> 
 
     def engine(confirm: Confirmer) -> Engine:
         return Engine(
+            config=EngineConfig(default_model="scripted/demo", cwd=cwd),
             pack=pack,
             router=router(),
             model=model,
-            default_model="scripted/demo",
             control=control,
             session=log,
             confirm=confirm,
-            cwd=cwd,
             corrections=store,
         )
 

@@ -27,6 +27,7 @@ from modes_tui.tui.chat import LiteTurn
 from modes_tui.tui.services import AppServices
 from modes_tui.tui.sessions import StoreSessions
 from modes_tui.tui.turn_view import SystemNote, TurnView
+from tests.engine_support import engine_config
 from tests.tui_support import all_text, plain, started, until
 
 SIZE = (120, 40)
@@ -48,8 +49,8 @@ class Rig:
 
         def engine(confirm: Confirmer):  # type: ignore[no-untyped-def]
             built = build_engine(
+                engine_config(default_model="scripted/demo"),
                 pack=pack,
-                model_id="scripted/demo",
                 classifier="keyword",
                 session=self.current,
                 control=control,

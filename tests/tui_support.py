@@ -46,6 +46,7 @@ from modes_tui.store.settings import Settings
 from modes_tui.tui.app import ModesApp
 from modes_tui.tui.services import AppServices
 from modes_tui.tui.sessions import StoreSessions
+from tests.engine_support import engine_config
 
 FIXED_AT = "2026-03-14T09:26:53.000+00:00"
 
@@ -291,14 +292,13 @@ def real_services(
         if on_confirm is not None:
             on_confirm(confirm)
         return build_engine(
+            engine_config(default_model=model_id, cwd=cwd),
             pack=pack,
-            model_id=model_id,
             classifier="keyword",
             session=log,
             control=control,
             confirm=confirm,
             dirs=dirs,
-            cwd=cwd,
             offline=True,
             **engine_parts,
         )

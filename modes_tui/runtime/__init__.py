@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modes_tui.runtime.parts import (
-    EngineSpec,
     build_engine,
     check_model_names,
     classifier_services,
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
     import argparse
 
     from modes_tui.core.config.models import ModelCatalog
+    from modes_tui.core.engine.config import EngineConfig
     from modes_tui.core.engine.engine import Engine
     from modes_tui.core.engine.guards import Limits
     from modes_tui.core.engine.ports import Confirmer
@@ -215,33 +215,36 @@ class Runtime:
         from modes_tui.runtime.local_parts import check_for_answers
 
         check_for_answers(self)
-        engine = build_engine(self.engine_spec(confirm, limits=limits))
-        if self.resumed is not None:
-            self.resumed.restore_into(engine)
-        return engine
-
-    def engine_spec(
-        self, confirm: Confirmer | None = None, *, limits: Limits | None = None
-    ) -> EngineSpec:
-        """What this run's engine is built from: the pack, the settings, the parts."""
-        return EngineSpec(
+        engine = build_engine(
+            self.engine_config(limits),
             pack=self.pack,
-            model_id=self.settings.default_model,
-            model_override=self.options.model,
             classifier=self.classifier_name,
             session=self.session,
             control=self.control,
             confirm=confirm,
-            dirs=self.dirs,
-            cwd=self.cwd,
-            offline=self.offline,
-            local_model_path=self.settings.local_model_path,
-            limits=limits,
             model=self.stand_in(),
             corrections=self.corrections,
-            models=self.catalog,
-            budget=self.settings.budget,
             servers=self.servers,
+            dirs=self.dirs,
+            offline=self.offline,
+            local_model_path=self.settings.local_model_path,
+        )
+        if self.resumed is not None:
+            self.resumed.restore_into(engine)
+        return engine
+
+    def engine_config(self, limits: Limits | None = None) -> EngineConfig:
+        """The settings this run's engine answers with (`limits`: the shipped ones)."""
+        from modes_tui.core.engine.config import EngineConfig
+        from modes_tui.core.engine.guards import Limits
+
+        return EngineConfig(
+            default_model=self.settings.default_model,
+            models=self.catalog,
+            model_override=self.options.model,
+            cwd=self.cwd,
+            limits=limits or Limits(),
+            budget=self.settings.budget,
         )
 
     def classifier_services(self) -> ClassifierServices:
@@ -350,7 +353,6 @@ def load_settings_for(options: RunOptions, dirs: Dirs) -> Settings:
 
 
 __all__ = [
-    "EngineSpec",
     "RunOptions",
     "Runtime",
     "build_engine",

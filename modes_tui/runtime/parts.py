@@ -4,18 +4,15 @@ the pack, the MCP servers, a stand-in model, the classifier backends and the eng
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from modes_tui.core.config.models import EMBEDDED_MODEL, ModelCatalog
+from modes_tui.core.config.models import ModelCatalog
 
 if TYPE_CHECKING:
     from modes_tui.core.config.ports import ControlSource
     from modes_tui.core.engine.config import EngineConfig
     from modes_tui.core.engine.engine import Engine
-    from modes_tui.core.engine.guards import Limits
     from modes_tui.core.engine.ports import Confirmer
     from modes_tui.core.history.ports import SessionWriter
     from modes_tui.core.model.ports import ChatModel
@@ -99,66 +96,32 @@ def classifier_services(
     return ClassifierServices(factories=backend_factories(chat_model), default_model=default_model)
 
 
-@dataclass(frozen=True, slots=True)
-class EngineSpec:
-    """What `build_engine` assembles an engine from: the pack, the settings and the parts.
+def build_engine(
+    config: EngineConfig,
+    *,
+    pack: Pack,
+    classifier: str | None = None,
+    session: SessionWriter | None = None,
+    control: ControlSource | None = None,
+    confirm: Confirmer | None = None,
+    model: ChatModel | None = None,
+    corrections: CorrectionSource | None = None,
+    servers: McpServers | None = None,
+    dirs: Dirs | None = None,
+    offline: bool | None = None,
+    local_model_path: Path | None = None,
+) -> Engine:
+    """An engine that answers with `config` (its settings) over `pack`, wired from its parts.
 
-    `model_id` is the default model (the setting; profiles' `model: default` resolve to it;
-    the embedded model when None). `model_override` is `--model`: it replaces the model of
-    every mode. `classifier` overrides the pack's router backend. `offline` None means
-    offline exactly when no model in use needs the network. `model` replaces the litellm
-    adapter (a `ScriptedModel` for demos and screenshots). `corrections` is what the router
-    learns from (default: the pack's store, `<data>/corrections/<pack>.jsonl`). `models` are
-    the configured aliases (any model name above may be one); a name that is neither an alias
-    nor a litellm id is a SettingsError naming where it was written. `budget` is USD per
-    session. `servers` are the MCP servers modes may list; the caller closes them.
+    `classifier` overrides the pack's router backend. `model` replaces the litellm adapter (a
+    `ScriptedModel` for demos and screenshots); without it, every model name in use is checked
+    (a name that is neither an alias of `config.models` nor a litellm id is a SettingsError
+    naming where it was written) and the adapter is built: `offline` None means offline
+    exactly when no model in use needs the network, `local_model_path` is the embedded
+    model's file. `corrections` is what the router learns from (default: the pack's store,
+    `<data>/corrections/<pack>.jsonl`). `servers` are the MCP servers modes may list; the
+    caller closes them. Loads no model library.
     """
-
-    pack: Pack
-    model_id: str | None = None
-    model_override: str | None = None
-    classifier: str | None = None
-    session: SessionWriter | None = None
-    control: ControlSource | None = None
-    confirm: Confirmer | None = None
-    dirs: Dirs | None = None
-    cwd: Path | None = None
-    offline: bool | None = None
-    local_model_path: Path | None = None
-    limits: Limits | None = None
-    inputs: Mapping[str, Any] | None = None
-    model: ChatModel | None = None
-    corrections: CorrectionSource | None = None
-    models: ModelCatalog | None = None
-    budget: float | None = None
-    servers: McpServers | None = None
-
-    def catalog(self) -> ModelCatalog:
-        """The aliases and roles, with this run's default model."""
-        default_model = self.model_id or EMBEDDED_MODEL
-        if self.models is None:
-            return ModelCatalog(default_model=default_model)
-        return replace(self.models, default_model=default_model)
-
-    def config(self, cwd: Path) -> EngineConfig:
-        """The engine's settings, as one value."""
-        from modes_tui.core.engine.config import EngineConfig
-        from modes_tui.core.engine.guards import Limits
-
-        return EngineConfig(
-            default_model=self.model_id or EMBEDDED_MODEL,
-            models=None if self.models is None else self.catalog(),  # None: no aliases, no roles
-            model_override=self.model_override,
-            cwd=cwd,
-            limits=self.limits or Limits(),
-            inputs=dict(self.inputs or {}),
-            budget=self.budget,
-        )
-
-
-def build_engine(spec: EngineSpec | None = None, /, **fields: Any) -> Engine:
-    """An engine from an `EngineSpec` (`Runtime.engine` passes its own; small callers may pass
-    the spec's fields as keywords). Loads no model library."""
     from modes_tui.core.edits.editor import session_tools
     from modes_tui.core.engine.engine import Engine
     from modes_tui.core.engine.ports import CorrectionRecorder
@@ -166,50 +129,49 @@ def build_engine(spec: EngineSpec | None = None, /, **fields: Any) -> Engine:
     from modes_tui.core.routing.classifiers import build_classifier
     from modes_tui.core.routing.router import Router
 
-    if spec is None:
-        spec = EngineSpec(**fields)
-    elif fields:
-        raise TypeError(f"pass a spec or its fields, not both: {sorted(fields)}")
-    pack = spec.pack
-    dirs = spec.dirs or app_dirs()
-    cwd = spec.cwd or Path.cwd()
-    config = spec.config(cwd)
-    catalog = spec.catalog()
-    model = spec.model or _chat_model(spec, catalog, dirs)
+    dirs = dirs or app_dirs()
+    catalog = config.catalog
+    if model is None:
+        model = _chat_model(pack, config, catalog, dirs, offline, local_model_path)
     services = classifier_services(config.default_model, catalog)
-    corrections = spec.corrections
     if corrections is None:
         from modes_tui.store.corrections import CorrectionStore
 
         corrections = CorrectionStore.for_pack(dirs.data, pack.name)
     services.corrections = corrections
-    router = Router(pack, build_classifier(pack, spec.classifier, services), inputs=spec.inputs)
+    router = Router(pack, build_classifier(pack, classifier, services), inputs=config.inputs)
     return Engine(
+        config=config,
         pack=pack,
         router=router,
         model=model,
-        config=config,
-        control=spec.control,
-        session=spec.session,
-        tools=session_tools(cwd, pack=pack),
-        confirm=spec.confirm,
+        control=control,
+        session=session,
+        tools=session_tools(config.cwd, pack=pack),
+        confirm=confirm,
         # the same store the router reads: a correction counts on the very next route
         corrections=corrections if isinstance(corrections, CorrectionRecorder) else None,
-        servers=spec.servers,
+        servers=servers,
     )
 
 
-def _chat_model(spec: EngineSpec, catalog: ModelCatalog, dirs: Dirs) -> ChatModel:
+def _chat_model(
+    pack: Pack,
+    config: EngineConfig,
+    catalog: ModelCatalog,
+    dirs: Dirs,
+    offline: bool | None,
+    local_model_path: Path | None,
+) -> ChatModel:
     """The litellm adapter, after every model name in use is checked."""
     from modes_tui.llm.litellm_model import LiteLLMChatModel
 
-    check_model_names(spec.pack, catalog, spec.model_override)
-    offline = spec.offline
+    check_model_names(pack, catalog, config.model_override)
     if offline is None:
-        offline = offline_for(spec.pack, catalog, spec.model_override)
+        offline = offline_for(pack, catalog, config.model_override)
     return LiteLLMChatModel(
         offline=offline,
-        local_model_path=spec.local_model_path,
+        local_model_path=local_model_path,
         data_dir=dirs.data,
         models=catalog,
     )

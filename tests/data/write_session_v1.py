@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.errors import ProviderError
 from modes_tui.core.history.events import TextDelta, TurnEvent
@@ -67,12 +68,11 @@ async def main(out: Path) -> None:
         title=None,
     )
     engine = Engine(
+        config=EngineConfig(default_model="scripted/plain", cwd=out),
         pack=pack,
         router=Router(pack, KeywordClassifier()),
         model=model,
-        default_model="scripted/plain",
         session=log,
-        cwd=out,
     )
     engine.checkpoint_seconds = 0.0  # a checkpoint record on every chunk of the long answer
 

@@ -21,6 +21,27 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
+from .control import AUTO, OFF, ControlReading, Source
+from .models import (
+    DEFAULT,
+    EMBEDDED_MODEL,
+    FAST,
+    STRONG,
+    ModelCatalog,
+    ModelChoice,
+    ModelConfig,
+    ModelPrice,
+    check_roles,
+    models_from_text,
+    parse_models,
+    parse_roles,
+    resolve_model,
+    resolve_role,
+)
+from .ports import ControlSource
+from .settings import SettingReader, is_number, is_scalar, is_text, is_whole
+from .variables import expand_secret_values, expand_variables
+
 __all__ = [
     "AUTO",
     "DEFAULT",

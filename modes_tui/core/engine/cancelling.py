@@ -13,7 +13,7 @@ import threading
 from collections.abc import AsyncGenerator, Awaitable
 from typing import Any, TypeVar
 
-from modes_tui.core.engine.state import Cancelled
+from modes_tui.core.engine.state import StopRequested
 from modes_tui.core.model.ports import ChatModel
 from modes_tui.core.model.wire import ModelEvent, ModelRequest
 
@@ -42,7 +42,7 @@ class TurnStopper:
     def checkpoint(self) -> None:
         """Stop here if a cancel was asked for while the caller held an event."""
         if self.requested:
-            raise Cancelled
+            raise StopRequested
 
     def cancel_now(self) -> None:
         """Ask the turn to stop; runs on the turn's own loop."""
@@ -72,19 +72,19 @@ class TurnStopper:
             close = getattr(work, "close", None)
             if close is not None:
                 close()  # never started: close it so it is not reported as never awaited
-            raise Cancelled
+            raise StopRequested
         task = asyncio.current_task()
         self.awaiting = task
         try:
             result = await work
         except asyncio.CancelledError:
             if self._take_back(task):
-                raise Cancelled from None
+                raise StopRequested from None
             raise
         finally:
             self.awaiting = None
         if self._take_back(task):  # the work swallowed the cancellation
-            raise Cancelled
+            raise StopRequested
         return result
 
     async def stream(
@@ -96,7 +96,7 @@ class TurnStopper:
         try:
             while True:
                 if self.requested:
-                    raise Cancelled
+                    raise StopRequested
                 self.awaiting = task
                 try:
                     event = await anext(stream)
@@ -104,12 +104,12 @@ class TurnStopper:
                     return
                 except asyncio.CancelledError:
                     if self._take_back(task):
-                        raise Cancelled from None
+                        raise StopRequested from None
                     raise
                 finally:
                     self.awaiting = None
                 if self.delivered and self._take_back(task):
-                    raise Cancelled
+                    raise StopRequested
                 yield event
         finally:
             close = getattr(stream, "aclose", None)

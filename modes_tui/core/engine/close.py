@@ -1,10 +1,11 @@
 """The last phase of a turn: how it ends, and what the history and the session log keep.
 
-Whatever the ending (finished, failed, cancelled, abandoned by its caller), every tool call
-the model asked for gets a result, the partial answer is kept (marked cancelled when the
-user stopped it), the turn's cost goes into the ledger, and the session log says how it
-ended. A new kind of ending is one function here returning its closing event, called from
-`Turn.play`'s handlers.
+`end` is called once per turn, at the end of the turn loop, with the turn's ending (an
+outcome of `core.engine.outcomes`). Whatever the ending (finished, failed, cancelled,
+abandoned by its caller), every tool call the model asked for gets a result, the partial
+answer is kept (marked cancelled when the user stopped it), the turn's cost goes into the
+ledger, and the session log says how it ended. A new kind of ending is an outcome and a
+case in `end`.
 """
 
 from __future__ import annotations
@@ -13,50 +14,61 @@ from dataclasses import replace
 from typing import Any
 
 from modes_tui.core.engine.context import TurnContext
+from modes_tui.core.engine.outcomes import AnswerDone, Cancelled, Ending, Failed, LimitReached
+from modes_tui.core.engine.rounds import stamp
 from modes_tui.core.engine.state import TurnState, usage_dict
 from modes_tui.core.engine.tool_calls import CANCELLED_BY_USER, add_result, tool_json
-from modes_tui.core.errors import ProviderError
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import TurnCancelled, TurnFailed, TurnFinished
 from modes_tui.core.history.records import AssistantRecord, UiEventRecord
 
-__all__ = [
-    "BUDGET_HINT",
-    "NOT_RETRYABLE",
-    "abandoned",
-    "cancelled",
-    "fail",
-    "finished",
-    "internal_failure",
-    "provider_failure",
-    "round_limit",
-    "stamp",
-]
-
-BUDGET_HINT = (
-    "raise `budget:` in config.yaml (or MODES_TUI_BUDGET), or send it with a cheaper mode "
-    "(/mode NAME); your message is kept"
-)
-NOT_RETRYABLE = frozenset({"auth", "context_too_long", "not_found", "bad_request"})
+__all__ = ["end", "limit_failure"]
 
 
-def finished(ctx: TurnContext, turn: TurnState, message: Message) -> TurnFinished:
+def end(
+    ctx: TurnContext, turn: TurnState, ending: Ending
+) -> TurnFinished | TurnFailed | TurnCancelled | None:
+    """Close the turn as `ending` says; the closing event (None: nobody is listening)."""
+    match ending:
+        case AnswerDone(message):
+            return _finished(ctx, turn, message)
+        case Cancelled(abandoned=abandoned):
+            if abandoned:
+                _abandoned(ctx, turn)
+                return None
+            return _cancelled(ctx, turn)
+        case LimitReached():
+            return _failed(ctx, turn, limit_failure(ending))
+        case Failed():
+            return _failed(ctx, turn, ending)
+
+
+def limit_failure(limit: LimitReached) -> Failed:
+    """What the user reads when the model kept asking for tools."""
+    return Failed(
+        f"stopped after {limit.rounds} model calls in one turn: the model kept asking for tools",
+        "round_limit",
+        "ask it to answer with what it found so far, or to take a different approach",
+        retryable=False,
+    )
+
+
+def _finished(ctx: TurnContext, turn: TurnState, message: Message) -> TurnFinished:
     """The model answered with text (`message`, already in the history): the turn is done."""
     ctx.recorder.write(
         AssistantRecord(
             ctx.state.turn,
             message,
-            usage_dict(turn.round_usage),
+            usage_dict(turn.round.usage),
             closes_turn=True,
             turn_usage=turn.total_usage(),
             cost=settle_cost(ctx, turn),
         )
     )
-    turn.closed = True
     return TurnFinished(message)
 
 
-def cancelled(ctx: TurnContext, turn: TurnState) -> TurnCancelled:
+def _cancelled(ctx: TurnContext, turn: TurnState) -> TurnCancelled:
     """The user stopped the turn: keep what arrived, marked as cut short."""
     partial = turn.unstored()
     added = settle(ctx, turn, cancelled=True)
@@ -67,7 +79,7 @@ def cancelled(ctx: TurnContext, turn: TurnState) -> TurnCancelled:
     return TurnCancelled(partial)
 
 
-def abandoned(ctx: TurnContext, turn: TurnState) -> None:
+def _abandoned(ctx: TurnContext, turn: TurnState) -> None:
     """The caller went away or its task was cancelled: leave a consistent history."""
     partial = turn.unstored()
     added = settle(ctx, turn, cancelled=True)
@@ -77,48 +89,11 @@ def abandoned(ctx: TurnContext, turn: TurnState) -> None:
     ctx.recorder.write(UiEventRecord(ctx.state.turn, "cancel", ended))
 
 
-def round_limit(ctx: TurnContext, turn: TurnState) -> TurnFailed:
-    return fail(
-        ctx,
-        turn,
-        f"stopped after {ctx.config.limits.model_rounds} model calls in one turn: "
-        "the model kept asking for tools",
-        "round_limit",
-        "ask it to answer with what it found so far, or to take a different approach",
-        retryable=False,
-    )
-
-
-def provider_failure(ctx: TurnContext, turn: TurnState, error: ProviderError) -> TurnFailed:
-    where = f" ({error.model})" if error.model else ""
-    return fail(
-        ctx,
-        turn,
-        f"{error.kind.replace('_', ' ')}{where}: {error.provider_message}",
-        error.kind,
-        error.hint,
-        retryable=error.kind not in NOT_RETRYABLE,
-    )
-
-
-def internal_failure(ctx: TurnContext, turn: TurnState, error: Exception) -> TurnFailed:
-    return fail(
-        ctx,
-        turn,
-        f"{type(error).__name__}: {error}",
-        "internal",
-        "this is a bug in modes-tui (the error is shown above). Retry may work.",
-        retryable=True,
-    )
-
-
-def fail(
-    ctx: TurnContext, turn: TurnState, error: str, kind: str, hint: str, *, retryable: bool
-) -> TurnFailed:
+def _failed(ctx: TurnContext, turn: TurnState, failure: Failed) -> TurnFailed:
     """Close the turn as failed: keep what arrived, record it, and say what to do."""
     partial = turn.unstored()
     settle(ctx, turn, cancelled=False)
-    reasoning = "" if turn.round_message is not None else "".join(turn.reasoning)
+    reasoning = "" if turn.round.message is not None else "".join(turn.reasoning)
     message = stamp(ctx, turn, Message("assistant", partial, reasoning=reasoning))
     ctx.recorder.write(
         AssistantRecord(
@@ -127,14 +102,19 @@ def fail(
             closes_turn=True,
             turn_usage=turn.total_usage(),
             cost=settle_cost(ctx, turn),
-            error=error,
-            failure_kind=kind,
-            hint=hint,
-            retryable=retryable,
+            error=failure.error,
+            failure_kind=failure.kind,
+            hint=failure.hint,
+            retryable=failure.retryable,
         )
     )
-    turn.closed = True
-    return TurnFailed(error, kind=kind, hint=hint, partial=partial, retryable=retryable)
+    return TurnFailed(
+        failure.error,
+        kind=failure.kind,
+        hint=failure.hint,
+        partial=partial,
+        retryable=failure.retryable,
+    )
 
 
 def settle(ctx: TurnContext, turn: TurnState, *, cancelled: bool) -> Message | None:
@@ -145,9 +125,9 @@ def settle(ctx: TurnContext, turn: TurnState, *, cancelled: bool) -> Message | N
     if turn.user_index < 0:
         return None
     messages = ctx.state.conversation.messages
-    if turn.round_message is not None:
+    if turn.round.message is not None:
         if cancelled:
-            index = turn.round_message
+            index = turn.round.message
             messages[index] = replace(messages[index], cancelled=True)
         return None
     partial = turn.partial()
@@ -169,14 +149,3 @@ def settle_cost(ctx: TurnContext, turn: TurnState) -> dict[str, Any] | None:
     if entry is None:
         return None
     return {**entry.to_dict(), "baseline_model": ledger.baseline_label}
-
-
-def stamp(ctx: TurnContext, turn: TurnState, message: Message) -> Message:
-    """The message marked with the mode, model and thinking that produced it."""
-    setup = turn.setup
-    return replace(
-        message,
-        mode=turn.mode,
-        model=setup.model if setup else ctx.config.model_for(None),
-        thinking=setup.thinking if setup else "off",
-    )

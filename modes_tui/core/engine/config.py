@@ -1,7 +1,7 @@
 """`EngineConfig`: the settings one engine runs with, as one value.
 
 The runtime builds it once from the settings, the command line and the pack
-(`Runtime.engine` -> `build_engine` -> `Engine(config=...)`); each turn reads the value it
+(`Runtime.engine_config` -> `build_engine(config, ...)` -> `Engine(config=...)`); each turn reads the value it
 started with, so a setting changed mid-turn cannot half-apply.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modes_tui.core.config.models import DEFAULT, STRONG, ModelCatalog, ModelChoice
+from modes_tui.core.config.models import DEFAULT, FAST, STRONG, ModelCatalog, ModelChoice
 from modes_tui.core.engine.guards import Limits
 from modes_tui.core.packs.profiles import Profile
 
@@ -42,6 +42,10 @@ class EngineConfig:
     models: ModelCatalog | None = None
     """Aliases and roles (how `model: fast` becomes the model called); None: none configured."""
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.cwd, Path):  # a str from a small caller
+            object.__setattr__(self, "cwd", Path(self.cwd))
+
     @property
     def catalog(self) -> ModelCatalog:
         """The aliases and roles, with `default_model` as what `default` means."""
@@ -59,6 +63,12 @@ class EngineConfig:
     def model_for(self, profile: Profile | None) -> str:
         """The model a mode answers with when no fallback has taken over."""
         return self.choose(profile).name
+
+    @property
+    def summary_model(self) -> str:
+        """The model that writes summaries of older turns: the run's model (`--model`), else
+        the `fast` role's (the default model until `roles:` says otherwise)."""
+        return self.choose(None, self.model_override or FAST).name
 
     def models_in_use(self, profiles: Iterable[Profile]) -> set[str]:
         """Every model a mode of the pack answers with (the ledger's baseline candidates)."""

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from modes_tui.core.config.ports import ControlSource
+from modes_tui.core.edits.checkpoints import Checkpoint, CheckpointRecord
 from modes_tui.core.engine.cancelling import TurnSlot, TurnStopper
 from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.costs import TurnCosts
@@ -20,6 +21,7 @@ from modes_tui.core.engine.ports import Asker, Guard
 from modes_tui.core.engine.rerun import TurnCorrections
 from modes_tui.core.engine.setup import ModeSetups
 from modes_tui.core.engine.state import EngineState
+from modes_tui.core.errors import ToolError
 from modes_tui.core.history.events import TurnCorrected
 from modes_tui.core.history.ports import SessionWriter
 from modes_tui.core.history.records import SessionRecord, UiEventRecord, write_record
@@ -50,6 +52,20 @@ class Recorder:
             log.exception("could not write a %s record", record.kind)
             if self.failure is None:
                 self.failure = f"{type(error).__name__}: {error}"
+
+    def checkpoint(self, checkpoint: Checkpoint) -> None:
+        """Keep what a write replaces before it happens; unlike other records, a failed write
+        stops the edit (`ToolError`): without its checkpoint, `/undo` could not put it back."""
+        if self.session is None:
+            return
+        try:
+            write_record(self.session, CheckpointRecord(checkpoint))
+        except Exception as error:
+            log.exception("could not write the checkpoint of %s", checkpoint.path)
+            raise ToolError(
+                f"the session log could not keep the previous content of {checkpoint.path} "
+                f"({type(error).__name__}); nothing was written"
+            ) from None
 
     def take_failure(self) -> str | None:
         """The failed write to report now, forgotten once taken."""

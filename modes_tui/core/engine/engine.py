@@ -25,17 +25,12 @@ The engine owns the parts and the conversation; each call that runs a turn hands
 
 from __future__ import annotations
 
-import logging
+import functools
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
-from pathlib import Path
-from typing import Any
 
-from modes_tui.core.config.models import FAST
 from modes_tui.core.config.ports import ControlSource
 from modes_tui.core.edits.checkpoints import (
-    Checkpoint,
-    CheckpointRecord,
     Checkpoints,
     UndoPlan,
     UndoResult,
@@ -54,15 +49,15 @@ from modes_tui.core.engine.ports import Asker, Confirmer, CorrectionRecorder, Gu
 from modes_tui.core.engine.prepare import TurnOrder
 from modes_tui.core.engine.rerun import CorrectionPlan, RoutedTurn, TurnCorrections
 from modes_tui.core.engine.setup import ModeSetups
-from modes_tui.core.engine.state import Cancelled, EngineState, usage_dict
+from modes_tui.core.engine.state import EngineState, StopRequested, usage_dict
 from modes_tui.core.engine.turn import Turn
-from modes_tui.core.errors import CompactionRefused, CorrectionRefused, ToolError
+from modes_tui.core.errors import CompactionRefused, CorrectionRefused
 from modes_tui.core.history.compaction import Compaction
 from modes_tui.core.history.conversation import Conversation
 from modes_tui.core.history.events import TurnEvent
 from modes_tui.core.history.ledger import CostLedger
 from modes_tui.core.history.ports import SessionWriter
-from modes_tui.core.history.records import SummaryRecord, UiEventRecord, write_record
+from modes_tui.core.history.records import SummaryRecord, UiEventRecord
 from modes_tui.core.model.ports import ChatModel
 from modes_tui.core.packs.profiles import Pack
 from modes_tui.core.routing.corrections import Correction
@@ -72,25 +67,22 @@ from modes_tui.core.tools.registry import ToolRegistry
 
 __all__ = ["Confirmer", "Engine", "EngineConfig", "Limits"]
 
-log = logging.getLogger("modes_tui.engine")
-
 
 class Engine:
     """Runs the turns of one conversation.
 
-    `config` carries the settings (`EngineConfig`); the other arguments are the parts the
-    engine works with. Small callers (tests, scripts) may pass the settings as keywords
-    instead (`Engine(pack=..., router=..., model=..., default_model="x")`); the runtime
-    passes one `EngineConfig`.
+    `config` carries the settings (`EngineConfig`, one value); the other arguments are the
+    parts the engine works with. The parts it builds get what they need passed in (the
+    pack, the recorder, the state), never the engine itself.
     """
 
     def __init__(
         self,
         *,
+        config: EngineConfig,
         pack: Pack,
         router: Router,
         model: ChatModel,
-        config: EngineConfig | None = None,
         control: ControlSource | None = None,
         session: SessionWriter | None = None,
         tools: ToolRegistry | None = None,
@@ -98,70 +90,44 @@ class Engine:
         confirm: Confirmer | None = None,
         corrections: CorrectionRecorder | None = None,
         servers: ToolServers | None = None,
-        **settings: Any,
     ) -> None:
-        if config is None:
-            # None meant "the default" in the keyword form: drop it so the default applies
-            config = EngineConfig(**{k: v for k, v in settings.items() if v is not None})
-        elif settings:
-            raise TypeError(f"pass settings in config or as keywords, not both: {sorted(settings)}")
-        if not isinstance(config.cwd, Path):  # a str from a small caller
-            config = replace(config, cwd=Path(config.cwd))
         self.config = config
         """The settings every turn starts with (replace it to change them between turns)."""
         self.pack = pack
         self.router = router
         self.model = model
         self.control = control
+        self.state = EngineState()
+        """The conversation and where it stands (history, turn count, mode, routes)."""
+        self.recorder = recorder = Recorder(session)
+        """The session log (a failed write is reported by the next route)."""
         self.tools = tools if tools is not None else session_tools(config.cwd, pack=pack)
         self.checkpoints = Checkpoints()
         """What each turn's writes replaced (`undo`)."""
         self.editor: Editor = self.tools.editor or Editor(config.cwd)
         """Plans, checkpoints and writes write_file / edit_file changes."""
         chosen = list(guards) if guards is not None else default_guards(config.limits)
-        self.asker: Asker | None = confirm if isinstance(confirm, Asker) else None
-        """Answers questions about a turn (entering a confirm-first mode, the budget)."""
-        if not any(isinstance(guard, ConfirmationGuard | PolicyGuard) for guard in chosen):
-            # last, so nobody is asked about a call another guard refuses
-            targets = [p.name for p in pack.available() if p.auto_enter != "never"]
-            confirm_first = {p.name for p in pack.profiles if p.auto_enter == "confirm"}
-            chosen.append(
-                HandOffGuard(
-                    lambda: targets,
-                    self._policy,
-                    asks_first=confirm_first.__contains__,
-                    asker=self.asker,
-                )
-            )
-            chosen.append(
-                PolicyGuard(
-                    self._policy, config.cwd, confirm, editor=self.editor, record=self._policy_noted
-                )
-            )
-        self.guards: list[Guard] = chosen
+        self.guards: list[Guard] = with_policy(
+            chosen, config, pack, self.state, recorder, confirm, self.editor
+        )
         """What every tool call passes before it runs, in order (append to extend)."""
         self.costs = TurnCosts(model, CostLedger(budget=config.budget))
         """Prices and the cost ledger (`costs.ledger`: per turn, total, saved, budget)."""
         self.servers = servers
         """MCP servers whose tools modes may list (`mcp:`); the caller closes them."""
-        self.state = EngineState()
-        """The conversation and where it stands (history, turn count, mode, routes)."""
-        self.recorder = Recorder(session)
-        """The session log (a failed write is reported by the next route)."""
+        state = self.state
         self.editor.bind(
-            checkpoints=self.checkpoints,
-            record=self._record_checkpoint,
-            turn=lambda: self.state.turn,
+            checkpoints=self.checkpoints, record=recorder.checkpoint, turn=lambda: state.turn
         )
         self.corrections = TurnCorrections(
-            corrections, router, session_id=lambda: getattr(self.session, "id", None)
+            corrections, router, session_id=lambda: getattr(recorder.session, "id", None)
         )
         """Corrections of this conversation's turns (`correct`, `undo_correction`)."""
         self.setups = ModeSetups(pack, model, self.tools, servers)
         """Resolves a mode into how it runs (model, thinking, tools, system prompt)."""
         self.slot = TurnSlot()
         """The running turn, and where a cancel reaches it."""
-        self.fitter = RequestFitter(model, self.setups.capable, self._summary_model)
+        self.fitter = RequestFitter(model, self.setups.capable)
         """Fits every request into its model's context window; compacts older turns."""
 
     # ------------------------------------------------------------------ settings and state
@@ -289,27 +255,6 @@ class Engine:
             self.recorder.write(UiEventRecord(self.state.turn, "undo", result.to_dict()))
         return result
 
-    def _policy(self, mode: str | None) -> Policy:
-        """What `mode` may do (no mode, or one not in the pack: the shipped default)."""
-        profile = self.pack.get(mode) if mode is not None else None
-        return profile.policy if profile is not None else Policy()
-
-    def _policy_noted(self, decision: PolicyDecision, answer: bool | None) -> None:
-        details = {**decision.to_dict(), "asked": answer is not None, "answer": answer}
-        self.recorder.write(UiEventRecord(self.state.turn, "policy", details))
-
-    def _record_checkpoint(self, checkpoint: Checkpoint) -> None:
-        if self.session is None:
-            return
-        try:
-            write_record(self.session, CheckpointRecord(checkpoint))
-        except Exception as error:  # no checkpoint, no write: /undo could not put it back
-            log.exception("could not write the checkpoint of %s", checkpoint.path)
-            raise ToolError(
-                f"the session log could not keep the previous content of {checkpoint.path} "
-                f"({type(error).__name__}); nothing was written"
-            ) from None
-
     def cancel(self) -> None:
         """Stop the running turn; it yields TurnCancelled(partial). Safe from any thread."""
         self.slot.cancel()
@@ -327,9 +272,15 @@ class Engine:
         self.slot.enter()  # no turn starts meanwhile, and a cancel stops the summary call
         try:
             made = await self.slot.stopper.step(
-                self.fitter.compact(conversation, len(conversation), "command", keep=1)
+                self.fitter.compact(
+                    conversation,
+                    len(conversation),
+                    "command",
+                    keep=1,
+                    summary_model=self.config.summary_model,
+                )
             )
-        except Cancelled:
+        except StopRequested:
             raise CompactionRefused("/compact was cancelled; nothing changed") from None
         finally:
             self.slot.leave()
@@ -341,11 +292,6 @@ class Engine:
         compaction, usage = made
         self.recorder.write(SummaryRecord(self.state.turn, compaction, usage_dict(usage)))
         return compaction
-
-    def _summary_model(self) -> str:
-        """The model that writes summaries of older turns: the run's model (`--model`), else
-        the `fast` role's (the default model until `roles:` says otherwise)."""
-        return self.config.choose(None, self.config.model_override or FAST).name
 
     def clear(self) -> None:
         """Forget the conversation (`/clear`); routes and the turn count stay."""
@@ -411,3 +357,39 @@ class Engine:
         event = self.corrections.apply(plan)
         self.recorder.correction(self.state.turn, event)
         yield event
+
+
+def with_policy(
+    chosen: list[Guard],
+    config: EngineConfig,
+    pack: Pack,
+    state: EngineState,
+    recorder: Recorder,
+    confirm: Confirmer | None,
+    editor: Editor,
+) -> list[Guard]:
+    """`chosen` and, unless it decides confirmations itself, the hand-off guard and the
+    mode's policy after them (last, so nobody is asked about a call another guard refuses);
+    each decision of the policy is recorded."""
+    if any(isinstance(guard, ConfirmationGuard | PolicyGuard) for guard in chosen):
+        return chosen
+    policy = functools.partial(mode_policy, pack)
+    targets = [p.name for p in pack.available() if p.auto_enter != "never"]
+    confirm_first = {p.name for p in pack.profiles if p.auto_enter == "confirm"}
+    asker = confirm if isinstance(confirm, Asker) else None
+    chosen.append(
+        HandOffGuard(lambda: targets, policy, asks_first=confirm_first.__contains__, asker=asker)
+    )
+
+    def noted(decision: PolicyDecision, answer: bool | None) -> None:
+        details = {**decision.to_dict(), "asked": answer is not None, "answer": answer}
+        recorder.write(UiEventRecord(state.turn, "policy", details))
+
+    chosen.append(PolicyGuard(policy, config.cwd, confirm, editor=editor, record=noted))
+    return chosen
+
+
+def mode_policy(pack: Pack, mode: str | None) -> Policy:
+    """What `mode` may do (no mode, or one not in the pack: the shipped default)."""
+    profile = pack.get(mode) if mode is not None else None
+    return profile.policy if profile is not None else Policy()

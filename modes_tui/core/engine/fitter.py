@@ -66,11 +66,9 @@ class RequestFitter:
         self,
         model: ChatModel,
         capabilities: Callable[[str], Awaitable[ModelCapabilities]],
-        summary_model: Callable[[], str],
     ) -> None:
         self._model = model
         self._capabilities = capabilities
-        self._summary_model = summary_model
         self._counter = model if isinstance(model, TokenCounter) else None
         self._tallies: dict[str, TokenTally] = {}
 
@@ -86,10 +84,16 @@ class RequestFitter:
         return budget_for((await self._capabilities(model)).context_window, max_tokens)
 
     async def prepare(
-        self, build: Build, conversation: Conversation, user_index: int, *, compact: bool
+        self,
+        build: Build,
+        conversation: Conversation,
+        user_index: int,
+        *,
+        compact: bool,
+        summary_model: str,
     ) -> Prepared:
-        """The request `build` makes, fitted; older turns compacted first when it would fill
-        most of its budget and `compact` allows it (the first round of a turn)."""
+        """The request `build` makes, fitted; older turns compacted first (by `summary_model`)
+        when it would fill most of its budget and `compact` allows it (a turn's first round)."""
         request = build(conversation)
         budget = await self.budget(request.model, request.max_tokens)
         if budget is None:
@@ -102,7 +106,9 @@ class RequestFitter:
         keep = await asyncio.to_thread(
             _turns_to_keep, conversation, user_index, budget.prompt // KEEP_SHARE, tally
         )
-        made = await self.compact(conversation, user_index, "auto", keep=keep)
+        made = await self.compact(
+            conversation, user_index, "auto", keep=keep, summary_model=summary_model
+        )
         if made is None:
             return Prepared(fitted, report)
         compaction, usage = made
@@ -110,10 +116,16 @@ class RequestFitter:
         return Prepared(fitted, report, compaction, usage)
 
     async def compact(
-        self, conversation: Conversation, end: int, trigger: Trigger, *, keep: int
+        self,
+        conversation: Conversation,
+        end: int,
+        trigger: Trigger,
+        *,
+        keep: int,
+        summary_model: str,
     ) -> tuple[Compaction, UsageReport | None] | None:
-        """Summarise the turns of `conversation` before `end` but its last `keep`, and put
-        the summary on it; None when there is nothing to compact."""
+        """Summarise the turns of `conversation` before `end` but its last `keep` (written by
+        `summary_model`), and put the summary on it; None when there is nothing to compact."""
         earlier = conversation.compaction
         start = earlier.upto if earlier is not None else 0
         point = compaction_point(conversation.messages, start, min(end, len(conversation)), keep)
@@ -122,8 +134,8 @@ class RequestFitter:
         upto, going = point
         gone = conversation.messages[start:upto]
         previous = earlier.summary if earlier is not None else None
-        text, model, usage, note = await self._summarise(previous, gone)
-        tally = self.tally(self._summary_model())
+        text, model, usage, note = await self._summarise(summary_model, previous, gone)
+        tally = self.tally(summary_model)
         before, after = await asyncio.to_thread(_tokens_saved, tally, previous, gone, text)
         compaction = Compaction(
             summary=text,
@@ -139,10 +151,9 @@ class RequestFitter:
         return compaction, usage
 
     async def _summarise(
-        self, previous: str | None, gone: Sequence[Message]
+        self, model: str, previous: str | None, gone: Sequence[Message]
     ) -> tuple[str, str | None, UsageReport | None, str]:
         """(summary, the model that wrote it, its usage, why no model did)."""
-        model = self._summary_model()
         window = (await self._capabilities(model)).context_window
         shrink = 0
         while True:

@@ -41,7 +41,13 @@ async def prepare_request(
     def build(conversation: Conversation) -> ModelRequest:
         return build_request(setup, conversation.messages, turn.user_index, conversation.compaction)
 
-    return await ctx.fitter.prepare(build, ctx.state.conversation, turn.user_index, compact=compact)
+    return await ctx.fitter.prepare(
+        build,
+        ctx.state.conversation,
+        turn.user_index,
+        compact=compact,
+        summary_model=ctx.config.summary_model,
+    )
 
 
 def compacted(
@@ -49,10 +55,7 @@ def compacted(
 ) -> ConversationCompacted:
     """Record a compaction made in this turn; its model call counts in the turn's cost."""
     if usage is not None and compaction.model is not None:
-        turn.usage.append(usage)
-        turn.calls.append(
-            (compaction.model, usage.prompt_tokens, usage.completion_tokens, usage.cost)
-        )
+        turn.spent.append((compaction.model, usage))
     ctx.recorder.write(SummaryRecord(ctx.state.turn, compaction, usage_dict(usage)))
     return ConversationCompacted(compaction)
 
@@ -101,7 +104,13 @@ async def answer_that_fits(
                 raise
             retried, failed = True, error
         made = await ctx.stopper.step(
-            ctx.fitter.compact(ctx.state.conversation, turn.user_index, "context_error", keep=0)
+            ctx.fitter.compact(
+                ctx.state.conversation,
+                turn.user_index,
+                "context_error",
+                keep=0,
+                summary_model=ctx.config.summary_model,
+            )
         )
         if made is not None:
             yield compacted(ctx, turn, *made)

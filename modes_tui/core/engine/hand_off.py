@@ -28,6 +28,7 @@ from modes_tui.core.engine.state import TurnState
 from modes_tui.core.errors import cut_repr
 from modes_tui.core.history.events import ModeChanged, RouteDecided, TurnEvent
 from modes_tui.core.history.records import RouteRecord
+from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.routing.router import Route
 
 __all__ = ["REASON_CHARS", "HandOffGuard", "hand_off_route", "hand_over"]
@@ -36,11 +37,10 @@ REASON_CHARS = 300
 """A model's reason is cut to this many characters (it is shown in the panel)."""
 
 
-async def hand_over(ctx: TurnContext, turn: TurnState) -> AsyncGenerator[TurnEvent, None]:
-    """Route the rest of the turn to the mode of `turn.hand_off` (then cleared)."""
-    call, turn.hand_off = turn.hand_off, None
-    if call is None:
-        return
+async def hand_over(
+    ctx: TurnContext, turn: TurnState, call: ToolCall
+) -> AsyncGenerator[TurnEvent, None]:
+    """Route the rest of the turn to the mode `call` (a `switch_mode`) names."""
     state = ctx.state
     handed = hand_off_route(
         state.routes[-1], str(call.arguments.get("mode")), str(call.arguments.get("reason"))

@@ -1,4 +1,5 @@
-"""The first phase of a turn: which kind of turn it is, its place in the history, its route.
+"""The first phase of a turn: which kind of turn it is, its place in the history (`place`;
+None: there is nothing to retry, and no turn runs), its route (`prepare`).
 
     new        the user's message joins the history as turn N+1
     edit       the last user message and all after it leave the history; the text is turn N+1
@@ -27,7 +28,7 @@ from modes_tui.core.history.events import ModeChanged, RouteDecided, TurnEvent, 
 from modes_tui.core.history.records import RouteRecord, UiEventRecord, UserRecord
 from modes_tui.core.routing.router import Route
 
-__all__ = ["OFF_REASON", "TurnKind", "TurnOrder", "prepare"]
+__all__ = ["NOTHING_TO_RETRY", "OFF_REASON", "TurnKind", "TurnOrder", "place", "prepare"]
 
 log = logging.getLogger("modes_tui.engine")
 
@@ -97,13 +98,7 @@ NOTHING_TO_RETRY = TurnFailed(
 async def prepare(
     ctx: TurnContext, order: TurnOrder, turn: TurnState
 ) -> AsyncGenerator[TurnEvent, None]:
-    """Place the message, route it, enter its mode; `turn.setup` is set when it may run."""
-    placed = _place(ctx, order, turn)
-    if placed is None:
-        yield NOTHING_TO_RETRY
-        return
-    for event in placed:
-        yield event
+    """Route the placed message (`place`) and enter its mode: `turn.setup` is how it runs."""
     text = ctx.state.conversation.messages[turn.user_index].content
     control, warnings = _read_control(ctx)
     route = await _decide(ctx, order, text, control, turn, warnings)
@@ -130,7 +125,7 @@ async def prepare(
     await ctx.stopper.step(ctx.costs.set_baseline(models, strong))
 
 
-def _place(ctx: TurnContext, order: TurnOrder, turn: TurnState) -> list[TurnEvent] | None:
+def place(ctx: TurnContext, order: TurnOrder, turn: TurnState) -> list[TurnEvent] | None:
     """Put the turn's user message in place; the events that say so (None: no turn to run)."""
     state = ctx.state
     events: list[TurnEvent] = []

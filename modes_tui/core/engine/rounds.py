@@ -1,14 +1,15 @@
-"""The middle phase of a turn: rounds of request -> model stream -> tool calls.
+"""The middle phase of a turn: per round, request -> model stream -> the answer stored.
 
 Each round builds the request from the mode's setup and the history, streams the model's
 answer (switching to the mode's fallback models on a retryable failure before any output),
-stores the assistant message, and either closes the turn (text only) or runs the tool calls
-and goes round again, up to `Limits.model_rounds`.
+stores the assistant message, and ends with one outcome (`core.engine.outcomes`):
+`AnswerDone` (text only), `RunTools` (the turn loop runs them: `core.engine.tool_calls`, and
+goes round again, up to `Limits.model_rounds`) or `Failed` (the budget refused it).
 
 Every request of a turn is made by `request_for` (the first, each later round's, a
 fallback's), which fits it into the model's context window (`core.engine.fitting`); the
 answer is read through `answer_that_fits` (one retry after a context error). What happens
-to the tool calls is `core.engine.tool_calls.run_calls`.
+to the tool calls is `core.engine.tool_calls.run_calls`, played by the turn loop.
 """
 
 from __future__ import annotations
@@ -19,14 +20,12 @@ import time
 from collections.abc import AsyncGenerator
 from dataclasses import replace
 
-from modes_tui.core.engine import close
 from modes_tui.core.engine.context import TurnContext
 from modes_tui.core.engine.costs import fallback_note
 from modes_tui.core.engine.fitter import Prepared
 from modes_tui.core.engine.fitting import answer_that_fits, built, compacted, prepare_request
-from modes_tui.core.engine.hand_off import hand_over
-from modes_tui.core.engine.state import RoundLimit, TurnSetup, TurnState, usage_dict
-from modes_tui.core.engine.tool_calls import run_calls
+from modes_tui.core.engine.outcomes import NOT_RETRYABLE, AnswerDone, Failed, RunTools
+from modes_tui.core.engine.state import TurnSetup, TurnState, usage_dict
 from modes_tui.core.errors import ProviderError
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import (
@@ -47,15 +46,28 @@ from modes_tui.core.model.wire import (
     UsageReport,
 )
 
-__all__ = ["answer_with_fallbacks", "play_round", "request_for"]
+__all__ = [
+    "BUDGET_HINT",
+    "answer_with_fallbacks",
+    "checkpoint_answer",
+    "play_round",
+    "request_for",
+    "stamp",
+]
+
+BUDGET_HINT = (
+    "raise `budget:` in config.yaml (or MODES_TUI_BUDGET), or send it with a cheaper mode "
+    "(/mode NAME); your message is kept"
+)
 
 
 async def play_round(
     ctx: TurnContext, turn: TurnState, round_no: int
-) -> AsyncGenerator[TurnEvent, None]:
-    """One model call and its tool calls; sets `turn.closed` when the turn is answered."""
-    turn.new_round()
-    turn.next_checkpoint = time.monotonic() + ctx.config.checkpoint_seconds
+) -> AsyncGenerator[TurnEvent | AnswerDone | RunTools | Failed, None]:
+    """One model call: its request, its stream, its message stored. Ends with `AnswerDone`
+    (text only), `RunTools` (the message asked for tools) or `Failed` (the budget refused
+    the turn's first request)."""
+    turn.new_round(time.monotonic() + ctx.config.checkpoint_seconds)
     setup = current(turn)
     prepared = await request_for(ctx, turn, setup, compact=round_no == 1)
     if prepared.compaction is not None:
@@ -64,7 +76,7 @@ async def play_round(
     if round_no == 1:
         refusal = await ctx.stopper.step(ctx.costs.check_budget(setup.model, request, ctx.asker))
         if refusal is not None:
-            yield close.fail(ctx, turn, refusal, "budget", close.BUDGET_HINT, retryable=False)
+            yield Failed(refusal, "budget", BUDGET_HINT, retryable=False)
             return
     yield built(ctx, prepared, setup.mode, round_no, setup.notes, role=setup.role)
     calls: list[ToolCallChunk] = []
@@ -79,7 +91,7 @@ async def play_round(
             shown = _received(ctx, turn, event)
             if shown is not None:
                 yield shown
-    message = close.stamp(
+    message = stamp(
         ctx,
         turn,
         Message(
@@ -91,22 +103,12 @@ async def play_round(
     )
     ctx.state.conversation.append(message)
     if not calls:
-        yield close.finished(ctx, turn, message)
+        yield AnswerDone(message)
         return
-    turn.round_message = len(ctx.state.conversation) - 1
+    turn.round.message = len(ctx.state.conversation) - 1
     turn.unresolved = [chunk.call for chunk in calls]
-    ctx.recorder.write(AssistantRecord(ctx.state.turn, message, usage_dict(turn.round_usage)))
-    last_round = round_no == ctx.config.limits.model_rounds
-    tool_calls = run_calls(ctx, turn, calls, round_no=round_no, last_round=last_round)
-    async with contextlib.aclosing(tool_calls) as events:
-        async for shown in events:
-            yield shown
-    if turn.hand_off is not None and not last_round:
-        async with contextlib.aclosing(hand_over(ctx, turn)) as handed:
-            async for shown in handed:
-                yield shown
-    if last_round:
-        raise RoundLimit
+    ctx.recorder.write(AssistantRecord(ctx.state.turn, message, usage_dict(turn.round.usage)))
+    yield RunTools(tuple(calls))
 
 
 def _received(
@@ -115,19 +117,18 @@ def _received(
     """What one streamed event adds to the turn, and the event the caller sees of it."""
     if isinstance(event, TextChunk):
         turn.text.append(event.text)
-        if time.monotonic() >= turn.next_checkpoint:
+        if time.monotonic() >= turn.round.next_checkpoint:
             checkpoint_answer(ctx, turn)
         return TextDelta(event.text)
     if isinstance(event, ReasoningChunk):
         turn.reasoning.append(event.text)
-        if time.monotonic() >= turn.next_checkpoint:
+        if time.monotonic() >= turn.round.next_checkpoint:
             checkpoint_answer(ctx, turn)
         return ReasoningDelta(event.text)
     if isinstance(event, UsageReport):
         model = current(turn).model
-        turn.usage.append(event)
-        turn.round_usage = event
-        turn.calls.append((model, event.prompt_tokens, event.completion_tokens, event.cost))
+        turn.spent.append((model, event))
+        turn.round.usage = event
         return Usage(model, event.prompt_tokens, event.completion_tokens, event.cost)
     if isinstance(event, RequestBuilt | ConversationCompacted):  # a fallback model, or the
         return event  # request sent again compacted after a context error
@@ -163,7 +164,7 @@ async def answer_with_fallbacks(
             return
         except ProviderError as error:
             produced = turn.text or turn.reasoning
-            if produced or not setup.fallbacks or error.kind in close.NOT_RETRYABLE:
+            if produced or not setup.fallbacks or error.kind in NOT_RETRYABLE:
                 raise
             following = await ctx.stopper.step(
                 ctx.setups.resolve(
@@ -201,17 +202,28 @@ def checkpoint_answer(ctx: TurnContext, turn: TurnState) -> None:
     of the answer. The first checkpoint of a round holds the text so far; each later one only
     what is new, marked with where it `continues`, so the log grows with the answer, not
     with its square (a 9 MB answer once grew its log to 921 MB)."""
-    turn.next_checkpoint = time.monotonic() + ctx.config.checkpoint_seconds
-    text, reasoning, mark = turn.since_checkpoint()
-    done = turn.checkpointed
+    turn.round.next_checkpoint = time.monotonic() + ctx.config.checkpoint_seconds
+    text, reasoning, mark = turn.round.since_checkpoint()
+    done = turn.round.checkpointed
     continues = (
         None if done is None else {"content": done.text_chars, "reasoning": done.reasoning_chars}
     )
-    message = close.stamp(ctx, turn, Message("assistant", text, reasoning=reasoning))
+    message = stamp(ctx, turn, Message("assistant", text, reasoning=reasoning))
     ctx.recorder.write(AssistantRecord(ctx.state.turn, message, partial=True, continues=continues))
-    turn.checkpointed = mark
+    turn.round.checkpointed = mark
 
 
 def current(turn: TurnState) -> TurnSetup:
     assert turn.setup is not None  # set by the prepare phase, before the first request
     return turn.setup
+
+
+def stamp(ctx: TurnContext, turn: TurnState, message: Message) -> Message:
+    """The message marked with the mode, model and thinking that produced it."""
+    setup = turn.setup
+    return replace(
+        message,
+        mode=turn.mode,
+        model=setup.model if setup else ctx.config.model_for(None),
+        thinking=setup.thinking if setup else "off",
+    )

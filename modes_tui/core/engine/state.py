@@ -17,15 +17,20 @@ from modes_tui.core.packs.fields import HistoryWindow
 from modes_tui.core.routing.router import Route
 from modes_tui.core.tools.registry import Tool
 
-__all__ = ["Cancelled", "EngineState", "RoundLimit", "TurnSetup", "TurnState", "usage_dict"]
+__all__ = [
+    "Checkpointed",
+    "EngineState",
+    "RoundState",
+    "StopRequested",
+    "TurnSetup",
+    "TurnState",
+    "usage_dict",
+]
 
 
-class Cancelled(Exception):
-    """The user asked to stop this turn (raised inside the engine only)."""
-
-
-class RoundLimit(Exception):
-    """The model was still calling tools when the turn ran out of model calls."""
+class StopRequested(Exception):
+    """The user asked to stop the running step (raised inside the engine only: a turn's step
+    ends with the `Cancelled` outcome for it, `/compact` refuses)."""
 
 
 @dataclass(slots=True)
@@ -87,42 +92,20 @@ class Checkpointed:
     """Characters of reasoning already written."""
 
 
-@dataclass
-class TurnState:
-    """What the running turn has produced so far."""
+@dataclass(slots=True)
+class RoundState:
+    """What the current round's model call has streamed so far (a new one each round)."""
 
-    user_index: int = -1
-    mode: str | None = None
-    setup: TurnSetup | None = None
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
-    round_message: int | None = None
-    """Index of this round's stored assistant message (it asked for tools)."""
-    unresolved: list[ToolCall] = field(default_factory=list)
-    """Calls of the stored message that have no result yet."""
-    guarded: list[ToolCall] = field(default_factory=list)
-    """Calls of this turn that reached the guards."""
-    usage: list[UsageReport] = field(default_factory=list)
-    round_usage: UsageReport | None = None
-    calls: list[tuple[str, int, int, float | None]] = field(default_factory=list)
-    """(model, prompt tokens, completion tokens, cost) of every call, for the ledger."""
+    message: int | None = None
+    """Index of the round's stored assistant message (it asked for tools)."""
+    usage: UsageReport | None = None
+    """What the round's model call used (its last report)."""
     next_checkpoint: float = float("inf")
     """When (time.monotonic) to write the streaming answer to the session log next."""
     checkpointed: Checkpointed | None = None
-    """How much of this round's answer the checkpoints hold (None: no checkpoint yet)."""
-    closed: bool = False
-    """The turn has yielded its last event (finished, or refused before a request)."""
-    hand_off: ToolCall | None = None
-    """A `switch_mode` call of this round that went through: the next round is its mode's."""
-    setting: str = "auto"
-    """The control setting the turn was routed under (a hand-off's route records it too)."""
-
-    def new_round(self) -> None:
-        self.text.clear()
-        self.reasoning.clear()
-        self.round_message = None
-        self.round_usage = None
-        self.checkpointed = None
+    """How much of the answer the checkpoints hold (None: no checkpoint yet)."""
 
     def since_checkpoint(self) -> tuple[str, str, Checkpointed]:
         """The text and reasoning that arrived after the last checkpoint, and the new mark.
@@ -141,20 +124,64 @@ class TurnState:
         )
         return text, reasoning, mark
 
+
+@dataclass(slots=True)
+class TurnState:
+    """What the running turn has produced so far (how it ends is an outcome, never here)."""
+
+    user_index: int = -1
+    """Where the turn's user message is in the history (-1: not placed yet)."""
+    setting: str = "auto"
+    """The control setting the turn was routed under (a hand-off's route records it too)."""
+    mode: str | None = None
+    """The mode answering (None: none, or `off`)."""
+    setup: TurnSetup | None = None
+    """How the mode runs (None until the prepare phase resolved it)."""
+    round: RoundState = field(default_factory=RoundState)
+    """The current round's stream."""
+    unresolved: list[ToolCall] = field(default_factory=list)
+    """Calls of the stored message that have no result yet."""
+    guarded: list[ToolCall] = field(default_factory=list)
+    """Calls of this turn that reached the guards."""
+    spent: list[tuple[str, UsageReport]] = field(default_factory=list)
+    """(model, usage) of every model call of the turn, for the ledger."""
+
+    @property
+    def text(self) -> list[str]:
+        """This round's text chunks."""
+        return self.round.text
+
+    @property
+    def reasoning(self) -> list[str]:
+        """This round's reasoning chunks."""
+        return self.round.reasoning
+
+    @property
+    def calls(self) -> list[tuple[str, int, int, float | None]]:
+        """(model, prompt tokens, completion tokens, cost) of every call, for the ledger."""
+        return [
+            (model, usage.prompt_tokens, usage.completion_tokens, usage.cost)
+            for model, usage in self.spent
+        ]
+
+    def new_round(self, next_checkpoint: float) -> None:
+        self.round = RoundState(next_checkpoint=next_checkpoint)
+
     def partial(self) -> str:
-        return "".join(self.text)
+        return "".join(self.round.text)
 
     def unstored(self) -> str:
         """This round's text, unless it is already stored with the round's tool calls."""
-        return "" if self.round_message is not None else self.partial()
+        return "" if self.round.message is not None else self.partial()
 
     def total_usage(self) -> dict[str, Any]:
-        costs = [u.cost for u in self.usage]
+        usage = [report for _, report in self.spent]
+        costs = [u.cost for u in usage]
         return {
-            "prompt_tokens": sum(u.prompt_tokens for u in self.usage),
-            "completion_tokens": sum(u.completion_tokens for u in self.usage),
+            "prompt_tokens": sum(u.prompt_tokens for u in usage),
+            "completion_tokens": sum(u.completion_tokens for u in usage),
             "cost": sum(c for c in costs if c is not None) if costs and None not in costs else None,
-            "calls": len(self.usage),
+            "calls": len(usage),
         }
 
 

@@ -5,6 +5,9 @@ unknown tool, a guard's block) is a JSON error, never an exception; a tool's out
 so one call cannot fill the model's context. Each result joins the history and the session
 log as soon as it exists, so a cancel half-way leaves a valid history.
 
+The phase ends with an outcome (`core.engine.outcomes`): `Cancelled`, `LimitReached` on the
+turn's last round, `HandOff` after a `switch_mode` call went through, or none (go round).
+
 Where to extend: a new check on every call is a `Guard` in `TurnContext.guards` (see
 `core.engine.guards`; the engine appends the confirmation guard last); a new verdict kind is
 a case in `_verdict`; a new outcome a user sees is a `ToolOutcome` (core.history.events).
@@ -23,8 +26,9 @@ from typing import Any
 from modes_tui.core.edits.handoff import SWITCH_MODE
 from modes_tui.core.engine.context import TurnContext
 from modes_tui.core.engine.guards import Answer, Block, Cancel, Limits, PendingCall
+from modes_tui.core.engine.outcomes import Cancelled, HandOff, LimitReached
 from modes_tui.core.engine.ports import Guard
-from modes_tui.core.engine.state import Cancelled, TurnState
+from modes_tui.core.engine.state import StopRequested, TurnState
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import (
     ToolCallFinished,
@@ -68,9 +72,14 @@ async def run_calls(
     *,
     round_no: int,
     last_round: bool,
-) -> AsyncGenerator[TurnEvent, None]:
-    """Resolve the round's calls in order: ToolCallRequested, then ToolCallFinished, each."""
+) -> AsyncGenerator[TurnEvent | HandOff | LimitReached | Cancelled, None]:
+    """Resolve the round's calls in order: ToolCallRequested, then ToolCallFinished, each.
+
+    Ends with `Cancelled` when the user stopped a call, `LimitReached` on the turn's last
+    round (every call was refused), `HandOff` when a `switch_mode` call went through, and
+    with no outcome otherwise (the next round reads the results)."""
     assert turn.setup is not None  # resolved before the first request
+    handed: ToolCall | None = None
     for chunk in calls:
         tool = turn.setup.tools.get(chunk.call.name)
         asks = bool(tool and tool.needs_confirmation and not last_round)
@@ -89,16 +98,21 @@ async def run_calls(
                     limits=ctx.config.limits,
                 )
             )
-        except Cancelled:
+        except StopRequested:
             result = tool_json({"cancelled": True, "reason": CANCELLED_BY_USER})
             add_result(ctx, turn, chunk.call, "cancelled", result, 0.0)
             yield ToolCallFinished(chunk.call, "cancelled", result, 0.0)
-            raise
+            yield Cancelled()
+            return
         add_result(ctx, turn, chunk.call, outcome, result, took)
         yield ToolCallFinished(chunk.call, outcome, result, took)
         ctx.stopper.checkpoint()
         if chunk.call.name == SWITCH_MODE and outcome == "ok":
-            turn.hand_off = chunk.call  # the next round is the named mode's (hand_off.py)
+            handed = chunk.call  # the next round is the named mode's (hand_off.py)
+    if last_round:
+        yield LimitReached(ctx.config.limits.model_rounds)
+    elif handed is not None:
+        yield HandOff(handed)
 
 
 def add_result(

@@ -13,6 +13,10 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
+from .cases import read_eval_file
+from .report import format_fit, format_report
+from .scoring import Outcome, evaluate, fit_threshold, judge, percentile, route_cases
+
 __all__ = [
     "SURE",
     "Outcome",

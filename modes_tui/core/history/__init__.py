@@ -27,6 +27,46 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
+from .compaction import Compaction, ContextReport, Trigger
+from .conversation import Conversation, Message
+from .events import (
+    ConversationCompacted,
+    ModeChanged,
+    ReasoningDelta,
+    RequestBuilt,
+    RouteDecided,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequested,
+    ToolOutcome,
+    TurnCancelled,
+    TurnCorrected,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+    Usage,
+)
+from .ledger import CostLedger, baseline, budget_from_text, check_budget, money, session_costs
+from .ports import SessionWriter
+from .record_fields import RESERVED_FIELDS, SCHEMA_VERSION
+from .records import (
+    RECORD_TYPES,
+    AssistantRecord,
+    MetaRecord,
+    RecordType,
+    RequestRecord,
+    RouteRecord,
+    SessionRecord,
+    SummaryRecord,
+    ToolResultRecord,
+    UiEventRecord,
+    UserRecord,
+    parse_record,
+    write_record,
+)
+from .safe_events import TerminalEvents, safe_events
+from .transcript import Reroute, Superseded, ToolActivity, TurnTranscript, fold_turn
+
 __all__ = [
     "RECORD_TYPES",
     "RESERVED_FIELDS",

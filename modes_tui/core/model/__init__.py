@@ -13,6 +13,19 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
+from .ports import UNKNOWN_CAPABILITIES, ChatModel, ModelCapabilities
+from .wire import (
+    Completion,
+    ModelEvent,
+    ModelRequest,
+    ReasoningChunk,
+    TextChunk,
+    ToolCall,
+    ToolCallChunk,
+    ToolSpec,
+    UsageReport,
+)
+
 __all__ = [
     "UNKNOWN_CAPABILITIES",
     "ChatModel",

@@ -18,6 +18,10 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
+from .fields import FieldReader, HistoryWindow
+from .profiles import NAME_PATTERN, Pack, Profile, available_packs, load_pack
+from .prompts import template_locals
+
 __all__ = [
     "NAME_PATTERN",
     "FieldReader",

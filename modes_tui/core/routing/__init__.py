@@ -37,6 +37,19 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
+from .calibration import ReliabilityBin, expected_calibration_error, reliability
+from .classifiers import BackendFactory, ClassifierServices, build_classifier
+from .classifiers.cascade import CascadeClassifier
+from .classifiers.chat import ChatClassifier
+from .classifiers.embedding import EmbeddingCache, EmbeddingClassifier
+from .classifiers.judge import LABELS, JudgeClassifier
+from .config import RouterConfig, read_router
+from .corrections import Correction
+from .input import HistoryEntry
+from .learning import format_curve, learn_from_cases
+from .ports import Classifier, CorrectionSource, Encoder
+from .router import Route, Router
+
 __all__ = [
     "LABELS",
     "BackendFactory",
