@@ -16,10 +16,13 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from acp import spawn_agent_process, text_block
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
+if TYPE_CHECKING:
+    from acp.interfaces import Client
 
 REPO = Path(__file__).resolve().parent.parent
 WAIT = 60.0
@@ -126,21 +129,24 @@ async def running_agent(
     home: Path,
     cwd: Path,
     *args: str,
-    model: str = "scripted/echo",
+    model: str | None = "scripted/echo",
     classifier: str = "keyword",
     command: tuple[str, ...] | None = None,
     env: dict[str, str] | None = None,
 ) -> AsyncIterator[Editor]:
     """The agent process (`modes-tui --model MODEL acp --classifier CLASSIFIER ARGS`), with an
-    `Editor` connected to it. `command` replaces the Python arguments (`-c CODE`)."""
-    editor = Editor(stderr=home / "agent-stderr.log")
-    argv = command or ("-m", "modes_tui", "--model", model, "acp", "--classifier", classifier)
-    errors = editor.stderr.open("ab")
+    `Editor` connected to it. `model` None: the settings' model (config.yaml). `command`
+    replaces the Python arguments (`-c CODE`)."""
+    log = home / "agent-stderr.log"
+    editor = Editor(stderr=log)
+    chosen = ("--model", model) if model is not None else ()
+    argv = command or ("-m", "modes_tui", *chosen, "acp", "--classifier", classifier)
+    errors = log.open("ab")
     async with contextlib.AsyncExitStack() as stack:
         stack.callback(errors.close)
         conn, process = await stack.enter_async_context(
             spawn_agent_process(
-                editor,
+                cast("Client", editor),
                 sys.executable,
                 *argv,
                 *args,
