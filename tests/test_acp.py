@@ -229,6 +229,22 @@ async def test_set_mode_holds_across_turns_and_auto_restores_routing(
     assert not app_dirs().control_file.exists()
 
 
+async def test_the_mode_config_option_is_the_same_setting(modes_home: Path, project: Path) -> None:
+    async with running_agent(modes_home, project) as editor:
+        session = await editor.start(project)
+        changed = await bounded(
+            editor.conn.set_config_option(config_id="mode", session_id=session, value="reason")
+        )
+        assert changed.config_options[0].current_value == "reason"
+        assert editor.modes() == ["reason"]  # the mode selector follows
+        await editor.say(session, "my python traceback says TypeError")
+        with pytest.raises(Exception, match="Invalid params"):
+            await bounded(
+                editor.conn.set_config_option(config_id="model", session_id=session, value="x")
+            )
+    assert editor.modes() == ["reason", "reason", "reason"]
+
+
 # --------------------------------------------------------------------------- cancel, load
 
 
@@ -283,6 +299,8 @@ async def test_load_replays_a_saved_session_and_carries_it_on(
     assert users == ["my python traceback says TypeError", "and what about refactor python"]
     replayed = run_cli("", "replay", session, home=modes_home)
     assert replayed.returncode == 0 and "and what about refactor python" in replayed.stdout
+    rerouted = run_cli("", "replay", session, "--reroute", home=modes_home)
+    assert rerouted.returncode == 0, rerouted.stderr
 
 
 async def test_load_of_an_unknown_session_is_an_error(modes_home: Path, project: Path) -> None:

@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp import PROTOCOL_VERSION, RequestError
+from acp.helpers import update_current_mode
 from acp.schema import (
     AgentCapabilities,
+    ConfigOptionUpdate,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
@@ -117,7 +119,13 @@ class ModesAgent:
     async def set_session_mode(
         self, mode_id: str, session_id: str, **_: Any
     ) -> SetSessionModeResponse:
-        self._set_mode(self._session(session_id), mode_id)
+        session = self._session(session_id)
+        self._set_mode(session, mode_id)
+        # the same setting as a config option: keep the editor's other control in step
+        update = ConfigOptionUpdate(
+            session_update="config_option_update", config_options=self._options(session)
+        )
+        await self._send(session.id, update)
         return SetSessionModeResponse()
 
     async def set_config_option(
@@ -131,6 +139,7 @@ class ModesAgent:
                 }
             )
         self._set_mode(session, value)
+        await self._send(session.id, update_current_mode(session.setting))
         return SetSessionConfigOptionResponse(config_options=self._options(session))
 
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
