@@ -38,6 +38,11 @@ async def _serve(runtime: Runtime, streams: ProtocolStreams) -> None:
     from modes_tui.acp.agent import ModesAgent
     from modes_tui.acp.stdio import LineTransport, open_streams
 
+    if runtime.stand_in() is None:
+        from modes_tui.llm.litellm_import import preload
+
+        # warm litellm while the editor starts a session, so the first answer does not wait
+        preload(offline=runtime.offline)
     reader, writer = await open_streams(streams)
     transport = LineTransport(reader, writer)
     agent = ModesAgent(runtime)

@@ -86,7 +86,7 @@ def translate(event: TurnEvent) -> Iterator[Any]:
                 content=[tool_content(text_block(_cut(event.result)))],
                 raw_output={"outcome": event.outcome, "result": _cut(event.result)},
             )
-        case RequestBuilt():
+        case RequestBuilt() if event.round == 1:  # later rounds repeat the same notes
             for note in event.notes:
                 yield update_agent_thought_text(f"({note})\n")
         case TurnFailed():
@@ -98,7 +98,7 @@ def translate(event: TurnEvent) -> Iterator[Any]:
             )
         case ConversationCompacted():
             yield update_agent_thought_text("(older turns were summarised for the model)\n")
-        case ModeChanged() | Usage() | TurnFinished() | TurnCancelled():
+        case ModeChanged() | RequestBuilt() | Usage() | TurnFinished() | TurnCancelled():
             return
         case _:
             assert_never(event)
