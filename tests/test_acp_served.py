@@ -94,3 +94,50 @@ async def test_an_mcp_server_the_editor_passes_is_offered_to_modes_with_tools(
     results = [d for _, d in editor.updates if d.get("status") == "completed"]
     assert results and "UTC" in results[0]["content"][0]["content"]["text"]
     assert editor.text().endswith("That is the time.")
+
+
+async def test_a_hand_off_is_asked_announced_and_replayed_on_load(
+    modes_home: Path, project: Path, write_pack: Any
+) -> None:
+    modes = {
+        "chat": {
+            "description": "Everyday chat.",
+            "keywords": ["hello"],
+            "tools": ["switch_mode"],
+            "hand_off": ["code"],
+            "permissions": {"switch_mode": "ask"},
+        },
+        "code": {"description": "Code.", "keywords": ["function"], "tools": ["read_file"]},
+    }
+    pack = write_pack(modes=modes)
+    hand = ("switch_mode", {"mode": "code", "reason": "this needs a change to calc.py"})
+    replies = [ServerReply("", tool_calls=(hand,)), ServerReply("Code mode here.")]
+    with scripted_openai_server(replies) as server:
+        configure(server.url)
+        env = agent_env(modes_home, **{KEY: "sk-test"})
+        options = ("--profiles", str(pack))
+        async with running_agent(modes_home, project, *options, model=None, env=env) as editor:
+            session = await editor.start(project)
+            editor.answers = ["allow-once"]
+            assert await editor.say(session, "hello, fix my function please") == "end_turn"
+        [asked] = editor.questions
+        assert (asked.tool_call.kind, asked.tool_call.title) == (
+            "switch_mode",
+            "Hand the turn to code",
+        )
+        assert editor.modes() == ["chat", "code", "auto"]
+        said = editor.text()
+        assert "> → chat · by classifier" in said
+        assert "> → code · by model · hand-off · this needs a change to calc.py" in said
+        assert said.endswith("Code mode here.")
+
+        async with running_agent(modes_home, project, *options, model=None, env=env) as editor:
+            await bounded(editor.conn.initialize(protocol_version=1))
+            await bounded(
+                editor.conn.load_session(cwd=str(project), session_id=session, mcp_servers=[])
+            )
+    kinds = editor.kinds()
+    assert kinds[0] == "user_message_chunk"
+    assert "tool_call" in kinds and "tool_call_update" in kinds
+    assert editor.modes() == ["chat", "code", "auto"]
+    assert editor.text().endswith("Code mode here.")
