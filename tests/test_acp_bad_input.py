@@ -146,3 +146,15 @@ async def test_closing_stdin_ends_the_agent_and_the_partial_answer_is_logged(
     assert [r["content"] for r in records if r["type"] == "user"] == ["a long story please"]
     cancels = [r for r in records if r.get("event") == "cancel"]
     assert cancels and cancels[0]["partial"].startswith("0001 ")
+
+
+def test_a_broken_config_is_said_on_stderr_and_stdout_stays_empty(modes_home: Path) -> None:
+    from tests.cli_support import run_cli
+
+    settings = app_dirs().settings_file
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text("default_model: [not, a, name]\nno_such_key: 1\n")
+    done = run_cli("", "acp", home=modes_home)
+    assert done.returncode == 1
+    assert done.stdout == ""  # an editor reading the protocol reads nothing broken
+    assert "config.yaml" in done.stderr

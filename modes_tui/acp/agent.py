@@ -242,6 +242,9 @@ class ModesAgent:
         )
         try:
             engine = session_runtime.engine(asker)
+        except ModesError as error:  # a model name or a classifier the settings cannot give
+            writer.close()
+            raise RequestError.internal_error({"details": str(error)}) from None
         except BaseException:
             writer.close()
             raise
