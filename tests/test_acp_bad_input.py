@@ -111,6 +111,12 @@ async def test_each_bad_message_gets_an_error_and_the_agent_keeps_serving(
     assert huge["error"]["code"] == -32602
     assert "over the limit of 1000000" in huge["error"]["data"]["details"]
 
+    relative = await agent.answer(
+        await agent.request("session/new", {"cwd": "not/absolute", "mcpServers": []})
+    )
+    assert relative["error"]["code"] == -32602
+    assert "not an absolute path" in relative["error"]["data"]["details"]
+
     wrong = await agent.answer(await agent.request("session/prompt", {"sessionId": session}))
     assert wrong["error"]["code"] == -32602  # the prompt is missing
 
