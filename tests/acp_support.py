@@ -29,6 +29,10 @@ WAIT = 60.0
 """The longest any single step may take (a loaded machine is slow, never this slow)."""
 
 
+HOLD = "hold"
+"""An answer that never comes (until the agent gives up on the question)."""
+
+
 @dataclass
 class Question:
     """One `session/request_permission` the agent sent."""
@@ -68,6 +72,8 @@ class Editor:
     ) -> RequestPermissionResponse:
         self.questions.append(Question(session_id, tool_call, options))
         answer = self.answers.pop(0) if self.answers else self.default_answer
+        if answer == HOLD:  # the user has not answered yet: the editor waits
+            await asyncio.sleep(WAIT)
         if answer is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(

@@ -15,7 +15,7 @@ import pytest
 
 from modes_tui.core.paths import app_dirs
 from modes_tui.store.session_reader import load_session
-from tests.acp_support import bounded, running_agent
+from tests.acp_support import HOLD, bounded, running_agent
 from tests.cli_support import run_cli
 
 EDIT = "replace `a - b` with `a + b` in calc.py"
@@ -160,6 +160,23 @@ async def test_a_cancelled_question_counts_as_no(modes_home: Path, project: Path
         await bounded(editor.conn.set_session_mode(session_id=session, mode_id="code"))
         editor.answers = [None]  # the client cannot answer
         assert await editor.say(session, EDIT) == "end_turn"
+    assert (project / "calc.py").read_text() == FAILING
+
+
+async def test_cancel_while_a_question_is_open_stops_the_turn_and_changes_nothing(
+    modes_home: Path, project: Path
+) -> None:
+    async with running_agent(modes_home, project, model="scripted/edit") as editor:
+        session = await editor.start(project)
+        await bounded(editor.conn.set_session_mode(session_id=session, mode_id="code"))
+        editor.answers = [HOLD]
+        turn = asyncio.create_task(editor.say(session, EDIT))
+        while not editor.questions:
+            await bounded(asyncio.sleep(0.05))
+        await editor.conn.cancel(session_id=session)
+        assert await bounded(turn) == "cancelled"
+        assert (project / "calc.py").read_text() == FAILING
+        assert await editor.say(session, "hello again") == "end_turn"  # serving on
     assert (project / "calc.py").read_text() == FAILING
 
 
