@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp.helpers import update_agent_thought_text, update_current_mode, update_user_message_text
 
-from modes_tui.acp.updates import NO_MODE, translate
+from modes_tui.acp.updates import translate
 from modes_tui.core.config.control import OFF
 from modes_tui.core.history.events import RouteDecided, TurnCancelled
 
@@ -66,6 +66,7 @@ class AcpSession:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     """One turn at a time."""
     running: bool = False
+    """A turn is running (shutdown cancels it and waits for its end)."""
 
     @property
     def setting(self) -> str:
@@ -120,7 +121,7 @@ class AcpSession:
                 for update in translate(event):
                     await send(update)
             if turn.interrupted:
-                await send(_thought("(this turn did not finish when it was recorded)"))
+                await send(_thought("this turn did not finish when it was recorded"))
         await send(update_current_mode(self.setting))
 
     async def close(self) -> None:
@@ -138,8 +139,3 @@ class AcpSession:
 
 def _thought(text: str) -> Any:
     return update_agent_thought_text(f"({text})\n")
-
-
-def mode_id(name: str | None) -> str:
-    """The session mode id of a mode name (None: no mode)."""
-    return name or NO_MODE
