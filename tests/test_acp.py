@@ -135,7 +135,7 @@ async def test_a_rejected_edit_leaves_the_file_and_an_allowed_one_applies_it(
         [asked] = editor.questions
         assert asked.tool_call.kind == "edit"
         [diff] = asked.tool_call.content
-        assert (diff.type, diff.path) == ("diff", "calc.py")
+        assert (diff.type, diff.path) == ("diff", str(project / "calc.py"))  # absolute
         assert (diff.old_text, diff.new_text) == (FAILING, FIXED)
         assert [o.kind for o in asked.options] == [
             "allow_once",

@@ -101,7 +101,7 @@ class FakeEditor:
 async def test_always_lasts_per_tool_and_mode_and_cancelled_is_no() -> None:
     mode = ["shell"]
     editor = FakeEditor("allow-always", "reject-always", None)
-    asker = PermissionAsker("s1", editor, lambda: mode[0])
+    asker = PermissionAsker("s1", editor, lambda: mode[0], Path("/work"))
     assert await asker.confirm(COMMAND, None) is True  # type: ignore[arg-type]
     assert await asker.confirm(COMMAND, None) is True  # type: ignore[arg-type]
     assert len(editor.asked) == 1
@@ -118,5 +118,5 @@ async def test_a_broken_editor_answers_no() -> None:
     async def broken(*_: Any) -> Any:
         raise ConnectionError("gone")
 
-    asker = PermissionAsker("s1", broken, lambda: "shell")
+    asker = PermissionAsker("s1", broken, lambda: "shell", Path("/work"))
     assert await asker.confirm(COMMAND, None) is False  # type: ignore[arg-type]

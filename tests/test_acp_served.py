@@ -60,7 +60,10 @@ async def test_a_served_model_answers_a_routed_turn_and_its_allowed_edit_applies
     assert said.endswith("Fixing it.Fixed.")
     [asked] = editor.questions
     [diff] = asked.tool_call.content
-    assert (diff.path, diff.new_text) == ("calc.py", "def add(a, b):\n    return a + b\n")
+    assert (diff.path, diff.new_text) == (
+        str(project / "calc.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
     assert (project / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     assert tool_names(server.bodies[0])[:2] == ["read_file", "list_files"]
     assistant = [r for r in load_session(session, app_dirs()).records if r["type"] == "assistant"]

@@ -230,6 +230,7 @@ class ModesAgent:
             session_id,
             self._ask,
             lambda: holder[0].mode if holder else None,
+            folder,
         )
         session_runtime = dataclasses.replace(
             runtime,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from acp import RequestError
@@ -69,8 +70,12 @@ Kind = Literal["execute", "edit", "switch_mode", "other", "fetch", "read", "sear
 class PermissionAsker:
     """Asks the editor; remembers "always" answers per (tool, mode) for this session."""
 
-    def __init__(self, session_id: str, ask: Ask, mode: Callable[[], str | None]) -> None:
+    def __init__(
+        self, session_id: str, ask: Ask, mode: Callable[[], str | None], root: Path
+    ) -> None:
         self.session_id = session_id
+        self.root = root
+        """The working folder: ACP wants absolute paths, the engine's are relative to it."""
         self._ask = ask
         self._mode = mode
         """The mode the turn is in now (the remembered answers are per mode)."""
@@ -86,8 +91,8 @@ class PermissionAsker:
             kind=tool_kind(call.name),
             status="pending",
             raw_input=dict(call.arguments),
-            content=[_diff(preview)] if preview is not None else [_text(arguments_text(call))],
-            locations=[ToolCallLocation(path=preview.path)] if preview is not None else None,
+            content=[self._diff(preview)] if preview is not None else [_text(arguments_text(call))],
+            locations=[ToolCallLocation(path=self._path(preview))] if preview is not None else None,
         )
         return await self._decide(call.name, update)
 
@@ -102,6 +107,12 @@ class PermissionAsker:
             content=[_text(question.text)],
         )
         return await self._decide(f"question:{question.kind}", update)
+
+    def _path(self, change: Change) -> str:
+        return str(self.root / change.path)
+
+    def _diff(self, change: Change) -> Any:
+        return tool_diff_content(self._path(change), change.after, change.state.content)
 
     async def _decide(self, subject: str, update: ToolCallUpdate) -> bool:
         key = (subject, self._mode())
@@ -154,10 +165,6 @@ def call_title(call: ToolCall, preview: Change | None = None) -> str:
 def arguments_text(call: ToolCall) -> str:
     """The call as the user should read it before saying yes: name and arguments."""
     return f"{call.name}({json.dumps(dict(call.arguments), ensure_ascii=False)})"
-
-
-def _diff(change: Change) -> Any:
-    return tool_diff_content(change.path, change.after, change.state.content)
 
 
 def _text(text: str) -> Any:
