@@ -1,6 +1,7 @@
 """The layer contract, read from the source (no import runs but rule 10's): what may import what.
 
-    cli, repl, tui    the edges: parse, show, ask the user
+    cli, repl, tui,   the edges: parse, show, ask the user (acp: an editor, over the Agent
+    acp               Client Protocol)
         |
     frontend          what the TUI and the REPL share (no textual, no prompt_toolkit)
         |
@@ -61,6 +62,7 @@ OUTSIDE_CORE = (
     "modes_tui.repl",
     "modes_tui.frontend",
     "modes_tui.cli",
+    "modes_tui.acp",
     "modes_tui.route_format",
     "modes_tui.runtime",
     "modes_tui.__main__",
@@ -248,6 +250,25 @@ def every_import(module: str) -> Iterator[tuple[str, int]]:
                 yield target, node.lineno
 
 
+ACP = "modes_tui.acp"
+ACP_SDK = "acp"
+
+
+def test_only_the_acp_edge_imports_the_acp_sdk_and_only_its_verb_imports_it() -> None:
+    """The `acp` SDK (pydantic models, a JSON-RPC loop) is the ACP edge's alone, and the edge
+    is reached only through `modes-tui acp` (cli/acp.py), never on the way to the TUI."""
+    broken = []
+    for name in MODULES:
+        inside = name == ACP or name.startswith(ACP + ".")
+        for target, line in every_import(name):
+            if not inside and (target == ACP_SDK or target.startswith(ACP_SDK + ".")):
+                broken.append(f"{name}:{line} imports {target} (rule: only modes_tui.acp does)")
+            is_edge = target == ACP or target.startswith(ACP + ".")
+            if is_edge and not inside and name != "modes_tui.cli.acp":
+                broken.append(f"{name}:{line} imports {target} (rule: only cli/acp.py does)")
+    assert broken == []
+
+
 def test_the_frontend_layer_imports_no_ui_library() -> None:
     frontend = [name for name in MODULES if name == FRONTEND or name.startswith(FRONTEND + ".")]
     broken = [
@@ -346,7 +367,7 @@ LAYERS = (
 )
 """Core's parts from the bottom up (a top-level module not in BASE would count as `engine`;
 there is none: test_cores_top_level_is_small)."""
-MAPPED = ("core", "store", "llm", "tui")
+MAPPED = ("core", "store", "llm", "tui", "acp")
 """The packages whose `__init__` docstrings map their modules (rule 5), sub-packages included."""
 
 KNOWN_UPWARD: dict[tuple[str, str], str] = {

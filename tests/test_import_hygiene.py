@@ -21,6 +21,7 @@ HEAVY = [
     "torch",
     "sentence_transformers",
     "mcp",  # the MCP SDK loads on a mode's first turn that needs a server, never before
+    "acp",  # the ACP SDK loads for `modes-tui acp` only
 ]
 
 CORE_MODULES = [

@@ -3,6 +3,7 @@
     common.py       exit codes, settings and runtime of a command line, terminal-safe printing
     parser.py       every verb and option
     chat.py         `chat` and no verb: the terminal UI, or --plain the REPL and pipes
+    acp.py          `acp`: the engine served to an editor over ACP (modes_tui/acp)
     profiles.py tools.py route.py eval.py mode.py corrections.py sessions.py models.py
     export.py replay.py init.py     one verb each
     setup.py        `setup local`: the offline parts into this install (modes_tui.setup_local)

@@ -272,6 +272,20 @@ def add_chat(verbs: Any) -> argparse.ArgumentParser:
     return chat
 
 
+def add_acp(verbs: Any) -> argparse.ArgumentParser:
+    """`acp [--pack NAME] [--model ID] [--classifier NAME]`."""
+    acp: argparse.ArgumentParser = verbs.add_parser(
+        "acp",
+        help="serve an editor over the Agent Client Protocol on stdin/stdout (e.g. Zed)",
+    )
+    pack_options(acp)
+    acp.add_argument("--classifier", metavar="NAME", help="override the pack's classifier")
+    acp.add_argument(
+        "--model", metavar="ID", default=argparse.SUPPRESS, help="override every mode's model"
+    )
+    return acp
+
+
 def add_resume_option(parser: argparse.ArgumentParser, *, default: Any = None) -> None:
     """`--resume [ID|latest]`: carry on a saved session (no ID: the latest)."""
     parser.add_argument(
@@ -377,6 +391,7 @@ VERBS: tuple[tuple[Callable[[Any], argparse.ArgumentParser], str, str], ...] = (
     (add_chat, "chat", "cmd_chat"),
     (add_setup, "setup", "cmd_setup"),
     (add_completion, "completion", "cmd_completion"),
+    (add_acp, "acp", "cmd_acp"),
 )
 """Every verb in help order: the function that adds its parser, and its handler's module
 and function (`modes_tui.cli.<module>.<function>`, imported when the verb runs)."""

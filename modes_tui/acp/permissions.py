@@ -1,0 +1,171 @@
+"""The engine's questions, asked through `session/request_permission`.
+
+`PermissionAsker` is the engine's `Confirmer` (tool calls: commands, edits with their diff,
+MCP tools, hand-offs) and its `Asker` (entering an `auto_enter: confirm` mode, the budget).
+The mode's policy has decided already that the user must be asked; this only asks.
+
+Every question offers allow once / allow always / reject once / reject always. "Always"
+lasts for the ACP session and is kept per tool and mode (a question that is not a tool
+call: per kind of question and mode), so "allow always" for `run_command` in shell does not
+allow it in another mode, and is forgotten when the agent stops. A client that cannot
+answer (the prompt was cancelled, the connection is gone, an answer we do not know) is a no.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from acp import RequestError
+from acp.helpers import text_block, tool_content, tool_diff_content
+from acp.schema import (
+    AllowedOutcome,
+    PermissionOption,
+    RequestPermissionResponse,
+    ToolCallLocation,
+    ToolCallUpdate,
+)
+
+if TYPE_CHECKING:
+    from modes_tui.core.edits.editor import Change
+    from modes_tui.core.engine.questions import Question
+    from modes_tui.core.model.wire import ToolCall
+    from modes_tui.core.tools.registry import Tool
+
+__all__ = [
+    "ALLOW_ALWAYS",
+    "ALLOW_ONCE",
+    "OPTIONS",
+    "REJECT_ALWAYS",
+    "REJECT_ONCE",
+    "PermissionAsker",
+]
+
+log = logging.getLogger("modes_tui.acp")
+
+ALLOW_ONCE = "allow-once"
+ALLOW_ALWAYS = "allow-always"
+REJECT_ONCE = "reject-once"
+REJECT_ALWAYS = "reject-always"
+OPTIONS = (
+    PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once"),
+    PermissionOption(
+        option_id=ALLOW_ALWAYS, name="Allow always (this tool in this mode)", kind="allow_always"
+    ),
+    PermissionOption(option_id=REJECT_ONCE, name="Reject once", kind="reject_once"),
+    PermissionOption(
+        option_id=REJECT_ALWAYS, name="Reject always (this tool in this mode)", kind="reject_always"
+    ),
+)
+"""What every question offers, in the order the editor shows them."""
+
+Ask = Callable[[str, ToolCallUpdate, list[PermissionOption]], Awaitable[RequestPermissionResponse]]
+"""`request_permission(session_id, tool_call, options)` of the agent's connection."""
+Kind = Literal["execute", "edit", "switch_mode", "other", "fetch", "read", "search"]
+
+
+class PermissionAsker:
+    """Asks the editor; remembers "always" answers per (tool, mode) for this session."""
+
+    def __init__(
+        self, session_id: str, ask: Ask, mode: Callable[[], str | None], root: Path
+    ) -> None:
+        self.session_id = session_id
+        self.root = root
+        """The working folder: ACP wants absolute paths, the engine's are relative to it."""
+        self._ask = ask
+        self._mode = mode
+        """The mode the turn is in now (the remembered answers are per mode)."""
+        self.always: dict[tuple[str, str | None], bool] = {}
+        """(tool or question kind, mode) -> the standing answer."""
+        self._questions = 0
+
+    async def confirm(self, call: ToolCall, tool: Tool, preview: Change | None = None) -> bool:
+        """A tool call the policy asks about; an edit carries its change as an ACP diff."""
+        update = ToolCallUpdate(
+            tool_call_id=call.id,
+            title=call_title(call, preview),
+            kind=tool_kind(call.name),
+            status="pending",
+            raw_input=dict(call.arguments),
+            content=[self._diff(preview)] if preview is not None else [_text(arguments_text(call))],
+            locations=[ToolCallLocation(path=self._path(preview))] if preview is not None else None,
+        )
+        return await self._decide(call.name, update)
+
+    async def ask(self, question: Question) -> bool:
+        """A question about the turn (entering a mode, the budget, an overwrite)."""
+        self._questions += 1
+        update = ToolCallUpdate(
+            tool_call_id=f"question-{self._questions}",
+            title=question.title,
+            kind="switch_mode" if question.kind == "enter_mode" else "other",
+            status="pending",
+            content=[_text(question.text)],
+        )
+        return await self._decide(f"question:{question.kind}", update)
+
+    def _path(self, change: Change) -> str:
+        return str(self.root / change.path)
+
+    def _diff(self, change: Change) -> Any:
+        return tool_diff_content(self._path(change), change.after, change.state.content)
+
+    async def _decide(self, subject: str, update: ToolCallUpdate) -> bool:
+        key = (subject, self._mode())
+        standing = self.always.get(key)
+        if standing is not None:
+            return standing
+        try:
+            response = await self._ask(self.session_id, update, list(OPTIONS))
+        except (RequestError, ConnectionError, OSError, ValueError) as error:  # cannot answer: no
+            log.warning("request_permission failed (%s); treated as rejected", error)
+            return False
+        outcome = response.outcome
+        if not isinstance(outcome, AllowedOutcome):
+            return False  # cancelled
+        chosen = outcome.option_id
+        if chosen in (ALLOW_ALWAYS, REJECT_ALWAYS):
+            self.always[key] = chosen == ALLOW_ALWAYS
+        return chosen in (ALLOW_ONCE, ALLOW_ALWAYS)
+
+
+def tool_kind(name: str) -> Kind:
+    """The ACP kind of a tool, for the editor's icon."""
+    if name == "run_command":
+        return "execute"
+    if name in ("write_file", "edit_file"):
+        return "edit"
+    if name == "switch_mode":
+        return "switch_mode"
+    if name == "read_file":
+        return "read"
+    if name in ("list_files", "search_files"):
+        return "search"
+    return "other"
+
+
+def call_title(call: ToolCall, preview: Change | None = None) -> str:
+    """What the editor shows as the call's title: the command, the change, or the tool."""
+    if preview is not None:
+        return preview.summary
+    arguments = call.arguments
+    if call.name == "run_command" and isinstance(arguments.get("command"), str):
+        return f"Run `{arguments['command']}`"
+    if call.name == "switch_mode" and isinstance(arguments.get("mode"), str):
+        return f"Hand the turn to {arguments['mode']}"
+    if isinstance(arguments.get("path"), str):
+        return f"{call.name} {arguments['path']}"
+    return call.name
+
+
+def arguments_text(call: ToolCall) -> str:
+    """The call as the user should read it before saying yes: name and arguments."""
+    return f"{call.name}({json.dumps(dict(call.arguments), ensure_ascii=False)})"
+
+
+def _text(text: str) -> Any:
+    return tool_content(text_block(text))

@@ -1,0 +1,122 @@
+"""The ACP edge's parts without a process: events as updates, the route note, the editor's
+MCP servers, and the permission answers that last."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from acp.schema import (
+    AllowedOutcome,
+    DeniedOutcome,
+    EnvVariable,
+    McpServerStdio,
+    RequestPermissionResponse,
+    SseMcpServer,
+)
+
+from modes_tui.acp.editor_servers import editor_servers, offer_to_modes
+from modes_tui.acp.permissions import PermissionAsker
+from modes_tui.acp.updates import route_note, translate
+from modes_tui.core.engine.questions import Question
+from modes_tui.core.history.events import (
+    ReasoningDelta,
+    RouteDecided,
+    ToolCallFinished,
+    ToolCallRequested,
+)
+from modes_tui.core.model.wire import ToolCall
+from modes_tui.core.packs.profiles import load_pack
+from modes_tui.core.routing.router import Decision, Route
+from modes_tui.mcp.config import McpServer
+
+COMMAND = ToolCall("call_1", "run_command", {"command": "ls"})
+
+
+def kinds(updates: list[Any]) -> list[str]:
+    return [update.session_update for update in updates]
+
+
+def test_reasoning_is_a_thought_and_a_tool_call_its_start_and_its_result() -> None:
+    [thought] = translate(ReasoningDelta("hmm"))
+    assert (thought.session_update, thought.content.text) == ("agent_thought_chunk", "hmm")
+    [start] = translate(ToolCallRequested(COMMAND, needs_confirmation=True))
+    assert (start.title, start.kind, start.status) == ("Run `ls`", "execute", "pending")
+    [done] = translate(ToolCallFinished(COMMAND, "blocked", '{"error": "no"}'))
+    assert (done.status, done.content[0].content.text) == ("failed", '{"error": "no"}')
+
+
+def test_the_route_note_says_mode_who_confidence_runner_up_and_why() -> None:
+    route = Route(
+        "code",
+        "classifier",
+        "a stack trace",
+        decision=Decision("code", 0.82),
+        runner_up="shell",
+    )
+    assert route_note(route) == "→ code · by classifier 0.82 · runner-up shell · a stack trace"
+    mode, message = translate(RouteDecided(route))
+    assert kinds([mode, message]) == ["current_mode_update", "agent_message_chunk"]
+    assert mode.current_mode_id == "code"
+    assert message.field_meta["modes-tui"]["route"]["runner_up"] == "shell"
+    forced = Route("write", "caller", "forced by the caller")
+    assert "mode set to write" in route_note(forced, "write")
+
+
+def test_editor_servers_get_safe_names_and_reach_the_modes_with_tools(tmp_path: Path) -> None:
+    given = [
+        McpServerStdio(name="My Files!", command=sys.executable, args=["-V"], env=[]),
+        McpServerStdio(name="git", command="uvx", args=[], env=[EnvVariable(name="A", value="b")]),
+        SseMcpServer(type="sse", name="old", url="http://127.0.0.1:1/sse", headers=[]),
+    ]
+    configured = {"git": McpServer(name="git", transport="stdio", command="git-mcp")}
+    found, notes = editor_servers(given, tmp_path, configured)
+    assert list(found) == ["my-files", "git-editor"]
+    assert found["git-editor"].env == {"A": "b"} and found["git-editor"].cwd == tmp_path
+    assert not found["my-files"].trust  # asked about, unless a rule says otherwise
+    assert notes == ["MCP server 'old' (sse) skipped: only stdio and http work"]
+    pack = offer_to_modes(load_pack("default"), list(found))
+    offered = {profile.name: profile.mcp for profile in pack.profiles}
+    assert offered["code"] == ("my-files", "git-editor")
+    assert offered["shell"] == ("my-files", "git-editor")
+    assert offered["chat"] == ()  # a mode without tools stays without
+
+
+class FakeEditor:
+    def __init__(self, *answers: str | None) -> None:
+        self.answers = list(answers)
+        self.asked: list[Any] = []
+
+    async def __call__(self, session: str, call: Any, options: list[Any]) -> Any:
+        self.asked.append(call)
+        answer = self.answers.pop(0)
+        if answer is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=answer)
+        )
+
+
+async def test_always_lasts_per_tool_and_mode_and_cancelled_is_no() -> None:
+    mode = ["shell"]
+    editor = FakeEditor("allow-always", "reject-always", None)
+    asker = PermissionAsker("s1", editor, lambda: mode[0], Path("/work"))
+    assert await asker.confirm(COMMAND, None) is True  # type: ignore[arg-type]
+    assert await asker.confirm(COMMAND, None) is True  # type: ignore[arg-type]
+    assert len(editor.asked) == 1
+    mode[0] = "code"  # another mode: asked again
+    assert await asker.confirm(COMMAND, None) is False  # type: ignore[arg-type]
+    assert await asker.confirm(COMMAND, None) is False  # type: ignore[arg-type]
+    question = Question("enter_mode", "Enter shell?", "The router wants shell.")
+    assert await asker.ask(question) is False  # cancelled
+    assert len(editor.asked) == 3
+    assert editor.asked[-1].title == "Enter shell?"
+
+
+async def test_a_broken_editor_answers_no() -> None:
+    async def broken(*_: Any) -> Any:
+        raise ConnectionError("gone")
+
+    asker = PermissionAsker("s1", broken, lambda: "shell", Path("/work"))
+    assert await asker.confirm(COMMAND, None) is False  # type: ignore[arg-type]
