@@ -23,6 +23,7 @@ from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
 from modes_tui.core.routing.router import Router
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from tests.conftest import PackWriter
+from tests.engine_support import engine_config
 
 HAND = ("switch_mode", {"mode": "shell", "reason": "this needs a command run"})
 RUN = ("run_command", {"command": "echo ran > ran.txt"})
@@ -76,8 +77,7 @@ def an_engine(pack: Pack, root: Path, model: Any, confirm: Any) -> Engine:
         pack=pack,
         router=Router(pack, KeywordClassifier()),
         model=model,
-        default_model="scripted/plain",
-        cwd=root,
+        config=engine_config(default_model="scripted/plain", cwd=root),
         confirm=confirm,
     )
 

@@ -107,6 +107,8 @@ class Engine:
         self.editor: Editor = self.tools.editor or Editor(config.cwd)
         """Plans, checkpoints and writes write_file / edit_file changes."""
         chosen = list(guards) if guards is not None else default_guards(config.limits)
+        self.asker: Asker | None = confirm if isinstance(confirm, Asker) else None
+        """Answers questions about a turn (entering a confirm-first mode, the budget, a hand-off)."""
         self.guards: list[Guard] = with_policy(
             chosen, config, pack, self.state, recorder, confirm, self.editor
         )
