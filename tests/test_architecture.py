@@ -10,7 +10,7 @@
       core            headless domain; talks to the adapters only through its ports modules
                       (core/engine/ports.py, core/<part>/ports.py)
 
-Ten rules, each failure naming the module and the rule:
+Eleven rules, each failure naming the module and the rule:
 1. `modes_tui.core` imports nothing from the adapter or edge packages, not even inside a
    function or under `if TYPE_CHECKING:` (a type-only import still couples the layers).
 2. No import cycles between modes_tui modules. Module-level and function-local imports
@@ -31,10 +31,12 @@ Ten rules, each failure naming the module and the rule:
    `from <package> import *` works (this one imports: each package first, in a fresh
    interpreter).
 
-Other branches are splitting modules and breaking cycles in parallel, so rules 2 and 7
-keep explicit lists of what is still known to break them. The lists may only shrink: a
-test fails when a listed cycle or upward import is gone,
-so whoever fixes one also removes it here.
+11. No two core sub-packages import each other, directly or through others (function-local
+   and type-only imports count).
+
+Rule 2 keeps an explicit list of cycles still known (empty today; it may only shrink: a
+test fails when a listed cycle is gone). Rule 7 keeps none: KNOWN_UPWARD is an empty tuple
+and a test fails if anything is added to it.
 """
 
 from __future__ import annotations
@@ -346,14 +348,17 @@ def test_the_checker_reports_a_type_only_import_of_an_adapter_from_core(
 #    (`from modes_tui.core.routing.router import Route`), only names in that `__all__`, never
 #    a `_private` one.
 # 7. Core's parts depend downward in LAYERS: a module imports from its own layer or below.
-#    KNOWN_UPWARD lists the upward imports found when the packages were made (each with its
-#    reason); it may only shrink, like the lists above.
+#    There is no allow-list any more: KNOWN_UPWARD is empty and must stay so (issue 32); a
+#    value two parts share moves down (core/values/), or the higher part is passed in.
+# 11. No two core sub-packages import each other, even through others (package-level cycles;
+#    function-local and type-only imports count: either one still ties the packages).
 
 CORE_DIR = PACKAGE / "core"
 BASE = frozenset({"errors", "paths", "files", "yaml_files", "terminal_text", "redaction"})
 """Core's top level: small modules every part may use; they import no sub-package."""
 LAYERS = (
     "base",
+    "values",  # issue 32: route, decision, correction, framing: what the parts hand each other
     "config",
     "model",  # the model seam: ChatModel, ModelCapabilities, ModelRequest and its events
     "tools",
@@ -370,27 +375,8 @@ there is none: test_cores_top_level_is_small)."""
 MAPPED = ("core", "store", "llm", "tui", "acp")
 """The packages whose `__init__` docstrings map their modules (rule 5), sub-packages included."""
 
-KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("modes_tui.core.history.events", "modes_tui.core.routing.corrections"): (
-        "TurnCorrected carries the Correction value"
-    ),
-    ("modes_tui.core.history.events", "modes_tui.core.routing.router"): (
-        "TurnRouted carries the Route value"
-    ),
-    ("modes_tui.core.history.records", "modes_tui.core.routing.router"): (
-        "a route record is written from the Route value"
-    ),
-    ("modes_tui.core.history.transcript", "modes_tui.core.routing.router"): (
-        "the fold keeps the turn's Route"
-    ),
-    ("modes_tui.core.packs.profiles", "modes_tui.core.routing.config"): (
-        "loading a pack reads its router.yaml"
-    ),
-    ("modes_tui.core.routing.learning", "modes_tui.core.evals.scoring"): (
-        "learning from cases scores them the way the evals do"
-    ),
-}
-"""(importer, imported) -> why the lower module needs the higher one (rule 7)."""
+KNOWN_UPWARD: tuple[tuple[str, str], ...] = ()
+"""Upward imports tolerated (rule 7): none, and it stays empty (test_no_upward_import_is_tolerated)."""
 
 
 def layer_of(module: str) -> str | None:
@@ -570,6 +556,54 @@ def test_core_parts_depend_downward() -> None:
     assert new + gone == []
 
 
+def test_no_upward_import_is_tolerated() -> None:
+    assert KNOWN_UPWARD == (), (
+        "KNOWN_UPWARD must stay empty (issue 32): move the shared value down to core/values/, "
+        "or pass the higher part in through a port"
+    )
+
+
+def package_graph() -> dict[str, set[str]]:
+    """core sub-package -> the other core sub-packages it imports (every import counts)."""
+    graph: dict[str, set[str]] = {name: set() for name in subpackages()}
+    for module in MODULES:
+        low = _subpackage_of(module)
+        if low is None:
+            continue
+        for item in imports_of(module):
+            high = _subpackage_of(item.target)
+            if high is not None and high != low:
+                graph[low].add(high)
+    return graph
+
+
+def package_cycle_problems() -> list[str]:
+    """Rule 11's failures: each group of core sub-packages that import each other."""
+    return [
+        f"core sub-packages {', '.join(sorted(cycle))} import each other (rule: no package "
+        "cycles in core; move the shared value down to core/values/ or invert with a port)"
+        for cycle in sorted(cycles(package_graph()), key=sorted)
+    ]
+
+
+def test_no_two_core_subpackages_import_each_other() -> None:
+    assert package_cycle_problems() == []
+
+
+def test_the_checker_finds_a_package_cycle_through_a_function_local_import(
+    fake_core: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(fake_core, {"core/high/d.py": "def f():\n    from modes_tui.core.low.a import A\n"})
+    _write(fake_core, {"core/low/b.py": "def g():\n    from modes_tui.core.high.c import C\n"})
+    monkeypatch.setattr(__import__(__name__, fromlist=["MODULES"]), "MODULES", all_modules())
+    assert package_cycle_problems() == [
+        "core sub-packages high, low import each other (rule: no package cycles in core; "
+        "move the shared value down to core/values/ or invert with a port)"
+    ]
+    with pytest.raises(AssertionError):
+        test_no_two_core_subpackages_import_each_other()
+
+
 def test_no_core_layer_is_unknown() -> None:
     unknown = [name for name in subpackages() if name not in LAYERS]
     assert unknown == [], f"place the new core sub-packages {unknown} in LAYERS"
@@ -599,7 +633,7 @@ def fake_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(module, "CORE_DIR", root / "core")
     monkeypatch.setattr(module, "MODULES", all_modules())
     monkeypatch.setattr(module, "LAYERS", ("base", "low", "high", "engine"))
-    monkeypatch.setattr(module, "KNOWN_UPWARD", {})
+    monkeypatch.setattr(module, "KNOWN_UPWARD", ())
     return root
 
 

@@ -11,7 +11,7 @@ import pytest
 from modes_tui.core.engine.prepare import TurnOrder
 from modes_tui.core.engine.rerun import CorrectionPlan, RoutedTurn
 from modes_tui.core.errors import ImpossibleTurn, ModesError
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route
 
 
 def a_plan() -> CorrectionPlan:

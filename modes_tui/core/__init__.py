@@ -11,6 +11,7 @@ its own layer or below; the architecture test keeps it so):
     yaml_files.py     YAML read with limits (size, depth, aliases)
     terminal_text.py  text made safe for a terminal (control sequences removed)
     redaction.py      secrets removed from what is written or shown
+    values/           the values the parts hand each other: route, decision, correction, framing
     config/           settings the user writes: models, config.yaml's fields, variables, control
     model/            the model seam: the `ChatModel` port, requests and the model's events
     tools/            tools a model can call: registry, toolbox, workspace, MCP servers

@@ -68,8 +68,8 @@ from modes_tui.core.history.records import (
     parse_record,
 )
 from modes_tui.core.model.wire import ModelRequest, ToolSpec
-from modes_tui.core.routing.corrections import Correction
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.correction import Correction
+from modes_tui.core.values.route import Route
 from modes_tui.store.session_reader import LoadedSession, SessionProblem, gc_paused
 
 INTERRUPTED = "interrupted"

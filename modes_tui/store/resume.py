@@ -39,7 +39,7 @@ from modes_tui.core.history.records import (
     write_record,
 )
 from modes_tui.core.paths import Dirs
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route
 from modes_tui.store.checkpoints import saved_checkpoints
 from modes_tui.store.replay import Replay, replay
 from modes_tui.store.session_log import SessionLog

@@ -21,7 +21,7 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from .control import AUTO, OFF, ControlReading, Source
+from .control import AUTO, OFF, PACK_NAME_RULE, ControlReading, Source, pack_name_problem
 from .models import (
     DEFAULT,
     EMBEDDED_MODEL,

@@ -57,7 +57,7 @@ from .guards import Limits
 from .mode_note import NoteEchoFilter
 from .ports import Asker, Confirmer, CorrectionRecorder, Guard, Restorable, TurnEngine
 from .prepare import TurnKind, TurnOrder
-from .questions import ANSWER_ARMING_SECONDS, Question
+from .questions import ANSWER_ARMING_SECONDS, Question, RuleNote, verbatim
 from .rerun import RoutedTurn
 from .turn import Turn
 

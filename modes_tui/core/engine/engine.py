@@ -60,10 +60,11 @@ from modes_tui.core.history.ports import SessionWriter
 from modes_tui.core.history.records import SummaryRecord, UiEventRecord
 from modes_tui.core.model.ports import ChatModel
 from modes_tui.core.packs.profiles import Pack
-from modes_tui.core.routing.corrections import Correction
-from modes_tui.core.routing.router import Route, Router
+from modes_tui.core.routing.router import Router
 from modes_tui.core.tools.ports import ToolServers
 from modes_tui.core.tools.registry import ToolRegistry
+from modes_tui.core.values.correction import Correction
+from modes_tui.core.values.route import Route
 
 __all__ = ["Confirmer", "Engine", "EngineConfig", "Limits"]
 

@@ -29,7 +29,7 @@ from modes_tui.core.errors import cut_repr
 from modes_tui.core.history.events import ModeChanged, RouteDecided, TurnEvent
 from modes_tui.core.history.records import RouteRecord
 from modes_tui.core.model.wire import ToolCall
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route
 
 __all__ = ["REASON_CHARS", "HandOffGuard", "hand_off_route", "hand_over"]
 

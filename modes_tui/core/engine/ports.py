@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from modes_tui.core.history.conversation import Conversation
     from modes_tui.core.history.events import TurnEvent
     from modes_tui.core.model.wire import ToolCall
-    from modes_tui.core.routing.corrections import Correction
-    from modes_tui.core.routing.router import Route
     from modes_tui.core.tools.registry import Tool
+    from modes_tui.core.values.correction import Correction
+    from modes_tui.core.values.route import Route
 
 __all__ = [
     "Asker",

@@ -28,9 +28,9 @@ from modes_tui.core.config.control import OFF
 from modes_tui.core.engine.ports import CorrectionRecorder
 from modes_tui.core.errors import CorrectionRefused, ModesError, UnknownMode
 from modes_tui.core.history.events import TurnCorrected
-from modes_tui.core.routing.corrections import Correction
-from modes_tui.core.routing.input import HistoryEntry
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.correction import Correction
+from modes_tui.core.values.entry import HistoryEntry
+from modes_tui.core.values.route import Route
 
 if TYPE_CHECKING:
     from modes_tui.core.history.conversation import Message

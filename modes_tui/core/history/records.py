@@ -65,10 +65,10 @@ from modes_tui.core.history.record_fields import (
     wrong,
 )
 from modes_tui.core.model.wire import ToolCall
+from modes_tui.core.values.route import Route
 
 if TYPE_CHECKING:
     from modes_tui.core.history.ports import SessionWriter
-    from modes_tui.core.routing.router import Route
 
 RecordType = Literal[
     "meta",
@@ -181,9 +181,6 @@ class RouteRecord(OnDisk):
         raw = data.get("route")
         if raw and not isinstance(raw, Mapping):
             raise wrong("route", "route", "an object", raw)
-        # here, not at the top: core.routing imports this package's values
-        from modes_tui.core.routing.router import Route
-
         try:
             route = Route.from_dict(raw) if raw else None
         except (KeyError, TypeError, ValueError) as error:

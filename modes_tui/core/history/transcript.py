@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import Any, assert_never
 
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import (
@@ -32,9 +32,7 @@ from modes_tui.core.history.events import (
     Usage,
 )
 from modes_tui.core.model.wire import ToolCall
-
-if TYPE_CHECKING:  # annotations only: core.routing imports this package's values
-    from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route
 
 Status = str  # "routing" | "answering" | "finished" | "failed" | "cancelled"
 

@@ -30,12 +30,14 @@ or starting with `_`, is private to the package (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from .confined import ConfinedRoot, MissingError, shown_path
+from .access import FileRules, Refusal, check, denied_refusal, literal_globs
+from .confined import ConfinedRoot, MissingError, OutsideError, shown_path
 from .ports import ToolMaker, ToolServers
+from .registry import Tool, ToolError, ToolRegistry, known_tool_names, tool
 
 # Eager, so that a pack's `from modes_tui.core.tools import tool` (README) is typed; the
 # registry imports only the standard library and the model seam's values (first paint).
-from .registry import Tool, ToolError, ToolRegistry, known_tool_names, tool
+from .resolver import Resolved, missing_real, resolve
 from .servers import ServerTools, server_tools
 from .toolbox import default_registry
 
