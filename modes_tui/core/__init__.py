@@ -24,5 +24,10 @@ its own layer or below; the architecture test keeps it so):
     engine/           one user turn, end to end: prepare, rounds, close; its ports
 
 Each sub-package's `__init__` maps its modules and lists its public names in `__all__`;
-CONTRIBUTING.md walks one message through these files.
+CONTRIBUTING.md walks one message through these files. Other packages import a public
+name from the module that defines it (`from modes_tui.core.<part>.<module> import <name>`);
+`__all__` lists those names and is the part's public surface: a name not in it, or
+starting with `_`, is private to the part (tests/test_architecture.py). Every name it
+lists is bound by the part's `__init__` too (`from modes_tui.core.engine import Engine`). Each part's
+docstring opens with what it is for, in a sentence, and refers here in a line.
 """

@@ -13,10 +13,7 @@ variables, and the control file's value (read through a port, written by the sto
                   filled in from the environment when the value is used, so a secret never has
                   to be written into a file
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.config.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py).
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations

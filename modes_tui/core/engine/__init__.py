@@ -42,11 +42,7 @@ Modules, in the order a turn visits them:
     ports.py        the engine's ports: `Asker`, `Confirmer`, `Guard`, `CorrectionRecorder`,
                     `Restorable`, `TurnEngine` (the model seam is `core/model/`)
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.engine.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py). Every name
-it lists is bound here too, so `from modes_tui.core.engine import Engine` works.
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations

@@ -107,6 +107,8 @@ class Engine:
         """What each turn's writes replaced (`undo`)."""
         self.editor: Editor = self.tools.editor or Editor(config.cwd)
         """Plans, checkpoints and writes write_file / edit_file changes."""
+        self.asker: Asker | None = confirm if isinstance(confirm, Asker) else None
+        """Who answers the engine's questions (entering a mode, the budget), when `confirm` can."""
         chosen = list(guards) if guards is not None else default_guards(config.limits)
         self.guards: list[Guard] = with_policy(
             chosen, config, pack, self.state, recorder, confirm, self.editor

@@ -6,10 +6,7 @@
                 threshold fit
     scoring.py  Routing evaluation: score routes against an eval file's cases, fit the threshold
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.evals.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py).
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations

@@ -19,10 +19,7 @@ the cost ledger, and the fold of a turn's events into a transcript.
                      a `TerminalStream`
     transcript.py    One fold over a turn's events: what the turn said, in one record
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.history.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py).
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations

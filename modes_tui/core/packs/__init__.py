@@ -13,10 +13,7 @@ the Python tools a pack ships.
     tools.py          A pack's own Python tools, named in its `router.yaml` by `python:`
                       references
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.packs.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py).
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations

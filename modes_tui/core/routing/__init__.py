@@ -20,10 +20,7 @@ the routing prompt, router.yaml), follow-ups, the classifiers, and what it learn
     steps.py        The router's steps after the classifier: quoted evidence, the conversation
     classifiers/    Classifier backends and the one place that builds them from `router.yaml`
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.routing.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py).
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations

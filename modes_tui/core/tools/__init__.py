@@ -22,10 +22,7 @@ search (with a time limit), and tool servers (MCP) as the core sees them.
     toolbox.py       The tools one session offers: the built-in ones and the pack's own
     workspace.py     The working-directory tools: read, list and search files, and run a command
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.tools.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py).
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations

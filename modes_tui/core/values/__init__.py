@@ -14,8 +14,7 @@ correction, a line of history, the framing of a message, the router's doubt and 
 
 They sit just above core's top level (they import nothing else of core's), so that packs,
 history, routing and evals all read them and none of those imports another for a value.
-Other packages import a public name from the module that defines it; `__all__` is the
-public surface (see core/__init__.py).
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations
