@@ -10,7 +10,7 @@
       core            headless domain; talks to the adapters only through its ports modules
                       (core/engine/ports.py, core/<part>/ports.py)
 
-Eleven rules, each failure naming the module and the rule:
+Thirteen rules, each failure naming the module and the rule:
 1. `modes_tui.core` imports nothing from the adapter or edge packages, not even inside a
    function or under `if TYPE_CHECKING:` (a type-only import still couples the layers).
 2. No import cycles between modes_tui modules. Module-level and function-local imports
@@ -33,6 +33,8 @@ Eleven rules, each failure naming the module and the rule:
 
 11. No two core sub-packages import each other, directly or through others (function-local
    and type-only imports count).
+12. CONTRIBUTING.md names only files that exist (its walk of one message follows the code).
+13. Every package's docstring opens with what it is for, in one line that is a sentence.
 
 Rule 2 keeps an explicit list of cycles still known (empty today; it may only shrink: a
 test fails when a listed cycle is gone). Rule 7 keeps none: KNOWN_UPWARD is an empty tuple
@@ -812,3 +814,88 @@ def test_the_all_checker_finds_a_package_that_cannot_be_imported_first(tmp_path:
     (fake / "b.py").write_text("from cyclic.a import A\n\nB = 1\n")
     (problem,) = all_problems("cyclic", tmp_path)
     assert problem.startswith("cyclic cannot be imported first in a fresh interpreter: ImportError")
+
+
+# --------------------------------------------------------------------------- the guide and the doors
+#
+# 12. CONTRIBUTING.md names only files that exist (its walk of one message follows the code):
+#    `core/engine/turn.py`, `modes_tui/cli/main.py`, `tests/x.py`, or a module named alone
+#    (`quoted.py`) that some package holds.
+# 13. Every package's docstring opens with what it is for, in one line that is a sentence.
+
+GUIDE = PACKAGE.parent / "CONTRIBUTING.md"
+_GUIDE_PATH = re.compile(r"`([\w./-]+\.py)`")
+
+
+def guide_problems(text: str, root: Path) -> list[str]:
+    """The `.py` paths the guide names (in backticks) that are not in the tree under `root`."""
+    tops = {p.name for p in (root / "modes_tui").iterdir() if (p / "__init__.py").exists()}
+    missing = []
+    for named in dict.fromkeys(_GUIDE_PATH.findall(text)):
+        first = named.split("/")[0]
+        if first in ("modes_tui", "tests", "bench", "scripts"):
+            found = (root / named).is_file()
+        elif first in tops:
+            found = (root / "modes_tui" / named).is_file()
+        else:  # a module named alone, after the package the sentence is about
+            found = any(
+                p.as_posix().endswith("/" + named) for p in root.rglob(named.split("/")[-1])
+            )
+        if not found:
+            missing.append(
+                f"CONTRIBUTING.md names {named}, which is not there (rule: the guide names the "
+                "files the code really has; fix the path or the walk)"
+            )
+    return missing
+
+
+def test_the_guide_names_only_files_that_exist() -> None:
+    assert guide_problems(GUIDE.read_text(encoding="utf-8"), PACKAGE.parent) == []
+
+
+def test_the_guide_checker_finds_a_file_that_is_gone(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {"modes_tui/__init__.py": "", "modes_tui/core/__init__.py": "", "modes_tui/core/a.py": ""},
+    )
+    text = "1. `core/a.py` then `core/gone.py`, `a.py`, `modes_tui/core/b.py` and `b.py`."
+    assert [line.split(",")[0] for line in guide_problems(text, tmp_path)] == [
+        "CONTRIBUTING.md names core/gone.py",
+        "CONTRIBUTING.md names modes_tui/core/b.py",
+        "CONTRIBUTING.md names b.py",
+    ]
+
+
+def opening_problems(inits: list[Path], root: Path) -> list[str]:
+    """Packages whose docstring does not open with one line that is a sentence (rule 13)."""
+    broken = []
+    for init in inits:
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")), clean=False)
+        lines = (doc or "").split("\n")
+        first = lines[0].strip()
+        where = init.relative_to(root)
+        if not first:
+            broken.append(f"{where} has no docstring (rule: say what the package is for)")
+        elif not first.endswith(".") or (len(lines) > 1 and lines[1].strip()):
+            broken.append(
+                f"{where} opens with {first!r}, not one sentence on one line (rule: the first "
+                "line says what the package is for; details go below a blank line)"
+            )
+    return broken
+
+
+def test_every_package_says_what_it_is_for_in_its_first_line() -> None:
+    assert opening_problems(sorted(PACKAGE.rglob("__init__.py")), PACKAGE.parent) == []
+
+
+def test_the_opening_checker_finds_a_sentence_split_over_two_lines(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "good/__init__.py": '"""Good: one line.\n\nMore here."""\n',
+            "split/__init__.py": '"""Split: a sentence that\ngoes on."""\n',
+            "none/__init__.py": "X = 1\n",
+        },
+    )
+    found = opening_problems(sorted(tmp_path.glob("*/__init__.py")), tmp_path)
+    assert [line.split(" ")[0] for line in found] == ["none/__init__.py", "split/__init__.py"]

@@ -1,5 +1,6 @@
-"""Settings the user writes and the control setting: models, config.yaml's fields,
-variables, and the control file's value (read through a port, written by the store).
+"""Settings the user writes: models, config.yaml's fields, variables, the control value.
+
+The control file's value is read through a port and written by the store.
 
     control.py    The control setting: `auto`, `off`, or a mode name that forces every turn, per
                   pack; what a pack name may be (a name, never a path)

@@ -1,5 +1,7 @@
-"""What happened: the engine's events, the conversation, the session records,
-the cost ledger, and the fold of a turn's events into a transcript.
+"""What happened in a session: events, conversation, records, costs, a turn's transcript.
+
+The engine's events, the shared conversation, the session records, the cost ledger, and the
+fold of a turn's events into a transcript.
 
     compaction.py    What fitting a conversation into a model's window leaves behind: the
                      summary that stands for older turns, and how a request was fitted

@@ -1,5 +1,6 @@
-"""The model seam: what the core asks of a model and what crosses between them. It sits
-low (above config, below tools) because the engine's rounds, the routing backends and a
+"""The model seam: what the core asks of a model and what crosses between them.
+
+It sits low (above config, below tools) because the engine's rounds, the routing backends and a
 tool's schema all speak it, and none of them may import another to reach it.
 
     ports.py  `ChatModel`, the port every model adapter fills, and `ModelCapabilities`

@@ -1,5 +1,4 @@
-"""A pack: its profiles (modes), their prompt templates, the shared field reader, and
-the Python tools a pack ships.
+"""A pack: its modes (profiles), prompt templates, router.yaml and its own Python tools.
 
     fields.py         The pieces every pack file is read with: YAML, typed fields, and the
                       problems they make

@@ -1,6 +1,7 @@
-"""Choosing a mode for a message: the router, what it reads (the input window,
-the routing prompt, router.yaml), follow-ups, the classifiers, and what it learns from
-(corrections, calibration, learning).
+"""Choosing a mode for a message: the router, its classifiers, and what they learn from.
+
+What the router reads (the input window, the routing prompt), follow-ups, the classifiers,
+and what they learn from (corrections, calibration, learning).
 
     calibration.py  Calibrated confidence: leave-one-out scores of a pack, the fitted
                     temperature, and ECE

@@ -1,6 +1,8 @@
-"""Tools a model can call: the registry and `@tool`, the built-in toolbox, the
-workspace and its confined file access, the file rules applied to the real file, regex
-search (with a time limit), and tool servers (MCP) as the core sees them.
+"""Tools a model can call: registry, built-ins, the workspace, file rules, MCP servers.
+
+The registry and `@tool`, the built-in toolbox, the workspace and its confined file
+access, the file rules applied to the real file, regex search (with a time limit), and tool
+servers (MCP) as the core sees them.
 
     access.py        The answering mode's file rules, applied to the file a tool actually
                      opened

@@ -1,5 +1,7 @@
-"""The values the parts hand each other: the turn's route and the classifier's decision, a
-correction, a line of history, the framing of a message, the router's doubt and evidence.
+"""The values core's parts hand each other: route, decision, correction, framing, doubt.
+
+The turn's route and the classifier's decision, a correction, a line of history, the framing
+of a message, the router's doubt and evidence.
 
     correction.py  A user saying "this turn belonged to mode Y" (`Correction`), as a value
     doubt.py       Doubt: when the router is unsure, the route says so, with its pick and the
