@@ -606,6 +606,43 @@ def test_the_checker_finds_a_package_cycle_through_a_function_local_import(
         test_no_two_core_subpackages_import_each_other()
 
 
+def port_problems() -> list[str]:
+    """Ports modules and modules of their own part that import each other (any import counts)."""
+    broken = []
+    for port in sorted(m for m in MODULES if m.startswith(CORE + ".") and m.endswith(".ports")):
+        part = port.rpartition(".")[0]
+        for item in imports_of(port):
+            if item.target.startswith(part + ".") and any(
+                back.target == port for back in imports_of(item.target)
+            ):
+                broken.append(
+                    f"{port} and {item.target} import each other (rule: a ports module imports "
+                    "values only; move the value it needs out of the implementation)"
+                )
+    return sorted(set(broken))
+
+
+def test_no_port_and_its_implementation_import_each_other() -> None:
+    assert port_problems() == []
+
+
+def test_the_checker_finds_a_port_that_imports_its_implementation(
+    fake_core: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(
+        fake_core,
+        {
+            "core/low/ports.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from modes_tui.core.low.d import D\n",
+            "core/low/d.py": "from modes_tui.core.low.ports import P\nD = 1\n",
+        },
+    )
+    monkeypatch.setattr(__import__(__name__, fromlist=["MODULES"]), "MODULES", all_modules())
+    assert [line.partition(" (rule")[0] for line in port_problems()] == [
+        "modes_tui.core.low.ports and modes_tui.core.low.d import each other"
+    ]
+
+
 def test_no_core_layer_is_unknown() -> None:
     unknown = [name for name in subpackages() if name not in LAYERS]
     assert unknown == [], f"place the new core sub-packages {unknown} in LAYERS"

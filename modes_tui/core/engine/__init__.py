@@ -30,7 +30,8 @@ Modules, in the order a turn visits them:
                     `HandOff` / `LimitReached` / `Cancelled` / none (go round)
     hand_off.py     `switch_mode`: its guard, and the rest of the turn in the named mode
     policy_guard.py the mode's policy decides each call: allow, ask with the diff, deny
-    guards.py       `Guard` verdicts, the shipped guards and a turn's `Limits`
+    guards.py       the shipped guards and a turn's `Limits`
+    verdicts.py     `PendingCall` and a guard's `Verdict` (`Cancel`, `Block`, `Answer`): values
     questions.py    `Question`: what a turn may ask the user (the budget, auto-enter, a
                     hand-off); `RuleNote`: the rule that decided a call; `verbatim`
     close.py        the end, once: finished / failed / cancelled / abandoned, the records
@@ -54,7 +55,6 @@ from .mode_note import NoteEchoFilter
 from .ports import Asker, Confirmer, CorrectionRecorder, Guard, Restorable, TurnEngine
 from .prepare import TurnKind, TurnOrder
 from .questions import ANSWER_ARMING_SECONDS, Question, RuleNote, verbatim
-from .rerun import RoutedTurn
 from .turn import Turn
 
 __all__ = [
@@ -69,7 +69,6 @@ __all__ = [
     "NoteEchoFilter",
     "Question",
     "Restorable",
-    "RoutedTurn",
     "RuleNote",
     "Turn",
     "TurnEngine",

@@ -47,7 +47,7 @@ from modes_tui.core.engine.hand_off import HandOffGuard
 from modes_tui.core.engine.policy_guard import PolicyDecision, PolicyGuard
 from modes_tui.core.engine.ports import Asker, Confirmer, CorrectionRecorder, Guard
 from modes_tui.core.engine.prepare import TurnOrder
-from modes_tui.core.engine.rerun import CorrectionPlan, RoutedTurn, TurnCorrections
+from modes_tui.core.engine.rerun import CorrectionPlan, TurnCorrections
 from modes_tui.core.engine.setup import ModeSetups
 from modes_tui.core.engine.state import EngineState, StopRequested, usage_dict
 from modes_tui.core.engine.turn import Turn
@@ -64,7 +64,7 @@ from modes_tui.core.routing.router import Router
 from modes_tui.core.tools.ports import ToolServers
 from modes_tui.core.tools.registry import ToolRegistry
 from modes_tui.core.values.correction import Correction
-from modes_tui.core.values.route import Route
+from modes_tui.core.values.route import Route, RoutedTurn
 
 __all__ = ["Confirmer", "Engine", "EngineConfig", "Limits"]
 

@@ -54,6 +54,7 @@ from modes_tui.core.history.record_fields import (
     RESERVED_FIELDS,
     SCHEMA_VERSION,
     OnDisk,
+    RecordType,
     at_of,
     context_of,
     inner,
@@ -70,17 +71,6 @@ from modes_tui.core.values.route import Route
 if TYPE_CHECKING:
     from modes_tui.core.history.ports import SessionWriter
 
-RecordType = Literal[
-    "meta",
-    "user",
-    "route",
-    "request",
-    "assistant",
-    "tool_result",
-    "checkpoint",
-    "ui_event",
-    "summary",
-]
 RECORD_TYPES: tuple[RecordType, ...] = get_args(RecordType)
 
 __all__ = [

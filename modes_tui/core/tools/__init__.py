@@ -31,13 +31,13 @@ from __future__ import annotations
 
 from .access import FileRules, Refusal, check, denied_refusal, literal_globs
 from .confined import ConfinedRoot, MissingError, OutsideError, shown_path
-from .ports import ToolMaker, ToolServers
+from .ports import ServerTools, ToolMaker, ToolServers
 from .registry import Tool, ToolError, ToolRegistry, known_tool_names, tool
 
 # Eager, so that a pack's `from modes_tui.core.tools import tool` (README) is typed; the
 # registry imports only the standard library and the model seam's values (first paint).
 from .resolver import Resolved, missing_real, resolve
-from .servers import ServerTools, server_tools
+from .servers import server_tools
 from .toolbox import default_registry
 
 __all__ = [

@@ -27,7 +27,7 @@ from .entry import HistoryEntry
 from .evidence import Evidence, EvidenceKind
 from .framing import PLACEHOLDER, SCAN_LIMIT, Framing, QuotedKind, kind_of, split_message
 from .recorded import RecordedError, error_to_dict, failure_reason
-from .route import ClassifierInfo, DecidedBy, Decision, Route
+from .route import ClassifierInfo, DecidedBy, Decision, Route, RoutedTurn
 
 __all__ = [
     "ASK_BELOW",
@@ -45,6 +45,7 @@ __all__ = [
     "QuotedKind",
     "RecordedError",
     "Route",
+    "RoutedTurn",
     "Unsure",
     "doubt",
     "error_to_dict",

@@ -197,3 +197,21 @@ class Route:
             framing=Framing.from_dict(framing) if isinstance(framing, Mapping) else None,
             unsure=Unsure.from_dict(unsure) if isinstance(unsure, Mapping) else None,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class RoutedTurn:
+    """What the router decided for one user turn, kept so the turn can be corrected."""
+
+    turn: int
+    """The 1-based user turn."""
+    text: str
+    """What the user typed."""
+    route: Route
+    """The router's route (a re-run's route never replaces it)."""
+    user_index: int
+    """Where the user message sits in the conversation."""
+    epoch: int
+    """The conversation's generation; `/clear` starts a new one."""
+    answered: str | None
+    """The mode that answers the turn now (None: no mode)."""
