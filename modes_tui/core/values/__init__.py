@@ -12,9 +12,9 @@ of a message, the router's doubt and evidence.
     framing.py     Framing: a message's request, split from what it quotes or pastes, and the
                    quoted kinds as weak evidence
     recorded.py    Errors as a route keeps them (plain data, read back as `RecordedError`)
-    route.py       The router's answer: `Route`, `Decision`, `ClassifierInfo`, each as plain data
+    route.py       The router's answer: `Route`, `Decision`, `ClassifierInfo`, `RoutedTurn`
 
-They sit just above core's top level (they import nothing else of core's), so that packs,
+They sit just above core's top level (of core they import only `errors`), so that packs,
 history, routing and evals all read them and none of those imports another for a value.
 Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
