@@ -133,7 +133,7 @@ def split_cost(paths: list[str]) -> None:
     """What the split costs per message (no encoder), and on a 1 MB paste."""
     import time
 
-    from modes_tui.core.routing.framing import split_message
+    from modes_tui.core.values.framing import split_message
 
     texts = [
         json.loads(raw)["text"]

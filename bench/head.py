@@ -71,8 +71,8 @@ from modes_tui.core.routing.calibration import (  # noqa: E402
 from modes_tui.core.routing.classifiers.head import HeadKind, build_training  # noqa: E402
 from modes_tui.core.routing.classifiers.head_refit import Fitted, refit  # noqa: E402
 from modes_tui.core.routing.classifiers.mode_index import ModeIndex  # noqa: E402
-from modes_tui.core.routing.corrections import Correction  # noqa: E402
 from modes_tui.core.routing.learning import learned_examples, split_negatives  # noqa: E402
+from modes_tui.core.values.correction import Correction  # noqa: E402
 
 SEED = 13
 K = 20

@@ -44,8 +44,9 @@ from modes_tui.core.packs.profiles import Profile
 from modes_tui.core.routing.calibration import expected_calibration_error, loo_scores, reliability
 from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
 from modes_tui.core.routing.classifiers.mode_index import TEMPERATURE, ModeIndex
-from modes_tui.core.routing.corrections import Correction, MemoryCorrections
+from modes_tui.core.routing.corrections import MemoryCorrections
 from modes_tui.core.routing.learning import learned_examples
+from modes_tui.core.values.correction import Correction
 
 CHECKPOINTS = (0, 500, 1000)
 K_START = 20

@@ -76,10 +76,11 @@ from modes_tui.core.history.conversation import Message  # noqa: E402
 from modes_tui.core.packs.fields import HistoryWindow  # noqa: E402
 from modes_tui.core.packs.profiles import Pack, Profile  # noqa: E402
 from modes_tui.core.packs.prompts import DEFAULT_SYSTEM, PromptSet, Template  # noqa: E402
+from modes_tui.core.packs.router_config import RouterConfig  # noqa: E402
 from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier  # noqa: E402
 from modes_tui.core.routing.classifiers.mode_index import ModeIndex  # noqa: E402
-from modes_tui.core.routing.config import RouterConfig  # noqa: E402
-from modes_tui.core.routing.router import ClassifierInfo, Decision, Router  # noqa: E402
+from modes_tui.core.routing.router import Router  # noqa: E402
+from modes_tui.core.values.route import ClassifierInfo, Decision  # noqa: E402
 from modes_tui.llm.encoders import MiniLMEncoder  # noqa: E402
 
 SEED = 13
@@ -368,7 +369,7 @@ def baseline(anchors: np.ndarray, owners: list[str], query: np.ndarray) -> tuple
 
 
 def outcome(row: Row, mode: str, score: float) -> Outcome:
-    from modes_tui.core.routing.router import Route
+    from modes_tui.core.values.route import Route
 
     route = Route(mode, "classifier", None, Decision(mode, score))
     return Outcome(EvalCase(row[0], row[1]), route)

@@ -35,8 +35,8 @@ import numpy as np
 
 from modes_tui.core.packs.profiles import Profile
 from modes_tui.core.routing.classifiers.mode_index import ModeIndex
-from modes_tui.core.routing.corrections import Correction
 from modes_tui.core.routing.learning import learned_examples, split_negatives
+from modes_tui.core.values.correction import Correction
 
 K = 20
 HELD_OUT = 10

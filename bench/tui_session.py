@@ -42,7 +42,7 @@ from modes_tui.core.history.events import TurnEvent
 from modes_tui.core.model.wire import ModelRequest
 from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.routing.router import ClassifierInfo, Decision, Route
+from modes_tui.core.values.route import ClassifierInfo, Decision, Route
 from modes_tui.runtime import RunOptions, Runtime
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.settings import Settings

@@ -38,7 +38,7 @@ from modes_tui.core.history.events import (
 from modes_tui.core.model.wire import ModelRequest
 from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route
 from modes_tui.runtime import Runtime
 from modes_tui.store.settings import Settings
 from modes_tui.tui.app import ModesApp, build_app

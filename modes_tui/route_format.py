@@ -23,7 +23,7 @@ from modes_tui.core.terminal_text import terminal_safe
 if TYPE_CHECKING:
     from rich.text import Text
 
-    from modes_tui.core.routing.router import Route
+    from modes_tui.core.values.route import Route
 
 BAR_WIDTH = 14
 """Cells of a probability bar."""

@@ -33,7 +33,8 @@ from textual.pilot import Pilot  # noqa: E402
 from modes_tui.core.engine.ports import Confirmer  # noqa: E402
 from modes_tui.core.packs.profiles import load_pack  # noqa: E402
 from modes_tui.core.paths import app_dirs  # noqa: E402
-from modes_tui.core.routing.router import Route, Router  # noqa: E402
+from modes_tui.core.routing.router import Router  # noqa: E402
+from modes_tui.core.values.route import Route  # noqa: E402
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply  # noqa: E402
 from modes_tui.runtime import RunOptions, Runtime  # noqa: E402
 from modes_tui.store.control import ControlFile  # noqa: E402

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.model.wire import ModelRequest, ToolCall, ToolSpec
 from modes_tui.core.paths import Dirs
-from modes_tui.core.routing.router import ClassifierInfo, Decision, Route
+from modes_tui.core.values.route import ClassifierInfo, Decision, Route
 from modes_tui.store.session_log import SessionLog
 
 READ_FILE = ToolSpec(

@@ -28,7 +28,7 @@ from modes_tui.core.history.events import (
 )
 from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.packs.profiles import load_pack
-from modes_tui.core.routing.router import Decision, Route
+from modes_tui.core.values.route import Decision, Route
 from modes_tui.mcp.config import McpServer
 
 COMMAND = ToolCall("call_1", "run_command", {"command": "ls"})

@@ -10,7 +10,7 @@
       core            headless domain; talks to the adapters only through its ports modules
                       (core/engine/ports.py, core/<part>/ports.py)
 
-Ten rules, each failure naming the module and the rule:
+Thirteen rules, each failure naming the module and the rule:
 1. `modes_tui.core` imports nothing from the adapter or edge packages, not even inside a
    function or under `if TYPE_CHECKING:` (a type-only import still couples the layers).
 2. No import cycles between modes_tui modules. Module-level and function-local imports
@@ -31,10 +31,14 @@ Ten rules, each failure naming the module and the rule:
    `from <package> import *` works (this one imports: each package first, in a fresh
    interpreter).
 
-Other branches are splitting modules and breaking cycles in parallel, so rules 2 and 7
-keep explicit lists of what is still known to break them. The lists may only shrink: a
-test fails when a listed cycle or upward import is gone,
-so whoever fixes one also removes it here.
+11. No two core sub-packages import each other, directly or through others (function-local
+   and type-only imports count).
+12. CONTRIBUTING.md names only files that exist (its walk of one message follows the code).
+13. Every package's docstring opens with what it is for, in one line that is a sentence.
+
+Rule 2 keeps an explicit list of cycles still known (empty today; it may only shrink: a
+test fails when a listed cycle is gone). Rule 7 keeps none: KNOWN_UPWARD is an empty tuple
+and a test fails if anything is added to it.
 """
 
 from __future__ import annotations
@@ -346,14 +350,17 @@ def test_the_checker_reports_a_type_only_import_of_an_adapter_from_core(
 #    (`from modes_tui.core.routing.router import Route`), only names in that `__all__`, never
 #    a `_private` one.
 # 7. Core's parts depend downward in LAYERS: a module imports from its own layer or below.
-#    KNOWN_UPWARD lists the upward imports found when the packages were made (each with its
-#    reason); it may only shrink, like the lists above.
+#    There is no allow-list any more: KNOWN_UPWARD is empty and must stay so (issue 32); a
+#    value two parts share moves down (core/values/), or the higher part is passed in.
+# 11. No two core sub-packages import each other, even through others (package-level cycles;
+#    function-local and type-only imports count: either one still ties the packages).
 
 CORE_DIR = PACKAGE / "core"
 BASE = frozenset({"errors", "paths", "files", "yaml_files", "terminal_text", "redaction"})
 """Core's top level: small modules every part may use; they import no sub-package."""
 LAYERS = (
     "base",
+    "values",  # issue 32: route, decision, correction, framing: what the parts hand each other
     "config",
     "model",  # the model seam: ChatModel, ModelCapabilities, ModelRequest and its events
     "tools",
@@ -370,27 +377,8 @@ there is none: test_cores_top_level_is_small)."""
 MAPPED = ("core", "store", "llm", "tui", "acp")
 """The packages whose `__init__` docstrings map their modules (rule 5), sub-packages included."""
 
-KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("modes_tui.core.history.events", "modes_tui.core.routing.corrections"): (
-        "TurnCorrected carries the Correction value"
-    ),
-    ("modes_tui.core.history.events", "modes_tui.core.routing.router"): (
-        "TurnRouted carries the Route value"
-    ),
-    ("modes_tui.core.history.records", "modes_tui.core.routing.router"): (
-        "a route record is written from the Route value"
-    ),
-    ("modes_tui.core.history.transcript", "modes_tui.core.routing.router"): (
-        "the fold keeps the turn's Route"
-    ),
-    ("modes_tui.core.packs.profiles", "modes_tui.core.routing.config"): (
-        "loading a pack reads its router.yaml"
-    ),
-    ("modes_tui.core.routing.learning", "modes_tui.core.evals.scoring"): (
-        "learning from cases scores them the way the evals do"
-    ),
-}
-"""(importer, imported) -> why the lower module needs the higher one (rule 7)."""
+KNOWN_UPWARD: tuple[tuple[str, str], ...] = ()
+"""Upward imports tolerated (rule 7): none, and it stays empty (test_no_upward_import_is_tolerated)."""
 
 
 def layer_of(module: str) -> str | None:
@@ -570,6 +558,91 @@ def test_core_parts_depend_downward() -> None:
     assert new + gone == []
 
 
+def test_no_upward_import_is_tolerated() -> None:
+    assert KNOWN_UPWARD == (), (
+        "KNOWN_UPWARD must stay empty (issue 32): move the shared value down to core/values/, "
+        "or pass the higher part in through a port"
+    )
+
+
+def package_graph() -> dict[str, set[str]]:
+    """core sub-package -> the other core sub-packages it imports (every import counts)."""
+    graph: dict[str, set[str]] = {name: set() for name in subpackages()}
+    for module in MODULES:
+        low = _subpackage_of(module)
+        if low is None:
+            continue
+        for item in imports_of(module):
+            high = _subpackage_of(item.target)
+            if high is not None and high != low:
+                graph[low].add(high)
+    return graph
+
+
+def package_cycle_problems() -> list[str]:
+    """Rule 11's failures: each group of core sub-packages that import each other."""
+    return [
+        f"core sub-packages {', '.join(sorted(cycle))} import each other (rule: no package "
+        "cycles in core; move the shared value down to core/values/ or invert with a port)"
+        for cycle in sorted(cycles(package_graph()), key=sorted)
+    ]
+
+
+def test_no_two_core_subpackages_import_each_other() -> None:
+    assert package_cycle_problems() == []
+
+
+def test_the_checker_finds_a_package_cycle_through_a_function_local_import(
+    fake_core: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(fake_core, {"core/high/d.py": "def f():\n    from modes_tui.core.low.a import A\n"})
+    _write(fake_core, {"core/low/b.py": "def g():\n    from modes_tui.core.high.c import C\n"})
+    monkeypatch.setattr(__import__(__name__, fromlist=["MODULES"]), "MODULES", all_modules())
+    assert package_cycle_problems() == [
+        "core sub-packages high, low import each other (rule: no package cycles in core; "
+        "move the shared value down to core/values/ or invert with a port)"
+    ]
+    with pytest.raises(AssertionError):
+        test_no_two_core_subpackages_import_each_other()
+
+
+def port_problems() -> list[str]:
+    """Ports modules and modules of their own part that import each other (any import counts)."""
+    broken = []
+    for port in sorted(m for m in MODULES if m.startswith(CORE + ".") and m.endswith(".ports")):
+        part = port.rpartition(".")[0]
+        for item in imports_of(port):
+            if item.target.startswith(part + ".") and any(
+                back.target == port for back in imports_of(item.target)
+            ):
+                broken.append(
+                    f"{port} and {item.target} import each other (rule: a ports module imports "
+                    "values only; move the value it needs out of the implementation)"
+                )
+    return sorted(set(broken))
+
+
+def test_no_port_and_its_implementation_import_each_other() -> None:
+    assert port_problems() == []
+
+
+def test_the_checker_finds_a_port_that_imports_its_implementation(
+    fake_core: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(
+        fake_core,
+        {
+            "core/low/ports.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from modes_tui.core.low.d import D\n",
+            "core/low/d.py": "from modes_tui.core.low.ports import P\nD = 1\n",
+        },
+    )
+    monkeypatch.setattr(__import__(__name__, fromlist=["MODULES"]), "MODULES", all_modules())
+    assert [line.partition(" (rule")[0] for line in port_problems()] == [
+        "modes_tui.core.low.ports and modes_tui.core.low.d import each other"
+    ]
+
+
 def test_no_core_layer_is_unknown() -> None:
     unknown = [name for name in subpackages() if name not in LAYERS]
     assert unknown == [], f"place the new core sub-packages {unknown} in LAYERS"
@@ -599,7 +672,7 @@ def fake_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(module, "CORE_DIR", root / "core")
     monkeypatch.setattr(module, "MODULES", all_modules())
     monkeypatch.setattr(module, "LAYERS", ("base", "low", "high", "engine"))
-    monkeypatch.setattr(module, "KNOWN_UPWARD", {})
+    monkeypatch.setattr(module, "KNOWN_UPWARD", ())
     return root
 
 
@@ -778,3 +851,88 @@ def test_the_all_checker_finds_a_package_that_cannot_be_imported_first(tmp_path:
     (fake / "b.py").write_text("from cyclic.a import A\n\nB = 1\n")
     (problem,) = all_problems("cyclic", tmp_path)
     assert problem.startswith("cyclic cannot be imported first in a fresh interpreter: ImportError")
+
+
+# --------------------------------------------------------------------------- the guide and the doors
+#
+# 12. CONTRIBUTING.md names only files that exist (its walk of one message follows the code):
+#    `core/engine/turn.py`, `modes_tui/cli/main.py`, `tests/x.py`, or a module named alone
+#    (`quoted.py`) that some package holds.
+# 13. Every package's docstring opens with what it is for, in one line that is a sentence.
+
+GUIDE = PACKAGE.parent / "CONTRIBUTING.md"
+_GUIDE_PATH = re.compile(r"`([\w./-]+\.py)`")
+
+
+def guide_problems(text: str, root: Path) -> list[str]:
+    """The `.py` paths the guide names (in backticks) that are not in the tree under `root`."""
+    tops = {p.name for p in (root / "modes_tui").iterdir() if (p / "__init__.py").exists()}
+    missing = []
+    for named in dict.fromkeys(_GUIDE_PATH.findall(text)):
+        first = named.split("/")[0]
+        if first in ("modes_tui", "tests", "bench", "scripts"):
+            found = (root / named).is_file()
+        elif first in tops:
+            found = (root / "modes_tui" / named).is_file()
+        else:  # a module named alone, after the package the sentence is about
+            found = any(
+                p.as_posix().endswith("/" + named) for p in root.rglob(named.split("/")[-1])
+            )
+        if not found:
+            missing.append(
+                f"CONTRIBUTING.md names {named}, which is not there (rule: the guide names the "
+                "files the code really has; fix the path or the walk)"
+            )
+    return missing
+
+
+def test_the_guide_names_only_files_that_exist() -> None:
+    assert guide_problems(GUIDE.read_text(encoding="utf-8"), PACKAGE.parent) == []
+
+
+def test_the_guide_checker_finds_a_file_that_is_gone(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {"modes_tui/__init__.py": "", "modes_tui/core/__init__.py": "", "modes_tui/core/a.py": ""},
+    )
+    text = "1. `core/a.py` then `core/gone.py`, `a.py`, `modes_tui/core/b.py` and `b.py`."
+    assert [line.split(",")[0] for line in guide_problems(text, tmp_path)] == [
+        "CONTRIBUTING.md names core/gone.py",
+        "CONTRIBUTING.md names modes_tui/core/b.py",
+        "CONTRIBUTING.md names b.py",
+    ]
+
+
+def opening_problems(inits: list[Path], root: Path) -> list[str]:
+    """Packages whose docstring does not open with one line that is a sentence (rule 13)."""
+    broken = []
+    for init in inits:
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")), clean=False)
+        lines = (doc or "").split("\n")
+        first = lines[0].strip()
+        where = init.relative_to(root)
+        if not first:
+            broken.append(f"{where} has no docstring (rule: say what the package is for)")
+        elif not first.endswith(".") or (len(lines) > 1 and lines[1].strip()):
+            broken.append(
+                f"{where} opens with {first!r}, not one sentence on one line (rule: the first "
+                "line says what the package is for; details go below a blank line)"
+            )
+    return broken
+
+
+def test_every_package_says_what_it_is_for_in_its_first_line() -> None:
+    assert opening_problems(sorted(PACKAGE.rglob("__init__.py")), PACKAGE.parent) == []
+
+
+def test_the_opening_checker_finds_a_sentence_split_over_two_lines(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "good/__init__.py": '"""Good: one line.\n\nMore here."""\n',
+            "split/__init__.py": '"""Split: a sentence that\ngoes on."""\n',
+            "none/__init__.py": "X = 1\n",
+        },
+    )
+    found = opening_problems(sorted(tmp_path.glob("*/__init__.py")), tmp_path)
+    assert [line.split(" ")[0] for line in found] == ["none/__init__.py", "split/__init__.py"]

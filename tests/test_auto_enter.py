@@ -14,7 +14,8 @@ from modes_tui.core.engine.questions import Question
 from modes_tui.core.errors import DeclarationError
 from modes_tui.core.history.events import RouteDecided, TurnEvent, TurnFinished
 from modes_tui.core.packs.profiles import Pack, load_pack
-from modes_tui.core.routing.router import Decision, Router
+from modes_tui.core.routing.router import Router
+from modes_tui.core.values.route import Decision
 from modes_tui.llm.fake import ScriptedModel
 from tests.repl_support import answer_when_asked, within
 from tests.test_engine import Control, Recorder

@@ -13,8 +13,9 @@ from modes_tui.core.history.conversation import Message
 from modes_tui.core.packs.profiles import Pack, Profile, load_pack
 from modes_tui.core.routing.classifiers import build_classifier
 from modes_tui.core.routing.classifiers.cascade import CascadeClassifier
-from modes_tui.core.routing.input import HistoryEntry
-from modes_tui.core.routing.router import ClassifierInfo, Decision, Route, Router
+from modes_tui.core.routing.router import Router
+from modes_tui.core.values.entry import HistoryEntry
+from modes_tui.core.values.route import ClassifierInfo, Decision, Route
 from modes_tui.runtime import classifier_services
 from tests.conftest import PackWriter
 from tests.fake_provider import FakeProvider, Reply

@@ -15,7 +15,8 @@ from modes_tui.core.evals.scoring import Outcome, evaluate, route_cases
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.follow_up import follow_up_score
-from modes_tui.core.routing.router import REASON_BELOW, Decision, Route, Router
+from modes_tui.core.routing.router import REASON_BELOW, Router
+from modes_tui.core.values.route import Decision, Route
 from tests.conftest import PackWriter
 from tests.test_router import Scripted
 

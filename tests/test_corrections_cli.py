@@ -12,7 +12,8 @@ import yaml
 from modes_tui.cli import main
 from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.routing.corrections import Correction, MemoryCorrections
+from modes_tui.core.routing.corrections import MemoryCorrections
+from modes_tui.core.values.correction import Correction
 from modes_tui.llm.fake import ScriptedModel, echo_responder
 from modes_tui.repl import Printer, run_lines
 from modes_tui.runtime import build_engine

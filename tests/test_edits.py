@@ -386,7 +386,7 @@ class Answering:
 
 def pending_call(editor: Editor, name: str, arguments: dict[str, Any]) -> Any:
     from modes_tui.core.edits import edit_tools
-    from modes_tui.core.engine.guards import PendingCall
+    from modes_tui.core.engine.verdicts import PendingCall
     from modes_tui.core.model.wire import ToolCall
     from modes_tui.core.tools.workspace import Workspace, file_tools
 
@@ -397,8 +397,8 @@ def pending_call(editor: Editor, name: str, arguments: dict[str, Any]) -> Any:
 async def test_the_guard_asks_with_the_diff_and_a_no_leaves_the_file_untouched(
     tmp_path: Path,
 ) -> None:
-    from modes_tui.core.engine.guards import Cancel
     from modes_tui.core.engine.policy_guard import PolicyGuard
+    from modes_tui.core.engine.verdicts import Cancel
 
     root = project(tmp_path)
     editor = Editor(root)
@@ -421,8 +421,8 @@ async def test_the_guard_asks_with_the_diff_and_a_no_leaves_the_file_untouched(
 
 
 async def test_a_denied_path_is_refused_without_asking_even_through_a_link(tmp_path: Path) -> None:
-    from modes_tui.core.engine.guards import Block
     from modes_tui.core.engine.policy_guard import PolicyGuard
+    from modes_tui.core.engine.verdicts import Block
 
     root = project(tmp_path)
     (root / ".env").write_text("TOKEN=secret\n")
@@ -444,8 +444,8 @@ async def test_a_denied_path_is_refused_without_asking_even_through_a_link(tmp_p
 
 
 async def test_allow_runs_without_asking_and_paths_write_limits_writes(tmp_path: Path) -> None:
-    from modes_tui.core.engine.guards import Block
     from modes_tui.core.engine.policy_guard import PolicyGuard
+    from modes_tui.core.engine.verdicts import Block
 
     root = project(tmp_path)
     policy, _ = read_policy(
@@ -465,8 +465,8 @@ async def test_allow_runs_without_asking_and_paths_write_limits_writes(tmp_path:
 
 
 async def test_an_edit_that_cannot_be_planned_is_refused_before_asking(tmp_path: Path) -> None:
-    from modes_tui.core.engine.guards import Block
     from modes_tui.core.engine.policy_guard import PolicyGuard
+    from modes_tui.core.engine.verdicts import Block
 
     root = project(tmp_path)
     editor = Editor(root)

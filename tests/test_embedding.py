@@ -15,8 +15,8 @@ from modes_tui.core.history.conversation import Message
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.classifiers.embedding import EmbeddingCache, EmbeddingClassifier
 from modes_tui.core.routing.classifiers.mode_index import DEFAULT_FLOOR, ModeIndex, ScoringParams
-from modes_tui.core.routing.input import HistoryEntry
 from modes_tui.core.routing.router import Router
+from modes_tui.core.values.entry import HistoryEntry
 from tests.conftest import PackWriter
 from tests.fake_encoder import HashingEncoder
 

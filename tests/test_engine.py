@@ -20,9 +20,10 @@ import pytest
 from modes_tui.core.config.control import ControlReading
 from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.engine import Engine
-from modes_tui.core.engine.guards import Answer, Block, Cancel, Limits, PendingCall
+from modes_tui.core.engine.guards import Limits
 from modes_tui.core.engine.mode_note import mode_change_note
 from modes_tui.core.engine.request import CUT_SHORT
+from modes_tui.core.engine.verdicts import Answer, Block, Cancel, PendingCall
 from modes_tui.core.history.events import (
     ModeChanged,
     ReasoningDelta,

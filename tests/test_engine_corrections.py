@@ -23,8 +23,9 @@ from modes_tui.core.history.events import (
 )
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
-from modes_tui.core.routing.corrections import Correction, MemoryCorrections
+from modes_tui.core.routing.corrections import MemoryCorrections
 from modes_tui.core.routing.router import Router
+from modes_tui.core.values.correction import Correction
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.export import session_markdown
 from modes_tui.store.replay import replay

@@ -19,7 +19,7 @@ from modes_tui.core.evals.scoring import (
     fit_threshold,
     percentile,
 )
-from modes_tui.core.routing.router import Decision, Route
+from modes_tui.core.values.route import Decision, Route
 from tests.conftest import PackWriter
 
 

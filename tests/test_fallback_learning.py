@@ -13,9 +13,10 @@ from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.calibration import fit_negative_bias, negative_margins, outside
 from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
 from modes_tui.core.routing.classifiers.mode_index import ModeIndex
-from modes_tui.core.routing.corrections import Correction, MemoryCorrections
+from modes_tui.core.routing.corrections import MemoryCorrections
 from modes_tui.core.routing.learning import split_negatives
 from modes_tui.core.routing.router import REASON_BELOW, Router
+from modes_tui.core.values.correction import Correction
 from tests.conftest import PackWriter
 from tests.fake_encoder import HashingEncoder
 

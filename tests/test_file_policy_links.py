@@ -21,8 +21,8 @@ import pytest
 
 from modes_tui.core.edits.editor import Editor, session_tools
 from modes_tui.core.edits.policy import Policy, read_policy
-from modes_tui.core.engine.guards import Block
 from modes_tui.core.engine.policy_guard import PolicyGuard, decide
+from modes_tui.core.engine.verdicts import Block
 from modes_tui.core.errors import ToolError
 from modes_tui.core.packs.profiles import DeclarationError, load_pack
 from modes_tui.core.tools.registry import ToolRegistry, known_tool_names

@@ -13,10 +13,11 @@ import pytest
 
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.packs.profiles import Pack, load_pack
-from modes_tui.core.routing.doubt import Unsure, doubt
 from modes_tui.core.routing.follow_up import follow_up_score
-from modes_tui.core.routing.framing import SCAN_LIMIT, Framing, kind_of, split_message
-from modes_tui.core.routing.router import Decision, Route, Router
+from modes_tui.core.routing.router import Router
+from modes_tui.core.values.doubt import Unsure, doubt
+from modes_tui.core.values.framing import SCAN_LIMIT, Framing, kind_of, split_message
+from modes_tui.core.values.route import Decision, Route
 from tests.cli_support import run_cli
 from tests.conftest import PackWriter
 

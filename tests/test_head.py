@@ -16,10 +16,12 @@ from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.calibration import expected_calibration_error, reliability
 from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
 from modes_tui.core.routing.classifiers.head import build_training, calibrated
-from modes_tui.core.routing.corrections import Correction, MemoryCorrections
-from modes_tui.core.routing.evidence import Evidence
+from modes_tui.core.routing.corrections import MemoryCorrections
 from modes_tui.core.routing.ports import CorrectionSource
-from modes_tui.core.routing.router import Decision, Router
+from modes_tui.core.routing.router import Router
+from modes_tui.core.values.correction import Correction
+from modes_tui.core.values.evidence import Evidence
+from modes_tui.core.values.route import Decision
 from tests.conftest import PackWriter
 from tests.fake_encoder import HashingEncoder
 

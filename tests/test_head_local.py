@@ -9,8 +9,9 @@ import pytest
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
-from modes_tui.core.routing.corrections import Correction, MemoryCorrections
+from modes_tui.core.routing.corrections import MemoryCorrections
 from modes_tui.core.routing.router import Router
+from modes_tui.core.values.correction import Correction
 
 pytestmark = pytest.mark.local
 

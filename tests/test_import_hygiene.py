@@ -41,7 +41,7 @@ CORE_MODULES = [
     "modes_tui.core.packs.tools",
     "modes_tui.core.packs.fields",
     "modes_tui.core.config.settings",
-    "modes_tui.core.routing.config",
+    "modes_tui.core.packs.router_config",
     "modes_tui.core.routing.input",
     "modes_tui.core.evals.cases",
     "modes_tui.core.evals.report",

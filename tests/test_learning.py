@@ -16,11 +16,12 @@ from modes_tui.core.routing.calibration import loo_scores
 from modes_tui.core.routing.classifiers import build_classifier
 from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
 from modes_tui.core.routing.classifiers.mode_index import ModeIndex
-from modes_tui.core.routing.corrections import Correction, MemoryCorrections
-from modes_tui.core.routing.input import HistoryEntry
+from modes_tui.core.routing.corrections import MemoryCorrections
 from modes_tui.core.routing.learning import lexical_similarity, similar_corrections
 from modes_tui.core.routing.prompt import build_routing_prompt
 from modes_tui.core.routing.router import Router
+from modes_tui.core.values.correction import Correction
+from modes_tui.core.values.entry import HistoryEntry
 from modes_tui.runtime import classifier_services
 from modes_tui.store.corrections import CorrectionStore
 from tests.conftest import PackWriter

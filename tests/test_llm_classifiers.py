@@ -24,9 +24,10 @@ from modes_tui.core.routing.classifiers.chat import (
     selection_schema,
 )
 from modes_tui.core.routing.classifiers.judge import JudgeClassifier, distribution
-from modes_tui.core.routing.input import HistoryEntry
 from modes_tui.core.routing.prompt import build_routing_prompt
-from modes_tui.core.routing.router import Route, Router
+from modes_tui.core.routing.router import Router
+from modes_tui.core.values.entry import HistoryEntry
+from modes_tui.core.values.route import Route
 from modes_tui.llm.litellm_model import LiteLLMChatModel
 from modes_tui.runtime import classifier_services
 from tests.conftest import PackWriter

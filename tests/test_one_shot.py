@@ -17,7 +17,7 @@ from prompt_toolkit.document import Document
 
 from modes_tui.core.packs.profiles import load_pack
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route
 from modes_tui.frontend.commands import (
     Command,
     CommandError,

@@ -290,7 +290,7 @@ def hostile_session() -> str:
 def hostile_home(
     modes_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, Any]:
-    from modes_tui.core.routing.corrections import Correction
+    from modes_tui.core.values.correction import Correction
     from modes_tui.store.corrections import CorrectionStore
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)

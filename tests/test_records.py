@@ -22,7 +22,7 @@ from modes_tui.core.history.records import (
     write_record,
 )
 from modes_tui.core.model.wire import ToolCall
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route
 from modes_tui.store.replay import replay
 from modes_tui.store.session_reader import load_session
 from tests.data.write_session_v1 import main as write_session

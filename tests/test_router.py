@@ -13,8 +13,10 @@ from modes_tui.core.errors import ContractError, RoutingDecisionError, UnknownMo
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.packs.profiles import Pack, Profile, load_pack
-from modes_tui.core.routing.input import HistoryEntry, cut_middle, cut_tail, split_transcript
-from modes_tui.core.routing.router import ClassifierInfo, Decision, Route, Router
+from modes_tui.core.routing.input import cut_middle, cut_tail, split_transcript
+from modes_tui.core.routing.router import Router
+from modes_tui.core.values.entry import HistoryEntry
+from modes_tui.core.values.route import ClassifierInfo, Decision, Route
 from tests.conftest import PackWriter
 
 

@@ -10,9 +10,9 @@ import pytest
 
 from modes_tui.core.errors import CorrectionsError
 from modes_tui.core.paths import app_dirs
-from modes_tui.core.routing.corrections import Correction
-from modes_tui.core.routing.input import HistoryEntry
 from modes_tui.core.routing.ports import CorrectionSource
+from modes_tui.core.values.correction import Correction
+from modes_tui.core.values.entry import HistoryEntry
 from modes_tui.store.corrections import STORE_VERSION, CorrectionStore, corrections_path
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from modes_tui.core.routing.router import Decision, Route
+from modes_tui.core.values.route import Decision, Route
 from modes_tui.route_format import markdown_line
 from modes_tui.store.export import fence, table
 from tests.cli_support import run_python

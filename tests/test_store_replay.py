@@ -23,8 +23,9 @@ from modes_tui.core.history.events import (
 from modes_tui.core.packs.profiles import Profile, load_pack
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.core.routing.classifiers import build_classifier
-from modes_tui.core.routing.input import HistoryEntry
-from modes_tui.core.routing.router import Decision, Router
+from modes_tui.core.routing.router import Router
+from modes_tui.core.values.entry import HistoryEntry
+from modes_tui.core.values.route import Decision
 from modes_tui.store.replay import conversation_of, replay, request_from_dict
 from modes_tui.store.reroute import reroute
 from modes_tui.store.session_log import SessionLog

@@ -31,12 +31,12 @@ from modes_tui.core.history.events import (
 )
 from modes_tui.core.history.safe_events import safe_event
 from modes_tui.core.model.wire import ToolCall
-from modes_tui.core.routing.router import Route
 from modes_tui.core.terminal_text import (
     dumps_terminal_safe,
     json_terminal_safe,
     terminal_safe,
 )
+from modes_tui.core.values.route import Route
 
 REPO = Path(__file__).resolve().parent.parent
 

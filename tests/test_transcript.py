@@ -21,7 +21,7 @@ from modes_tui.core.history.events import (
 )
 from modes_tui.core.history.transcript import TurnTranscript
 from modes_tui.core.model.wire import ModelRequest, ToolCall
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.repl import Printer, run_lines
 from tests.test_repl import context_for, engine_with

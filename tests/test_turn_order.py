@@ -9,9 +9,9 @@ import re
 import pytest
 
 from modes_tui.core.engine.prepare import TurnOrder
-from modes_tui.core.engine.rerun import CorrectionPlan, RoutedTurn
+from modes_tui.core.engine.rerun import CorrectionPlan
 from modes_tui.core.errors import ImpossibleTurn, ModesError
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route, RoutedTurn
 
 
 def a_plan() -> CorrectionPlan:

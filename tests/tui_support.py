@@ -37,7 +37,8 @@ from modes_tui.core.model.wire import ModelRequest, ToolCall, ToolSpec
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
-from modes_tui.core.routing.router import ClassifierInfo, Decision, Route, Router
+from modes_tui.core.routing.router import Router
+from modes_tui.core.values.route import ClassifierInfo, Decision, Route
 from modes_tui.llm.fake import ScriptedModel
 from modes_tui.runtime import Runtime, build_engine
 from modes_tui.store.control import ControlFile

@@ -1,5 +1,6 @@
-"""`modes-tui acp`: the engine as an Agent Client Protocol agent on stdin/stdout (the edge
-that speaks ACP; the only package that imports the `acp` SDK).
+"""`modes-tui acp`: the engine as an Agent Client Protocol agent, for editors.
+
+The edge that speaks ACP on stdin/stdout; the only package that imports the `acp` SDK.
 
     server.py          serve: the stdio streams, the connection, the orderly end
     stdio.py           the guarded stdout and the line transport that answers bad lines

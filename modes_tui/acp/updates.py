@@ -48,7 +48,7 @@ from modes_tui.core.history.events import (
     TurnFinished,
     Usage,
 )
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route
 from modes_tui.route_format import marks
 
 __all__ = ["META_KEY", "NO_MODE", "route_note", "translate"]

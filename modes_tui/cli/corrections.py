@@ -18,7 +18,7 @@ from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import terminal_safe
 
 if TYPE_CHECKING:  # the store loads only for the actions that use it
-    from modes_tui.core.routing.corrections import Correction
+    from modes_tui.core.values.correction import Correction
     from modes_tui.store.corrections import CorrectionStore
 
 

@@ -66,7 +66,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def eval_learn(args: argparse.Namespace, runtime: Runtime, cases: Sequence[Any]) -> int:
     """`eval --learn`: route line by line, each wrong route becoming a correction."""
-    from modes_tui.core.routing.learning import format_curve, learn_from_cases
+    from modes_tui.core.evals.learning import format_curve, learn_from_cases
     from modes_tui.store.corrections import CorrectionStore
 
     if args.fit or args.block < 1:

@@ -11,6 +11,7 @@ its own layer or below; the architecture test keeps it so):
     yaml_files.py     YAML read with limits (size, depth, aliases)
     terminal_text.py  text made safe for a terminal (control sequences removed)
     redaction.py      secrets removed from what is written or shown
+    values/           the values the parts hand each other: route, decision, correction, framing
     config/           settings the user writes: models, config.yaml's fields, variables, control
     model/            the model seam: the `ChatModel` port, requests and the model's events
     tools/            tools a model can call: registry, toolbox, workspace, MCP servers
@@ -23,5 +24,10 @@ its own layer or below; the architecture test keeps it so):
     engine/           one user turn, end to end: prepare, rounds, close; its ports
 
 Each sub-package's `__init__` maps its modules and lists its public names in `__all__`;
-CONTRIBUTING.md walks one message through these files.
+CONTRIBUTING.md walks one message through these files. Other packages import a public
+name from the module that defines it (`from modes_tui.core.<part>.<module> import <name>`);
+`__all__` lists those names and is the part's public surface: a name not in it, or
+starting with `_`, is private to the part (tests/test_architecture.py). Every name it
+lists is bound by the part's `__init__` too (`from modes_tui.core.engine import Engine`). Each part's
+docstring opens with what it is for, in a sentence, and refers here in a line.
 """

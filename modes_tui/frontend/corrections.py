@@ -18,7 +18,7 @@ from modes_tui.frontend.commands import UNDO
 if TYPE_CHECKING:
     from modes_tui.core.engine.ports import TurnEngine
     from modes_tui.core.history.events import TurnEvent
-    from modes_tui.core.routing.corrections import Correction
+    from modes_tui.core.values.correction import Correction
 
 __all__ = [
     "CorrectTo",

@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from modes_tui.core.config.variables import expand_secret_values
 from modes_tui.core.errors import ModesError, ToolError
 from modes_tui.core.files import open_append, open_regular, private_folder
+from modes_tui.core.tools.ports import ServerTools
 from modes_tui.core.tools.registry import Tool
-from modes_tui.core.tools.servers import ServerTools
 from modes_tui.mcp.config import McpServer
 
 if TYPE_CHECKING:

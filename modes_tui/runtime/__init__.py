@@ -1,5 +1,6 @@
-"""The one place that wires concrete parts together: a `Runtime`, built from the settings
-and the options of one run.
+"""The one place that wires concrete parts together, into a `Runtime` for one run.
+
+A `Runtime` is built from the settings and the options of one run.
 
 Every verb, the terminal UI, the REPL, the screenshots script, the benchmarks and the test
 helpers get their pack, control file, session writer, MCP servers, engine, router and

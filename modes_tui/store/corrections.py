@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.errors import CorrectionsError, ModesError, cut_repr
 from modes_tui.core.files import open_append, private_folder, read_bytes
-from modes_tui.core.routing.corrections import Correction
+from modes_tui.core.values.correction import Correction
 from modes_tui.store.session_log import utc_now, write_every_byte
 from modes_tui.store.session_reader import SessionProblem
 

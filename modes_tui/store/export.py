@@ -21,22 +21,7 @@ from typing import Any, assert_never
 
 from modes_tui.core.edits.editor import EDIT_TOOL_NAMES
 from modes_tui.core.files import atomic_write
-from modes_tui.core.history.events import (
-    ConversationCompacted,
-    ModeChanged,
-    ReasoningDelta,
-    RequestBuilt,
-    RouteDecided,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallRequested,
-    TurnCancelled,
-    TurnCorrected,
-    TurnEvent,
-    TurnFailed,
-    TurnFinished,
-    Usage,
-)
+from modes_tui.core.history import events as ev
 from modes_tui.core.history.transcript import TurnTranscript, fold_turn
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.route_format import markdown_line
@@ -110,18 +95,18 @@ def fold(turn: ReplayedTurn) -> TurnTranscript:
     return transcript
 
 
-def _coalesced(events: Iterable[TurnEvent]) -> Iterator[TurnEvent]:
+def _coalesced(events: Iterable[ev.TurnEvent]) -> Iterator[ev.TurnEvent]:
     """Runs of streamed text (or reasoning) deltas as one event: one paragraph, not one per chunk."""
-    pending: TextDelta | ReasoningDelta | None = None
+    pending: ev.TextDelta | ev.ReasoningDelta | None = None
     for event in events:
         if pending is not None and type(event) is type(pending):
-            assert isinstance(event, TextDelta | ReasoningDelta)
+            assert isinstance(event, ev.TextDelta | ev.ReasoningDelta)
             pending = type(pending)(pending.text + event.text)
             continue
         if pending is not None:
             yield pending
             pending = None
-        if isinstance(event, TextDelta | ReasoningDelta):
+        if isinstance(event, ev.TextDelta | ev.ReasoningDelta):
             pending = event
         else:
             yield event
@@ -170,36 +155,36 @@ class _AnswerMarkdown:
         self._completion_tokens = 0
         self._cost: float | None = None
 
-    def add(self, event: TurnEvent) -> None:
+    def add(self, event: ev.TurnEvent) -> None:
         match event:
-            case RequestBuilt():
+            case ev.RequestBuilt():
                 self._request(event)
-            case ReasoningDelta():
+            case ev.ReasoningDelta():
                 self._out += ["<details><summary>reasoning</summary>", "", event.text, ""]
                 self._out += ["</details>", ""]
-            case TextDelta():
+            case ev.TextDelta():
                 self._text(event)
-            case ToolCallRequested():
+            case ev.ToolCallRequested():
                 arguments = json.dumps(dict(event.call.arguments), ensure_ascii=False)
                 self._out += [f"Tool call `{event.call.name}`:", "", fence(arguments, "json"), ""]
-            case ToolCallFinished():
+            case ev.ToolCallFinished():
                 self._tool_result(event)
-            case Usage():
+            case ev.Usage():
                 self._usage(event)
-            case TurnCancelled():
+            case ev.TurnCancelled():
                 self._out += ["*(cancelled by the user)*", ""]
-            case TurnCorrected():
+            case ev.TurnCorrected():
                 self._corrected(event)
-            case TurnFailed():
+            case ev.TurnFailed():
                 self._failed(event)
-            case ConversationCompacted():
+            case ev.ConversationCompacted():
                 self._compacted(event)
-            case RouteDecided() | ModeChanged() | TurnFinished():
+            case ev.RouteDecided() | ev.ModeChanged() | ev.TurnFinished():
                 pass  # route lines head the turn; the mode is on the speaker line
             case _:
                 assert_never(event)
 
-    def _request(self, event: RequestBuilt) -> None:
+    def _request(self, event: ev.RequestBuilt) -> None:
         """The first request of an answer names its speaker: mode, model, thinking."""
         if self._speaker_done:
             return
@@ -212,13 +197,13 @@ class _AnswerMarkdown:
             self._out.append("")
         self._speaker_done = True
 
-    def _text(self, event: TextDelta) -> None:
+    def _text(self, event: ev.TextDelta) -> None:
         if not self._speaker_done:  # no request recorded: the turn's mode speaks
             self._out += [f"**Assistant** ({self._mode or 'no mode'})", ""]
             self._speaker_done = True
         self._out += [event.text, ""]
 
-    def _tool_result(self, event: ToolCallFinished) -> None:
+    def _tool_result(self, event: ev.ToolCallFinished) -> None:
         result, language = _pretty_result(event.result)
         if event.call.name in EDIT_TOOL_NAMES and event.outcome == "ok":
             language = "diff"  # the change it made: a summary line, then the diff
@@ -229,13 +214,13 @@ class _AnswerMarkdown:
             "",
         ]
 
-    def _usage(self, event: Usage) -> None:
+    def _usage(self, event: ev.Usage) -> None:
         self._prompt_tokens += event.prompt_tokens
         self._completion_tokens += event.completion_tokens
         if event.cost is not None:
             self._cost = (self._cost or 0.0) + event.cost
 
-    def _corrected(self, event: TurnCorrected) -> None:
+    def _corrected(self, event: ev.TurnCorrected) -> None:
         was = event.answered_mode or "no mode"
         if event.rerun:  # the answer above is superseded; the re-run follows
             self._out += [f"*(answered in {was}, corrected to {event.corrected_mode})*", ""]
@@ -246,14 +231,14 @@ class _AnswerMarkdown:
                 "",
             ]
 
-    def _failed(self, event: TurnFailed) -> None:
+    def _failed(self, event: ev.TurnFailed) -> None:
         if self._interrupted:
             self._out += ["*(interrupted: the log ends here)*", ""]
         else:
             hint = f" ({event.hint})" if event.hint else ""
             self._out += [f"*(failed: {event.error}{hint})*", ""]
 
-    def _compacted(self, event: ConversationCompacted) -> None:
+    def _compacted(self, event: ev.ConversationCompacted) -> None:
         compaction = event.compaction
         self._out += [f"<details><summary>{compaction.describe()}</summary>", ""]
         self._out += [compaction.summary, "", "</details>", ""]

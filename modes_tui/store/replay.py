@@ -38,23 +38,8 @@ from typing import Any, NamedTuple
 
 from modes_tui.core.config.control import OFF
 from modes_tui.core.errors import RecordError
+from modes_tui.core.history import events as ev
 from modes_tui.core.history.conversation import Conversation, Message
-from modes_tui.core.history.events import (
-    ConversationCompacted,
-    ModeChanged,
-    ReasoningDelta,
-    RequestBuilt,
-    RouteDecided,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallRequested,
-    TurnCancelled,
-    TurnCorrected,
-    TurnEvent,
-    TurnFailed,
-    TurnFinished,
-    Usage,
-)
 from modes_tui.core.history.records import (
     AssistantRecord,
     MetaRecord,
@@ -68,8 +53,8 @@ from modes_tui.core.history.records import (
     parse_record,
 )
 from modes_tui.core.model.wire import ModelRequest, ToolSpec
-from modes_tui.core.routing.corrections import Correction
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.correction import Correction
+from modes_tui.core.values.route import Route
 from modes_tui.store.session_reader import LoadedSession, SessionProblem, gc_paused
 
 INTERRUPTED = "interrupted"
@@ -90,7 +75,7 @@ class ReplayedTurn:
     """The mode that took the turn (None: `off`, or not recorded)."""
     route: Route | None
     """The recorded route, if any."""
-    events: tuple[TurnEvent, ...]
+    events: tuple[ev.TurnEvent, ...]
     """The events a live turn would have yielded, in order."""
     ui_events: tuple[Mapping[str, Any], ...] = ()
     """The turn's `ui_event` records (forced modes, cancels, ...)."""
@@ -113,7 +98,7 @@ class Replay:
     ui_events: tuple[Mapping[str, Any], ...] = ()
     """`ui_event` records outside any turn (turn 0, or a turn number with nothing else)."""
 
-    def events(self) -> Iterator[TurnEvent]:
+    def events(self) -> Iterator[ev.TurnEvent]:
         """Every event of every turn, in order."""
         for turn in self.turns:
             yield from turn.events
@@ -148,7 +133,7 @@ class _TurnBuilder:
         self.mode_known = False
         self.user: str | None = None
         self.route: Route | None = None
-        self.events: list[TurnEvent] = []
+        self.events: list[ev.TurnEvent] = []
         self.ui_events: list[Mapping[str, Any]] = []
         self.partial: AssistantRecord | None = None
         self.finished = False
@@ -162,7 +147,7 @@ class _TurnBuilder:
         self.mode_known = True
         self.mode = mode
         if mode != self.previous_mode:
-            self.events.append(ModeChanged(self.previous_mode, mode))
+            self.events.append(ev.ModeChanged(self.previous_mode, mode))
 
     def add(self, record: SessionRecord, raw: Mapping[str, Any], line: int) -> None:
         if not isinstance(record, (UiEventRecord, MetaRecord)):
@@ -175,10 +160,12 @@ class _TurnBuilder:
         elif isinstance(record, RequestRecord):
             self.settle_mode(record.mode)
             request, fit = request_from_dict(record.request), record.context
-            built = RequestBuilt(request, record.mode, record.round, record.notes, record.role, fit)
+            built = ev.RequestBuilt(
+                request, record.mode, record.round, record.notes, record.role, fit
+            )
             self.events.append(built)
         elif isinstance(record, SummaryRecord):
-            self.events.append(ConversationCompacted(record.compaction))
+            self.events.append(ev.ConversationCompacted(record.compaction))
         elif isinstance(record, AssistantRecord):
             if record.partial:
                 self.partial = record  # shown only if no complete answer replaces it
@@ -188,7 +175,7 @@ class _TurnBuilder:
             self._answer(record)
         elif isinstance(record, ToolResultRecord):
             self.events.append(
-                ToolCallFinished(record.call, record.outcome, record.result, record.duration_ms)
+                ev.ToolCallFinished(record.call, record.outcome, record.result, record.duration_ms)
             )
         elif isinstance(record, UiEventRecord):
             self.ui_events.append(raw)
@@ -199,7 +186,7 @@ class _TurnBuilder:
     def _routed(self, record: RouteRecord) -> None:
         route = record.route
         if route is not None:
-            self.events.append(RouteDecided(route, record.setting, record.warnings))
+            self.events.append(ev.RouteDecided(route, record.setting, record.warnings))
             if route.decided_by == "model" and self.mode_known:  # a hand-off mid-turn
                 self.previous_mode, self.mode_known = self.mode, False
             else:
@@ -211,7 +198,7 @@ class _TurnBuilder:
         corrected_mode = record.get("corrected_mode")
         if corrected_mode is None:
             raise RecordError("ui_event", "corrected_mode", "is missing")
-        event = TurnCorrected(
+        event = ev.TurnCorrected(
             int(record.get("of") or self.turn),
             _str_or_none(record.get("answered_mode")),
             str(corrected_mode),
@@ -230,15 +217,15 @@ class _TurnBuilder:
     def _answer(self, record: AssistantRecord, *, final: bool = True) -> None:
         message = record.message
         if message.reasoning:
-            self.events.append(ReasoningDelta(message.reasoning))
+            self.events.append(ev.ReasoningDelta(message.reasoning))
         if message.content:
-            self.events.append(TextDelta(message.content))
+            self.events.append(ev.TextDelta(message.content))
         for call in message.tool_calls:
-            self.events.append(ToolCallRequested(call))
+            self.events.append(ev.ToolCallRequested(call))
         usage = record.usage
         if usage is not None:
             self.events.append(
-                Usage(
+                ev.Usage(
                     str(usage.get("model") or message.model or ""),
                     int(usage.get("prompt_tokens") or 0),
                     int(usage.get("completion_tokens") or 0),
@@ -250,7 +237,7 @@ class _TurnBuilder:
         if record.error:
             self.finished = True
             self.events.append(
-                TurnFailed(
+                ev.TurnFailed(
                     record.error,
                     record.failure_kind,
                     record.hint,
@@ -260,10 +247,10 @@ class _TurnBuilder:
             )
         elif message.cancelled:
             self.finished = True
-            self.events.append(TurnCancelled(message.content))
+            self.events.append(ev.TurnCancelled(message.content))
         elif not message.tool_calls:
             self.finished = True
-            self.events.append(TurnFinished(message))
+            self.events.append(ev.TurnFinished(message))
 
     def close(self) -> ReplayedTurn:
         interrupted = False
@@ -274,11 +261,11 @@ class _TurnBuilder:
                 self._answer(self.partial, final=False)
                 partial_text = self.partial.message.content
             if self.cancel_seen:
-                self.events.append(TurnCancelled(partial_text))
+                self.events.append(ev.TurnCancelled(partial_text))
             else:
                 interrupted = True
                 self.events.append(
-                    TurnFailed(INTERRUPTED_TEXT, INTERRUPTED, "", partial_text, retryable=True)
+                    ev.TurnFailed(INTERRUPTED_TEXT, INTERRUPTED, "", partial_text, retryable=True)
                 )
         return ReplayedTurn(
             turn=self.turn,

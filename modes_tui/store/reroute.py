@@ -15,7 +15,8 @@ from typing import Any
 
 from modes_tui.core.evals.scoring import percentile
 from modes_tui.core.routing.ports import Classifier
-from modes_tui.core.routing.router import Route, Router
+from modes_tui.core.routing.router import Router
+from modes_tui.core.values.route import Route
 from modes_tui.store.replay import Replay, history_points, replay
 from modes_tui.store.session_reader import LoadedSession
 

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.config.control import OFF
 from modes_tui.core.engine.ports import Restorable
-from modes_tui.core.engine.rerun import RoutedTurn
 from modes_tui.core.errors import SessionError
 from modes_tui.core.files import read_bytes
 from modes_tui.core.history.conversation import Conversation
@@ -39,7 +38,7 @@ from modes_tui.core.history.records import (
     write_record,
 )
 from modes_tui.core.paths import Dirs
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route, RoutedTurn
 from modes_tui.store.checkpoints import saved_checkpoints
 from modes_tui.store.replay import Replay, replay
 from modes_tui.store.session_log import SessionLog

@@ -29,7 +29,7 @@ class ModeCommands(Provider):
     """Force a mode, let the router pick, or turn modes off."""
 
     def _entries(self) -> list[tuple[str, str, str]]:
-        app = cast(ModeSwitcher, cast(ActionSource, self.app).conversation)
+        app = cast("ModeSwitcher", cast("ActionSource", self.app).conversation)
         entries = [
             (f"Force mode: {name}", name, f"Every turn goes to {name} until you change it")
             for name in app.mode_names()
@@ -39,12 +39,12 @@ class ModeCommands(Provider):
         return entries
 
     async def discover(self) -> Hits:
-        app = cast(ModeSwitcher, cast(ActionSource, self.app).conversation)
+        app = cast("ModeSwitcher", cast("ActionSource", self.app).conversation)
         for title, setting, help_text in self._entries():
             yield DiscoveryHit(title, partial(app.set_setting, setting), help=help_text)
 
     async def search(self, query: str) -> Hits:
-        app = cast(ModeSwitcher, cast(ActionSource, self.app).conversation)
+        app = cast("ModeSwitcher", cast("ActionSource", self.app).conversation)
         matcher = self.matcher(query)
         for title, setting, help_text in self._entries():
             score = matcher.match(title)
@@ -115,7 +115,7 @@ class ActionCommands(Provider):
     """Every action of the chat screen, with its key, so nothing hides behind a key alone."""
 
     def _actions(self) -> list[tuple[str, str, Callable[[], object]]]:
-        app = cast(ActionSource, self.app)
+        app = cast("ActionSource", self.app)
         return app.conversation.palette_actions()
 
     async def discover(self) -> Hits:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from modes_tui.core.edits.policy import Policy
     from modes_tui.core.history.events import TurnEvent
     from modes_tui.core.history.transcript import TurnTranscript
-    from modes_tui.core.routing.router import Route
+    from modes_tui.core.values.route import Route
 
 PAGE = 200
 """Decisions listed at a time: a 1,000-turn session opens fast, older ones come on demand."""

@@ -26,7 +26,7 @@ from modes_tui.route_format import (
 if TYPE_CHECKING:
     from modes_tui.core.history.events import TurnCorrected
     from modes_tui.core.history.transcript import Reroute, ToolActivity, TurnTranscript
-    from modes_tui.core.routing.router import Route
+    from modes_tui.core.values.route import Route
 
 RESULT_PREVIEW_LIMIT = 400
 RESULT_PREVIEW_LINES = 4

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from modes_tui.core.engine.ports import TurnEngine
     from modes_tui.core.history.events import TurnCorrected, TurnEvent
     from modes_tui.core.history.transcript import TurnTranscript
-    from modes_tui.core.routing.router import Route
+    from modes_tui.core.values.route import Route
     from modes_tui.tui.parts import ConversationParts
     from modes_tui.tui.turn_queue import Sent
     from modes_tui.tui.turn_view import TurnView

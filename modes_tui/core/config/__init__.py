@@ -1,5 +1,6 @@
-"""Settings the user writes and the control setting: models, config.yaml's fields,
-variables, and the control file's value (read through a port, written by the store).
+"""Settings the user writes: models, config.yaml's fields, variables, the control value.
+
+The control file's value is read through a port and written by the store.
 
     control.py    The control setting: `auto`, `off`, or a mode name that forces every turn, per
                   pack; what a pack name may be (a name, never a path)
@@ -13,15 +14,12 @@ variables, and the control file's value (read through a port, written by the sto
                   filled in from the environment when the value is used, so a secret never has
                   to be written into a file
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.config.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py).
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations
 
-from .control import AUTO, OFF, ControlReading, Source
+from .control import AUTO, OFF, PACK_NAME_RULE, ControlReading, Source, pack_name_problem
 from .models import (
     DEFAULT,
     EMBEDDED_MODEL,

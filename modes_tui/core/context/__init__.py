@@ -11,8 +11,7 @@ The values these leave behind (`Compaction`, `ContextReport`) live in `core.hist
 records them; the engine calls this package through `core.engine.fitter`. Headless like all
 of core: a tokenizer comes in through `TokenCounter`.
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.context.<module> import <name>`); `__all__` lists those names.
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ Modules, in the order a turn visits them:
                     `HandOff` / `LimitReached` / `Cancelled` / none (go round)
     hand_off.py     `switch_mode`: its guard, and the rest of the turn in the named mode
     policy_guard.py the mode's policy decides each call: allow, ask with the diff, deny
-    guards.py       `Guard` verdicts, the shipped guards and a turn's `Limits`
+    guards.py       the shipped guards and a turn's `Limits`
+    verdicts.py     `PendingCall` and a guard's `Verdict` (`Cancel`, `Block`, `Answer`): values
     questions.py    `Question`: what a turn may ask the user (the budget, auto-enter, a
                     hand-off); `RuleNote`: the rule that decided a call; `verbatim`
     close.py        the end, once: finished / failed / cancelled / abandoned, the records
@@ -42,11 +43,7 @@ Modules, in the order a turn visits them:
     ports.py        the engine's ports: `Asker`, `Confirmer`, `Guard`, `CorrectionRecorder`,
                     `Restorable`, `TurnEngine` (the model seam is `core/model/`)
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.engine.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py). Every name
-it lists is bound here too, so `from modes_tui.core.engine import Engine` works.
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations
@@ -57,8 +54,7 @@ from .guards import Limits
 from .mode_note import NoteEchoFilter
 from .ports import Asker, Confirmer, CorrectionRecorder, Guard, Restorable, TurnEngine
 from .prepare import TurnKind, TurnOrder
-from .questions import ANSWER_ARMING_SECONDS, Question
-from .rerun import RoutedTurn
+from .questions import ANSWER_ARMING_SECONDS, Question, RuleNote, verbatim
 from .turn import Turn
 
 __all__ = [
@@ -73,7 +69,6 @@ __all__ = [
     "NoteEchoFilter",
     "Question",
     "Restorable",
-    "RoutedTurn",
     "RuleNote",
     "Turn",
     "TurnEngine",

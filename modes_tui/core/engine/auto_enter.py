@@ -16,7 +16,7 @@ from dataclasses import replace
 from modes_tui.core.engine.ports import Asker
 from modes_tui.core.engine.questions import Question
 from modes_tui.core.packs.profiles import Pack
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route
 
 __all__ = ["ask_entry", "confirm_entry", "hand_off_question"]
 

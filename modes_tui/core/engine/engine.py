@@ -47,7 +47,7 @@ from modes_tui.core.engine.hand_off import HandOffGuard
 from modes_tui.core.engine.policy_guard import PolicyDecision, PolicyGuard
 from modes_tui.core.engine.ports import Asker, Confirmer, CorrectionRecorder, Guard
 from modes_tui.core.engine.prepare import TurnOrder
-from modes_tui.core.engine.rerun import CorrectionPlan, RoutedTurn, TurnCorrections
+from modes_tui.core.engine.rerun import CorrectionPlan, TurnCorrections
 from modes_tui.core.engine.setup import ModeSetups
 from modes_tui.core.engine.state import EngineState, StopRequested, usage_dict
 from modes_tui.core.engine.turn import Turn
@@ -60,10 +60,11 @@ from modes_tui.core.history.ports import SessionWriter
 from modes_tui.core.history.records import SummaryRecord, UiEventRecord
 from modes_tui.core.model.ports import ChatModel
 from modes_tui.core.packs.profiles import Pack
-from modes_tui.core.routing.corrections import Correction
-from modes_tui.core.routing.router import Route, Router
+from modes_tui.core.routing.router import Router
 from modes_tui.core.tools.ports import ToolServers
 from modes_tui.core.tools.registry import ToolRegistry
+from modes_tui.core.values.correction import Correction
+from modes_tui.core.values.route import Route, RoutedTurn
 
 __all__ = ["Confirmer", "Engine", "EngineConfig", "Limits"]
 
@@ -106,6 +107,8 @@ class Engine:
         """What each turn's writes replaced (`undo`)."""
         self.editor: Editor = self.tools.editor or Editor(config.cwd)
         """Plans, checkpoints and writes write_file / edit_file changes."""
+        self.asker: Asker | None = confirm if isinstance(confirm, Asker) else None
+        """Who answers the engine's questions (entering a mode, the budget), when `confirm` can."""
         chosen = list(guards) if guards is not None else default_guards(config.limits)
         self.asker: Asker | None = confirm if isinstance(confirm, Asker) else None
         """Answers questions about a turn (entering a confirm-first mode, the budget, a hand-off)."""

@@ -22,14 +22,14 @@ from modes_tui.core.edits.handoff import SWITCH_MODE
 from modes_tui.core.edits.policy import Policy
 from modes_tui.core.engine.auto_enter import ask_entry, hand_off_question
 from modes_tui.core.engine.context import TurnContext
-from modes_tui.core.engine.guards import Block, Cancel, PendingCall, Verdict
 from modes_tui.core.engine.ports import Asker
 from modes_tui.core.engine.state import TurnState
+from modes_tui.core.engine.verdicts import Block, Cancel, PendingCall, Verdict
 from modes_tui.core.errors import cut_repr
 from modes_tui.core.history.events import ModeChanged, RouteDecided, TurnEvent
 from modes_tui.core.history.records import RouteRecord
 from modes_tui.core.model.wire import ToolCall
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route
 
 __all__ = ["REASON_CHARS", "HandOffGuard", "hand_off_route", "hand_over"]
 

@@ -32,15 +32,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from modes_tui.core.edits.editor import EDIT_TOOL_NAMES, Change, Editor
 from modes_tui.core.edits.policy import Permission, Policy
-from modes_tui.core.engine.guards import (
-    DECLINED,
-    NOBODY_TO_ASK,
-    Block,
-    Cancel,
-    PendingCall,
-    Verdict,
-)
+from modes_tui.core.engine.guards import DECLINED, NOBODY_TO_ASK
 from modes_tui.core.engine.questions import RuleNote
+from modes_tui.core.engine.verdicts import Block, Cancel, PendingCall, Verdict
 from modes_tui.core.errors import ToolError
 from modes_tui.core.tools.access import Refusal, check, denied_refusal
 from modes_tui.core.tools.confined import ConfinedRoot, shown_path

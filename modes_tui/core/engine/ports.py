@@ -29,16 +29,15 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from modes_tui.core.edits.checkpoints import Checkpoints, UndoPlan, UndoResult
     from modes_tui.core.edits.editor import Change
-    from modes_tui.core.engine.guards import PendingCall, Verdict
     from modes_tui.core.engine.questions import Question
-    from modes_tui.core.engine.rerun import RoutedTurn
+    from modes_tui.core.engine.verdicts import PendingCall, Verdict
     from modes_tui.core.history.compaction import Compaction
     from modes_tui.core.history.conversation import Conversation
     from modes_tui.core.history.events import TurnEvent
     from modes_tui.core.model.wire import ToolCall
-    from modes_tui.core.routing.corrections import Correction
-    from modes_tui.core.routing.router import Route
     from modes_tui.core.tools.registry import Tool
+    from modes_tui.core.values.correction import Correction
+    from modes_tui.core.values.route import Route, RoutedTurn
 
 __all__ = [
     "Asker",

@@ -26,7 +26,7 @@ from modes_tui.core.errors import ImpossibleTurn, UnknownMode
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import ModeChanged, RouteDecided, TurnEvent, TurnFailed
 from modes_tui.core.history.records import RouteRecord, UiEventRecord, UserRecord
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route
 
 __all__ = ["NOTHING_TO_RETRY", "OFF_REASON", "TurnKind", "TurnOrder", "place", "prepare"]
 

@@ -28,9 +28,9 @@ from modes_tui.core.config.control import OFF
 from modes_tui.core.engine.ports import CorrectionRecorder
 from modes_tui.core.errors import CorrectionRefused, ModesError, UnknownMode
 from modes_tui.core.history.events import TurnCorrected
-from modes_tui.core.routing.corrections import Correction
-from modes_tui.core.routing.input import HistoryEntry
-from modes_tui.core.routing.router import Route
+from modes_tui.core.values.correction import Correction
+from modes_tui.core.values.entry import HistoryEntry
+from modes_tui.core.values.route import Route, RoutedTurn
 
 if TYPE_CHECKING:
     from modes_tui.core.history.conversation import Message
@@ -41,24 +41,6 @@ log = logging.getLogger("modes_tui.corrections")
 CORRECTED_REASON = "Corrected by you (was {mode})"
 """The reason on the route of a re-run: the user decided, not the router."""
 NO_MODE = "no mode"
-
-
-@dataclass(frozen=True, slots=True)
-class RoutedTurn:
-    """What the router decided for one user turn, kept so the turn can be corrected."""
-
-    turn: int
-    """The 1-based user turn."""
-    text: str
-    """What the user typed."""
-    route: Route
-    """The router's route (a re-run's route never replaces it)."""
-    user_index: int
-    """Where the user message sits in the conversation."""
-    epoch: int
-    """The conversation's generation; `/clear` starts a new one."""
-    answered: str | None
-    """The mode that answers the turn now (None: no mode)."""
 
 
 @dataclass(frozen=True, slots=True)

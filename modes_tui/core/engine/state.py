@@ -14,8 +14,8 @@ from typing import Any
 from modes_tui.core.history.conversation import Conversation
 from modes_tui.core.model.wire import ToolCall, ToolSpec, UsageReport
 from modes_tui.core.packs.fields import HistoryWindow
-from modes_tui.core.routing.router import Route
 from modes_tui.core.tools.registry import Tool
+from modes_tui.core.values.route import Route
 
 __all__ = [
     "Checkpointed",

@@ -25,10 +25,11 @@ from typing import Any
 
 from modes_tui.core.edits.handoff import SWITCH_MODE
 from modes_tui.core.engine.context import TurnContext
-from modes_tui.core.engine.guards import Answer, Block, Cancel, Limits, PendingCall
+from modes_tui.core.engine.guards import Limits
 from modes_tui.core.engine.outcomes import Cancelled, HandOff, LimitReached
 from modes_tui.core.engine.ports import Guard
 from modes_tui.core.engine.state import StopRequested, TurnState
+from modes_tui.core.engine.verdicts import Answer, Block, Cancel, PendingCall
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.history.events import (
     ToolCallFinished,

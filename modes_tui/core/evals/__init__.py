@@ -1,21 +1,30 @@
 """Evaluating a router on a pack's cases: the cases, the scoring, the report text.
 
     cases.py    Eval files: JSON Lines of messages and the mode each should route to
+    learning.py  `eval --learn`: a user who corrects every wrong route, and the learning curve
     report.py   Evaluation results as the terminal shows them: the report, calibration, the
                 threshold fit
     scoring.py  Routing evaluation: score routes against an eval file's cases, fit the threshold
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.evals.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py).
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations
 
 from .cases import read_eval_file
+from .learning import format_curve, learn_from_cases
 from .report import format_fit, format_report
-from .scoring import Outcome, evaluate, fit_threshold, judge, percentile, route_cases
+from .scoring import (
+    SURE,
+    Outcome,
+    case_rows,
+    evaluate,
+    fit_threshold,
+    judge,
+    percentile,
+    route_cases,
+    wrong_sure,
+)
 
 __all__ = [
     "SURE",
@@ -23,9 +32,11 @@ __all__ = [
     "case_rows",
     "evaluate",
     "fit_threshold",
+    "format_curve",
     "format_fit",
     "format_report",
     "judge",
+    "learn_from_cases",
     "percentile",
     "read_eval_file",
     "route_cases",

@@ -33,7 +33,8 @@ from modes_tui.core.routing.calibration import (
     reliability,
 )
 from modes_tui.core.routing.ports import Classifier
-from modes_tui.core.routing.router import Route, Router
+from modes_tui.core.routing.router import Router
+from modes_tui.core.values.route import Route
 
 FALLBACK = "fallback"
 """The confusion-matrix column of routes that fell back."""

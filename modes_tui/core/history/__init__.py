@@ -1,5 +1,7 @@
-"""What happened: the engine's events, the conversation, the session records,
-the cost ledger, and the fold of a turn's events into a transcript.
+"""What happened in a session: events, conversation, records, costs, a turn's transcript.
+
+The engine's events, the shared conversation, the session records, the cost ledger, and the
+fold of a turn's events into a transcript.
 
     compaction.py    What fitting a conversation into a model's window leaves behind: the
                      summary that stands for older turns, and how a request was fitted
@@ -19,10 +21,7 @@ the cost ledger, and the fold of a turn's events into a transcript.
                      a `TerminalStream`
     transcript.py    One fold over a turn's events: what the turn said, in one record
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.history.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py).
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations

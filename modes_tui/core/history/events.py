@@ -8,15 +8,13 @@ rebuilds the same stream from a session file. Each event has a literal `type` an
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from modes_tui.core.history.compaction import Compaction, ContextReport
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.model.wire import ModelRequest, ToolCall
-
-if TYPE_CHECKING:  # annotations only: core.routing imports this package's values
-    from modes_tui.core.routing.corrections import Correction
-    from modes_tui.core.routing.router import Route
+from modes_tui.core.values.correction import Correction
+from modes_tui.core.values.route import Route
 
 ToolOutcome = Literal["ok", "error", "cancelled", "blocked", "answered"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from modes_tui.core.history.records import RecordType
+    from modes_tui.core.history.record_fields import RecordType
 
 __all__ = ["SessionWriter"]
 

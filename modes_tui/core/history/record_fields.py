@@ -8,11 +8,24 @@ record type.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 from modes_tui.core.errors import RecordError, cut_repr
 from modes_tui.core.history.compaction import ContextReport
 from modes_tui.core.history.events import ToolOutcome
+
+RecordType = Literal[
+    "meta",
+    "user",
+    "route",
+    "request",
+    "assistant",
+    "tool_result",
+    "checkpoint",
+    "ui_event",
+    "summary",
+]
+"""The kinds of session record, as a writer takes them (`SessionWriter.record`)."""
 
 __all__ = [
     "RESERVED_FIELDS",

@@ -54,6 +54,7 @@ from modes_tui.core.history.record_fields import (
     RESERVED_FIELDS,
     SCHEMA_VERSION,
     OnDisk,
+    RecordType,
     at_of,
     context_of,
     inner,
@@ -65,22 +66,11 @@ from modes_tui.core.history.record_fields import (
     wrong,
 )
 from modes_tui.core.model.wire import ToolCall
+from modes_tui.core.values.route import Route
 
 if TYPE_CHECKING:
     from modes_tui.core.history.ports import SessionWriter
-    from modes_tui.core.routing.router import Route
 
-RecordType = Literal[
-    "meta",
-    "user",
-    "route",
-    "request",
-    "assistant",
-    "tool_result",
-    "checkpoint",
-    "ui_event",
-    "summary",
-]
 RECORD_TYPES: tuple[RecordType, ...] = get_args(RecordType)
 
 __all__ = [
@@ -181,9 +171,6 @@ class RouteRecord(OnDisk):
         raw = data.get("route")
         if raw and not isinstance(raw, Mapping):
             raise wrong("route", "route", "an object", raw)
-        # here, not at the top: core.routing imports this package's values
-        from modes_tui.core.routing.router import Route
-
         try:
             route = Route.from_dict(raw) if raw else None
         except (KeyError, TypeError, ValueError) as error:

@@ -12,29 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import Any, assert_never
 
+from modes_tui.core.history import events as ev
 from modes_tui.core.history.conversation import Message
-from modes_tui.core.history.events import (
-    ConversationCompacted,
-    ModeChanged,
-    ReasoningDelta,
-    RequestBuilt,
-    RouteDecided,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallRequested,
-    TurnCancelled,
-    TurnCorrected,
-    TurnEvent,
-    TurnFailed,
-    TurnFinished,
-    Usage,
-)
 from modes_tui.core.model.wire import ToolCall
-
-if TYPE_CHECKING:  # annotations only: core.routing imports this package's values
-    from modes_tui.core.routing.router import Route
+from modes_tui.core.values.route import Route
 
 Status = str  # "routing" | "answering" | "finished" | "failed" | "cancelled"
 
@@ -104,17 +87,17 @@ class TurnTranscript:
     """The control setting the turn ran under."""
     warnings: tuple[str, ...] = ()
     """Warnings the engine raised while routing."""
-    decisions: list[RouteDecided] = field(default_factory=list)
+    decisions: list[ev.RouteDecided] = field(default_factory=list)
     """Every routing decision, in order: a retry decides again, and so does a correction's
     re-run (a retry or a re-run keeps them; the Markdown export lists them all)."""
     attempt: int = 1
     """1, then 2+ after each retry."""
-    mode_change: ModeChanged | None = None
+    mode_change: ev.ModeChanged | None = None
     """Set when this turn's mode differs from the previous one."""
-    requests: list[RequestBuilt] = field(default_factory=list)
+    requests: list[ev.RequestBuilt] = field(default_factory=list)
     """Every request of the turn, one per model round."""
-    usages: list[Usage] = field(default_factory=list)
-    """Usage of every model call."""
+    usages: list[ev.Usage] = field(default_factory=list)
+    """ev.Usage of every model call."""
     segments: list[str] = field(default_factory=lambda: [""])
     """Answer text per model round (tool calls sit between rounds)."""
     reasoning: str = ""
@@ -123,7 +106,7 @@ class TurnTranscript:
     """Tool calls, in order."""
     message: Message | None = None
     """The final assistant message, once finished."""
-    failure: TurnFailed | None = None
+    failure: ev.TurnFailed | None = None
     """Why the turn failed, if it did."""
     cancelled: bool = False
     """The user cancelled it."""
@@ -131,7 +114,7 @@ class TurnTranscript:
     """Replay: today's decision for this turn."""
     superseded: list[Superseded] = field(default_factory=list)
     """Earlier answers of this turn that the user corrected, oldest first."""
-    corrections: list[TurnCorrected] = field(default_factory=list)
+    corrections: list[ev.TurnCorrected] = field(default_factory=list)
     """Corrections made from this turn: of this one, or of the turn it re-sent forced."""
     undone: set[str] = field(default_factory=set)
     """Ids of those corrections the user took back (`/wrong undo`)."""
@@ -139,7 +122,7 @@ class TurnTranscript:
     """Where the turn is."""
     superseded_by: int | None = None
     """The turn that replaced this one when the user edited and resent its message."""
-    events: list[TurnEvent] = field(default_factory=list)
+    events: list[ev.TurnEvent] = field(default_factory=list)
     """Every event folded, in order, retries and re-runs included (the Markdown export
     keeps that order)."""
     interrupted: bool = False
@@ -149,7 +132,7 @@ class TurnTranscript:
     without text of its own shows (and keeps) this one instead of nothing."""
     kept_from: int = 0
     """The attempt `kept_partial` comes from (0: none kept)."""
-    compactions: list[ConversationCompacted] = field(default_factory=list)
+    compactions: list[ev.ConversationCompacted] = field(default_factory=list)
     """Older turns summarised for the model during this turn (or by `/compact` after it)."""
 
     @property
@@ -253,59 +236,61 @@ class TurnTranscript:
                 return activity
         return None
 
-    def apply(self, event: TurnEvent) -> None:
+    def apply(self, event: ev.TurnEvent) -> None:
         """Remember what `event` says."""
         self.events.append(event)
         match event:
-            case RouteDecided() | ModeChanged() | TurnCorrected():
+            case ev.RouteDecided() | ev.ModeChanged() | ev.TurnCorrected():
                 self._apply_routing(event)
-            case RequestBuilt() | ReasoningDelta() | TextDelta() | Usage():
+            case ev.RequestBuilt() | ev.ReasoningDelta() | ev.TextDelta() | ev.Usage():
                 self._apply_answer(event)
-            case ToolCallRequested() | ToolCallFinished():
+            case ev.ToolCallRequested() | ev.ToolCallFinished():
                 self._apply_tool(event)
-            case TurnFinished() | TurnFailed() | TurnCancelled():
+            case ev.TurnFinished() | ev.TurnFailed() | ev.TurnCancelled():
                 self._apply_ending(event)
-            case ConversationCompacted():
+            case ev.ConversationCompacted():
                 self.compactions.append(event)
             case _:
                 assert_never(event)
 
-    def _apply_routing(self, event: RouteDecided | ModeChanged | TurnCorrected) -> None:
+    def _apply_routing(self, event: ev.RouteDecided | ev.ModeChanged | ev.TurnCorrected) -> None:
         """Which mode takes the turn: the route, a change of mode, a correction."""
         match event:
-            case RouteDecided():
+            case ev.RouteDecided():
                 self.route, self.setting = event.route, event.setting
                 self.warnings = event.warnings
                 self.decisions.append(event)
-            case ModeChanged():
+            case ev.ModeChanged():
                 self.mode_change = event
-            case TurnCorrected():
+            case ev.TurnCorrected():
                 self.corrections.append(event)
                 if event.rerun:
                     self._supersede(event.corrected_mode)
             case _:
                 assert_never(event)
 
-    def _apply_answer(self, event: RequestBuilt | ReasoningDelta | TextDelta | Usage) -> None:
+    def _apply_answer(
+        self, event: ev.RequestBuilt | ev.ReasoningDelta | ev.TextDelta | ev.Usage
+    ) -> None:
         """A model round: its request, the streamed text and reasoning, its usage."""
         match event:
-            case RequestBuilt():
+            case ev.RequestBuilt():
                 self.requests.append(event)
                 if event.round > 1 and self.segments[-1]:
                     self.segments.append("")
                 self.status = "answering"
-            case ReasoningDelta():
+            case ev.ReasoningDelta():
                 self.reasoning += event.text
-            case TextDelta():
+            case ev.TextDelta():
                 self.segments[-1] += event.text
-            case Usage():
+            case ev.Usage():
                 self.usages.append(event)
             case _:
                 assert_never(event)
 
-    def _apply_tool(self, event: ToolCallRequested | ToolCallFinished) -> None:
+    def _apply_tool(self, event: ev.ToolCallRequested | ev.ToolCallFinished) -> None:
         """A tool call asked for, then resolved (a result without a request still shows)."""
-        if isinstance(event, ToolCallRequested):
+        if isinstance(event, ev.ToolCallRequested):
             self.tools.append(
                 ToolActivity(event.call, event.needs_confirmation, segment=self._tool_segment())
             )
@@ -318,16 +303,16 @@ class TurnTranscript:
         activity.result = event.result
         activity.duration_ms = event.duration_ms
 
-    def _apply_ending(self, event: TurnFinished | TurnFailed | TurnCancelled) -> None:
+    def _apply_ending(self, event: ev.TurnFinished | ev.TurnFailed | ev.TurnCancelled) -> None:
         """How the attempt ended; a failed or cancelled one keeps its partial answer."""
-        if isinstance(event, TurnFinished):
+        if isinstance(event, ev.TurnFinished):
             self.message = event.message
             self.status = "finished"
             if event.message.cancelled:
                 self.cancelled = True
                 self.status = "cancelled"
             return
-        if isinstance(event, TurnFailed):
+        if isinstance(event, ev.TurnFailed):
             self.failure = event
             self.status = "failed"
         else:
@@ -359,7 +344,7 @@ class TurnTranscript:
         }
 
 
-def fold_turn(number: int, user_text: str, events: Iterable[TurnEvent]) -> TurnTranscript:
+def fold_turn(number: int, user_text: str, events: Iterable[ev.TurnEvent]) -> TurnTranscript:
     """A whole turn's events folded into its transcript (replays, exports, recaps)."""
     transcript = TurnTranscript(number, user_text)
     for event in events:

@@ -1,14 +1,12 @@
-"""The model seam: what the core asks of a model and what crosses between them. It sits
-low (above config, below tools) because the engine's rounds, the routing backends and a
+"""The model seam: what the core asks of a model and what crosses between them.
+
+It sits low (above config, below tools) because the engine's rounds, the routing backends and a
 tool's schema all speak it, and none of them may import another to reach it.
 
     ports.py  `ChatModel`, the port every model adapter fills, and `ModelCapabilities`
     wire.py   `ModelRequest`, the model's stream events, `ToolSpec`, `ToolCall`, `Completion`
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.model.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py).
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations

@@ -1,19 +1,18 @@
-"""A pack: its profiles (modes), their prompt templates, the shared field reader, and
-the Python tools a pack ships.
+"""A pack: its modes (profiles), prompt templates, router.yaml and its own Python tools.
 
-    fields.py    The pieces every pack file is read with: YAML, typed fields, and the problems
-                 they make
-    ports.py     What a pack's templates need of a mode, so that prompts.py need not import
-                 profiles (profiles imports prompts); `profiles.Profile` has it
-    profiles.py  Packs: a folder of mode profiles plus `router.yaml`, and the prompts that go
-                 with them
-    prompts.py   Prompt templates: the pack's base system prompt and each mode's instructions
-    tools.py     A pack's own Python tools, named in its `router.yaml` by `python:` references
+    fields.py         The pieces every pack file is read with: YAML, typed fields, and the
+                      problems they make
+    ports.py          What a pack's templates need of a mode, so that prompts.py need not
+                      import profiles (profiles imports prompts); `profiles.Profile` has it
+    profiles.py       Packs: a folder of mode profiles plus `router.yaml`, and the prompts that
+                      go with them
+    prompts.py        Prompt templates: the pack's base system prompt and each mode's
+                      instructions
+    router_config.py  `router.yaml`: how a pack's router decides, read and checked
+    tools.py          A pack's own Python tools, named in its `router.yaml` by `python:`
+                      references
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.packs.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py).
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from __future__ import annotations
 from .fields import FieldReader, HistoryWindow
 from .profiles import NAME_PATTERN, Pack, Profile, available_packs, load_pack
 from .prompts import template_locals
+from .router_config import RouterConfig, read_router
 
 __all__ = [
     "NAME_PATTERN",
@@ -28,7 +28,9 @@ __all__ = [
     "HistoryWindow",
     "Pack",
     "Profile",
+    "RouterConfig",
     "available_packs",
     "load_pack",
+    "read_router",
     "template_locals",
 ]

@@ -3,7 +3,7 @@
 `load_pack` reads everything, validates everything at once and raises a single
 `DeclarationError` listing every problem with its file and field. A loaded `Pack` is
 immutable; the router and the engine only read it. `router.yaml` is read by
-`core/routing/config.py`, the fields every pack file shares by `fields.py`, and the pack's
+`router_config.py`, the fields every pack file shares by `fields.py`, and the pack's
 own Python tools (`tools:` in router.yaml) are resolved by `tools.py`.
 """
 
@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from modes_tui.core.config.settings import is_number, is_whole
 from modes_tui.core.edits.policy import Policy, hand_off_problems, read_policy
@@ -26,12 +26,10 @@ from modes_tui.core.packs.prompts import (
     UnreadablePackFile,
     read_pack_file,
 )
+from modes_tui.core.packs.router_config import RouterConfig, read_router
 from modes_tui.core.packs.tools import PackTools, PackToolsError, resolve, tool_names
 from modes_tui.core.paths import Dirs, app_dirs, shipped_dir
 from modes_tui.core.tools.registry import Tool, known_tool_names
-
-if TYPE_CHECKING:  # an annotation: core.routing's package imports this module
-    from modes_tui.core.routing.config import RouterConfig
 
 Thinking = Literal["off", "low", "medium", "high"]
 AutoEnter = Literal["allow", "confirm", "never"]
@@ -316,9 +314,6 @@ class _PackReader(FieldReader):
                 continue
             seen[profile.name] = file
             profiles.append(profile)
-
-        # here, not at the top: core.routing's package imports this module
-        from modes_tui.core.routing.config import read_router
 
         modes = {p.name: p.auto_enter for p in profiles}
         router = read_router(self, router_file, router_data or {}, modes)

@@ -1,18 +1,11 @@
-"""Choosing a mode for a message: the router, what it reads (the input window,
-the routing prompt, router.yaml), follow-ups, the classifiers, and what it learns from
-(corrections, calibration, learning).
+"""Choosing a mode for a message: the router, its classifiers, and what they learn from.
+
+What the router reads (the input window, the routing prompt), follow-ups, the classifiers,
+and what they learn from (corrections, calibration, learning).
 
     calibration.py  Calibrated confidence: leave-one-out scores of a pack, the fitted
                     temperature, and ECE
-    config.py       `router.yaml`: how a pack's router decides, read and checked
-    doubt.py        Doubt: when the router is unsure, the route says so, with its pick and the
-                    runner-up (`ask_below`, `ask_margin`)
-    corrections.py  Corrections: a user saying "this turn belonged to mode Y", as values the
-                    router learns from
-    evidence.py     What decided a route: the nearest example, correction or description
-                    (`Evidence`)
-    framing.py      Framing: a message's request, split from what it quotes or pastes, and the
-                    quoted kinds as weak evidence
+    corrections.py  Corrections held in memory (`MemoryCorrections`, `EMPTY_CORRECTIONS`)
     follow_up.py    Follow-ups: how much a message leans on the turn before it, read from the
                     message alone
     input.py        What a classifier sees of a conversation: the routed message and the history
@@ -24,15 +17,11 @@ the routing prompt, router.yaml), follow-ups, the classifiers, and what it learn
     prompt.py       The routing prompt, built from the roster and never written by hand per pack
     quoted.py       Weak evidence beside a request's decision: what a message quotes counts by
                     its kind
-    recorded.py     Errors as a route keeps them (plain data, read back as `RecordedError`)
     router.py       The router: which mode takes this turn, who decided, how sure, and why
     steps.py        The router's steps after the classifier: quoted evidence, the conversation
     classifiers/    Classifier backends and the one place that builds them from `router.yaml`
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.routing.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py).
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations
@@ -43,35 +32,29 @@ from .classifiers.cascade import CascadeClassifier
 from .classifiers.chat import ChatClassifier
 from .classifiers.embedding import EmbeddingCache, EmbeddingClassifier
 from .classifiers.judge import LABELS, JudgeClassifier
-from .config import RouterConfig, read_router
-from .corrections import Correction
-from .input import HistoryEntry
-from .learning import format_curve, learn_from_cases
+from .corrections import EMPTY_CORRECTIONS, MemoryCorrections
+from .input import split_transcript
 from .ports import Classifier, CorrectionSource, Encoder
-from .router import Route, Router
+from .router import Router
 
 __all__ = [
+    "EMPTY_CORRECTIONS",
     "LABELS",
     "BackendFactory",
     "CascadeClassifier",
     "ChatClassifier",
     "Classifier",
     "ClassifierServices",
-    "Correction",
     "CorrectionSource",
     "EmbeddingCache",
     "EmbeddingClassifier",
     "Encoder",
-    "HistoryEntry",
     "JudgeClassifier",
+    "MemoryCorrections",
     "ReliabilityBin",
-    "Route",
     "Router",
-    "RouterConfig",
     "build_classifier",
     "expected_calibration_error",
-    "format_curve",
-    "learn_from_cases",
-    "read_router",
     "reliability",
+    "split_transcript",
 ]

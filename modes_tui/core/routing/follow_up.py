@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from modes_tui.core.routing.framing import PLACEHOLDER
+from modes_tui.core.values.framing import PLACEHOLDER
 
 _ACK = re.compile(
     r"^(?:(?:ok(?:ay)?|k|great|cool|nice|perfect|awesome|brilliant|excellent|good|"
@@ -173,7 +173,7 @@ def follow_up_score(message: str) -> FollowUp:
         if pattern.search(text):
             weights.append(weight)
             cues.append(name)
-    # "…" stands for material the message quotes (`core.routing.framing`): "this" points at
+    # "…" stands for material the message quotes (`core.values.framing`): "this" points at
     # it, and the message carries its own subject however few words its request has.
     material = PLACEHOLDER in message
     if len(words) <= SHORT_WORDS and not material:

@@ -8,26 +8,12 @@ mapping, or a plain string) down to the routed user message and `HistoryEntry`s;
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from modes_tui.core.history.conversation import Message
+from modes_tui.core.values.entry import HistoryEntry
 
 CUT_MARKER = "[… {count} characters cut …]"
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryEntry:
-    """One line of history as a classifier sees it."""
-
-    role: str | None
-    """user, assistant, or None for a plain string."""
-    content: str
-    """The text, possibly cut."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """`{"role": ..., "content": ...}`."""
-        return {"role": self.role, "content": self.content}
 
 
 MessageLike = Message | Mapping[str, Any] | str

@@ -17,9 +17,9 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from modes_tui.core.packs.profiles import Profile
-    from modes_tui.core.routing.corrections import Correction
-    from modes_tui.core.routing.input import HistoryEntry
-    from modes_tui.core.routing.router import Decision
+    from modes_tui.core.values.correction import Correction
+    from modes_tui.core.values.entry import HistoryEntry
+    from modes_tui.core.values.route import Decision
 
 __all__ = ["Classifier", "CorrectionSource", "EncodedTexts", "Encoder"]
 

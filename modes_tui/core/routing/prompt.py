@@ -12,8 +12,8 @@ import json
 from collections.abc import Sequence
 
 from modes_tui.core.packs.profiles import Profile
-from modes_tui.core.routing.corrections import Correction
-from modes_tui.core.routing.input import HistoryEntry
+from modes_tui.core.values.correction import Correction
+from modes_tui.core.values.entry import HistoryEntry
 
 FRAME = (
     "You are the router of a chat assistant. You do not answer the user. You choose which "

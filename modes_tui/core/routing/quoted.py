@@ -1,6 +1,6 @@
 """Weak evidence beside a request's decision: what a message quotes counts by its kind.
 
-The router routes a message's request (`core.routing.framing`). When the request is decisive,
+The router routes a message's request (`core.values.framing`). When the request is decisive,
 each quoted kind (code, log, command, prose) counts a little, through what the pack's own
 classifier says of that kind's description; when the request says little on its own, the
 whole message (or the request's own kind, when the request is itself a command) is pooled with
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from modes_tui.core.routing.framing import PLACEHOLDER, Framing, QuotedKind, kind_of
+from modes_tui.core.values.framing import PLACEHOLDER, Framing, QuotedKind, kind_of
 
 KIND_TEXTS: Mapping[QuotedKind, str] = {
     "code": "a piece of source code from a program",

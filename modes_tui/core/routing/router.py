@@ -15,7 +15,7 @@ asks the classifier, and applies the outcome table (first rule that applies):
 | otherwise                                       | classifier | the decision's reason                   |
 | (mid-turn) the mode's model handed over         | model      | the model's reason (`switch_mode`)      |
 
-First the framing (`core.routing.framing`): for the embedding and keyword backends the
+First the framing (`core.values.framing`): for the embedding and keyword backends the
 classifier reads the request, not what the message quotes; the quoted kinds count as weak
 evidence (`steps.weigh_quoted`) and the split is kept on the route (`framing`).
 Before the threshold rules, the conversation (`core.routing.follow_up`, `steps.in_conversation`):
@@ -23,7 +23,7 @@ a follow-up stays in the mode that answered the previous turn unless another mod
 surer; a self-contained request switches at its own confidence. When the conversation changed
 the mode, the route is sticky, its reason starts `Follow-up of <mode>`, and `alone` keeps the
 classifier's own decision. Then stickiness: a switch must beat the current mode by `sticky`.
-Last, doubt (`core.routing.doubt`): under `ask_below`, or with the runner-up within
+Last, doubt (`core.values.doubt`): under `ask_below`, or with the runner-up within
 `ask_margin`, the route carries `unsure` (pick and runner-up).
 The decision's reason is for people and logs; it never goes back into any prompt.
 """
@@ -34,34 +34,23 @@ import inspect
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.errors import ContractError, UnknownMode
 from modes_tui.core.history.conversation import Message
-from modes_tui.core.routing.doubt import Unsure, doubt
-from modes_tui.core.routing.evidence import Evidence
-from modes_tui.core.routing.framing import Framing, split_message
-from modes_tui.core.routing.input import (
-    HistoryEntry,
-    MessageLike,
-    cut_middle,
-    cut_tail,
-    split_transcript,
-)
-from modes_tui.core.routing.recorded import (
-    RecordedError,
-    error_to_dict,
-    failure_reason,
-)
+from modes_tui.core.routing.input import MessageLike, cut_middle, cut_tail, split_transcript
 from modes_tui.core.routing.steps import QuotedStep, in_conversation
+from modes_tui.core.values.doubt import doubt
+from modes_tui.core.values.entry import HistoryEntry
+from modes_tui.core.values.framing import split_message
+from modes_tui.core.values.recorded import failure_reason
+from modes_tui.core.values.route import ClassifierInfo, Decision, Route
 
 if TYPE_CHECKING:  # profiles pulls in YAML and Jinja2, which the app's first frame can do without
     from modes_tui.core.packs.profiles import Pack, Profile
     from modes_tui.core.routing.ports import Classifier
 
-DecidedBy = Literal["caller", "classifier", "fallback", "model"]
 FRAMING_BACKENDS = frozenset({"embedding", "keyword"})
 """Backends that route the request alone; a model (chat, judge) reads the whole message."""
 
@@ -70,183 +59,6 @@ REASON_ONLY_FALLBACK = "No other mode available"
 REASON_NO_MODE = "No mode chosen"
 REASON_NOT_SCORED = "Confidence not scored"
 REASON_BELOW = "Below confidence threshold"
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What a classifier answered."""
-
-    mode_name: str | None
-    """The chosen mode, or None when the classifier chose none."""
-    confidence: float | None
-    """0..1, or None for "not scored"."""
-    reason: str | None = None
-    """Why, in the classifier's words (panel and log only)."""
-    probabilities: Mapping[str, float] | None = None
-    """A probability per mode, when the backend has a distribution."""
-    evidence: Evidence | None = None
-    """The nearest example, correction or description that decided (embedding backend)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """String keys; `probabilities` and `evidence` omitted when None."""
-        data: dict[str, Any] = {
-            "mode_name": self.mode_name,
-            "confidence": self.confidence,
-            "reason": self.reason,
-        }
-        if self.probabilities is not None:
-            data["probabilities"] = dict(self.probabilities)
-        if self.evidence is not None:
-            data["evidence"] = self.evidence.to_dict()
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Decision:
-        """The inverse of to_dict."""
-        probabilities = data.get("probabilities")
-        evidence = data.get("evidence")
-        return cls(
-            mode_name=data.get("mode_name"),
-            confidence=data.get("confidence"),
-            reason=data.get("reason"),
-            probabilities=dict(probabilities) if probabilities is not None else None,
-            evidence=Evidence.from_dict(evidence) if isinstance(evidence, Mapping) else None,
-        )
-
-    def ranked(self) -> list[tuple[str, float]]:
-        """Modes by probability, highest first (empty without probabilities)."""
-        if not self.probabilities:
-            return []
-        return sorted(self.probabilities.items(), key=lambda item: (-item[1], item[0]))
-
-
-@dataclass(frozen=True, slots=True)
-class ClassifierInfo:
-    """Which backend ran, and on which model."""
-
-    with_: str
-    """The backend: keyword, embedding, chat, judge, cascade, custom."""
-    model: str | None = None
-    """The model or encoder it used."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """`{"with": ..., "model": ...}`."""
-        return {"with": self.with_, "model": self.model}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ClassifierInfo:
-        """The inverse of to_dict."""
-        return cls(str(data.get("with", "custom")), data.get("model"))
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """The router's answer for one turn: a value you can show, log, replay and test."""
-
-    mode_name: str
-    """The mode that takes the turn."""
-    decided_by: DecidedBy
-    """caller (forced), classifier, fallback, or model (a hand-off mid-turn)."""
-    reason: str | None
-    """Why this mode (see the outcome table)."""
-    decision: Decision | None = None
-    """The classifier's decision, or None when none ran."""
-    duration_ms: float | None = None
-    """Time spent classifying; None on caller-decided routes."""
-    classifier: ClassifierInfo | None = None
-    """Which backend ran; None when none was called."""
-    error: BaseException | None = None
-    """What a failed classifier raised."""
-    runner_up: str | None = None
-    """The second most likely mode, when probabilities are known."""
-    sticky: bool = False
-    """Stickiness kept the current mode against a narrow winner."""
-    stages: tuple[Decision, ...] = ()
-    """Every decision a multi-stage backend (cascade) made, in order."""
-    one_shot: bool = False
-    """The caller chose the mode for this message only (`/MODE text`), not for what follows."""
-    at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="milliseconds"))
-    """When the route was decided (UTC, ISO 8601)."""
-    follow_up: float | None = None
-    """How much the message leaned on the previous turn (0..1); None without one."""
-    alone: Decision | None = None
-    """The classifier's decision on the message alone, when the conversation changed it."""
-    framing: Framing | None = None
-    """The message's request and what it quotes (kinds and sizes), when it quotes anything."""
-    unsure: Unsure | None = None
-    """The router's doubt (pick and runner-up), when it was unsure (`ask_below`)."""
-
-    @property
-    def confidence(self) -> float | None:
-        """The decision's confidence, if any."""
-        return self.decision.confidence if self.decision is not None else None
-
-    @property
-    def forced(self) -> bool:
-        """The caller chose the mode."""
-        return self.decided_by == "caller"
-
-    def to_dict(self) -> dict[str, Any]:
-        """String keys, plain values: for logs, sessions and `--json`."""
-        data: dict[str, Any] = {
-            "mode_name": self.mode_name,
-            "decided_by": self.decided_by,
-            "reason": self.reason,
-            "decision": self.decision.to_dict() if self.decision is not None else None,
-            "duration_ms": None if self.duration_ms is None else round(self.duration_ms, 3),
-            "classifier": self.classifier.to_dict() if self.classifier is not None else None,
-            "error": error_to_dict(self.error) if self.error is not None else None,
-            "runner_up": self.runner_up,
-            "sticky": self.sticky,
-            "at": self.at,
-        }
-        if self.stages:
-            data["stages"] = [stage.to_dict() for stage in self.stages]
-        if self.one_shot:  # only when set: older readers and records stay as they were
-            data["one_shot"] = True
-        if self.follow_up is not None:
-            data["follow_up"] = self.follow_up
-        if self.alone is not None:
-            data["alone"] = self.alone.to_dict()
-        if self.framing is not None:
-            data["framing"] = self.framing.to_dict()
-        if self.unsure is not None:
-            data["unsure"] = self.unsure.to_dict()
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Route:
-        """The inverse of to_dict (errors come back as RecordedError)."""
-        error_data = data.get("error")
-        error = None
-        if error_data:
-            extra = {k: v for k, v in error_data.items() if k not in {"type", "message"}}
-            error = RecordedError(
-                str(error_data.get("type")), str(error_data.get("message")), extra
-            )
-        decision = data.get("decision")
-        classifier = data.get("classifier")
-        follow_up = data.get("follow_up")
-        alone = data.get("alone")
-        framing, unsure = data.get("framing"), data.get("unsure")
-        return cls(
-            mode_name=str(data["mode_name"]),
-            decided_by=data["decided_by"],
-            reason=data.get("reason"),
-            decision=Decision.from_dict(decision) if decision else None,
-            duration_ms=data.get("duration_ms"),
-            classifier=ClassifierInfo.from_dict(classifier) if classifier else None,
-            error=error,
-            runner_up=data.get("runner_up"),
-            sticky=bool(data.get("sticky", False)),
-            stages=tuple(Decision.from_dict(s) for s in data.get("stages") or ()),
-            one_shot=data.get("one_shot") is True,
-            at=str(data.get("at") or ""),
-            follow_up=float(follow_up) if isinstance(follow_up, int | float) else None,
-            alone=Decision.from_dict(alone) if isinstance(alone, Mapping) else None,
-            framing=Framing.from_dict(framing) if isinstance(framing, Mapping) else None,
-            unsure=Unsure.from_dict(unsure) if isinstance(unsure, Mapping) else None,
-        )
 
 
 def trace_of(classifier: object) -> ClassifierInfo:

@@ -1,5 +1,5 @@
 """The router's steps after the classifier answered: the quoted material's kinds as weak
-evidence (`core.routing.framing`) and the conversation (`core.routing.follow_up`).
+evidence (`core.values.framing`) and the conversation (`core.routing.follow_up`).
 
 Both take the classifier's `Decision` and give back one (built with `dataclasses.replace`,
 so this module needs the type only for checking); the router applies the outcome table to
@@ -14,14 +14,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.routing.follow_up import Weighed, follow_up_score, weigh
-from modes_tui.core.routing.framing import Framing, QuotedKind
 from modes_tui.core.routing.quoted import DECISIVE, KIND_TEXTS, QuotedEvidence
+from modes_tui.core.values.framing import Framing, QuotedKind
 
 if TYPE_CHECKING:
     from modes_tui.core.packs.profiles import Profile
-    from modes_tui.core.routing.input import HistoryEntry
     from modes_tui.core.routing.ports import Classifier
-    from modes_tui.core.routing.router import Decision
+    from modes_tui.core.values.entry import HistoryEntry
+    from modes_tui.core.values.route import Decision
 
 
 class QuotedStep:

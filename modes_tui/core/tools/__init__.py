@@ -1,6 +1,8 @@
-"""Tools a model can call: the registry and `@tool`, the built-in toolbox, the
-workspace and its confined file access, the file rules applied to the real file, regex
-search (with a time limit), and tool servers (MCP) as the core sees them.
+"""Tools a model can call: registry, built-ins, the workspace, file rules, MCP servers.
+
+The registry and `@tool`, the built-in toolbox, the workspace and its confined file
+access, the file rules applied to the real file, regex search (with a time limit), and tool
+servers (MCP) as the core sees them.
 
     access.py        The answering mode's file rules, applied to the file a tool actually
                      opened
@@ -22,21 +24,20 @@ search (with a time limit), and tool servers (MCP) as the core sees them.
     toolbox.py       The tools one session offers: the built-in ones and the pack's own
     workspace.py     The working-directory tools: read, list and search files, and run a command
 
-Other packages import a public name from the module that defines it
-(`from modes_tui.core.tools.<module> import <name>`);
-`__all__` lists those names and is the package's public surface: a name not in it,
-or starting with `_`, is private to the package (tests/test_architecture.py).
+Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
 
 from __future__ import annotations
 
-from .confined import ConfinedRoot, MissingError, shown_path
-from .ports import ToolMaker, ToolServers
+from .access import FileRules, Refusal, check, denied_refusal, literal_globs
+from .confined import ConfinedRoot, MissingError, OutsideError, shown_path
+from .ports import ServerTools, ToolMaker, ToolServers
+from .registry import Tool, ToolError, ToolRegistry, known_tool_names, tool
 
 # Eager, so that a pack's `from modes_tui.core.tools import tool` (README) is typed; the
 # registry imports only the standard library and the model seam's values (first paint).
-from .registry import Tool, ToolError, ToolRegistry, known_tool_names, tool
-from .servers import ServerTools, server_tools
+from .resolver import Resolved, missing_real, resolve
+from .servers import server_tools
 from .toolbox import default_registry
 
 __all__ = [

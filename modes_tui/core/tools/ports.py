@@ -1,18 +1,28 @@
 """Where tools come from besides the built-ins: tool servers as the core sees them (the
 configured MCP servers, `mcp.servers.McpServers`, or a fake in tests; they answer with
-`tools.servers.ServerTools`), and a pack's own tools (`packs.profiles.Pack`, which sits above
+`ServerTools`), and a pack's own tools (`packs.profiles.Pack`, which sits above
 this part, so the toolbox sees it through `ToolMaker`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from modes_tui.core.tools.registry import Tool
-    from modes_tui.core.tools.servers import ServerTools
 
-__all__ = ["ToolMaker", "ToolServers"]
+__all__ = ["ServerTools", "ToolMaker", "ToolServers"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTools:
+    """What some servers offer one turn."""
+
+    tools: tuple[Tool, ...] = ()
+    """Their tools, server by server in the order asked."""
+    problems: tuple[str, ...] = ()
+    """What went wrong (a server that did not start or had stopped), for the turn's notes."""
 
 
 @runtime_checkable

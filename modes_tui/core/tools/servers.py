@@ -11,20 +11,8 @@ core never imports it or the `mcp` SDK.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from modes_tui.core.tools.ports import ToolServers
-from modes_tui.core.tools.registry import Tool
-
-
-@dataclass(frozen=True, slots=True)
-class ServerTools:
-    """What some servers offer one turn."""
-
-    tools: tuple[Tool, ...] = ()
-    """Their tools, server by server in the order asked."""
-    problems: tuple[str, ...] = ()
-    """What went wrong (a server that did not start or had stopped), for the turn's notes."""
+from modes_tui.core.tools.ports import ServerTools, ToolServers
 
 
 async def server_tools(names: Sequence[str], servers: ToolServers | None) -> ServerTools:

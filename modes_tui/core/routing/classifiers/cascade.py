@@ -14,14 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from modes_tui.core.packs.profiles import Profile
-from modes_tui.core.routing.input import HistoryEntry
 from modes_tui.core.routing.ports import Classifier
-from modes_tui.core.routing.router import (
-    ClassifierInfo,
-    Decision,
-    trace_of,
-    validate_decision,
-)
+from modes_tui.core.routing.router import trace_of, validate_decision
+from modes_tui.core.values.entry import HistoryEntry
+from modes_tui.core.values.route import ClassifierInfo, Decision
 
 
 class CascadeClassifier:

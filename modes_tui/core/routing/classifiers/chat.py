@@ -32,7 +32,7 @@ from modes_tui.core.routing.classifiers.model_classifier import (
     ModelClassifier,
     call_with_timeout,
 )
-from modes_tui.core.routing.router import Decision
+from modes_tui.core.values.route import Decision
 
 __all__ = [
     "ANSWER_FORMAT",

@@ -45,12 +45,12 @@ from modes_tui.core.routing.classifiers.learned_head import (
 )
 from modes_tui.core.routing.classifiers.mode_index import ModeIndex, ScoringParams
 from modes_tui.core.routing.corrections import EMPTY_CORRECTIONS
-from modes_tui.core.routing.evidence import Evidence
 from modes_tui.core.routing.follow_up import follow_up_score
-from modes_tui.core.routing.input import HistoryEntry
 from modes_tui.core.routing.learning import correction_note, learned_examples, split_negatives
 from modes_tui.core.routing.ports import CorrectionSource
-from modes_tui.core.routing.router import ClassifierInfo, Decision
+from modes_tui.core.values.entry import HistoryEntry
+from modes_tui.core.values.evidence import Evidence
+from modes_tui.core.values.route import ClassifierInfo, Decision
 
 if TYPE_CHECKING:
     import numpy.typing as npt

@@ -32,7 +32,7 @@ from modes_tui.core.routing.classifiers.model_classifier import (
     ModelClassifier,
 )
 from modes_tui.core.routing.ports import CorrectionSource
-from modes_tui.core.routing.router import Decision
+from modes_tui.core.values.route import Decision
 
 LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 TOP_LOGPROBS = 10

@@ -12,8 +12,8 @@ from functools import lru_cache
 from typing import Any
 
 from modes_tui.core.packs.profiles import Profile
-from modes_tui.core.routing.input import HistoryEntry
-from modes_tui.core.routing.router import ClassifierInfo, Decision
+from modes_tui.core.values.entry import HistoryEntry
+from modes_tui.core.values.route import ClassifierInfo, Decision
 
 
 @lru_cache(maxsize=2048)

@@ -20,7 +20,7 @@ import numpy as np
 
 from modes_tui.core.routing.classifiers.head import NONE, HeadKind, TrainingSet, build_training
 from modes_tui.core.routing.classifiers.head_refit import Fitted, RefitOutcome, refit
-from modes_tui.core.routing.evidence import Evidence, EvidenceKind
+from modes_tui.core.values.evidence import Evidence, EvidenceKind
 
 if TYPE_CHECKING:
     import numpy.typing as npt

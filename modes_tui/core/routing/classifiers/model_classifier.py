@@ -25,11 +25,11 @@ from modes_tui.core.model.ports import ChatModel
 from modes_tui.core.model.wire import Completion, ModelRequest
 from modes_tui.core.packs.profiles import Profile
 from modes_tui.core.routing.corrections import EMPTY_CORRECTIONS
-from modes_tui.core.routing.input import HistoryEntry
 from modes_tui.core.routing.learning import Similarity, similar_corrections
 from modes_tui.core.routing.ports import CorrectionSource
 from modes_tui.core.routing.prompt import build_routing_prompt
-from modes_tui.core.routing.router import ClassifierInfo, Decision
+from modes_tui.core.values.entry import HistoryEntry
+from modes_tui.core.values.route import ClassifierInfo, Decision
 
 DEFAULT_TIMEOUT = 30.0
 

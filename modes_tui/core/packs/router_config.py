@@ -14,7 +14,7 @@ from typing import Any
 
 from modes_tui.core.errors import cut_repr
 from modes_tui.core.packs.fields import FieldReader, HistoryWindow
-from modes_tui.core.routing.doubt import ASK_BELOW, ASK_MARGIN
+from modes_tui.core.values.doubt import ASK_BELOW, ASK_MARGIN
 
 CLASSIFIERS = ("keyword", "embedding", "chat", "judge", "cascade")
 ROUTER_KEYS = frozenset(
