@@ -74,7 +74,9 @@ async def type_word(pilot: Pilot[None], word: str) -> None:
     # handled: every letter is in the prompt, or one of them closed the dialog (the tests fail)
     await until(
         pilot,
-        lambda: app.conversation.prompt.value.endswith(word) or not isinstance(app.screen, ArmedDialog),
+        lambda: (
+            app.conversation.prompt.value.endswith(word) or not isinstance(app.screen, ArmedDialog)
+        ),
     )
 
 
@@ -133,7 +135,9 @@ async def test_can_typed_into_the_enter_shell_question_declines_nothing(rig: Rig
         screen = await armed(pilot)
         await type_word(pilot, "can")
 
-        assert screen.is_attached and not app.conversation.panel.entries  # no route yet: not declined
+        assert (
+            screen.is_attached and not app.conversation.panel.entries
+        )  # no route yet: not declined
         assert app.conversation.prompt.value == "can"
         assert "A question is waiting: y or n" in plain(screen.query_one("#answer-hint", Static))
         assert "Asked by shell's auto_enter: confirm" in plain(
@@ -255,7 +259,9 @@ async def test_in_the_app_a_hand_off_into_a_confirm_mode_is_asked(
             await armed(pilot)
             await pilot.press(answer)
             await until(pilot, lambda: not app.conversation.turns.running)
-            modes = [e.route.mode_name for e in app.conversation.panel.entries if e.route is not None]
+            modes = [
+                e.route.mode_name for e in app.conversation.panel.entries if e.route is not None
+            ]
             if answer == "y":
                 assert modes[-2:] == ["chat", "shell"]
                 assert (tmp_path / "ran.txt").exists()  # shell's run_command: allow

@@ -110,8 +110,6 @@ class Engine:
         self.asker: Asker | None = confirm if isinstance(confirm, Asker) else None
         """Who answers the engine's questions (entering a mode, the budget), when `confirm` can."""
         chosen = list(guards) if guards is not None else default_guards(config.limits)
-        self.asker: Asker | None = confirm if isinstance(confirm, Asker) else None
-        """Answers questions about a turn (entering a confirm-first mode, the budget, a hand-off)."""
         self.guards: list[Guard] = with_policy(
             chosen, config, pack, self.state, recorder, confirm, self.editor
         )
