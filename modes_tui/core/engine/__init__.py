@@ -13,6 +13,7 @@ Modules, in the order a turn visits them:
     turn.py         `Turn`: plays the phases and maps every ending to the close phase
     prepare.py      phase 1: the kind of turn (`TurnOrder`: new, edit, retry, correction),
                     the message in place, the control file, the route, the mode entered
+    doubt_choice.py the unsure router's pick and runner-up, put to the user before the turn
     auto_enter.py   the `auto_enter: confirm` question before the router enters a mode
     setup.py        `ModeSetups`: a mode resolved into a `TurnSetup` (model, tools, prompt)
     rounds.py       phase 2: per round the request, the stream (fallbacks), the answer
@@ -26,14 +27,16 @@ Modules, in the order a turn visits them:
     policy_guard.py the mode's policy decides each call: allow, ask with the diff, deny
     guards.py       `Guard` verdicts, the shipped guards and a turn's `Limits`
     questions.py    `Question`: what a turn may ask the user (the budget, auto-enter, a
-                    hand-off); `RuleNote`: the rule that decided a call; `verbatim`
+                    hand-off); `ModeChoice`: which mode, when the router is unsure;
+                    `RuleNote`: the rule that decided a call; `verbatim`
     close.py        phase 3: finished / failed / cancelled / abandoned, and the records
     state.py        `EngineState` (outlives a turn), `TurnState`, `TurnSetup`
     cancelling.py   `TurnSlot`/`TurnStopper`: one turn at a time, stopped at once
     costs.py        prices, the ledger's baseline, the budget question, fallback notes
     rerun.py        `TurnCorrections`: what the router decided per turn, `/wrong`
-    ports.py        the engine's ports: `Asker`, `Confirmer`, `Guard`, `CorrectionRecorder`,
-                    `Restorable`, `TurnEngine` (the model seam is `core/model/`)
+    ports.py        the engine's ports: `Asker`, `Chooser`, `Confirmer`, `Guard`,
+                    `CorrectionRecorder`, `Restorable`, `TurnEngine` (the model seam is
+                    `core/model/`)
 
 Other packages import a public name from the module that defines it
 (`from modes_tui.core.engine.<module> import <name>`);
@@ -46,12 +49,14 @@ from __future__ import annotations
 __all__ = [
     "ANSWER_ARMING_SECONDS",
     "Asker",
+    "Chooser",
     "Confirmer",
     "CorrectionRecorder",
     "Engine",
     "EngineConfig",
     "Guard",
     "Limits",
+    "ModeChoice",
     "NoteEchoFilter",
     "Question",
     "Restorable",

@@ -53,6 +53,7 @@ __all__ = [
     "Route",
     "Router",
     "RouterConfig",
+    "Unsure",
     "build_classifier",
     "expected_calibration_error",
     "format_curve",
