@@ -218,3 +218,17 @@ async def test_keys_typed_before_the_dialog_arms_go_to_the_prompt(rig: Rig) -> N
         await until(pilot, lambda: isinstance(app.screen, DoubtScreen) and app.screen.armed)
         await pilot.press("enter")
         assert await answered(pilot) == "answered in code"
+
+
+def test_the_doubt_dialog_snapshot(rig: Rig, snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        app.conversation.prompt.cursor_blink = False
+        app.conversation.status.animated = False
+        await ask(pilot)
+        await pilot.pause(0.2)
+
+    assert snap_compare(
+        build_app(rig.services, tz=UTC), terminal_size=(80, 24), run_before=run_before
+    )

@@ -155,7 +155,7 @@ class DoubtScreen(ArmedDialog[str]):
 
     @staticmethod
     def _row(key: str, mode: str, confidence: float | None, note: str) -> Text:
-        row = Text(f"{key:>5}  ", style="bold")
+        row = Text(f"{key:<5}  ", style="bold")
         row.append(f"{terminal_safe(mode):<10}", style="bold cyan")
         row.append(f" {_confidence(confidence)}  ")
         row.append(terminal_safe(note), style="dim")  # a reason may quote the message
