@@ -29,6 +29,13 @@ from tests.tui_support import started, until
 DEFAULT = ("chat", "code", "reason", "shell", "write")
 SUPPORT = ("escalate", "help", "orders", "returns")
 
+def settings_in(path: Path) -> object:
+    """The control file's settings, without the times they were made (`since`)."""
+    data = json.loads(path.read_text())
+    data.pop("since", None)
+    return data
+
+
 
 @pytest.fixture
 def dirs() -> Dirs:
@@ -49,10 +56,10 @@ def files(path: Path) -> tuple[ControlFile, ControlFile]:
 def test_a_pack_setting_leaves_the_other_packs_alone(tmp_path: Path) -> None:
     default, support = files(tmp_path / "state.json")
     assert support.write("returns") == ControlReading("returns", source="pack")
-    assert json.loads(support.path.read_text()) == {"packs": {"support": "returns"}}
+    assert settings_in(support.path) == {"packs": {"support": "returns"}}
     assert default.read() == ControlReading("auto")  # no warning, nothing set for it
     default.write("code")
-    assert json.loads(default.path.read_text()) == {
+    assert settings_in(default.path) == {
         "packs": {"support": "returns", "default": "code"}
     }
     assert support.read() == ControlReading("returns", source="pack")
@@ -68,7 +75,7 @@ def test_an_old_single_setting_file_still_applies_to_every_pack(tmp_path: Path) 
     assert "mode 'code' is not in the active pack" in (reading.warning or "")
     assert "`modes-tui mode auto --pack support`" in (reading.warning or "")
     support.write("returns")  # the pack's own entry wins; the old setting is kept
-    assert json.loads(default.path.read_text()) == {
+    assert settings_in(default.path) == {
         "mode": "code",
         "packs": {"support": "returns"},
     }
@@ -88,7 +95,7 @@ def test_a_bad_pack_entry_names_its_field_and_the_fix(tmp_path: Path) -> None:
     )
     assert "'packs.default' is a JSON number, expected a string" in (default.read().warning or "")
     support.write("help")  # a write repairs its own entry and drops what cannot be kept
-    assert json.loads(support.path.read_text()) == {"packs": {"support": "help"}}
+    assert settings_in(support.path) == {"packs": {"support": "help"}}
 
 
 async def test_the_watcher_reports_only_its_own_packs_changes(tmp_path: Path) -> None:
@@ -120,7 +127,7 @@ def test_a_run_only_setting_never_writes_the_file(tmp_path: Path) -> None:
     assert run.read().where == "this run only"
     with pytest.raises(UnknownMode):
         run.write("returns")
-    assert json.loads(default.path.read_text()) == {"packs": {"default": "code"}}
+    assert settings_in(default.path) == {"packs": {"default": "code"}}
 
 
 # --------------------------------------------------------------------------- the windows
@@ -168,7 +175,7 @@ async def test_the_header_says_where_the_setting_comes_from(tmp_path: Path) -> N
             await until(pilot, lambda: "setting forced code (all packs)" in header(app))
             await say(pilot, "/mode shell")
             assert "setting forced shell (this pack)" in header(app)
-            assert json.loads(win.control.path.read_text()) == {
+            assert settings_in(win.control.path) == {
                 "mode": "code",
                 "packs": {"default": "shell"},
             }
