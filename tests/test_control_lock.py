@@ -27,12 +27,12 @@ from tests.cli_support import REPO
 PACKS = ("alpha", "beta", "gamma", "delta")
 ROUNDS = 20
 
+
 def settings_in(path: Path) -> object:
     """The control file's settings, without the times they were made (`since`)."""
     data = json.loads(path.read_text())
     data.pop("since", None)
     return data
-
 
 
 def mode_writer(home: Path, pack: str, mode: str) -> subprocess.Popen[str]:

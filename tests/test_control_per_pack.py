@@ -29,12 +29,12 @@ from tests.tui_support import started, until
 DEFAULT = ("chat", "code", "reason", "shell", "write")
 SUPPORT = ("escalate", "help", "orders", "returns")
 
+
 def settings_in(path: Path) -> object:
     """The control file's settings, without the times they were made (`since`)."""
     data = json.loads(path.read_text())
     data.pop("since", None)
     return data
-
 
 
 @pytest.fixture
@@ -59,9 +59,7 @@ def test_a_pack_setting_leaves_the_other_packs_alone(tmp_path: Path) -> None:
     assert settings_in(support.path) == {"packs": {"support": "returns"}}
     assert default.read() == ControlReading("auto")  # no warning, nothing set for it
     default.write("code")
-    assert settings_in(default.path) == {
-        "packs": {"support": "returns", "default": "code"}
-    }
+    assert settings_in(default.path) == {"packs": {"support": "returns", "default": "code"}}
     assert support.read() == ControlReading("returns", source="pack")
     assert default.read() == ControlReading("code", source="pack")
 

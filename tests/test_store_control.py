@@ -18,12 +18,12 @@ from modes_tui.store.control import ControlFile
 REPO = Path(__file__).resolve().parent.parent
 MODES = ("chat", "code", "shell")
 
+
 def settings_in(path: Path) -> object:
     """The control file's settings, without the times they were made (`since`)."""
     data = json.loads(path.read_text())
     data.pop("since", None)
     return data
-
 
 
 def control(tmp_path: Path) -> ControlFile:
