@@ -261,8 +261,18 @@ async def replay_scene(pilot: Pilot[None], app: ModesApp, save: Save, log_id: st
 
 
 async def correction_scenes(pilot: Pilot[None], app: ModesApp, save: Save, _log_id: str) -> None:
-    """The wrong-mode picker, then the corrected turn."""
-    await say(pilot, app, CORRECTED)
+    """The doubt dialog (the router is unsure), the wrong-mode picker, the corrected turn."""
+    count = len(app.conversation.records)
+    app.conversation.prompt.value = CORRECTED
+    await pilot.press("enter")
+    await until(pilot, lambda: app.screen.__class__.__name__ == "DoubtScreen")
+    await until(pilot, lambda: bool(getattr(app.screen, "armed", False)))  # takes answers
+    await pilot.pause(0.3)
+    save("doubt")
+    await pilot.press("enter")  # the router's pick runs
+    await until(
+        pilot, lambda: len(app.conversation.records) > count and not app.conversation.turns.running
+    )
     await pilot.press("ctrl+e")  # wrong mode: the picker, with the router's probabilities
     await until(pilot, lambda: app.screen.__class__.__name__ == "CorrectScreen")
     await pilot.pause(0.3)
