@@ -142,6 +142,19 @@ def pin_the_clock() -> None:
             return cls(2026, 3, 14)
 
     setup_module.dt = types.SimpleNamespace(date=Day, datetime=datetime.datetime)  # type: ignore[assignment]
+
+    import modes_tui.store.control as control_module
+    import modes_tui.tui.status as status_module
+
+    class Now(datetime.datetime):
+        """The time a mode is forced at, and the time the header says it relative to."""
+
+        @classmethod
+        def now(cls, tz: datetime.tzinfo | None = None) -> Now:
+            return cls(2026, 3, 14, 9, 26, 53, tzinfo=datetime.UTC).astimezone(tz)
+
+    control_module.datetime = Now  # type: ignore[attr-defined]
+    status_module.datetime = Now  # type: ignore[attr-defined]
     tool_calls_module.time = types.SimpleNamespace(  # type: ignore[assignment]
         perf_counter=lambda: 0.0, monotonic=__import__("time").monotonic
     )
@@ -261,18 +274,8 @@ async def replay_scene(pilot: Pilot[None], app: ModesApp, save: Save, log_id: st
 
 
 async def correction_scenes(pilot: Pilot[None], app: ModesApp, save: Save, _log_id: str) -> None:
-    """The doubt dialog (the router is unsure), the wrong-mode picker, the corrected turn."""
-    count = len(app.conversation.records)
-    app.conversation.prompt.value = CORRECTED
-    await pilot.press("enter")
-    await until(pilot, lambda: app.screen.__class__.__name__ == "DoubtScreen")
-    await until(pilot, lambda: bool(getattr(app.screen, "armed", False)))  # takes answers
-    await pilot.pause(0.3)
-    save("doubt")
-    await pilot.press("enter")  # the router's pick runs
-    await until(
-        pilot, lambda: len(app.conversation.records) > count and not app.conversation.turns.running
-    )
+    """The wrong-mode picker, then the corrected turn."""
+    await say(pilot, app, CORRECTED)
     await pilot.press("ctrl+e")  # wrong mode: the picker, with the router's probabilities
     await until(pilot, lambda: app.screen.__class__.__name__ == "CorrectScreen")
     await pilot.pause(0.3)
@@ -377,8 +380,32 @@ async def shoot_edit(out: Path) -> list[Path]:
     return [path]
 
 
+async def shoot_doubt(out: Path) -> list[Path]:
+    """The doubt dialog: the router is unsure between chat and shell, before the turn runs."""
+    workdir = Path(tempfile.gettempdir()) / "modes-tui-demo-doubt"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir()
+    script = [ScriptedReply('`git commit -m "Fix typo in README"`')]
+    app, log = make_app(workdir, script, session_id="20260314-092653-doubt")
+    path = out / "doubt.svg"
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.conversation.prompt.cursor_blink = False
+        app.conversation.status.animated = False
+        await until(pilot, lambda: app.conversation.engine is not None)
+        app.conversation.prompt.value = CORRECTED  # keywords of chat and shell, 0.50 each
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "DoubtScreen")
+        await until(pilot, lambda: bool(getattr(app.screen, "armed", False)))  # takes answers
+        await pilot.pause(0.3)
+        app.save_screenshot(str(path))
+        await pilot.press("2")  # the runner-up: recorded as a correction
+        await until(pilot, lambda: not app.conversation.turns.running)
+    log.close()
+    return [path]
+
+
 async def shoot_all(out: Path) -> list[Path]:
-    return [*await shoot(out), *await shoot_edit(out)]
+    return [*await shoot(out), *await shoot_edit(out), *await shoot_doubt(out)]
 
 
 def main() -> None:
