@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+from textual.pilot import Pilot
 from textual.widgets import Static
 from textual.widgets._toast import Toast
 
@@ -154,3 +156,49 @@ async def test_replay_at_80x24_follows_the_chat_layout() -> None:
         assert chat.region.width == 80
         assert isinstance(app, ModesApp)
         assert [s for s in screen.query(Static) if s.id == "replay-title"]
+
+
+# --------------------------------------------------------------------------- looks
+
+
+def forced_yesterday_app() -> ModesApp:
+    dirs = app_dirs()
+    dirs.control_file.parent.mkdir(parents=True, exist_ok=True)
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).replace(hour=14, minute=2, second=0)
+    dirs.control_file.write_text(
+        json.dumps(
+            {"packs": {"default": "code"}, "since": {"packs": {"default": yesterday.isoformat()}}}
+        )
+    )
+    the_services = services(ScriptEngine())
+    the_services.control = ControlFile(dirs.control_file, pack="default")  # type: ignore[assignment]
+    return build_app(the_services, tz=UTC)
+
+
+def test_forced_since_at_80x24_snapshot(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        app.conversation.prompt.cursor_blink = False
+        app.conversation.status.animated = False
+        await started(pilot)
+        await until(pilot, lambda: "forced:" in plain(app.conversation.status))
+        await pilot.pause(0.2)
+
+    assert snap_compare(forced_yesterday_app(), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_replay_at_80x24_snapshot(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        app.conversation.prompt.cursor_blink = False
+        app.conversation.status.animated = False
+        await started(pilot)
+        app.conversation.prompt.value = "/replay 20260314-092653-abcd"
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        await pilot.pause(0.3)
+
+    app = build_app(services(ScriptEngine(), sessions=FakeSessions(replayed())), tz=UTC)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
