@@ -210,7 +210,7 @@ class ModeHeader(Static):
         self._draw()
 
     def _draw(self) -> None:
-        width = self.size.width - 2 if self.size.width else None
+        width = self.size.width or None  # the content width (padding excluded)
         text = self.render_text(width)
         lines = 1 if width is None else max(1, len(text.wrap(self.app.console, width)))
         if lines != self._lines:
