@@ -143,6 +143,19 @@ def pin_the_clock() -> None:
             return cls(2026, 3, 14)
 
     setup_module.dt = types.SimpleNamespace(date=Day, datetime=datetime.datetime)  # type: ignore[assignment]
+
+    import modes_tui.store.control as control_module
+    import modes_tui.tui.status as status_module
+
+    class Now(datetime.datetime):
+        """The time a mode is forced at, and the time the header says it relative to."""
+
+        @classmethod
+        def now(cls, tz: datetime.tzinfo | None = None) -> Now:
+            return cls(2026, 3, 14, 9, 26, 53, tzinfo=datetime.UTC).astimezone(tz)
+
+    control_module.datetime = Now  # type: ignore[attr-defined]
+    status_module.datetime = Now  # type: ignore[attr-defined]
     tool_calls_module.time = types.SimpleNamespace(  # type: ignore[assignment]
         perf_counter=lambda: 0.0, monotonic=__import__("time").monotonic
     )
@@ -368,8 +381,32 @@ async def shoot_edit(out: Path) -> list[Path]:
     return [path]
 
 
+async def shoot_doubt(out: Path) -> list[Path]:
+    """The doubt dialog: the router is unsure between chat and shell, before the turn runs."""
+    workdir = Path(tempfile.gettempdir()) / "modes-tui-demo-doubt"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir()
+    script = [ScriptedReply('`git commit -m "Fix typo in README"`')]
+    app, log = make_app(workdir, script, session_id="20260314-092653-doubt")
+    path = out / "doubt.svg"
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.conversation.prompt.cursor_blink = False
+        app.conversation.status.animated = False
+        await until(pilot, lambda: app.conversation.engine is not None)
+        app.conversation.prompt.value = CORRECTED  # keywords of chat and shell, 0.50 each
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "DoubtScreen")
+        await until(pilot, lambda: bool(getattr(app.screen, "armed", False)))  # takes answers
+        await pilot.pause(0.3)
+        app.save_screenshot(str(path))
+        await pilot.press("2")  # the runner-up: recorded as a correction
+        await until(pilot, lambda: not app.conversation.turns.running)
+    log.close()
+    return [path]
+
+
 async def shoot_all(out: Path) -> list[Path]:
-    return [*await shoot(out), *await shoot_edit(out)]
+    return [*await shoot(out), *await shoot_edit(out), *await shoot_doubt(out)]
 
 
 def main() -> None:

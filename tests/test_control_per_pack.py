@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from datetime import UTC
 from pathlib import Path
 
@@ -28,6 +29,13 @@ from tests.tui_support import started, until
 
 DEFAULT = ("chat", "code", "reason", "shell", "write")
 SUPPORT = ("escalate", "help", "orders", "returns")
+
+
+def settings_in(path: Path) -> object:
+    """The control file's settings, without the times they were made (`since`)."""
+    data = json.loads(path.read_text())
+    data.pop("since", None)
+    return data
 
 
 @pytest.fixture
@@ -49,12 +57,10 @@ def files(path: Path) -> tuple[ControlFile, ControlFile]:
 def test_a_pack_setting_leaves_the_other_packs_alone(tmp_path: Path) -> None:
     default, support = files(tmp_path / "state.json")
     assert support.write("returns") == ControlReading("returns", source="pack")
-    assert json.loads(support.path.read_text()) == {"packs": {"support": "returns"}}
+    assert settings_in(support.path) == {"packs": {"support": "returns"}}
     assert default.read() == ControlReading("auto")  # no warning, nothing set for it
     default.write("code")
-    assert json.loads(default.path.read_text()) == {
-        "packs": {"support": "returns", "default": "code"}
-    }
+    assert settings_in(default.path) == {"packs": {"support": "returns", "default": "code"}}
     assert support.read() == ControlReading("returns", source="pack")
     assert default.read() == ControlReading("code", source="pack")
 
@@ -68,7 +74,7 @@ def test_an_old_single_setting_file_still_applies_to_every_pack(tmp_path: Path) 
     assert "mode 'code' is not in the active pack" in (reading.warning or "")
     assert "`modes-tui mode auto --pack support`" in (reading.warning or "")
     support.write("returns")  # the pack's own entry wins; the old setting is kept
-    assert json.loads(default.path.read_text()) == {
+    assert settings_in(default.path) == {
         "mode": "code",
         "packs": {"support": "returns"},
     }
@@ -88,7 +94,7 @@ def test_a_bad_pack_entry_names_its_field_and_the_fix(tmp_path: Path) -> None:
     )
     assert "'packs.default' is a JSON number, expected a string" in (default.read().warning or "")
     support.write("help")  # a write repairs its own entry and drops what cannot be kept
-    assert json.loads(support.path.read_text()) == {"packs": {"support": "help"}}
+    assert settings_in(support.path) == {"packs": {"support": "help"}}
 
 
 async def test_the_watcher_reports_only_its_own_packs_changes(tmp_path: Path) -> None:
@@ -120,7 +126,7 @@ def test_a_run_only_setting_never_writes_the_file(tmp_path: Path) -> None:
     assert run.read().where == "this run only"
     with pytest.raises(UnknownMode):
         run.write("returns")
-    assert json.loads(default.path.read_text()) == {"packs": {"default": "code"}}
+    assert settings_in(default.path) == {"packs": {"default": "code"}}
 
 
 # --------------------------------------------------------------------------- the windows
@@ -143,7 +149,10 @@ async def test_forcing_a_mode_in_a_support_window_leaves_a_default_window_alone(
             before = header(default_app)
             assert "setting auto" in before
             await say(support_pilot, "/mode returns")
-            assert "setting forced returns (this pack)" in header(support_app)
+            # the header also says since when (a write keeps the time)
+            assert re.search(
+                r"setting forced returns since \d\d:\d\d \(this pack\)", header(support_app)
+            )
             # the default window's watcher polls every 0.2 s: give it several looks
             await default_pilot.pause(0.8)
             assert header(default_app) == before
@@ -167,8 +176,8 @@ async def test_the_header_says_where_the_setting_comes_from(tmp_path: Path) -> N
             win.control.path.write_text('{"mode": "code"}')  # an old file, from outside
             await until(pilot, lambda: "setting forced code (all packs)" in header(app))
             await say(pilot, "/mode shell")
-            assert "setting forced shell (this pack)" in header(app)
-            assert json.loads(win.control.path.read_text()) == {
+            assert re.search(r"setting forced shell since \d\d:\d\d \(this pack\)", header(app))
+            assert settings_in(win.control.path) == {
                 "mode": "code",
                 "packs": {"default": "shell"},
             }

@@ -5,7 +5,10 @@ One setting per pack, plus a file-wide one (what the file held before settings w
     {"mode": "auto", "packs": {"default": "code", "support": "returns"}}
 
 A pack's own entry wins; a pack without one uses the file-wide `mode`; with neither, the
-setting is `auto`. `auto` lets the router decide, `off` runs the base prompt and the default
+setting is `auto`. A write also keeps when the setting was made, in `since` (same shape,
+ISO 8601 UTC times: `{"since": {"packs": {"default": "2026-12-03T14:02:07+00:00"}}}`), so the
+app can say "forced: code since yesterday 14:02"; a file without it reads as before, and a
+`since` that cannot be read is ignored, never the setting. `auto` lets the router decide, `off` runs the base prompt and the default
 model only, a mode name forces that mode on every turn. Both keys are optional: an old file
 `{"mode": "code"}` still reads as it did, for every pack. `ControlFile(path, pack=P)` reads
 and writes P's entry (`modes-tui mode NAME --pack P`, keys and `/mode` in a window on P), so a
@@ -34,7 +37,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,7 +70,12 @@ MODE = "mode"
 """The file-wide setting: every pack without an entry of its own."""
 PACKS = "packs"
 """Pack name -> that pack's setting."""
-KEYS_HELP = "the file holds 'mode' (every pack) and 'packs' (one setting per pack)"
+SINCE = "since"
+"""When each setting was made: `{"mode": ISO time, "packs": {pack: ISO time}}` (UTC)."""
+KEYS_HELP = (
+    "the file holds 'mode' (every pack), 'packs' (one setting per pack) and 'since' "
+    "(when each was set)"
+)
 
 
 class ControlFile:
@@ -124,9 +134,10 @@ class ControlFile:
             return self._unusable(problem)
         packs = data.get(PACKS, {})
         if self.pack is not None and self.pack in packs:
-            return self._setting(packs[self.pack], f"{PACKS}.{self.pack}", "pack")
+            reading = self._setting(packs[self.pack], f"{PACKS}.{self.pack}", "pack")
+            return _dated(reading, _since(data).get(self.pack))
         if MODE in data:
-            return self._setting(data[MODE], MODE, "file")
+            return _dated(self._setting(data[MODE], MODE, "file"), _since(data).get(None))
         return ControlReading(AUTO)
 
     def _setting(self, mode: object, field: str, source: Source) -> ControlReading:
@@ -174,6 +185,7 @@ class ControlFile:
             private_folder(self.path.parent)
             with locked(self.path):  # read, change, replace: no other writer in between
                 data = self._stored()
+                _stamp(data, self.pack, mode)
                 if self.pack is None:
                     data[MODE] = mode
                 else:
@@ -207,6 +219,9 @@ class ControlFile:
         packs = {k: v for k, v in data.get(PACKS, {}).items() if isinstance(v, str)}
         if packs:
             kept[PACKS] = packs
+        times = _since(data)
+        if times:
+            kept[SINCE] = _since_data(times)
         return kept
 
     def validate(self, mode: str) -> None:
@@ -300,7 +315,7 @@ def _shape_problem(data: object) -> str | None:
     """What is wrong with the file's shape (not its values), or None."""
     if not isinstance(data, dict):
         return f"a JSON {_json_type(data)}, expected an object"
-    extra = sorted(set(data) - {MODE, PACKS})
+    extra = sorted(set(data) - {MODE, PACKS, SINCE})
     if extra:
         return f"unknown keys {', '.join(map(repr, extra))}; {KEYS_HELP}"
     if not data:
@@ -313,6 +328,60 @@ def _shape_problem(data: object) -> str | None:
         if problem is not None:
             return f"'packs' has the key {key!r}, which {problem}"
     return None
+
+
+def _since(data: Mapping[str, Any]) -> dict[str | None, str]:
+    """When each setting was made (None: the file-wide one). A `since` that is not of the
+    expected shape is ignored: a missing time must never cost the user their setting."""
+    since = data.get(SINCE)
+    if not isinstance(since, dict):
+        return {}
+    times: dict[str | None, str] = {}
+    if _is_time(since.get(MODE)):
+        times[None] = since[MODE]
+    packs = since.get(PACKS)
+    if isinstance(packs, dict):
+        times.update({k: v for k, v in packs.items() if isinstance(k, str) and _is_time(v)})
+    return times
+
+
+def _since_data(times: Mapping[str | None, str]) -> dict[str, Any]:
+    """The `since` object for `times` (the inverse of `_since`)."""
+    data: dict[str, Any] = {}
+    if None in times:
+        data[MODE] = times[None]
+    packs = {k: v for k, v in times.items() if k is not None}
+    if packs:
+        data[PACKS] = packs
+    return data
+
+
+def _stamp(data: dict[str, Any], pack: str | None, mode: str) -> None:
+    """Keep when `pack`'s setting (None: the file-wide one) changes to `mode`; setting the
+    same value again keeps the first time (it has been forced since then)."""
+    before = data.get(MODE) if pack is None else data.get(PACKS, {}).get(pack)
+    times = _since(data)
+    if before == mode and pack in times:
+        return
+    times[pack] = datetime.now(UTC).isoformat(timespec="seconds")
+    data[SINCE] = _since_data(times)
+
+
+def _is_time(value: object) -> bool:
+    if not isinstance(value, str) or len(value) > 40:
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _dated(reading: ControlReading, since: str | None) -> ControlReading:
+    """`reading` with the time its setting was made (a warning's auto has none)."""
+    if since is None or reading.warning is not None:
+        return reading
+    return replace(reading, since=since)
 
 
 def _json_type(value: object) -> str:

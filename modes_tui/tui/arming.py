@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from textual import events
 from textual.screen import ModalScreen
@@ -89,8 +89,12 @@ class EarlyKeys:
             self.prompt.insert(text)
 
 
-class ArmedDialog(ModalScreen[bool]):
-    """A yes/no dialog that ignores keys and clicks until it is armed (see the module)."""
+Answer = TypeVar("Answer")
+"""What a dialog answers: yes or no (`bool`), or a mode's name (the doubt dialog)."""
+
+
+class ArmedDialog(ModalScreen[Answer], Generic[Answer]):
+    """A dialog that ignores keys and clicks until it is armed (see the module)."""
 
     DEFAULT_CSS = """
     ArmedDialog #answer-hint { color: $text-muted; margin-top: 1; }
@@ -100,6 +104,12 @@ class ArmedDialog(ModalScreen[bool]):
     """The keys that answer, shown once armed."""
     FOCUS_WHEN_ARMED: ClassVar[str] = ""
     """The id of the button focused once armed (the safe answer)."""
+    WAITING: ClassVar[str] = WAITING_HINT
+    """Shown when a key that is not an answer came while armed."""
+
+    def answer_keys(self) -> frozenset[str]:
+        """The keys that answer once armed (any other goes to the prompt or does nothing)."""
+        return ANSWER_KEYS
 
     def __init__(
         self,
@@ -182,7 +192,7 @@ class ArmedDialog(ModalScreen[bool]):
         self.armed = False
         for button in self.query(Button):
             button.disabled = True
-        self.query_one("#answer-hint", Static).update(WAITING_HINT)
+        self.query_one("#answer-hint", Static).update(self.WAITING)
         self._quiet_since = self._clock()
         self._check_armed()
 
@@ -200,11 +210,12 @@ class ArmedDialog(ModalScreen[bool]):
         # The screen sees a key before the app checks the dialog's bindings (y, n, Esc):
         # stopping it here is what keeps an early key from answering.
         if event.time >= self._opened_stamp and self.answers_now():
-            if event.key in ANSWER_KEYS and self._quiet_before(event):
+            answers = self.answer_keys()
+            if event.key in answers and self._quiet_before(event):
                 return
             event.stop()
             event.prevent_default()
-            if event.key not in ANSWER_KEYS and not self._typed(event):
+            if event.key not in answers and not self._typed(event):
                 return  # a global key (shift+tab, ctrl+e, a mode key): nothing while open
             self._disarm()  # a word is being typed: its letters go to the prompt
         event.stop()

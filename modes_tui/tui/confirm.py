@@ -23,17 +23,23 @@ from textual.css.query import NoMatches
 from textual.widgets import Button, Static, TextArea
 
 from modes_tui.core.edits.editor import Change
-from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS, Question, RuleNote, verbatim
+from modes_tui.core.engine.questions import (
+    ANSWER_ARMING_SECONDS,
+    ModeChoice,
+    Question,
+    RuleNote,
+    verbatim,
+)
 from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.terminal_text import json_terminal_safe, terminal_safe
-from modes_tui.tui.arming import ArmedDialog, Clock
+from modes_tui.tui.arming import Answer, ArmedDialog, Clock
 from modes_tui.tui.render import diff_text
 
 if TYPE_CHECKING:
     from textual.app import App
 
 
-class ConfirmToolScreen(ArmedDialog):
+class ConfirmToolScreen(ArmedDialog[bool]):
     """Run this tool call? Yes runs it; No tells the model the user refused. Armed after a
     moment (`tui.arming`): keys typed before that go to the prompt."""
 
@@ -182,7 +188,7 @@ def tool_title(call: ToolCall) -> Text:
     return title
 
 
-class QuestionScreen(ArmedDialog):
+class QuestionScreen(ArmedDialog[bool]):
     """A yes/no question about the next turn (entering a confirm-first mode, the budget),
     armed like the tool confirmation."""
 
@@ -241,7 +247,8 @@ class QuestionScreen(ArmedDialog):
 
 
 class DialogConfirmer:
-    """The engine's `Confirmer`: asks through `ConfirmToolScreen` and waits for the answer.
+    """The engine's `Confirmer` (and `Asker`, and `Chooser`): asks through `ConfirmToolScreen`,
+    `QuestionScreen` or `doubt.DoubtScreen` and waits for the answer.
 
     `clock` and `arming` say when a dialog starts taking answers (tests pass a clock they
     move by hand); keys typed before that go to the prompt of the app's chat screen."""
@@ -256,7 +263,8 @@ class DialogConfirmer:
     async def confirm(self, call: ToolCall, tool: Any, preview: Change | None = None) -> bool:
         """True when the user lets the call run (`preview`: the change it makes, as a diff)."""
         description = str(getattr(tool, "description", "") or "")
-        return await self._show(ConfirmToolScreen(call, description, preview, **self._arming()))
+        screen = ConfirmToolScreen(call, description, preview, **self._arming())
+        return await self._yes(screen)
 
     async def confirm_by_rule(
         self, call: ToolCall, tool: Any, preview: Change | None, rule: RuleNote
@@ -264,14 +272,22 @@ class DialogConfirmer:
         """`confirm`, with the policy rule that asks named in the dialog."""
         description = str(getattr(tool, "description", "") or "")
         screen = ConfirmToolScreen(call, description, preview, rule, **self._arming())
-        return await self._show(screen)
+        return await self._yes(screen)
 
     def allowed_by_rule(self, call: ToolCall, rule: RuleNote) -> None:
         """Nothing to ask: the tool card shows the call, the panel's policy line the rules."""
 
     async def ask(self, question: Question) -> bool:
         """True when the user says yes to entering a mode or passing the budget."""
-        return await self._show(QuestionScreen(question, **self._arming()))
+        return await self._yes(QuestionScreen(question, **self._arming()))
+
+    async def choose(self, choice: ModeChoice) -> str | None:
+        """The mode the user takes when the router is unsure (the doubt dialog)."""
+        from modes_tui.tui.doubt import DoubtScreen, answer_keys
+
+        keys = answer_keys(self.app, choice.modes)
+        screen = DoubtScreen(choice, keys, **self._arming())
+        return await self._show(screen, choice.unsure.pick)
 
     def _arming(self) -> dict[str, Any]:
         return {"clock": self.clock, "arming": self.arming, "prompt": self._prompt()}
@@ -283,17 +299,23 @@ class DialogConfirmer:
         except (NoMatches, IndexError):
             return None
 
-    async def _show(self, screen: ArmedDialog) -> bool:
-        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+    async def _yes(self, screen: ArmedDialog[bool]) -> bool:
+        """Whether the user said yes in `screen`."""
+        answer: bool | None = await self._show(screen, False)
+        return bool(answer)
 
-        def done(result: bool | None) -> None:
+    async def _show(self, screen: ArmedDialog[Answer], cancelled: Answer) -> Answer | None:
+        """Push `screen` and wait for its answer (`cancelled` closes it when the turn is)."""
+        answer: asyncio.Future[Answer | None] = asyncio.get_running_loop().create_future()
+
+        def done(result: Answer | None) -> None:
             if not answer.done():
-                answer.set_result(bool(result))
+                answer.set_result(result)
 
         self.app.push_screen(screen, callback=done)
         try:
             return await answer
         except asyncio.CancelledError:
             if screen.is_attached:
-                screen.dismiss(False)
+                screen.dismiss(cancelled)
             raise

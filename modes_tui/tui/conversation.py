@@ -141,6 +141,7 @@ class ConversationScreen(Screen[None]):
             model=services.model if services else NOT_KNOWN,
             pack=services.pack.name if services else NOT_KNOWN,
             id="header",
+            tz=self.tz,
         )
         with Horizontal(id="main"):
             yield ChatLog(id="chat", tz=self.tz)
@@ -204,7 +205,8 @@ class ConversationScreen(Screen[None]):
     def watch_reading(self, reading: ControlReading) -> None:
         """The control setting in the header and the panel."""
         self.header.show(reading)
-        self.panel.show_setting(reading_label(reading), reading.warning)
+        self.status.show_setting(reading, self.tz)  # forced: since when, how to hand it back
+        self.panel.show_setting(reading_label(reading, self.tz), reading.warning)
 
     async def engine_settled(self) -> TurnEngine | None:
         """The engine once built, or None once it failed (a message waits meanwhile)."""
@@ -349,7 +351,7 @@ class ConversationScreen(Screen[None]):
             self.status.error(str(error))
             return False
         self.reading = reading
-        self.status.idle(f"Setting: {reading_label(reading)}")
+        self.status.idle(f"Setting: {reading_label(reading, self.tz)}")
         return True
 
     def action_cycle_mode(self) -> None:

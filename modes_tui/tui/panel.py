@@ -120,6 +120,8 @@ class RoutePanel(Vertical):
         color: $text;
         padding: 0 1;
         text-style: bold;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     RoutePanel > OptionList, RoutePanel > OptionList:focus {
         height: 1fr;
@@ -129,7 +131,12 @@ class RoutePanel(Vertical):
     }
     RoutePanel > OptionList > .option-list--option { padding: 0 0; }
     RoutePanel > #panel-setting { padding: 0 1; height: auto; }
-    RoutePanel > #panel-hint { color: $text-muted; padding: 0 1; }
+    RoutePanel > #panel-hint {
+        color: $text-muted;
+        padding: 0 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
     RoutePanel > #panel-policy { padding: 0 1; height: auto; display: none; }
     RoutePanel > #panel-policy.-shown { display: block; }
     RoutePanel > #panel-empty { color: $text-muted; padding: 1 1; height: 1fr; }

@@ -8,7 +8,7 @@ from datetime import tzinfo
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -59,6 +59,7 @@ class ReplayScreen(Screen[None]):
     }
     ReplayScreen > Horizontal { height: 1fr; }
     ReplayScreen ChatLog { width: 1fr; }
+    ReplayScreen.-narrow ChatLog { width: 100%; }
     """
 
     BINDINGS: ClassVar = [
@@ -103,6 +104,9 @@ class ReplayScreen(Screen[None]):
         yield Footer()
 
     async def on_mount(self) -> None:
+        # chat's layout rules: below 100 columns the panel leaves the row (ctrl+b shows
+        # it over the chat) and each turn keeps a one-line route strip
+        self.query_one(RoutePanel).fit(self.app.size.width)
         await self.query_one(ChatLog).show_records(self.records)
         self.query_one(RoutePanel).set_records(self.records)
         if self._reroute is not None:
@@ -141,10 +145,14 @@ class ReplayScreen(Screen[None]):
         await self.query_one(ChatLog).refresh_reroutes()
         self.query_one(RoutePanel).set_records(self.records)
 
+    def on_resize(self, event: events.Resize) -> None:
+        """The panel fits the width as on the chat screen."""
+        if self.is_mounted:
+            self.query_one(RoutePanel).fit(event.size.width)
+
     def action_toggle_panel(self) -> None:
-        """Show or hide the route panel."""
-        panel = self.query_one(RoutePanel)
-        panel.display = not panel.display
+        """Show or hide the route panel (on a narrow terminal, over the chat)."""
+        self.query_one(RoutePanel).toggle(self.app.size.width)
 
     @on(RoutePanel.InspectRequested)
     def _inspect(self, event: RoutePanel.InspectRequested) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -50,11 +51,50 @@ def setting_label(setting: str) -> str:
     return f"forced {setting}"
 
 
-def reading_label(reading: ControlReading) -> str:
-    """The setting and where it comes from: `forced code (this pack)`, `off (all packs)`,
-    `forced shell (this run only)`; plain `auto` when nothing is set (the default)."""
+def since_label(since: str, tz: tzinfo | None = None, now: datetime | None = None) -> str:
+    """When a setting was made, as a person says it: `14:02` (today), `yesterday 14:02`,
+    `Mon 14:02` (this week), `Dec 1 14:02`, `2025-12-01 14:02` (another year); in `tz`
+    (None: local time). An unreadable time is shown as it is written."""
+    try:
+        at = datetime.fromisoformat(since)
+    except ValueError:
+        return since
+    at = at.astimezone(tz)
+    today = (now or datetime.now(at.tzinfo)).astimezone(at.tzinfo).date()
+    clock = at.strftime("%H:%M")
+    days = (today - at.date()).days
+    if days == 0:
+        return clock
+    if days == 1:
+        return f"yesterday {clock}"
+    if 1 < days < 7:
+        return f"{at.strftime('%a')} {clock}"
+    if at.year == today.year:
+        return f"{at.strftime('%b')} {at.day} {clock}"
+    return f"{at.date().isoformat()} {clock}"
+
+
+def reading_label(reading: ControlReading, tz: tzinfo | None = None) -> str:
+    """The setting, since when, and where it comes from: `forced code since yesterday 14:02
+    (this pack)`, `off (all packs)`, `forced shell (this run only)`; plain `auto` when
+    nothing is set (the default)."""
     label = setting_label(reading.mode)
+    if reading.since and reading.mode != AUTO:
+        label += f" since {since_label(reading.since, tz)}"
     return label if reading.source == "default" else f"{label} ({reading.where})"
+
+
+HAND_BACK = "ctrl+g or /mode auto to hand it back"
+
+
+def forced_line(reading: ControlReading, tz: tzinfo | None = None) -> str | None:
+    """The status line while a mode is forced (or modes are off): what, since when, and how
+    to give routing back; None under `auto`."""
+    if reading.mode == AUTO:
+        return None
+    what = "modes off" if reading.mode == OFF else f"forced: {reading.mode}"
+    since = f" since {since_label(reading.since, tz)}" if reading.since else ""
+    return f"{what}{since} — {HAND_BACK}"
 
 
 class ModeHeader(Static):
@@ -70,8 +110,12 @@ class ModeHeader(Static):
     }
     """
 
-    def __init__(self, *, model: str, pack: str, id: str | None = None) -> None:
+    def __init__(
+        self, *, model: str, pack: str, id: str | None = None, tz: tzinfo | None = None
+    ) -> None:
         super().__init__(id=id)
+        self.tz = tz
+        """Time zone for the time a setting was made (None: local)."""
         self.model = model
         self.pack = pack
         self.reading = ControlReading(AUTO)
@@ -145,7 +189,7 @@ class ModeHeader(Static):
         style = "bold magenta" if setting not in (AUTO, OFF) else "bold"
         parts = [
             ("mode ", self.shown_mode, "bold"),
-            ("setting ", reading_label(self.reading), style),
+            ("setting ", reading_label(self.reading, self.tz), style),
             ("pack ", self.pack, ""),
             ("model ", model, ""),
         ]
@@ -166,7 +210,7 @@ class ModeHeader(Static):
         self._draw()
 
     def _draw(self) -> None:
-        width = self.size.width - 2 if self.size.width else None
+        width = self.size.width or None  # the content width (padding excluded)
         text = self.render_text(width)
         lines = 1 if width is None else max(1, len(text.wrap(self.app.console, width)))
         if lines != self._lines:
@@ -183,6 +227,8 @@ class StatusLine(Static):
         height: 1;
         padding: 0 1;
         color: $text-muted;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     StatusLine.-error { color: $error; }
     StatusLine.-busy { color: $accent; }
@@ -200,12 +246,22 @@ class StatusLine(Static):
         self._timer: Timer | None = None
         self.progress: LoadProgress | None = None
         """Start-up progress to draw as a bar while busy (None once the engine is in)."""
+        self.setting_note: str | None = None
+        """Shown instead of the hint while a mode is forced (`forced_line`)."""
+        self._hint_shown = True
+
+    def show_setting(self, reading: ControlReading, tz: tzinfo | None = None) -> None:
+        """Keep the forced-mode line for idle moments; show it now if the hint is showing."""
+        self.setting_note = forced_line(reading, tz)
+        if self._hint_shown and self.activity is None and not self.has_class("-error"):
+            self.idle()
 
     def busy(self, activity: str) -> None:
         """Show `activity` with a spinner and the time spent so far."""
         if activity != self.activity:
             self._started = time.monotonic()
         self.activity = activity
+        self._hint_shown = False
         self.remove_class("-error")
         self.add_class("-busy")
         if self._timer is None:
@@ -219,11 +275,13 @@ class StatusLine(Static):
             self._timer.stop()
             self._timer = None
         self.remove_class("-busy", "-error")
-        self.update(Text(message or self.IDLE), layout=False)
+        self._hint_shown = message is None
+        self.update(Text(message or self.setting_note or self.IDLE), layout=False)
 
     def error(self, message: str) -> None:
         """A problem the user should read (a command they typed, a failed load)."""
         self.idle()
+        self._hint_shown = False
         self.add_class("-error")
         self.update(Text(message), layout=False)
 

@@ -11,7 +11,7 @@ file-wide setting (a file from before settings were per pack), this run only (a 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 AUTO = "auto"
@@ -59,6 +59,10 @@ class ControlReading:
     """Why the file was ignored (missing is not a warning; invalid is), if it was."""
     source: Source = "default"
     """Where the setting comes from (see `Source`); a warning's auto is `default`."""
+    since: str | None = field(default=None, compare=False)
+    """When the setting was made (ISO 8601, UTC), when the file says (files written before
+    the time was kept, and `auto` by default, do not). Not compared: the same setting is the
+    same setting whenever it was made."""
 
     @property
     def forced(self) -> str | None:

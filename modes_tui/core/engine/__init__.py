@@ -17,6 +17,7 @@ Modules, in the order a turn visits them:
                     `LimitReached`, `Cancelled`, `Failed` (a closed union)
     prepare.py      step 1: the kind of turn (`TurnOrder`: new, edit, retry, correction),
                     the message in place, the control file, the route, the mode entered
+    doubt_choice.py the unsure router's pick and runner-up, put to the user before the turn
     auto_enter.py   the `auto_enter: confirm` question before the router enters a mode
     setup.py        `ModeSetups`: a mode resolved into a `TurnSetup` (model, tools, prompt)
     rounds.py       a round: the request, the stream (fallbacks), the answer stored ->
@@ -33,15 +34,17 @@ Modules, in the order a turn visits them:
     guards.py       the shipped guards and a turn's `Limits`
     verdicts.py     `PendingCall` and a guard's `Verdict` (`Cancel`, `Block`, `Answer`): values
     questions.py    `Question`: what a turn may ask the user (the budget, auto-enter, a
-                    hand-off); `RuleNote`: the rule that decided a call; `verbatim`
+                    hand-off); `ModeChoice`: which mode, when the router is unsure;
+                    `RuleNote`: the rule that decided a call; `verbatim`
     close.py        the end, once: finished / failed / cancelled / abandoned, the records
     state.py        `EngineState` (outlives a turn), `TurnState` (8 fields), `RoundState`,
                     `TurnSetup`; `StopRequested` (a cancel, inside the engine)
     cancelling.py   `TurnSlot`/`TurnStopper`: one turn at a time, stopped at once
     costs.py        prices, the ledger's baseline, the budget question, fallback notes
     rerun.py        `TurnCorrections`: what the router decided per turn, `/wrong`
-    ports.py        the engine's ports: `Asker`, `Confirmer`, `Guard`, `CorrectionRecorder`,
-                    `Restorable`, `TurnEngine` (the model seam is `core/model/`)
+    ports.py        the engine's ports: `Asker`, `Chooser`, `Confirmer`, `Guard`,
+                    `CorrectionRecorder`, `Restorable`, `TurnEngine` (the model seam is
+                    `core/model/`)
 
 Public names: `__all__`, imported from the module that defines them (see core/__init__.py).
 """
@@ -60,12 +63,14 @@ from .turn import Turn
 __all__ = [
     "ANSWER_ARMING_SECONDS",
     "Asker",
+    "Chooser",
     "Confirmer",
     "CorrectionRecorder",
     "Engine",
     "EngineConfig",
     "Guard",
     "Limits",
+    "ModeChoice",
     "NoteEchoFilter",
     "Question",
     "Restorable",

@@ -12,6 +12,7 @@ calls it: `core/routing/ports.py` (Encoder, Classifier, CorrectionSource),
     port                adapters                                    fakes in tests
     Confirmer           tui.confirm.DialogConfirmer, the REPL's prompt and pipe
     Asker               the app's question dialog, the REPL's y/n prompt
+    Chooser             the app's doubt dialog (an Asker that can also pick a mode)
     Guard               engine.guards (repeats, tool budget, confirmation), user guards
     CorrectionRecorder  store.corrections.CorrectionStore           MemoryCorrections
     Restorable          engine.Engine (resume, fork)
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from modes_tui.core.edits.checkpoints import Checkpoints, UndoPlan, UndoResult
     from modes_tui.core.edits.editor import Change
-    from modes_tui.core.engine.questions import Question
+    from modes_tui.core.engine.questions import ModeChoice, Question
     from modes_tui.core.engine.verdicts import PendingCall, Verdict
     from modes_tui.core.history.compaction import Compaction
     from modes_tui.core.history.conversation import Conversation
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Asker",
+    "Chooser",
     "Confirmer",
     "CorrectionRecorder",
     "Guard",
@@ -159,4 +161,14 @@ class Asker(Protocol):
 
     async def ask(self, question: Question) -> bool:
         """True for yes."""
+        ...
+
+
+@runtime_checkable
+class Chooser(Protocol):
+    """Whoever can pick the mode of a message the router is unsure of (the app's doubt
+    dialog). An asker without `choose` (the REPL, a pipe) is never asked: the pick runs."""
+
+    async def choose(self, choice: ModeChoice) -> str | None:
+        """The mode to run (one of `choice.modes`); None: the router's pick runs."""
         ...

@@ -7,7 +7,8 @@ None: there is nothing to retry, and no turn runs), its route (`prepare`).
     correction a retry in the mode the user named, recorded as a correction first
 
 Then the control file is read, the route decided (forced, kept from a correction, or the
-router's, with the `auto_enter: confirm` question), the mode entered and its setup resolved.
+router's: the user's pick when it was unsure and someone can choose (`doubt_choice`), else
+with the `auto_enter: confirm` question), the mode entered and its setup resolved.
 """
 
 from __future__ import annotations
@@ -20,11 +21,18 @@ from typing import Literal
 from modes_tui.core.config.control import AUTO, OFF, ControlReading
 from modes_tui.core.engine.auto_enter import confirm_entry
 from modes_tui.core.engine.context import TurnContext
+from modes_tui.core.engine.doubt_choice import ask_doubt, chosen_route
 from modes_tui.core.engine.rerun import CorrectionPlan
 from modes_tui.core.engine.state import TurnState
 from modes_tui.core.errors import ImpossibleTurn, UnknownMode
 from modes_tui.core.history.conversation import Message
-from modes_tui.core.history.events import ModeChanged, RouteDecided, TurnEvent, TurnFailed
+from modes_tui.core.history.events import (
+    ModeChanged,
+    RouteDecided,
+    TurnCorrected,
+    TurnEvent,
+    TurnFailed,
+)
 from modes_tui.core.history.records import RouteRecord, UiEventRecord, UserRecord
 from modes_tui.core.values.route import Route
 
@@ -101,7 +109,7 @@ async def prepare(
     """Route the placed message (`place`) and enter its mode: `turn.setup` is how it runs."""
     text = ctx.state.conversation.messages[turn.user_index].content
     control, warnings = _read_control(ctx)
-    route = await _decide(ctx, order, text, control, turn, warnings)
+    route, chosen = await _decide(ctx, order, text, control, turn, warnings)
     state = ctx.state
     state.routes.append(route)
     # `off` is a reserved name, never a mode: the turn runs with no mode at all
@@ -109,6 +117,9 @@ async def prepare(
     turn.setting = control.mode
     ctx.recorder.write(RouteRecord(state.turn, route, control.mode, tuple(warnings)))
     yield RouteDecided(route, control.mode, tuple(warnings))
+    if chosen is not None:  # the user took another mode than the unsure router's pick
+        ctx.recorder.correction(state.turn, chosen)
+        yield chosen
     ctx.stopper.checkpoint()
     if turn.mode != state.mode:
         previous, state.mode = state.mode, turn.mode
@@ -178,20 +189,28 @@ async def _decide(
     control: ControlReading,
     turn: TurnState,
     warnings: list[str],
-) -> Route:
-    """The route: the user's correction, a corrected turn's mode on retry, or the router's."""
+) -> tuple[Route, TurnCorrected | None]:
+    """The route: the user's correction, a corrected turn's mode on retry, or the router's
+    (with the user's choice when it was unsure: then also the correction that records it)."""
     match order.kind:
         case "correction":  # the user decided: a forced route that says what it replaces
             assert order.plan is not None  # TurnOrder checks it
-            return replace(ctx.router.force(order.plan.mode), reason=order.plan.reason)
+            return replace(ctx.router.force(order.plan.mode), reason=order.plan.reason), None
         case "retry":  # retrying a corrected turn keeps the user's mode
             kept = ctx.corrections.kept_mode(ctx.state.turn)
             if kept is not None:
-                return replace(ctx.router.force(kept[0]), reason=kept[1])
+                return replace(ctx.router.force(kept[0]), reason=kept[1]), None
     route = await ctx.stopper.step(_route(ctx, order.force, control, warnings))
-    route = await ctx.stopper.step(confirm_entry(route, ctx.pack, ctx.asker, ctx.state.mode))
+    # an unsure router asks first; whatever the user takes there needs no auto_enter yes
+    chosen = await ctx.stopper.step(ask_doubt(route, text, ctx.pack, ctx.asker))
+    if chosen is None:
+        route = await ctx.stopper.step(confirm_entry(route, ctx.pack, ctx.asker, ctx.state.mode))
     ctx.corrections.routed(ctx.state.turn, text, route, turn.user_index)
-    return route
+    if chosen is None or chosen == route.mode_name:
+        return route, None
+    messages = ctx.state.conversation.messages
+    corrected = ctx.corrections.chosen(ctx.state.turn, chosen, messages)
+    return chosen_route(ctx.router, route, chosen), corrected
 
 
 async def _route(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from modes_tui.core.redaction import redact_values
+from modes_tui.core.values.doubt import Unsure
 
 QuestionKind = Literal["enter_mode", "budget", "overwrite"]
 
@@ -45,6 +46,21 @@ class Question:
     """The whole question, with the numbers or the mode's name and why."""
     rule: str = ""
     """The rule that asks, in the pack's words (e.g. "shell's auto_enter: confirm")."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModeChoice:
+    """Which mode answers this message? Asked before the turn runs when the router is unsure
+    (`Route.unsure`); the answer is a mode name (None: nobody chose, the pick runs)."""
+
+    unsure: Unsure
+    """The router's pick (the mode that runs unless the user takes another) and runner-up."""
+    message: str
+    """The user's message, as routed."""
+    reason: str
+    """The router's reason for its pick."""
+    modes: tuple[str, ...]
+    """Every mode the user may take instead (available now, in roster order)."""
 
 
 @dataclass(frozen=True, slots=True)

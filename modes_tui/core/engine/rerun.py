@@ -4,10 +4,12 @@ The engine owns one `TurnCorrections`. After every route it is told what the rou
 (`routed`), so that a later correction records exactly that: the message and the history
 window as the classifier read them, the mode it picked, the classifier and its encoder.
 
-Three ways in, one record:
+Four ways in, one record:
 - `plan(turn, mode)`: the picker, `ctrl+e` and `/wrong MODE`. The latest turn is re-run in
   the chosen mode (the engine does that); an earlier turn only gets the correction recorded,
   because re-running it would leave the turns after it answering a reply that is gone.
+- `chosen(turn, mode)`: the router was unsure and the user took `mode` before the turn ran
+  (the doubt dialog); nothing is re-run.
 - `resend(...)`: the user forced a mode right after an auto-routed turn and sent the same
   text again; that says "the router was wrong" as clearly as the picker does.
 - `undo()`: forget the latest correction of this session (the answers stay).
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from modes_tui.core.config.control import OFF
@@ -164,6 +166,15 @@ class TurnCorrections:
             return None
         correction = self._unless_routed(previous, mode, messages)
         return self.apply(CorrectionPlan(previous, mode, False, correction))
+
+    def chosen(self, turn: int, mode: str, messages: Sequence[Message]) -> TurnCorrected:
+        """The user took `mode` for `turn` when the router was unsure, before the turn ran:
+        recorded as a correction of the router's pick (`routed` was told it), nothing re-run."""
+        target = self.turns[turn]
+        plan = CorrectionPlan(target, mode, False, self._unless_routed(target, mode, messages))
+        event = self.apply(plan)
+        self.turns[turn] = replace(target, answered=mode)  # a retry keeps the user's mode
+        return event
 
     def undo(self) -> Correction:
         """Forget the latest correction of this session; the answers stay as they are."""
