@@ -143,8 +143,9 @@ def test_with_a_model_a_route_names_the_missing_encoder_or_routes_by_keyword(
 async def test_without_a_model_the_app_shows_how_to_get_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from modes_tui.cli.chat import tui_services
     from modes_tui.cli.parser import build_parser
+    from modes_tui.runtime import RunOptions
+    from modes_tui.runtime.tui_start import TuiStart
     from modes_tui.tui.app import ModesApp, build_app
     from tests.tui_support import plain, until
 
@@ -152,17 +153,17 @@ async def test_without_a_model_the_app_shows_how_to_get_one(
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setenv("MODES_TUI_HOME", str(tmp_path / "home"))
     args = build_parser(with_verbs=False).parse_args([])
-    sessions: list = []  # type: ignore[type-arg]
-    async with build_app(prepare=lambda: tui_services(args, sessions), tz=UTC).run_test(
+    start = TuiStart(RunOptions.from_args(args))
+    async with build_app(prepare=start.services, tz=UTC).run_test(
         size=(120, 40)
     ) as pilot:
         app = pilot.app
         assert isinstance(app, ModesApp)
-        await until(pilot, lambda: bool(app.chat.query(".plain-note")), timeout=30)
-        note = plain(app.chat.query_one(".plain-note"))
+        chat = app.conversation.chat
+        await until(pilot, lambda: bool(chat.query(".plain-note")), timeout=30)
+        note = plain(chat.query_one(".plain-note"))
         assert note.startswith("modes-tui could not start: no model is installed")
         words = " ".join(no_model_message(ALL_MISSING).split())
         assert words in " ".join(note.split())  # whole (wrapped to the screen)
-        assert "run one of the commands above" in plain(app.status)
-    for session in sessions:
-        session.close()
+        assert "run one of the commands above" in plain(app.conversation.status)
+    start.close_sessions()

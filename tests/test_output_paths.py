@@ -344,6 +344,8 @@ VERB_RUNS: dict[str, list[Callable[[dict[str, Any]], list[str]]]] = {
     # no outside text: the commands it would run, and the parser's own words
     "setup": [lambda h: ["setup", "local", "--dry-run"]],
     "completion": [lambda h: ["completion", "bash"]],
+    # a protocol server on stdio: stdin is closed at once, so it shows only what it logs
+    "acp": [lambda h: ["acp", "--classifier", "keyword"]],
 }
 """Every verb, with the runs that show outside text (the corpus is in the pack, the session,
 the corrections, the config, the eval file, the message and stdin)."""
@@ -423,6 +425,19 @@ RENDERS |= {"self._title", "self._route_text", "self._setting_text", "self._usag
 """Calls whose result a widget shows without parsing markup, or that made the text safe."""
 REVIEWED = {
     # (file, call, argument as written): why it is safe
+    ("modes_tui/tui/doubt.py", "Static", "self._others()"): (
+        "a Text of mode names and keys from the pack, and one fixed sentence"
+    ),
+    (
+        "modes_tui/tui/doubt.py",
+        "Static",
+        "self._row('Enter', unsure.pick, unsure.pick_confidence, self._pick_note())",
+    ): "DoubtScreen._row: a Text whose mode and note pass terminal_safe",
+    (
+        "modes_tui/tui/doubt.py",
+        "Static",
+        "self._row('2', unsure.runner_up, unsure.runner_up_confidence, 'runner-up')",
+    ): "DoubtScreen._row: a Text whose mode and note pass terminal_safe",
     ("modes_tui/tui/confirm.py", "Static", "diff_text(self.preview.diff, DIFF_LINES_SHOWN)"): (
         "a Text of a diff core.edits.diffs made terminal-safe"
     ),

@@ -17,11 +17,15 @@ import asyncio
 import json
 import logging
 import os
+import stat
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any
 
 from acp import RequestError
+
+from modes_tui.core.errors import ModesError
 
 __all__ = ["MAX_LINE_BYTES", "LineTransport", "ProtocolStreams", "guard_stdout", "open_streams"]
 
@@ -61,14 +65,41 @@ async def open_streams(
     """Asyncio streams over the protocol's descriptors."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=READ_CHUNK)
-    await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(streams.input_fd, "rb", 0)
-    )
+    if _pipe_like(streams.input_fd):
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(streams.input_fd, "rb", 0)
+        )
+    else:  # a file of requests (`modes-tui acp < requests.jsonl`): read it in a thread
+        threading.Thread(
+            target=_feed,
+            args=(streams.input_fd, reader, loop),
+            name="modes-tui-acp-stdin",
+            daemon=True,
+        ).start()
+    if not _pipe_like(streams.output_fd):
+        raise ModesError(
+            "modes-tui acp writes its protocol to a pipe (an editor's), but stdout is a "
+            "regular file here: pipe it, e.g. `modes-tui acp | tee FILE`"
+        )
     transport, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(streams.output_fd, "wb", 0)
     )
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     return reader, writer
+
+
+def _pipe_like(fd: int) -> bool:
+    """Whether asyncio's pipe transports take `fd`: a pipe, a socket or a character device."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+def _feed(fd: int, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
+    """Feed a regular file's bytes to `reader` from a thread, then its end."""
+    with os.fdopen(fd, "rb", 0) as source:
+        while chunk := source.read(READ_CHUNK):
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+    loop.call_soon_threadsafe(reader.feed_eof)
 
 
 class LineTransport:

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from typing import ClassVar, Generic, TypeVar
 
+from rich.text import Text
 from textual import events
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
@@ -192,7 +193,7 @@ class ArmedDialog(ModalScreen[Answer], Generic[Answer]):
         self.armed = False
         for button in self.query(Button):
             button.disabled = True
-        self.query_one("#answer-hint", Static).update(self.WAITING)
+        self.query_one("#answer-hint", Static).update(Text(self.WAITING))
         self._quiet_since = self._clock()
         self._check_armed()
 
