@@ -32,7 +32,7 @@ CORPUS: dict[str, tuple[str, list[str]]] = {
     "br": ("first<br>second and <b>bold</b> stay as typed", ["first<br>second", "<b>bold</b>"]),
     "comparison": ("In math a < b > c reads oddly.", ["a < b > c reads"]),
     "html block": (
-        "<div class=\"note\">\nraw block\n</div>\n\nafter the block",
+        '<div class="note">\nraw block\n</div>\n\nafter the block',
         ['<div class="note">', "</div>"],
     ),
     "comment": ("Before <!-- hidden note --> after.", ["<!-- hidden note -->"]),
