@@ -23,7 +23,7 @@ from datetime import tzinfo
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -39,7 +39,7 @@ from modes_tui.frontend.dispatch import Handler
 from modes_tui.frontend.lines import read_line
 from modes_tui.frontend.modes import set_mode
 from modes_tui.tui.chat import ChatLog
-from modes_tui.tui.conversation_commands import ConversationCommands
+from modes_tui.tui.conversation_commands import ConversationCommands, copy_answer
 from modes_tui.tui.footer import KeysFooter
 from modes_tui.tui.keys import next_setting
 from modes_tui.tui.messages import SessionLoaded, TurnEnded
@@ -374,6 +374,15 @@ class ConversationScreen(Screen[None]):
         if self.is_mounted:
             self.prompt.focus()
 
+    def on_key(self, event: events.Key) -> None:
+        """A character typed away from the prompt (after a click on the chat, the panel, the
+        header) is typed into it: keys never go nowhere."""
+        if event.is_printable and event.character and self.focused is not self.prompt:
+            event.stop()
+            event.prevent_default()
+            self.prompt.focus()
+            self.prompt.insert(event.character)
+
     def action_focus_prompt(self) -> None:
         """Esc away from the prompt: back to it, so the next keys are typed there."""
         self.prompt.focus()
@@ -451,17 +460,7 @@ class ConversationScreen(Screen[None]):
 
     def action_copy_answer(self) -> None:
         """Copy the last answer to the clipboard (OSC 52, through the terminal)."""
-        answered = [r for r in self.records if r.answer and r.superseded_by is None]
-        if not answered:
-            self.status.error("No answer to copy yet.")
-            return
-        answer = answered[-1].answer
-        self.app.copy_to_clipboard(answer)
-        # OSC 52 has no reply: the terminal may have ignored it, so say what to do then.
-        self.status.idle(
-            f"Copied the answer of turn {answered[-1].number} ({plural(len(answer), 'character')})"
-            " through the terminal; if your clipboard stays empty, /export writes it to a file."
-        )
+        copy_answer(self)
 
     def palette_actions(self) -> list[tuple[str, str, Callable[[], object]]]:
         """Every action of the conversation for the command palette: (title, help, run)."""

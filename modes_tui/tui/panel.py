@@ -81,6 +81,12 @@ class DecisionList(OptionList):
             return
         self._measured_width = width  # OptionList's own handler clears its caches next
 
+    def on_focus(self) -> None:
+        """Tabbed to (or clicked): the newest decision is selected, so Enter inspects it at
+        once (a click then selects the one clicked)."""
+        if self.option_count:
+            self.highlighted = 0
+
 
 def policy_text(mode: str, policy: Policy, tools: Sequence[str]) -> Text:
     """One short block: which tools the mode runs, asks about and may not use, and the
