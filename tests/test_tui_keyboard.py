@@ -80,12 +80,16 @@ async def test_tab_walks_prompt_chat_panel_and_enter_opens_the_newest_decision()
         app = await two_turns(pilot)
         conversation = app.conversation
         assert app.focused is conversation.prompt
+        assert "esc Prompt" not in screen_text(app).splitlines()[-1]  # already there
         await pilot.press("tab")
         assert app.focused is conversation.chat
         await pilot.press("tab")
         options = conversation.panel.query_one(OptionList)
         assert app.focused is options
         assert conversation.panel.highlighted_record() is conversation.records[-1]
+        await pilot.pause(0.1)
+        footer = screen_text(app).splitlines()[-1]
+        assert "⏎ Inspect" in footer and "esc Prompt" in footer  # the keys that work here
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         await pilot.pause(0.1)
@@ -93,7 +97,7 @@ async def test_tab_walks_prompt_chat_panel_and_enter_opens_the_newest_decision()
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is conversation)
         assert app.focused is conversation.prompt
-        await pilot.press("tab", "tab")  # the newest selected again, whatever was before
+        await pilot.press("tab", "tab")  # the cursor is where it was
         assert conversation.panel.highlighted_record() is conversation.records[-1]
         await pilot.press("down")  # the older decision, below it
         assert conversation.panel.highlighted_record() is conversation.records[0]

@@ -74,12 +74,13 @@ class ConversationScreen(Screen[None]):
         Binding("ctrl+g", "set_setting('auto')", "Auto", id="mode.auto"),
         Binding("ctrl+o", "set_setting('off')", "Off", id="mode.off", show=False),
         Binding("escape", "cancel_turn", "Cancel", id="turn.cancel"),
-        Binding("escape", "focus_prompt", "Prompt", id="prompt.focus", show=False),
+        Binding("escape", "focus_prompt", "Prompt", id="prompt.focus"),
         Binding("ctrl+r", "retry", "Retry", id="turn.retry"),
         Binding("ctrl+e", "correct", "Wrong mode?", id="turn.correct", priority=True),
         Binding("ctrl+n", "accept_hand_off", "Keep hand-off", id="turn.keep_hand_off", show=False),
         Binding("ctrl+t", "why", "Why?", id="inspector.last"),
         Binding("ctrl+l", "copy_answer", "Copy answer", id="answer.copy", show=False),
+        Binding("tab", "app.focus_next", "Next", id="focus.next"),
     ]
     """The conversation's keys (the mode keys and f1 are the app's: they follow these in
     the footer). Esc cancels the running turn if there is one, else goes back to the prompt."""
