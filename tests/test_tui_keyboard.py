@@ -113,3 +113,14 @@ async def test_keys_typed_after_a_click_reach_the_prompt(where: str) -> None:
         await pilot.press(*"hello")
         assert app.conversation.prompt.value == "hello"
         assert app.focused is app.conversation.prompt
+
+
+async def test_tab_skips_the_route_panel_while_it_is_hidden() -> None:
+    async with build_app(services(engine()), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await two_turns(pilot)
+        await pilot.press("ctrl+b")  # hide it
+        await until(pilot, lambda: not app.conversation.panel.display)
+        await pilot.press("tab")
+        assert app.focused is app.conversation.chat
+        await pilot.press("tab")
+        assert app.focused is app.conversation.prompt

@@ -15,6 +15,8 @@ The app is `app.ModesApp` (start-up, screens, global keys); the conversation is 
     confirm.py          Asking the user before a tool runs: the dialog and the `Confirmer` the
                         engine calls
     correct.py          The correction picker: which mode should have answered this turn?
+    focus.py            Moving around by keyboard: Tab walks the conversation's parts, and a
+                        character typed away from the prompt is typed into it
     footer.py           The footer: the keys that fit, each shown whole
     gc_tuning.py        Keeping the garbage collector off the first frame and off the streaming
                         screen

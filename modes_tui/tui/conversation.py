@@ -27,9 +27,11 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import QueryType
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import TextArea
+from textual.widget import Widget
+from textual.widgets import OptionList, TextArea
 
 from modes_tui.core.config.control import AUTO, ControlReading
 from modes_tui.core.errors import ModesError
@@ -40,6 +42,7 @@ from modes_tui.frontend.lines import read_line
 from modes_tui.frontend.modes import set_mode
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.conversation_commands import ConversationCommands, copy_answer
+from modes_tui.tui.focus import next_part, type_into
 from modes_tui.tui.footer import KeysFooter
 from modes_tui.tui.keys import next_setting
 from modes_tui.tui.messages import SessionLoaded, TurnEnded
@@ -375,14 +378,13 @@ class ConversationScreen(Screen[None]):
         if self.is_mounted:
             self.prompt.focus()
 
+    def focus_next(self, selector: str | type[QueryType] = "*") -> Widget | None:
+        """Tab: prompt → chat → route panel (when shown) → prompt (`focus.next_part`)."""
+        return next_part(self.focused, [self.prompt, self.chat, *self.panel.query(OptionList)])
+
     def on_key(self, event: events.Key) -> None:
-        """A character typed away from the prompt (after a click on the chat, the panel, the
-        header) is typed into it: keys never go nowhere."""
-        if event.is_printable and event.character and self.focused is not self.prompt:
-            event.stop()
-            event.prevent_default()
-            self.prompt.focus()
-            self.prompt.insert(event.character)
+        """Keys typed after a click on the chat, the panel, the header reach the prompt."""
+        type_into(self.prompt, self.focused, event)
 
     def action_focus_prompt(self) -> None:
         """Esc away from the prompt: back to it, so the next keys are typed there."""
