@@ -59,7 +59,7 @@ def _section(title: str, rows: list[tuple[str, str]]) -> list[RenderableType]:
     grid.add_column(no_wrap=True, style="bold cyan")
     grid.add_column()
     for key, does in rows:
-        grid.add_row(key, does)
+        grid.add_row(Text(key), Text(does))  # Text: a mode's name is never read as markup
     return [Text(title, style="bold"), Padding(grid, (0, 0, 1, 2))]
 
 
