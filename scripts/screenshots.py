@@ -114,10 +114,10 @@ def replies() -> list[ScriptedReply]:
         ScriptedReply(CODE_ANSWER, chunk_size=24),
         ScriptedReply(REASON_ANSWER, reasoning="Complement: subtract zero and one six."),
         ScriptedReply(
-            "Here is what is in this folder.",
-            tool_calls=[("run_command", {"command": "ls -la"})],
+            "Let me look at the file with line numbers.",
+            tool_calls=[("run_command", {"command": 'grep -n "" parse.py'})],
         ),
-        ScriptedReply("Done."),
+        ScriptedReply("Line 5 is the `continue` that skips `i += 1` on a blank line."),
         ScriptedReply('`git commit -m "Fix typo"`'),
         ScriptedReply(
             "**Fix a typo in the README's install steps**\n\n"
@@ -245,10 +245,17 @@ async def chat_scenes(pilot: Pilot[None], app: ModesApp, save: Save, _log_id: st
     await pilot.pause(0.4)
     save("inspector")
     await pilot.press("escape")
+    await until(pilot, lambda: app.screen is app.conversation)
+    await pilot.press("f1")  # the help overlay, over the conversation
+    await until(pilot, lambda: app.screen.__class__.__name__ == "HelpScreen")
+    await pilot.pause(0.3)
+    save("help")
+    await pilot.press("escape")
+    await until(pilot, lambda: app.screen is app.conversation)
 
 
 async def shell_scene(pilot: Pilot[None], app: ModesApp, save: Save, _log_id: str) -> None:
-    """A forced shell turn waiting on its armed confirmation."""
+    """A forced shell turn waiting on its armed confirmation, then its tool card."""
     app.conversation.prompt.focus()
     await pilot.press("f5")  # force shell
     await until(pilot, lambda: "forced shell" in app.conversation.header.render_text().plain)
@@ -258,8 +265,10 @@ async def shell_scene(pilot: Pilot[None], app: ModesApp, save: Save, _log_id: st
     await until(pilot, lambda: bool(getattr(app.screen, "armed", False)))  # takes answers
     await pilot.pause(0.3)
     save("forced")
-    await pilot.press("n")
+    await pilot.press("y")
     await until(pilot, lambda: not app.conversation.turns.running)
+    await pilot.pause(0.4)
+    save("tool")
     await pilot.press("ctrl+g")  # back to auto
 
 

@@ -89,7 +89,7 @@ def test_an_allowed_edit_is_written_and_undo_puts_it_back(tmp_path: Path, modes_
     root, pack = project(tmp_path, permissions={"edit_file": "allow"})
     result = piped(f"{FIX}\n/undo\n/undo\n", root, pack, modes_home)
     assert result.returncode == 0, result.stderr
-    assert "← edit_file: ok: change calc.py (+1 -1)" in result.stdout
+    assert "← edit_file: ok\n  change calc.py (+1 -1)\n" in result.stdout
     assert "undid turn 1:\n  restored calc.py" in result.stdout
     assert "nothing to undo" in result.stdout  # the second /undo
     assert (root / "calc.py").read_text() == FAILING

@@ -95,7 +95,7 @@ async def test_the_dialog_asks_for_an_mcp_tool_and_the_panel_names_a_server_that
             )
 
             shown = all_text(app.conversation.chat.query(ToolCallView))
-            assert "time__convert_time(" in shown and "ok ·" in shown
+            assert "time__convert_time (" in shown and "ok ·" in shown
             assert '"datetime": "2026-' in shown  # the server's real answer, folded
             panel = str(app.conversation.panel.options.get_option_at_index(0).prompt)
             assert "MCP server 'nope' could not start" in panel

@@ -154,9 +154,7 @@ async def test_without_a_model_the_app_shows_how_to_get_one(
     monkeypatch.setenv("MODES_TUI_HOME", str(tmp_path / "home"))
     args = build_parser(with_verbs=False).parse_args([])
     start = TuiStart(RunOptions.from_args(args))
-    async with build_app(prepare=start.services, tz=UTC).run_test(
-        size=(120, 40)
-    ) as pilot:
+    async with build_app(prepare=start.services, tz=UTC).run_test(size=(120, 40)) as pilot:
         app = pilot.app
         assert isinstance(app, ModesApp)
         chat = app.conversation.chat

@@ -445,6 +445,7 @@ REVIEWED = {
         "a Text whose names and globs pass terminal_safe"
     ),
     ("modes_tui/tui/inspector.py", "Static", "reason"): "one of two fixed sentences",
+    ("modes_tui/tui/help.py", "Static", "self._text"): "help_text: a Group of Texts",
     ("modes_tui/tui/inspector.py", "Static", "heading"): "'Request' or 'Request, round N'",
     ("modes_tui/tui/inspector.py", "Static", "body"): "request_sections: Text/Group/_json",
     ("modes_tui/tui/inspector.py", "Static", "title"): "the screen's title, a Text",

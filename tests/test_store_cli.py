@@ -163,7 +163,7 @@ def test_export_markdown_has_a_route_line_per_turn(dirs: Dirs, capsys: Capture) 
     assert "> route: code by classifier, confidence 0.90, 1.5 ms: keywords: python" in out
     assert "> route: code by caller [forced]: Mode requested by caller" in out
     assert "**You**\n\nmy python script segfaults, see main.py\n" in out
-    assert 'Tool call `read_file`:\n\n```json\n{"path": "main.py"}\n```' in out
+    assert "Tool call: `read_file main.py`\n" in out  # as a person writes it, not JSON
     assert "<details><summary>reasoning</summary>\n\nBe brief.\n\n</details>" in out
     assert "*(cancelled by the user)*" in out
     assert "*(failed: timeout (openai/gpt-4.1-mini): Request timed out)*" in out

@@ -170,7 +170,7 @@ def test_the_apps_export_without_a_log_renders_streamed_chunks_as_whole_paragrap
     assert "> route: code by classifier, 1.5 ms: keywords: crash\n" in markdown
     assert "**You**\n\nwhy does main.py crash\n\n**Assistant** (code · scripted/echo)\n" in markdown
     assert "<details><summary>reasoning</summary>\n\nLook first.\n\n</details>" in markdown
-    assert "\n\nLet me read it.\n\nTool call `read_file`:" in markdown
+    assert "\n\nLet me read it.\n\nTool call: `read_file main.py`" in markdown
     assert "Result of `read_file`: error (2.0 ms)\n\n```\nnot json\n```" in markdown
     assert "*(failed: Request timed out (try again))*" in markdown
     assert markdown.endswith("*usage: 10 prompt + 5 completion tokens*\n")

@@ -361,9 +361,11 @@ async def test_help_modes_and_clear() -> None:
         await send(pilot, "/modes")
         await until(pilot, lambda: bool(app.conversation.chat.query(SystemNote)))
         assert "| reason |" in app.conversation.chat.query(SystemNote).last().source
-        await send(pilot, "/help")
-        await until(pilot, lambda: len(app.conversation.chat.query(SystemNote)) == 2)
-        assert "shift+tab" in app.conversation.chat.query(SystemNote).last().source
+        await send(pilot, "/help")  # an overlay (tests/test_tui_keyboard.py), not a note
+        await until(pilot, lambda: app.screen is not app.conversation)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.conversation)
+        assert len(app.conversation.chat.query(SystemNote)) == 1
         await send(pilot, "/clear")
         await until(pilot, lambda: not app.conversation.chat.query("TurnView"))
         assert engine.cleared == 1

@@ -16,7 +16,7 @@ from modes_tui.frontend.lines import Send
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.turn_queue import Sent
 from tests.test_tui_app import FakeSessions, replayed
-from tests.tui_support import DEMO_MESSAGES, ScriptEngine, demo_scripts, services
+from tests.tui_support import DEMO_MESSAGES, ScriptEngine, demo_scripts, services, tool_card_script
 
 SIZE = (130, 42)
 
@@ -126,4 +126,38 @@ def test_replay_screen(snap_compare: Any) -> None:
         await pilot.pause(0.3)
 
     app = demo_app(sessions=FakeSessions(replayed()))
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_help_overlay(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await converse(pilot)
+        await pilot.press("f1")
+        await pilot.pause(0.3)
+
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_tab_to_the_route_panel_selects_the_newest_decision(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await converse(pilot)
+        await pilot.press("tab", "tab")
+        await pilot.pause(0.2)
+
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_a_command_and_its_output_in_a_tool_card(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        await settle(pilot)
+        app.conversation.prompt.value = "which tests are there?"
+        await pilot.press("enter")
+        await pilot.pause(0.05)
+        await settle(pilot)
+        await pilot.pause(0.2)
+
+    engine = ScriptEngine().script(tool_card_script())
+    app = build_app(services(engine), tz=UTC)
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -446,6 +447,26 @@ def demo_scripts() -> list[list[TurnEvent]]:
         the_route=fallback,
     )
     return [chat, code, reason]
+
+
+def tool_card_script() -> list[TurnEvent]:
+    """A command with a long output that failed, then the answer (screenshots, snapshots)."""
+    call = ToolCall("call_1", "run_command", {"command": "ls tests && pytest -q tests/test_cli.py"})
+    listing = [f"test_{name}.py" for name in ("app", "cli", "engine", "export", "panel", "repl")]
+    output = "\n".join(
+        [*listing, "F.. [100%]", "FAILED tests/test_cli.py::test_version", "1 failed"]
+    )
+    answer = "One test fails: `test_version` expects the old version string."
+    return [
+        RouteDecided(route("shell", confidence=0.81, reason="keywords: tests")),
+        request("shell", "which tests are there?", tools=["run_command"]),
+        ToolCallRequested(call),
+        ToolCallFinished(call, "ok", json.dumps({"exit_code": 1, "output": output}), 840.0),
+        request("shell", "which tests are there?", round=2),
+        TextDelta(answer),
+        Usage("scripted/demo", 640, 22, None),
+        TurnFinished(Message("assistant", answer, mode="shell", model="scripted/demo")),
+    ]
 
 
 DEMO_MESSAGES = [

@@ -13,6 +13,7 @@ from typing import IO, TYPE_CHECKING, Union, assert_never
 
 from modes_tui.core.history.ledger import money
 from modes_tui.core.terminal_text import TerminalStream, json_terminal_safe, terminal_safe
+from modes_tui.frontend.tool_text import fold, tool_result, tool_title
 from modes_tui.route_format import repl_line
 
 if TYPE_CHECKING:
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
         TurnFinished,
     )
     from modes_tui.repl.context import ReplContext
+
+TOOL_LINES = 6
+"""Output lines shown under a tool call (`/export` writes all)."""
 
 Ending = Union["TurnFinished", "TurnCancelled", "TurnCorrected", "TurnFailed"]
 """Events that end what streams (a correction ends the first answer)."""
@@ -93,11 +97,9 @@ class Printer:
                 self._emit(self._text.feed(event.text))
             case "tool_call_requested":
                 self._end_text()
-                args = json.dumps(dict(event.call.arguments), ensure_ascii=False)
-                self.write(f"→ {event.call.name}({args})\n")
+                self.write(f"→ {tool_title(event.call.name, event.call.arguments)}\n")
             case "tool_call_finished":
-                summary = event.result if len(event.result) <= 200 else event.result[:200] + "…"
-                self.write(f"← {event.call.name}: {event.outcome}: {summary}\n")
+                self.write(tool_lines(event.call.name, event.outcome, event.result))
             case "turn_finished" | "turn_cancelled" | "turn_corrected" | "turn_failed":
                 self._end_text()
                 self._ending(event, context)
@@ -140,3 +142,13 @@ def correction_text(event: TurnCorrected) -> str:
     if event.note:
         text += f"\n! {event.note}"
     return text
+
+
+def tool_lines(name: str, outcome: str, result: str) -> str:
+    """`← run_command: failed: exit code 1` and the output's first lines, indented."""
+    found = tool_result(outcome, result)
+    folded = fold(found.lines, TOOL_LINES)
+    lines = [f"← {name}: {found.status}", *(f"  {line}" for line in folded.lines)]
+    if folded.hidden:
+        lines.append(f"  {folded.note} (/export writes all)")
+    return "\n".join(lines) + "\n"

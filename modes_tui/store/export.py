@@ -12,7 +12,6 @@ like one a shell redirection makes).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -24,6 +23,7 @@ from modes_tui.core.files import atomic_write
 from modes_tui.core.history import events as ev
 from modes_tui.core.history.transcript import TurnTranscript, fold_turn
 from modes_tui.core.terminal_text import terminal_safe
+from modes_tui.frontend.tool_text import tool_result, tool_title
 from modes_tui.route_format import markdown_line
 from modes_tui.store.replay import Replay, ReplayedTurn
 from modes_tui.store.reroute import NO_MODE, RerouteReport
@@ -46,16 +46,13 @@ def fence(text: str, language: str = "") -> str:
     return f"{ticks}{language}\n{text}\n{ticks}"
 
 
-def _json_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2)
-
-
-def _pretty_result(text: str) -> tuple[str, str]:
-    """Tool results are JSON text when they can be: show them indented."""
-    try:
-        return _json_text(json.loads(text)), "json"
-    except ValueError:
-        return text, ""
+def code_span(text: str) -> str:
+    """Inline code whose backticks are longer than any run inside (spaced if it starts or
+    ends with one)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def session_markdown(replayed: Replay) -> str:
@@ -165,8 +162,8 @@ class _AnswerMarkdown:
             case ev.TextDelta():
                 self._text(event)
             case ev.ToolCallRequested():
-                arguments = json.dumps(dict(event.call.arguments), ensure_ascii=False)
-                self._out += [f"Tool call `{event.call.name}`:", "", fence(arguments, "json"), ""]
+                title = tool_title(event.call.name, event.call.arguments)
+                self._out += [f"Tool call: {code_span(title)}", ""]
             case ev.ToolCallFinished():
                 self._tool_result(event)
             case ev.Usage():
@@ -203,16 +200,16 @@ class _AnswerMarkdown:
             self._speaker_done = True
         self._out += [event.text, ""]
 
-    def _tool_result(self, event: ev.ToolCallFinished) -> None:
-        result, language = _pretty_result(event.result)
+    def _tool_result(self, event: ToolCallFinished) -> None:
+        """The status and every line of the output, as the TUI and the REPL show them."""
+        found = tool_result(event.outcome, event.result)
+        language = ""
         if event.call.name in EDIT_TOOL_NAMES and event.outcome == "ok":
             language = "diff"  # the change it made: a summary line, then the diff
-        self._out += [
-            f"Result of `{event.call.name}`: {event.outcome} ({event.duration_ms:.1f} ms)",
-            "",
-            fence(result, language),
-            "",
-        ]
+        head = f"Result of `{event.call.name}`: {found.status} ({event.duration_ms:.1f} ms)"
+        self._out += [head, ""]
+        if found.lines:
+            self._out += [fence("\n".join(found.lines), language), ""]
 
     def _usage(self, event: ev.Usage) -> None:
         self._prompt_tokens += event.prompt_tokens

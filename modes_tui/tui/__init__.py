@@ -17,9 +17,13 @@ The app is `app.ModesApp` (start-up, screens, global keys); the conversation is 
     correct.py          The correction picker: which mode should have answered this turn?
     doubt.py            The doubt dialog: the router is unsure, so the user picks the mode
                         before the turn runs
+    focus.py            Moving around by keyboard: Tab walks the conversation's parts, and a
+                        character typed away from the prompt is typed into it
     footer.py           The footer: the keys that fit, each shown whole
     gc_tuning.py        Keeping the garbage collector off the first frame and off the streaming
                         screen
+    help.py             The help overlay: every key and command over the conversation, never
+                        in it
     inspector.py        The inspector: the exact request of one turn beside its response and
                         usage
     keys.py             Which key forces which mode, and the ids users rebind in `keymap:`

@@ -226,7 +226,7 @@ class ModesApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Mode keys act on the conversation only while it is on top."""
-        if action == "set_setting":
+        if action in ("set_setting", "help"):  # f1 over a dialog would hide it
             return self.screen is self.conversation
         return True
 
@@ -235,8 +235,10 @@ class ModesApp(App[None]):
         self.conversation.set_setting(setting)
 
     def action_help(self) -> None:
-        """Keys and commands, in the conversation."""
-        self.conversation.run_command_later("/help")
+        """Keys and commands, in an overlay (f1 or esc closes it)."""
+        from modes_tui.tui.help import HelpScreen
+
+        self.push_screen(HelpScreen(self.mode_keys))
 
     def on_resize(self, event: events.Resize) -> None:
         """The route panel fits the width, whichever screen is on top (the conversation fits

@@ -23,13 +23,15 @@ from datetime import tzinfo
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import QueryType
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import TextArea
+from textual.widget import Widget
+from textual.widgets import OptionList, TextArea
 
 from modes_tui.core.config.control import AUTO, ControlReading
 from modes_tui.core.errors import ModesError
@@ -39,7 +41,8 @@ from modes_tui.frontend.dispatch import Handler
 from modes_tui.frontend.lines import read_line
 from modes_tui.frontend.modes import set_mode
 from modes_tui.tui.chat import ChatLog
-from modes_tui.tui.conversation_commands import ConversationCommands
+from modes_tui.tui.conversation_commands import ConversationCommands, copy_answer
+from modes_tui.tui.focus import next_part, type_into
 from modes_tui.tui.footer import KeysFooter
 from modes_tui.tui.keys import next_setting
 from modes_tui.tui.messages import SessionLoaded, TurnEnded
@@ -74,12 +77,13 @@ class ConversationScreen(Screen[None]):
         Binding("ctrl+g", "set_setting('auto')", "Auto", id="mode.auto"),
         Binding("ctrl+o", "set_setting('off')", "Off", id="mode.off", show=False),
         Binding("escape", "cancel_turn", "Cancel", id="turn.cancel"),
-        Binding("escape", "focus_prompt", "Prompt", id="prompt.focus", show=False),
+        Binding("escape", "focus_prompt", "Prompt", id="prompt.focus"),
         Binding("ctrl+r", "retry", "Retry", id="turn.retry"),
         Binding("ctrl+e", "correct", "Wrong mode?", id="turn.correct", priority=True),
         Binding("ctrl+n", "accept_hand_off", "Keep hand-off", id="turn.keep_hand_off", show=False),
         Binding("ctrl+t", "why", "Why?", id="inspector.last"),
         Binding("ctrl+l", "copy_answer", "Copy answer", id="answer.copy", show=False),
+        Binding("tab", "app.focus_next", "Next", id="focus.next"),
     ]
     """The conversation's keys (the mode keys and f1 are the app's: they follow these in
     the footer). Esc cancels the running turn if there is one, else goes back to the prompt."""
@@ -376,6 +380,14 @@ class ConversationScreen(Screen[None]):
         if self.is_mounted:
             self.prompt.focus()
 
+    def focus_next(self, selector: str | type[QueryType] = "*") -> Widget | None:
+        """Tab: prompt → chat → route panel (when shown) → prompt (`focus.next_part`)."""
+        return next_part(self.focused, [self.prompt, self.chat, *self.panel.query(OptionList)])
+
+    def on_key(self, event: events.Key) -> None:
+        """Keys typed after a click on the chat, the panel, the header reach the prompt."""
+        type_into(self.prompt, self.focused, event)
+
     def action_focus_prompt(self) -> None:
         """Esc away from the prompt: back to it, so the next keys are typed there."""
         self.prompt.focus()
@@ -453,17 +465,7 @@ class ConversationScreen(Screen[None]):
 
     def action_copy_answer(self) -> None:
         """Copy the last answer to the clipboard (OSC 52, through the terminal)."""
-        answered = [r for r in self.records if r.answer and r.superseded_by is None]
-        if not answered:
-            self.status.error("No answer to copy yet.")
-            return
-        answer = answered[-1].answer
-        self.app.copy_to_clipboard(answer)
-        # OSC 52 has no reply: the terminal may have ignored it, so say what to do then.
-        self.status.idle(
-            f"Copied the answer of turn {answered[-1].number} ({plural(len(answer), 'character')})"
-            " through the terminal; if your clipboard stays empty, /export writes it to a file."
-        )
+        copy_answer(self)
 
     def palette_actions(self) -> list[tuple[str, str, Callable[[], object]]]:
         """Every action of the conversation for the command palette: (title, help, run)."""

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Literal
 
 from modes_tui.core.errors import ModesError
 from modes_tui.frontend import corrections
-from modes_tui.frontend.commands import ONE_SHOT_HELP, ONE_SHOT_USAGE, Command, commands_for
+from modes_tui.frontend.commands import Command
 from modes_tui.frontend.dispatch import Handler, dispatch
 from modes_tui.frontend.modes import mode_rows
 from modes_tui.tui.messages import SessionLoaded
+from modes_tui.tui.render import plural
 from modes_tui.tui.status import reading_label
 
 if TYPE_CHECKING:
@@ -161,40 +162,27 @@ def undo_correction(parts: ConversationParts) -> None:
     )
 
 
-def help_text(parts: ConversationParts) -> str:
-    """Keys and commands, as Markdown."""
-    keys = [f"| `{mk.key}` | force **{mk.mode}** |" for mk in parts.mode_keys if mk.key]
-    lines = [
-        "**Keys**",
-        "",
-        "| key | does |",
-        "|---|---|",
-        *keys,
-        "| `shift+tab` | cycle: auto → each mode → auto |",
-        "| `ctrl+g` / `ctrl+o` | auto / modes off |",
-        "| `ctrl+b` | show or hide the route panel |",
-        "| `ctrl+t` | inspector for the last turn (`/why`) |",
-        "| `esc` | cancel the running answer |",
-        "| `ctrl+r` | retry a failed turn |",
-        "| `ctrl+e` | wrong mode? pick the mode that should have answered (`/wrong`) |",
-        "| `ctrl+n` | keep a hand-off as a correction (the router learns it) |",
-        "| `enter` | send (while a turn runs, the message waits its turn) |",
-        "| `shift+enter` / `ctrl+j` / `alt+enter` | new line |",
-        "| `up` | in an empty prompt: edit the last message (resend replaces the turn) |",
-        "| `ctrl+l` | copy the last answer (`/copy`) |",
-        '| `ctrl+p` | command palette ("Force mode: …") |',
-        "| `tab` | take the completion shown in the prompt |",
-        "| `ctrl+q` | quit (`/quit`) |",
-        "",
-        "**Commands**",
-        "",
-        *[f"- `{spec.usage}`: {spec.help}" for spec in commands_for("app")],
-        f"- `{ONE_SHOT_USAGE}`: {ONE_SHOT_HELP}",
-        "",
-        "Keys can be rebound with `keymap:` in config.yaml (ids such as `mode.code`, "
-        "`mode.cycle`, `mode.auto`, `panel.toggle`).",
-    ]
-    return "\n".join(lines)
+def copy_answer(parts: ConversationParts) -> None:
+    """Copy the last answer to the clipboard (OSC 52, through the terminal)."""
+    answered = [r for r in parts.records if r.answer and r.superseded_by is None]
+    if not answered:
+        parts.status.error("No answer to copy yet.")
+        return
+    answer = answered[-1].answer
+    parts.app.copy_to_clipboard(answer)
+    # OSC 52 has no reply: the terminal may have ignored it, so say what to do then.
+    parts.status.idle(
+        f"Copied the answer of turn {answered[-1].number} ({plural(len(answer), 'character')})"
+        " through the terminal; if your clipboard stays empty, /export writes it to a file."
+    )
+
+
+def show_help(parts: ConversationParts) -> None:
+    """`/help`: keys and commands in an overlay, never in the conversation."""
+    from modes_tui.tui.help import HelpScreen
+
+    if not isinstance(parts.app.screen, HelpScreen):
+        parts.app.push_screen(HelpScreen(parts.mode_keys))
 
 
 def modes_text(parts: ConversationParts, reading: ControlReading) -> str:
@@ -249,7 +237,7 @@ class ConversationCommands:
             "/why": _sync(lambda _: parts.action_why()),
             "/wrong": _sync(self.wrong),
             "/undo": _sync(partial(undo_files, parts)),
-            "/help": lambda _: parts.chat.add_note(help_text(parts)),
+            "/help": _sync(lambda _: show_help(parts)),
             "/copy": _sync(lambda _: parts.action_copy_answer()),
             "/quit": _sync(lambda _: parts.app.exit()),
         }

@@ -214,12 +214,13 @@ class InspectorScreen(Screen[None]):
         if record.tools:
             widgets.append(Static(f"Tool calls: {len(record.tools)}", classes="heading"))
             for activity in record.tools:
-                widgets.append(Static(tool_summary(activity)))
+                widgets.append(Static(tool_summary(activity, limit=None)))  # every line
                 widgets.append(
                     Collapsible(
                         Static(Text(activity.result)),
                         title=escape(  # a model named the tool: no markup from it
-                            f"full result of {activity.call.name} ({len(activity.result)} characters)"
+                            f"{activity.call.name}'s result as the model read it "
+                            f"({len(activity.result)} characters)"
                         ),
                         collapsed=True,
                     )

@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, Static
@@ -68,6 +69,9 @@ class DecisionList(OptionList):
     though the width was the same. Cards are measured again only for a new width.
     """
 
+    BINDINGS: ClassVar = [Binding("enter", "select", "Inspect", id="panel.inspect")]
+    """Enter on a decision opens the inspector (shown in the footer while the list has focus)."""
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._measured_width = 0
@@ -80,6 +84,12 @@ class DecisionList(OptionList):
             event.prevent_default()  # same width, or hidden: the cards are still right
             return
         self._measured_width = width  # OptionList's own handler clears its caches next
+
+    def on_focus(self) -> None:
+        """Tabbed to with no decision selected yet: the newest is, so Enter inspects it at
+        once (a cursor the user moved stays where it is)."""
+        if self.option_count and self.highlighted is None:
+            self.highlighted = 0
 
 
 def policy_text(mode: str, policy: Policy, tools: Sequence[str]) -> Text:

@@ -6,14 +6,13 @@ route the same way, and so the looks can be tested without an app.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from datetime import datetime, tzinfo
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from modes_tui.frontend.tool_text import fold, tool_result, tool_title
 from modes_tui.route_format import (
     CALLER_MARKS,
     duration,
@@ -28,8 +27,8 @@ if TYPE_CHECKING:
     from modes_tui.core.history.transcript import Reroute, ToolActivity, TurnTranscript
     from modes_tui.core.values.route import Route
 
-RESULT_PREVIEW_LIMIT = 400
-RESULT_PREVIEW_LINES = 4
+CARD_LINES = 6
+"""Output lines a tool card shows in the chat (the inspector shows all)."""
 
 OUTCOME_STYLE = {
     "ok": "green",
@@ -51,18 +50,8 @@ def tool_outcome(activity: ToolActivity) -> str:
     outcome = activity.outcome or ""
     if outcome != "ok":
         return outcome
-    try:
-        result = json.loads(activity.result)
-    except (TypeError, ValueError):
-        return outcome
-    if not isinstance(result, dict):
-        return outcome
-    if result.get("timed_out"):
-        return "failed: timed out"
-    code = result.get("exit_code")
-    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
-        return f"failed: exit code {code}"
-    return outcome
+    result = tool_result(outcome, activity.result)
+    return result.status if result.failed else outcome
 
 
 def format_time(at: str, tz: tzinfo | None = None) -> str:
@@ -180,30 +169,42 @@ def reroute_line(reroute: Reroute, recorded: Route | None, indent: str = "  ") -
     return Text(f"{indent}re-route: {new.mode_name}{confidence} (same) ={note}", style="green")
 
 
-def tool_summary(activity: ToolActivity) -> RenderableType:
-    """A tool call with its arguments and, once resolved, its outcome and result."""
+def tool_summary(activity: ToolActivity, limit: int | None = CARD_LINES) -> RenderableType:
+    """A tool call as a person would write it (`$ ls -la`, `read_file a.py`) with, once
+    resolved, its outcome and the output's lines: the first `limit` of them and
+    "… N more lines" (None: all of them, for the inspector)."""
     head = Text("⚙ ", style="cyan")
-    head.append(activity.call.name, style="bold cyan")
-    head.append(f"({format_arguments(activity.call.arguments)})")
+    head.append(tool_title(activity.call.name, activity.call.arguments), style="bold cyan")
     if activity.outcome is None:
         head.append(
             "  waiting for confirmation…" if activity.needs_confirmation else "  running…",
             style="italic dim",
         )
         return head
-    outcome = tool_outcome(activity)
-    style = "red" if outcome.startswith("failed") else OUTCOME_STYLE.get(outcome, "")
-    head.append(f"  {outcome}", style=style)
+    result = tool_result(activity.outcome, activity.result)
+    style = "red" if result.failed else OUTCOME_STYLE.get(activity.outcome, "")
+    head.append(f"  {result.status}", style=style)
     if activity.duration_ms:
         head.append(f" · {duration(activity.duration_ms)}", style="dim")
     # `core.edits` loads with the first tool card, not on the way to the first frame
     from modes_tui.core.edits.editor import EDIT_TOOL_NAMES
 
-    if activity.call.name in EDIT_TOOL_NAMES and outcome == "ok":
+    if activity.call.name in EDIT_TOOL_NAMES and activity.outcome == "ok":
         # the change it made: its summary line, then the diff, coloured (live and in replay)
         summary, _, diff = activity.result.partition("\n")
-        return Group(head, Text(summary, style="bold"), diff_text(diff, DIFF_PREVIEW_LINES))
-    return Group(head, Text(preview(activity.result), style="dim"))
+        diff_limit = DIFF_PREVIEW_LINES if limit is not None else len(activity.result)
+        return Group(head, Text(summary, style="bold"), diff_text(diff, diff_limit))
+    lines = result.lines
+    if not lines:
+        head.append(" · no output", style="dim")
+        return head
+    if limit is None:
+        return Group(head, Text("\n".join(lines)))
+    folded = fold(lines, limit)
+    body = Text("\n".join(folded.lines))
+    if folded.hidden:
+        body.append(f"\n{folded.note} (the inspector shows all)", style="dim italic")
+    return Group(head, body)
 
 
 DIFF_STYLES = {
@@ -232,23 +233,6 @@ def diff_text(diff: str, limit: int) -> Text:
         text.append(f"… {len(lines) - limit} more lines\n", style="dim")
     text.rstrip()
     return text
-
-
-def preview(result: str) -> str:
-    """The first lines of a tool result (the inspector shows all of it)."""
-    lines = result.splitlines()
-    shown = "\n".join(lines[:RESULT_PREVIEW_LINES])
-    if len(shown) > RESULT_PREVIEW_LIMIT:
-        shown = shown[:RESULT_PREVIEW_LIMIT] + "…"
-    hidden = len(lines) - RESULT_PREVIEW_LINES
-    if hidden > 0:
-        shown += f"\n… {hidden} more line{'s' if hidden != 1 else ''} (the inspector shows all)"
-    return shown
-
-
-def format_arguments(arguments: Mapping[str, Any]) -> str:
-    """`path="a.py", limit=3` for a call's arguments."""
-    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
 
 
 def turn_plain_text(record: TurnTranscript) -> Text:

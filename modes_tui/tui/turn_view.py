@@ -59,7 +59,12 @@ class ToolCallView(FitsInStream, Static):
 
 
 def answer_parser() -> MarkdownIt:
-    """Textual's Markdown parser, keeping every line break of an answer.
+    """Textual's Markdown parser, showing every character of an answer as written and
+    keeping every line break.
+
+    HTML is off: Textual's Markdown draws no HTML and dropped what the parser took for it,
+    so `List<String>` showed as "List" and a traceback's `<module>` vanished. Without it,
+    tags, `<br>` and comments are text, shown literally (autolinks `<https://...>` stay links).
 
     Markdown joins lines that a single newline separates (a "soft" break) into one, so a
     haiku or an address showed as one line; models mean those breaks. A rule after the
@@ -67,7 +72,7 @@ def answer_parser() -> MarkdownIt:
     are untouched (their line structure is not made of soft breaks), and a stream is parsed
     with the same rule at each step, so it stays incremental.
     """
-    parser = MarkdownIt("gfm-like")
+    parser = MarkdownIt("gfm-like", {"html": False})
     parser.core.ruler.push("keep_line_breaks", _keep_line_breaks)
     return parser
 
@@ -455,7 +460,11 @@ def _fold(old: Superseded) -> Collapsible:
 
 
 class SystemNote(FitsInStream, Markdown):
-    """Help, the mode list, export results: text from the app, not from a model."""
+    """The mode list, export results: text from the app, not from a model (it may quote a
+    path or a name with angle brackets: shown as written)."""
+
+    def __init__(self, markdown: str | None = None) -> None:
+        super().__init__(markdown, parser_factory=answer_parser)
 
     DEFAULT_CSS = """
     SystemNote {
