@@ -200,7 +200,7 @@ class _AnswerMarkdown:
             self._speaker_done = True
         self._out += [event.text, ""]
 
-    def _tool_result(self, event: ToolCallFinished) -> None:
+    def _tool_result(self, event: ev.ToolCallFinished) -> None:
         """The status and every line of the output, as the TUI and the REPL show them."""
         found = tool_result(event.outcome, event.result)
         language = ""
