@@ -26,6 +26,7 @@ from modes_tui.core.routing.corrections import MemoryCorrections
 from modes_tui.core.routing.router import Router
 from modes_tui.core.values.route import Decision
 from modes_tui.llm.fake import ScriptedModel
+from tests.engine_support import with_config
 from tests.test_engine import Recorder
 
 MODES: dict[str, dict[str, Any]] = {
@@ -99,14 +100,16 @@ def pack(write_pack: Any) -> Pack:
 
 def engine_for(pack: Pack, dialog: Any, corrections: MemoryCorrections, **kw: Any) -> Engine:
     return Engine(
-        pack=pack,
-        router=Router(pack, kw.pop("classifier", Unsure())),
-        model=ScriptedModel(),
-        default_model="scripted/echo",
-        cwd=Path.cwd(),
-        session=Recorder(),
-        confirm=dialog,
-        corrections=corrections,
+        **with_config(
+            pack=pack,
+            router=Router(pack, kw.pop("classifier", Unsure())),
+            model=ScriptedModel(),
+            default_model="scripted/echo",
+            cwd=Path.cwd(),
+            session=Recorder(),
+            confirm=dialog,
+            corrections=corrections,
+        )
     )
 
 

@@ -29,6 +29,7 @@ from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.doubt import DoubtScreen
 from modes_tui.tui.services import AppServices
 from tests.conftest import PackWriter
+from tests.engine_support import with_config
 from tests.tui_support import all_text, plain, until
 
 SIZE = (100, 30)
@@ -75,14 +76,16 @@ def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
 
     def engine(confirm: Confirmer) -> Engine:
         return Engine(
-            pack=pack,
-            router=Router(pack, UnsureClassifier()),
-            model=model,
-            default_model="scripted/demo",
-            control=control,
-            confirm=confirm,
-            cwd=tmp_path,
-            corrections=store,
+            **with_config(
+                pack=pack,
+                router=Router(pack, UnsureClassifier()),
+                model=model,
+                default_model="scripted/demo",
+                control=control,
+                confirm=confirm,
+                cwd=tmp_path,
+                corrections=store,
+            )
         )
 
     services = AppServices(pack=pack, model="scripted/demo", control=control, build_engine=engine)

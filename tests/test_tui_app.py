@@ -244,7 +244,7 @@ async def test_a_tool_confirmation_accepted_or_refused(accept: bool) -> None:
         app = await ready(pilot)
         await send(pilot, "list files")
         await until(pilot, lambda: isinstance(app.screen, ConfirmToolScreen))
-        assert "run_command" in plain(app.screen.query_one("#confirm-title", Static))
+        assert "ls -la" in plain(app.screen.query_one("#confirm-title", Static))
         await answer_dialog(pilot, "y" if accept else "n")
         await until(pilot, idle(app))
         tools = app.conversation.chat.query(ToolCallView)

@@ -465,7 +465,18 @@ async def route_cases(
     outcomes = []
     for done, case in enumerate(cases, start=1):
         route = await router.route(case.conversation(), **case.route_options())
-        outcomes.append(Outcome(case, route))
+        outcomes.append(Outcome(case, _as_asked(route, pack.router.below_confidence, pack)))
         if on_progress is not None:
             on_progress(done, len(cases))
     return outcomes
+
+
+def _as_asked(route: Route, threshold: float | None, pack: Pack) -> Route:
+    """`route` with the doubt the app would show: routed with the threshold off, a pick far
+    below the threshold is a sure fallback there, never a question (`values.doubt`)."""
+    confidence = route.confidence
+    if route.unsure is None or threshold is None or confidence is None:
+        return route
+    if confidence < threshold - (pack.router.ask_margin or 0.0):
+        return replace(route, unsure=None)
+    return route

@@ -21,7 +21,7 @@ KIND_TEXTS: Mapping[QuotedKind, str] = {
 }
 """What the classifier is asked about each kind (once per pack): its answer is the kind's
 evidence, so the evidence follows the pack's own modes."""
-DECISIVE = 0.95
+DECISIVE = 0.75
 """A request classified at this confidence or more decides; the kinds count `WEIGHT_KINDS`."""
 WEIGHT_KINDS = 0.1
 """The kinds' weight beside a decisive request."""

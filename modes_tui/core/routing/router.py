@@ -208,6 +208,7 @@ class Router:
             ask_below=config.ask_below,
             ask_margin=config.ask_margin,
             runs=route.mode_name,
+            fell_below=config.below_confidence if route.decided_by == "fallback" else None,
         )
         return replace(route, unsure=unsure) if unsure is not None else route
 

@@ -96,13 +96,19 @@ def doubt(
     ask_below: float | None,
     ask_margin: float | None,
     runs: str | None = None,
+    fell_below: float | None = None,
 ) -> Unsure | None:
     """The route's doubt, or None when it is sure enough (or nothing was scored).
 
     `chosen` is the classifier's mode (after the conversation), `runs` the mode that takes
-    the turn when it is another (a fallback below the threshold, or a mode stickiness kept).
+    the turn when it is another (a fallback below the threshold, or a mode stickiness kept);
+    `fell_below` the threshold a fallback fell below.
     """
     if confidence is None:
+        return None
+    # a fallback is a doubt only when the pick nearly made the threshold (`fell_below`); far
+    # below it ("asdfghjkl", a question no mode covers) the fallback is the router being sure
+    if fell_below is not None and confidence < fell_below - (ask_margin or 0.0):
         return None
     scores = confidences(chosen, confidence, probabilities)
     others = sorted(
