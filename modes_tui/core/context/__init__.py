@@ -23,6 +23,7 @@ from .compaction import (
     compaction_point,
     fallback_summary,
     summary_block,
+    summary_problem,
     summary_request,
     summary_text,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "fallback_summary",
     "fit_request",
     "summary_block",
+    "summary_problem",
     "summary_request",
     "summary_text",
 ]

@@ -4,7 +4,9 @@
 (`core.context.fitting.fit_request`), after compacting older turns first when the request would fill
 more than `COMPACT_AT` of its budget. `RequestFitter.compact` writes the summary (the
 summary model's, else `fallback_summary`) and puts it on the conversation; the caller
-records it. A model whose window is unknown is sent the request as built: the provider's
+records it. A summary `summary_problem` finds useless is refused: the turns are kept
+(`SummaryRefused`, or a note on the request that fits without it), or, when the request
+would not fit otherwise, their openings stand in for them and the compaction says why. A model whose window is unknown is sent the request as built: the provider's
 context error then triggers a compaction and one retry (the turn loop does that).
 """
 
@@ -19,6 +21,7 @@ from dataclasses import dataclass, replace
 from modes_tui.core.context.compaction import (
     compaction_point,
     fallback_summary,
+    summary_problem,
     summary_request,
     summary_text,
 )
@@ -26,13 +29,13 @@ from modes_tui.core.context.fitting import fit_request
 from modes_tui.core.context.ports import TokenCounter
 from modes_tui.core.context.tokens import MESSAGE_OVERHEAD, TokenTally
 from modes_tui.core.context.window import ContextBudget, budget_for
-from modes_tui.core.errors import ProviderError
+from modes_tui.core.errors import CompactionRefused, ProviderError
 from modes_tui.core.history.compaction import Compaction, ContextReport, Trigger
 from modes_tui.core.history.conversation import Conversation, Message
 from modes_tui.core.model.ports import ChatModel, ModelCapabilities
 from modes_tui.core.model.wire import ModelRequest, UsageReport
 
-__all__ = ["Prepared", "RequestFitter"]
+__all__ = ["Prepared", "RequestFitter", "SummaryRefused"]
 
 log = logging.getLogger("modes_tui.context")
 
@@ -57,6 +60,17 @@ class Prepared:
     """The compaction made for it, if one was (the caller records it)."""
     usage: UsageReport | None = None
     """What the summary model's call used, if it was called."""
+    note: str = ""
+    """What the request's notes should say (a summary refused, the turns kept)."""
+
+
+class SummaryRefused(CompactionRefused):
+    """The summary model's answer cannot stand for the turns (`summary_problem`); they stay."""
+
+    def __init__(self, message: str, usage: UsageReport | None) -> None:
+        super().__init__(message)
+        self.usage = usage
+        """What the refused summary's call used."""
 
 
 class RequestFitter:
@@ -102,7 +116,12 @@ class RequestFitter:
         keep = await asyncio.to_thread(
             _turns_to_keep, conversation, user_index, budget.prompt // KEEP_SHARE, tally
         )
-        made = await self.compact(conversation, user_index, "auto", keep=keep)
+        try:  # a refused summary may stand aside only when the request fits without it
+            made = await self.compact(
+                conversation, user_index, "auto", keep=keep, fallback=bool(report.dropped_turns)
+            )
+        except SummaryRefused as refused:
+            return Prepared(fitted, report, usage=refused.usage, note=str(refused))
         if made is None:
             return Prepared(fitted, report)
         compaction, usage = made
@@ -110,10 +129,18 @@ class RequestFitter:
         return Prepared(fitted, report, compaction, usage)
 
     async def compact(
-        self, conversation: Conversation, end: int, trigger: Trigger, *, keep: int
+        self,
+        conversation: Conversation,
+        end: int,
+        trigger: Trigger,
+        *,
+        keep: int,
+        fallback: bool = False,
     ) -> tuple[Compaction, UsageReport | None] | None:
         """Summarise the turns of `conversation` before `end` but its last `keep`, and put
-        the summary on it; None when there is nothing to compact."""
+        the summary on it; None when there is nothing to compact. A summary that cannot
+        stand for the turns is refused: `SummaryRefused` (nothing changes), or with
+        `fallback` (the request would not fit otherwise) the turns' openings stand in."""
         earlier = conversation.compaction
         start = earlier.upto if earlier is not None else 0
         point = compaction_point(conversation.messages, start, min(end, len(conversation)), keep)
@@ -125,6 +152,15 @@ class RequestFitter:
         text, model, usage, note = await self._summarise(previous, gone)
         tally = self.tally(self._summary_model())
         before, after = await asyncio.to_thread(_tokens_saved, tally, previous, gone, text)
+        problem = summary_problem(text, after, before) if model is not None else None
+        if problem is not None:
+            refused = f"the summary from {model} was refused: {problem}"
+            log.warning("%s", refused)
+            if not fallback:
+                raise SummaryRefused(f"{refused}; kept the turns", usage)
+            text, model = fallback_summary(previous, gone, await self._window()), None
+            note = f"{refused}; kept the newest turns whole and the older ones' openings"
+            before, after = await asyncio.to_thread(_tokens_saved, tally, previous, gone, text)
         compaction = Compaction(
             summary=text,
             upto=upto,
@@ -138,12 +174,16 @@ class RequestFitter:
         conversation.compaction = compaction
         return compaction, usage
 
+    async def _window(self) -> int | None:
+        """The summary model's context window (None: unknown)."""
+        return (await self._capabilities(self._summary_model())).context_window
+
     async def _summarise(
         self, previous: str | None, gone: Sequence[Message]
     ) -> tuple[str, str | None, UsageReport | None, str]:
         """(summary, the model that wrote it, its usage, why no model did)."""
         model = self._summary_model()
-        window = (await self._capabilities(model)).context_window
+        window = await self._window()
         shrink = 0
         while True:
             messages, answer_cap = summary_request(previous, gone, window, shrink=shrink)
@@ -157,11 +197,8 @@ class RequestFitter:
                     continue
                 log.warning("the summary model %s failed: %s", model, error)
                 note = f"the summary model failed ({error.kind}: {error.provider_message})"
-                return fallback_summary(previous, gone), None, None, note
-        text = summary_text(answer.text)
-        if not text:
-            return fallback_summary(previous, gone), None, answer.usage, "the summary was empty"
-        return text, model, answer.usage, ""
+                return fallback_summary(previous, gone, window), None, None, note
+        return summary_text(answer.text), model, answer.usage, ""  # checked by the caller
 
 
 def _fit(

@@ -70,6 +70,8 @@ def built(
     """Record the request about to be sent (`fallback`: the failure a fallback model
     replaces), and the event that shows it."""
     request, report = prepared.request, prepared.report
+    if prepared.note:  # a refused summary: the turns were kept, and the request says so
+        notes = (*notes, prepared.note)
     record = RequestRecord(
         ctx.state.turn,
         request.to_dict(),
@@ -101,7 +103,9 @@ async def answer_that_fits(
                 raise
             retried, failed = True, error
         made = await ctx.stopper.step(
-            ctx.fitter.compact(ctx.state.conversation, turn.user_index, "context_error", keep=0)
+            ctx.fitter.compact(
+                ctx.state.conversation, turn.user_index, "context_error", keep=0, fallback=True
+            )
         )
         if made is not None:
             yield compacted(ctx, turn, *made)
