@@ -80,9 +80,12 @@ class Problem:
     """The key path inside that file, e.g. `examples[3]` or `fallback`."""
     message: str
     """What is wrong and what would fix it."""
+    place: str = ""
+    """Where in the file the field is written (`line 3, column 1`), when known."""
 
     def __str__(self) -> str:
-        where = f"{self.file}: {self.field}" if self.field else self.file
+        where = f"{self.file}, {self.place}" if self.place else self.file
+        where = f"{where}: {self.field}" if self.field else where
         return f"{where}: {self.message}"
 
 
