@@ -84,9 +84,9 @@ class Problem:
     """Where in the file the field is written (`line 3, column 1`), when known."""
 
     def __str__(self) -> str:
-        where = f"{self.file}, {self.place}" if self.place else self.file
-        where = f"{where}: {self.field}" if self.field else where
-        return f"{where}: {self.message}"
+        where = f"{self.file}: {self.field}" if self.field else self.file
+        at = f" ({self.place})" if self.place else ""
+        return f"{where}: {self.message}{at}"
 
 
 class DeclarationError(ModesError):

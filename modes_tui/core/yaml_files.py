@@ -125,6 +125,19 @@ def yaml_problem(error: yaml.YAMLError) -> tuple[str, str]:
     return where, reason
 
 
+def yaml_refusal(path: object, error: Exception) -> str:
+    """`<path>: not valid YAML at line 3, column 8: <what>; fix or move it, then run init
+    again`, for any failure `load_yaml` raised (`init` reads config.yaml this way)."""
+    if isinstance(error, yaml.YAMLError):
+        where, reason = yaml_problem(error)
+    else:
+        where, reason = "", type(error).__name__
+    return (
+        f"{path}: not valid YAML at {where or 'its end'}: {reason}; "
+        "fix or move it, then run init again"
+    )
+
+
 def key_place(text: str, field: str) -> str:
     """Where the key path `field` (`models.fast.model`, `examples[3]`) is written in the
     YAML document `text`: `line 3, column 5`; empty when it is not there or the text does

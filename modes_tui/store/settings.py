@@ -223,32 +223,39 @@ def _read_file(path: Path) -> dict[str, Any]:
     unknown = [str(key) for key in data if key not in KEYS]
     if unknown:
         place = key_place(text, unknown[0])
-        head = f"{path}{', ' + place if place else ''}: unknown key"
         names = ", ".join(map(cut_repr, unknown))
         hint = suggest(unknown[0], KEYS)
         if hint and len(unknown) == 1:
-            raise SettingsError(f"{head} {names}: {hint} (keys: {', '.join(KEYS)})")
+            at = f"{place}; " if place else ""
+            raise SettingsError(
+                f"{path}: unknown key {names}: {hint} ({at}keys: {', '.join(KEYS)})"
+            )
         raise SettingsError(
-            f"{head}{'s' if len(unknown) > 1 else ''} {names}; "
+            f"{path}: unknown key{'s' if len(unknown) > 1 else ''} {names}; "
             f"remove {'them' if len(unknown) > 1 else 'it'} or use one of: {', '.join(KEYS)}"
+            + (f" ({place})" if place else "")
         )
     return {str(key): value for key, value in data.items()}
 
 
 def _placed(message: str, path: Path, key: str) -> str:
     """`message` (`<path>: models.fast.model must be ...`) with the line and column of the
-    key it names in `path` (else of `key`): `<path>, line 4, column 5: models.fast...`."""
+    key it names in `path` (else of `key`): `... must be text (line 4, column 5); edit ...`."""
     head = f"{path}: "
     if not message.startswith(head):
         return message
-    rest = message[len(head) :]
-    named = re.match(r"[\w.\[\]-]+", rest)
+    named = re.match(r"[\w.\[\]-]+", message[len(head) :])
     try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError):
         return message
     place = (key_place(text, named.group()) if named else "") or key_place(text, key)
-    return f"{path}, {place}: {rest}" if place else message
+    if not place:
+        return message
+    fix = f"; edit {path}"
+    if message.endswith(fix):  # the place goes with the problem, the fix stays last
+        return f"{message[: -len(fix)]} ({place}){fix}"
+    return f"{message} ({place})"
 
 
 def _from_text(key: str, text: str, *, where: str) -> Any:

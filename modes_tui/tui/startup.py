@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from modes_tui.core.errors import DeclarationError, ModesError, SettingsError
+from modes_tui.frontend.startup import setting_failure
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +42,9 @@ class StartupProblem:
                 hint=f"fix {where} in {pack} (`modes-tui profiles --check` lists every "
                 "problem), then restart",
             )
-        if isinstance(error, SettingsError):
-            return cls(
-                headline="a setting is wrong",
-                details=text,
-                hint="fix the setting named in the note (its file or variable), then restart",
-            )
+        if isinstance(error, SettingsError):  # the words name the file, line and column
+            headline, hint = setting_failure(error)
+            return cls(headline=headline, details=text, hint=hint)
         return cls(
             headline=text.splitlines()[0] if text else "an unexpected error",
             details=text,
