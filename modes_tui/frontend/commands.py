@@ -65,7 +65,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "/why",
         "/why",
         "open the inspector for the last turn",
-        repl_help="print the last turn's route and request as JSON",
+        repl_help="print why the last turn went where it did, and the request it sent",
     ),
     CommandSpec("/copy", "/copy", "copy the last answer to the clipboard", APP),
     CommandSpec(
