@@ -87,6 +87,10 @@ class RequestFitter:
         self._summary_model = summary_model
         self._counter = model if isinstance(model, TokenCounter) else None
         self._tallies: dict[str, TokenTally] = {}
+        self._held: tuple[int, int] | None = None
+        """(conversation, where its summary starts) whose summary was refused while its
+        request still fit: not asked again until the request no longer fits, or a
+        compaction moves the start (one refused call, not one per turn)."""
 
     def tally(self, model: str) -> TokenTally:
         """The token counting for `model` (its cache lives as long as this fitter)."""
@@ -111,7 +115,7 @@ class RequestFitter:
         tally = self.tally(request.model)
         fitted, report = await asyncio.to_thread(_fit, request, budget, tally)
         wanted = report.dropped_turns or report.tokens > budget.compact_at
-        if not (compact and wanted):
+        if not (compact and wanted) or (not report.dropped_turns and self._is_held(conversation)):
             return Prepared(fitted, report)
         keep = await asyncio.to_thread(
             _turns_to_keep, conversation, user_index, budget.prompt // KEEP_SHARE, tally
@@ -121,12 +125,16 @@ class RequestFitter:
                 conversation, user_index, "auto", keep=keep, fallback=bool(report.dropped_turns)
             )
         except SummaryRefused as refused:
+            self._held = _start_of(conversation)
             return Prepared(fitted, report, usage=refused.usage, note=str(refused))
         if made is None:
             return Prepared(fitted, report)
         compaction, usage = made
         fitted, report = await asyncio.to_thread(_fit, build(conversation), budget, tally)
         return Prepared(fitted, report, compaction, usage)
+
+    def _is_held(self, conversation: Conversation) -> bool:
+        return self._held == _start_of(conversation)
 
     async def compact(
         self,
@@ -199,6 +207,12 @@ class RequestFitter:
                 note = f"the summary model failed ({error.kind}: {error.provider_message})"
                 return fallback_summary(previous, gone, window), None, None, note
         return summary_text(answer.text), model, answer.usage, ""  # checked by the caller
+
+
+def _start_of(conversation: Conversation) -> tuple[int, int]:
+    """Which conversation, and where its next summary would start."""
+    earlier = conversation.compaction
+    return id(conversation), earlier.upto if earlier is not None else 0
 
 
 def _fit(
