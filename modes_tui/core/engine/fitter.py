@@ -163,7 +163,7 @@ class RequestFitter:
         problem = summary_problem(text, after, before) if model is not None else None
         if problem is not None:
             refused = f"the summary from {model} was refused: {problem}"
-            log.warning("%s", refused)
+            log.info("%s", refused)  # the front ends show it (an error or a note)
             if not fallback:
                 raise SummaryRefused(f"{refused}; kept the turns", usage)
             text, model = fallback_summary(previous, gone, await self._window()), None
