@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from modes_tui.core.engine.engine import Engine
 from modes_tui.core.errors import CompactionRefused
 from modes_tui.core.history.events import ConversationCompacted, RequestBuilt, TurnFinished
 from modes_tui.core.model.ports import ModelCapabilities
-from modes_tui.core.model.wire import ModelRequest
+from modes_tui.core.model.wire import Completion, ModelRequest, UsageReport
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
 from modes_tui.core.routing.router import Router
@@ -217,3 +218,29 @@ async def test_near_the_limit_a_good_summary_is_used(pack: Pack) -> None:
         compactions += [e.compaction for e in events if isinstance(e, ConversationCompacted)]
     assert compactions and compactions[0].model == "scripted/small" and not compactions[0].note
     assert GOOD in sent(model)[0]
+
+
+class BilledSummaries(ScriptedModel):
+    """A scripted model whose summaries say what they cost, like a provider's."""
+
+    async def complete(self, request: ModelRequest) -> Completion:
+        done = await super().complete(request)
+        return replace(done, usage=UsageReport(500, 5, 0.25))
+
+
+async def test_a_refused_summarys_call_still_counts_in_the_turns_cost(pack: Pack) -> None:
+    model = BilledSummaries(
+        responder=model_summarising("I don't know.").responder,
+        capable_of={"scripted/small": ModelCapabilities(tools=False, context_window=WINDOW)},
+    )
+    engine = engine_for(pack, model)
+    noted = compacted = 0
+    for number in range(6):
+        (events,) = await talk(engine, f"{number}: {MESSAGE}")
+        noted += any(
+            "was refused" in n for e in events if isinstance(e, RequestBuilt) for n in e.notes
+        )
+        compacted += any(isinstance(e, ConversationCompacted) for e in events)
+    assert noted and compacted  # both ways a refused summary goes: kept, and openings
+    summary_calls = sum(is_summary_request(r) for r in model.requests)
+    assert engine.costs.ledger.total == pytest.approx(0.25 * summary_calls)

@@ -92,6 +92,11 @@ class RequestFitter:
         request still fit: not asked again until the request no longer fits, or a
         compaction moves the start (one refused call, not one per turn)."""
 
+    @property
+    def summary_model(self) -> str:
+        """The model that writes summaries now (the `fast` role's, or `--model`)."""
+        return self._summary_model()
+
     def tally(self, model: str) -> TokenTally:
         """The token counting for `model` (its cache lives as long as this fitter)."""
         tally = self._tallies.get(model)

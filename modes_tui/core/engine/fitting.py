@@ -41,18 +41,20 @@ async def prepare_request(
     def build(conversation: Conversation) -> ModelRequest:
         return build_request(setup, conversation.messages, turn.user_index, conversation.compaction)
 
-    return await ctx.fitter.prepare(build, ctx.state.conversation, turn.user_index, compact=compact)
+    prepared = await ctx.fitter.prepare(
+        build, ctx.state.conversation, turn.user_index, compact=compact
+    )
+    if prepared.compaction is None and prepared.usage is not None:  # a refused summary's call
+        _count(turn, ctx.fitter.summary_model, prepared.usage)
+    return prepared
 
 
 def compacted(
     ctx: TurnContext, turn: TurnState, compaction: Compaction, usage: UsageReport | None
 ) -> ConversationCompacted:
     """Record a compaction made in this turn; its model call counts in the turn's cost."""
-    if usage is not None and compaction.model is not None:
-        turn.usage.append(usage)
-        turn.calls.append(
-            (compaction.model, usage.prompt_tokens, usage.completion_tokens, usage.cost)
-        )
+    if usage is not None:  # a refused summary's call costs too (the openings stand in)
+        _count(turn, compaction.model or ctx.fitter.summary_model, usage)
     ctx.recorder.write(SummaryRecord(ctx.state.turn, compaction, usage_dict(usage)))
     return ConversationCompacted(compaction)
 
@@ -116,6 +118,12 @@ async def answer_that_fits(
         request = prepared.request
         note = f"sent again after the provider said: {failed.provider_message}"[:300]
         yield built(ctx, prepared, setup.mode, round_no, (*setup.notes, note), role=setup.role)
+
+
+def _count(turn: TurnState, model: str, usage: UsageReport) -> None:
+    """A summary model's call in the turn's usage and cost."""
+    turn.usage.append(usage)
+    turn.calls.append((model, usage.prompt_tokens, usage.completion_tokens, usage.cost))
 
 
 def _current(turn: TurnState) -> TurnSetup:
