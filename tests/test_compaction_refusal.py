@@ -15,7 +15,12 @@ import pytest
 from modes_tui.core.context.compaction import SUMMARY_INSTRUCTIONS, summary_problem
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.errors import CompactionRefused
-from modes_tui.core.history.events import ConversationCompacted, RequestBuilt, TurnFinished
+from modes_tui.core.history.events import (
+    ConversationCompacted,
+    RequestBuilt,
+    TurnEvent,
+    TurnFinished,
+)
 from modes_tui.core.model.ports import ModelCapabilities
 from modes_tui.core.model.wire import Completion, ModelRequest, UsageReport
 from modes_tui.core.packs.profiles import Pack, load_pack
@@ -65,8 +70,8 @@ def engine_for(pack: Pack, model: ScriptedModel) -> Engine:
     )
 
 
-async def talk(engine: Engine, *texts: str) -> list[list[object]]:
-    turns = []
+async def talk(engine: Engine, *texts: str) -> list[list[TurnEvent]]:
+    turns: list[list[TurnEvent]] = []
     for text in texts:
         events = [event async for event in engine.run_turn(text)]
         assert isinstance(events[-1], TurnFinished), events[-1]
