@@ -6,8 +6,9 @@ more than `COMPACT_AT` of its budget. `RequestFitter.compact` writes the summary
 summary model's, else `fallback_summary`) and puts it on the conversation; the caller
 records it. A summary `summary_problem` finds useless is refused: the turns are kept
 (`SummaryRefused`, or a note on the request that fits without it), or, when the request
-would not fit otherwise, their openings stand in for them and the compaction says why. A model whose window is unknown is sent the request as built: the provider's
-context error then triggers a compaction and one retry (the turn loop does that).
+would not fit otherwise, their openings stand in for them and the compaction says why.
+A model whose window is unknown is sent the request as built: the provider's context
+error then triggers a compaction and one retry (the turn loop does that).
 """
 
 from __future__ import annotations
