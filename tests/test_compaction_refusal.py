@@ -95,6 +95,8 @@ def sent(model: ScriptedModel) -> list[str]:
         ("As an AI, I cannot summarise private talks.", 12, 419, "a non-answer"),
         ("I cannot do that", 5, 419, "a non-answer"),
         ("Sorry, no.", 4, 419, "a non-answer"),
+        ("None.", 2, 30, "a non-answer"),
+        ("I’m sorry", 3, 30, "a non-answer"),
         (SUMMARY_INSTRUCTIONS.format(words=60), 80, 419, "it repeats the instruction"),
         ("The user asked about tides.", 7, 419, "too short (7 tokens for 419)"),
         ("The user asked about tides. " * 12, 60, 2000, "too short (60 tokens for 2000)"),
@@ -113,6 +115,8 @@ def test_a_useless_summary_is_named_for_what_it_is(
         (GOOD, 60, 419),
         ("Sorrowful sailors were discussed at length by the user and the assistant.", 41, 419),
         ("User said hi; assistant said hi.", 9, 30),  # short, for a short exchange
+        ("Nothing was decided: the user asked about tides, the assistant " * 3, 45, 419),
+        ("Unknown to the user, the tides follow the moon; the assistant said so " * 3, 45, 419),
     ],
 )
 def test_a_real_summary_passes(summary: str, tokens: int, replaced: int) -> None:

@@ -62,13 +62,10 @@ NON_ANSWERS = (
     "i'm sorry",
     "i am sorry",
     "sorry",
-    "no summary",
-    "unknown",
-    "n/a",
-    "none",
-    "nothing",
 )
 """How a non-answer starts: a refusal, or a generic reply that summarises nothing."""
+EMPTY_ANSWERS = ("no summary", "unknown", "n/a", "none", "nothing", "nothing to summarise")
+"""Whole answers that say nothing ("Nothing was decided; ..." is a summary)."""
 _ECHO_WORDS = 6
 """A run of this many words of the instruction, in the summary, is the instruction repeated."""
 
@@ -131,9 +128,8 @@ def summary_problem(text: str, tokens: int, replaced: int) -> str | None:
     if not text.strip():
         return "it was empty"
     plain = " ".join(text.lower().replace("\u2019", "'").split()).lstrip("\"'*#:-> ")
-    if any(
-        plain == start or plain.startswith(start + s) for start in NON_ANSWERS for s in " .,!;:"
-    ):
+    starts = any(plain.startswith(start + s) for start in NON_ANSWERS for s in " .,!;:")
+    if starts or plain.rstrip(" .!") in (*NON_ANSWERS, *EMPTY_ANSWERS):
         return f"a non-answer ({_quote(text)})"
     if _echoed_share(plain) >= 0.5:
         return "it repeats the instruction it was given"
