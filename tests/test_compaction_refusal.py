@@ -87,6 +87,15 @@ def sent(model: ScriptedModel) -> list[str]:
 # --------------------------------------------------------------------------- the rule
 
 
+def test_a_summary_that_copies_the_conversation_is_refused() -> None:
+    said = f"0: {MESSAGE}\nTides follow the moon.\n1: {MESSAGE}\nTides follow the moon."
+    copied = f"User: 1: {MESSAGE[:300]}"  # a base model continuing the transcript
+    assert summary_problem(copied, 80, 480, said) == (
+        "it copies the conversation's words instead of summarising them"
+    )
+    assert summary_problem(GOOD, 60, 480, said) is None
+
+
 @pytest.mark.parametrize(
     ("summary", "tokens", "replaced", "why"),
     [

@@ -68,6 +68,10 @@ EMPTY_ANSWERS = ("no summary", "unknown", "n/a", "none", "nothing", "nothing to 
 """Whole answers that say nothing ("Nothing was decided; ..." is a summary)."""
 _ECHO_WORDS = 6
 """A run of this many words of the instruction, in the summary, is the instruction repeated."""
+_COPY_WORDS = 8
+COPIED_SHARE = 0.8
+"""A summary made of runs of 8 words of the conversation for this share of its words copies
+the conversation (a base model continuing the transcript) rather than summarising it."""
 
 SUMMARY_INSTRUCTIONS = (
     "You keep the running summary of a conversation between a user and an assistant. "
@@ -122,17 +126,19 @@ def summary_text(answer: str) -> str:
     return text
 
 
-def summary_problem(text: str, tokens: int, replaced: int) -> str | None:
+def summary_problem(text: str, tokens: int, replaced: int, conversation: str = "") -> str | None:
     """Why the summary `text` (`tokens` long) cannot stand for `replaced` tokens of
-    conversation, in a few words; None when it can."""
+    `conversation`, in a few words; None when it can."""
     if not text.strip():
         return "it was empty"
     plain = " ".join(text.lower().replace("\u2019", "'").split()).lstrip("\"'*#:-> ")
     starts = any(plain.startswith(start + s) for start in NON_ANSWERS for s in " .,!;:")
     if starts or plain.rstrip(" .!") in (*NON_ANSWERS, *EMPTY_ANSWERS):
         return f"a non-answer ({_quote(text)})"
-    if _echoed_share(plain) >= 0.5:
+    if _echoed_share(plain, f"{SUMMARY_INSTRUCTIONS} {SUMMARY_HEADING}", _ECHO_WORDS) >= 0.5:
         return "it repeats the instruction it was given"
+    if conversation and _echoed_share(plain, conversation, _COPY_WORDS) >= COPIED_SHARE:
+        return "it copies the conversation's words instead of summarising them"
     least = min(max(MIN_SUMMARY_TOKENS, replaced // MIN_SUMMARY_SHARE), replaced // 4)
     if tokens < least:
         return f"too short ({tokens} tokens for {replaced})"
@@ -171,17 +177,17 @@ def summary_block(compaction: Compaction) -> str:
     return f"{SUMMARY_HEADING}\n{compaction.summary}"
 
 
-def _echoed_share(plain: str) -> float:
-    """How much of the (lowercased) summary is made of runs of the instruction's words."""
+def _echoed_share(plain: str, source_text: str, size: int) -> float:
+    """How much of the (lowercased) summary is made of runs of `size` words of `source_text`."""
     words = _words(plain)
     if not words:
         return 0.0
-    source = _words(f"{SUMMARY_INSTRUCTIONS} {SUMMARY_HEADING}".lower())
-    runs = {tuple(source[i : i + _ECHO_WORDS]) for i in range(len(source) - _ECHO_WORDS + 1)}
+    source = _words(source_text.lower())
+    runs = {tuple(source[i : i + size]) for i in range(len(source) - size + 1)}
     covered: set[int] = set()
-    for start in range(len(words) - _ECHO_WORDS + 1):
-        if tuple(words[start : start + _ECHO_WORDS]) in runs:
-            covered.update(range(start, start + _ECHO_WORDS))
+    for start in range(len(words) - size + 1):
+        if tuple(words[start : start + size]) in runs:
+            covered.update(range(start, start + size))
     return len(covered) / len(words)
 
 

@@ -166,7 +166,8 @@ class RequestFitter:
         text, model, usage, note = await self._summarise(previous, gone)
         tally = self.tally(self._summary_model())
         before, after = await asyncio.to_thread(_tokens_saved, tally, previous, gone, text)
-        problem = summary_problem(text, after, before) if model is not None else None
+        said = "\n".join(message.content for message in gone)
+        problem = summary_problem(text, after, before, said) if model is not None else None
         if problem is not None:
             refused = f"the summary from {model} was refused: {problem}"
             log.info("%s", refused)  # the front ends show it (an error or a note)
