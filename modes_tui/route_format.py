@@ -4,6 +4,7 @@
 |---|---|---|
 | one-line strip under a user message | `strip_line` | the TUI chat |
 | panel lines (detail, bars, reason, classifier) | `panel_lines`, `error_lines` | route panel, inspector |
+| the same lines as plain text | `panel_text` | the REPL's `/why` |
 | REPL line | `repl_line` | `modes-tui chat --plain`, its `/why` and `/resume` |
 | Markdown line | `markdown_line` | `modes-tui export`, `/export` |
 | text for the `route` verb | `verb_text` | `modes-tui route TEXT` |
@@ -104,10 +105,13 @@ def strip_line(route: Route, mode: str | None = None) -> Text:
     return text
 
 
-def probability_lines(route: Route) -> list[Text]:
-    """A bar per mode probability, highest first; modes at zero share one line."""
-    from rich.text import Text
+Words = list[tuple[str, str]]
+"""One line of a decision as (text, style) pieces: the panel draws them, the REPL prints
+their text (`panel_text`), so both say the same thing."""
 
+
+def probability_words(route: Route) -> list[Words]:
+    """A bar per mode probability, highest first; modes at zero share one line."""
     if route.decision is None:
         return []
     ranked = route.decision.ranked()
@@ -116,59 +120,97 @@ def probability_lines(route: Route) -> list[Text]:
     shown = [(name, p) for name, p in ranked if p > 0]
     zero = [name for name, p in ranked if p <= 0]
     width = max(len(name) for name, _ in shown) if shown else 0
-    lines = []
+    lines: list[Words] = []
     for name, probability in shown:
-        line = Text(f"  {name:<{width}} ", style="bold" if name == route.mode_name else "")
-        line.append_text(bar(probability))
-        line.append(f" {probability:.2f}")
-        lines.append(line)
+        filled = round(max(0.0, min(1.0, probability)) * BAR_WIDTH)
+        lines.append(
+            [
+                (f"  {name:<{width}} ", "bold" if name == route.mode_name else ""),
+                ("█" * filled, "cyan"),
+                ("░" * (BAR_WIDTH - filled), "grey35"),
+                (f" {probability:.2f}", ""),
+            ]
+        )
     if zero:
-        lines.append(Text(f"  0.00: {', '.join(zero)}", style="dim"))
+        lines.append([(f"  0.00: {', '.join(zero)}", "dim")])
     return lines
 
 
-def panel_lines(route: Route) -> list[Text]:
+def panel_words(route: Route) -> list[Words]:
     """The panel's body of a decision: who decided, how sure, the bars, why, and with what."""
-    from rich.text import Text
-
-    detail = Text("  by ", style="dim")
-    detail.append(route.decided_by, style=DECIDED_BY_STYLE.get(route.decided_by, ""))
+    detail: Words = [
+        ("  by ", "dim"),
+        (route.decided_by, DECIDED_BY_STYLE.get(route.decided_by, "")),
+    ]
     if route.confidence is not None:
-        detail.append(f" · confidence {route.confidence:.2f}")
+        detail.append((f" · confidence {route.confidence:.2f}", ""))
     if route.duration_ms is not None:
-        detail.append(f" · {duration(route.duration_ms)}", style="dim")
-    lines = [detail, *probability_lines(route)]
+        detail.append((f" · {duration(route.duration_ms)}", "dim"))
+    lines = [detail, *probability_words(route)]
     if route.runner_up:
-        lines.append(Text(f"  runner-up: {route.runner_up}", style="dim"))
+        lines.append([(f"  runner-up: {route.runner_up}", "dim")])
     if route.reason:
-        lines.append(Text(f"  reason: {route.reason}", style="italic"))
+        lines.append([(f"  reason: {route.reason}", "italic")])
     if route.framing is not None:  # the user's words only: the quoted text is never on a route
-        lines.append(Text(terminal_safe(f"  framing: {route.framing.explain()}"), style="dim"))
+        lines.append([(terminal_safe(f"  framing: {route.framing.explain()}"), "dim")])
     if route.classifier is not None:
         via = f"  via {route.classifier.with_}"
         if route.classifier.model:
             via += f" ({route.classifier.model})"
-        lines.append(Text(via, style="dim"))
+        lines.append([(via, "dim")])
     return lines
 
 
-def error_lines(route: Route) -> list[Text]:
+def error_words(route: Route) -> list[Words]:
     """The routing error, with the raw model output for parse errors."""
-    from rich.text import Text
-
     if route.error is None:
         return []
     error = route.error
     name = getattr(error, "type_name", None) or type(error).__name__
-    lines = [Text(terminal_safe(f"  ⚠ {name}: {error}"), style="red")]
+    lines: list[Words] = [[(terminal_safe(f"  ⚠ {name}: {error}"), "red")]]
     stage = getattr(error, "stage", None) or getattr(error, "extra", {}).get("stage")
     raw = getattr(error, "raw_output", None) or getattr(error, "extra", {}).get("raw_output")
     if stage:
-        lines.append(Text(f"    stage: {stage}", style="red"))
+        lines.append([(f"    stage: {stage}", "red")])
     if raw:
         shown = raw if len(raw) <= RAW_OUTPUT_LIMIT else raw[:RAW_OUTPUT_LIMIT] + "…"
-        lines.append(Text(terminal_safe(f"    raw: {shown}"), style="dim red"))
+        lines.append([(terminal_safe(f"    raw: {shown}"), "dim red")])
     return lines
+
+
+def _drawn(lines: list[Words]) -> list[Text]:
+    """Each line as Rich `Text`: its first piece's style is the line's, as the panel drew it."""
+    from rich.text import Text
+
+    drawn = []
+    for (first, style), *rest in lines:
+        text = Text(first, style=style)
+        for piece, piece_style in rest:
+            text.append(piece, style=piece_style)
+        drawn.append(text)
+    return drawn
+
+
+def probability_lines(route: Route) -> list[Text]:
+    """`probability_words` drawn."""
+    return _drawn(probability_words(route))
+
+
+def panel_lines(route: Route) -> list[Text]:
+    """`panel_words` drawn: the route panel and the inspector."""
+    return _drawn(panel_words(route))
+
+
+def error_lines(route: Route) -> list[Text]:
+    """`error_words` drawn."""
+    return _drawn(error_words(route))
+
+
+def panel_text(route: Route) -> list[str]:
+    """The panel's words as plain lines (the REPL's `/why`): the same lines, no styles."""
+    return [
+        "".join(piece for piece, _ in words) for words in panel_words(route) + error_words(route)
+    ]
 
 
 # ------------------------------------------------------------------ plain text

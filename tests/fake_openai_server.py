@@ -41,7 +41,11 @@ AUTH_ERROR = "Incorrect API key provided: sk-test***"
 SLOW_SECONDS = 0.05
 CONTEXT_LIMIT_CHARS = 3000
 CONTEXT_ERROR = "This model's maximum context length is 1000 tokens; your messages are longer"
-SUMMARY_TEXT = "The user and the assistant talked about the sea."
+SUMMARY_TEXT = (
+    "The user and the assistant talked about the sea: the user sent long messages asking for "
+    "more about the sea and its tides, and the assistant answered each of them briefly. The "
+    "user wants to know more; nothing was decided and the topic is still open."
+)
 HANG_LIMIT_SECONDS = 60.0
 """The longest a hanging request is held, should a test forget to stop the server."""
 

@@ -38,7 +38,9 @@ async def test_the_repl_help_lists_its_commands_from_the_table() -> None:
     shown = out.getvalue()
     for spec in commands_for("repl"):
         assert f"{spec.usage:<20} {spec.help_for('repl')}" in shown
-    assert "print the last turn's route and request as JSON" in shown  # the REPL's own words
+    assert (
+        "print why the last turn went where it did, and the request it sent" in shown
+    )  # the REPL's own words
     assert not any(name in shown for name in APP_ONLY)
 
 
@@ -67,7 +69,7 @@ def test_repl_completion_offers_the_table_with_repl_help() -> None:
     completer = slash_completer(context_for(engine_with(ScriptedModel())))
     found = {c.text: c.display_meta_text for c in completer.get_completions(Document("/w"), None)}
     assert found == {
-        "/why": "print the last turn's route and request as JSON",
+        "/why": "print why the last turn went where it did, and the request it sent",
         "/wrong": ("wrong mode: answer the last turn again in MODE; undo forgets it"),
         "/write": "answer this one message in write",  # a one-shot, after the commands
     }

@@ -47,6 +47,11 @@ from tests.fake_openai_server import CONTEXT_ERROR, SUMMARY_TEXT, fake_openai_se
 
 WINDOW = 1024
 MESSAGE = "Tell me more about the sea and its tides, please. " * 14  # ~700 characters
+SUMMARY = (
+    "SUMMARY of the talk: the user asked, turn after turn, about the sea and its tides; the "
+    "assistant explained that the tides follow the moon and the sun, twice a day, with spring "
+    "and neap tides through the month. Nothing is left open."
+)
 HOSTILE = "calm \x1b]52;c;ZXZpbA==\x07seas \x1b[2J\x1b[31mred"
 
 
@@ -54,7 +59,7 @@ def is_summary_request(request: ModelRequest) -> bool:
     return "running summary" in str(request.messages[0].get("content"))
 
 
-def responder(summary: str = "SUMMARY of the talk") -> Callable[[ModelRequest], ScriptedReply]:
+def responder(summary: str = SUMMARY) -> Callable[[ModelRequest], ScriptedReply]:
     def answer(request: ModelRequest) -> ScriptedReply:
         if is_summary_request(request):
             return ScriptedReply(summary)
@@ -83,7 +88,7 @@ class Recorder:
         return [r for r in self.records if r["type"] == kind]
 
 
-def small_model(summary: str = "SUMMARY of the talk") -> ScriptedModel:
+def small_model(summary: str = SUMMARY) -> ScriptedModel:
     capable = ModelCapabilities(tools=False, context_window=WINDOW)
     return ScriptedModel(responder=responder(summary), capable_of={"scripted/small": capable})
 
@@ -175,7 +180,7 @@ async def test_compact_summarises_every_turn_but_the_latest_and_is_recorded(pack
         await turn(engine, text)
     compaction = await engine.compact()
     assert (compaction.turns, compaction.trigger) == (2, "command")
-    assert compaction.summary == "SUMMARY of the talk"
+    assert compaction.summary == SUMMARY
     assert session.of("summary")[0]["trigger"] == "command"
     with pytest.raises(CompactionRefused):
         await engine.compact()  # only the latest turn is left, and it always stays

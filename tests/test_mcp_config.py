@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -145,7 +146,9 @@ def test_a_profile_naming_a_server_that_is_not_configured_is_a_pack_problem(writ
     )
     with pytest.raises(DeclarationError) as caught:
         load_pack(profiles_dir=folder, known_servers=frozenset({"time"}))
-    problems = [str(p) for p in caught.value.problems]
+    # each problem names where the entry is written (issue 30: line and column)
+    problems = [re.sub(r" \(line \d+, column \d+\)$", "", str(p)) for p in caught.value.problems]
+    assert all("(line " in str(p) for p in caught.value.problems)
     assert problems == [
         "broken/code.yaml: mcp[2]: 3 must be non-empty text",
         "broken/code.yaml: mcp[0]: no MCP server called 'git' in the settings (configured: "

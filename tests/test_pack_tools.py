@@ -352,7 +352,7 @@ def test_two_references_may_not_give_the_same_name(write_pack: PackWriter) -> No
         load_pack(profiles_dir=folder)
     assert [str(p) for p in caught.value.problems] == [
         "testpack/router.yaml: tools[1]: python:b.py:count_visit: tool 'count_visit' is "
-        "already given by python:a.py:count_visit; rename one of them"
+        "already given by python:a.py:count_visit; rename one of them (line 5, column 3)"
     ]
 
 

@@ -61,7 +61,7 @@ def test_a_start_timeout_that_is_not_a_number_is_refused(dirs: Dirs) -> None:
     )
     assert message == (
         f"{dirs.settings_file}: mcp_servers.t.start_timeout must be a positive number of "
-        f"seconds, got float nan; edit {dirs.settings_file}"
+        f"seconds, got float nan (line 4, column 5); edit {dirs.settings_file}"
     )
 
 

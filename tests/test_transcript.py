@@ -145,7 +145,8 @@ async def test_the_repl_why_reads_the_folded_last_turn() -> None:
     assert context.last_turn is not None
     assert context.last_turn.answer == "Hello back." and context.last_turn.status == "finished"
     shown = out.getvalue()
-    assert '"route": {' in shown and '"model": "scripted/echo"' in shown
+    assert "turn 1: [chat · by classifier" in shown  # the panel's words, not a JSON dump
+    assert "  request: scripted/echo (fast role), 2 message(s)" in shown
 
 
 def test_the_apps_export_without_a_log_renders_streamed_chunks_as_whole_paragraphs() -> None:

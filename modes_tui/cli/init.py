@@ -194,7 +194,7 @@ def read_existing(path: Path) -> tuple[dict[str, Any], str | None]:
     """The user's config.yaml as a mapping, and its text (None: there is none)."""
     from modes_tui.core.errors import FileReadError
     from modes_tui.core.files import read_text
-    from modes_tui.core.yaml_files import load_yaml
+    from modes_tui.core.yaml_files import load_yaml, yaml_refusal
 
     try:
         text = read_text(path, "settings")
@@ -205,9 +205,7 @@ def read_existing(path: Path) -> tuple[dict[str, Any], str | None]:
     try:
         data = load_yaml(text)
     except Exception as error:  # noqa: BLE001 - any parse failure means: fix it first
-        raise SettingsError(
-            f"{path}: not valid YAML ({type(error).__name__}); fix or move it, then run init again"
-        ) from None
+        raise SettingsError(yaml_refusal(path, error)) from None
     if data is None:
         return {}, text
     if not isinstance(data, dict):

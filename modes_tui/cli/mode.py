@@ -15,7 +15,7 @@ from modes_tui.cli.common import (
     say_json,
     settings_for,
 )
-from modes_tui.core.errors import DeclarationError, UnknownMode
+from modes_tui.core.errors import DeclarationError, UnknownMode, suggest
 from modes_tui.frontend.modes import setting_meaning
 
 if TYPE_CHECKING:
@@ -57,10 +57,7 @@ def cmd_mode(args: argparse.Namespace) -> int:
         try:
             control.write(args.value)
         except UnknownMode as error:
-            say_err(
-                f"modes-tui: unknown mode {error.name!r} in pack {pack_name}; "
-                f"choose one of: {', '.join(error.available)}",
-            )
+            say_err(f"modes-tui: {unknown_mode(error, pack_name)}")
             return EXIT_FAILURE
         say(f"mode: {args.value} for pack {pack_name} (written to {control.path})")
         say(f"  {setting_meaning(args.value, pack_option(args, pack_name))}")
@@ -110,6 +107,15 @@ def cmd_mode(args: argparse.Namespace) -> int:
     )
     say(f"modes: {', '.join(pack.names)}")
     return EXIT_OK
+
+
+def unknown_mode(error: UnknownMode, pack: str) -> str:
+    """`unknown mode 'codee' in pack default: did you mean 'code'? (choose one of: ...)`."""
+    choices = ", ".join(error.available)
+    hint = suggest(error.name, error.available)
+    if hint:
+        return f"unknown mode {error.name!r} in pack {pack}: {hint} (choose one of: {choices})"
+    return f"unknown mode {error.name!r} in pack {pack}; choose one of: {choices}"
 
 
 def origin(reading: ControlReading, path: Path, pack: str, *, exists: bool) -> str:

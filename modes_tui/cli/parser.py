@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from modes_tui import __version__
+from modes_tui.cli.slips import SlipParser
 from modes_tui.core.config.control import pack_name_problem
 from modes_tui.core.paths import HOME_ENV
 
@@ -47,7 +48,7 @@ def pack_name(text: str) -> str:
 def build_parser(*, with_verbs: bool = True) -> argparse.ArgumentParser:
     """Every option, and every verb unless `with_verbs` is False (for `modes-tui` alone:
     the same top-level options and defaults, without building the verbs' parsers)."""
-    parser = argparse.ArgumentParser(
+    parser = SlipParser(  # usage errors say `did you mean` (cli.slips)
         prog="modes-tui",
         description="A terminal chat assistant that routes every turn to a mode.",
     )

@@ -24,6 +24,7 @@ The core raises; the edges (TUI, REPL, CLI) show `str(error)` and never a traceb
 
 from __future__ import annotations
 
+import difflib
 import re
 import reprlib
 from collections.abc import Sequence
@@ -37,6 +38,15 @@ _BOUNDED = reprlib.Repr()  # Python 3.11 takes no keyword arguments here
 _BOUNDED.maxlevel = 2
 _BOUNDED.maxlist = _BOUNDED.maxtuple = _BOUNDED.maxdict = _BOUNDED.maxset = 4
 _BOUNDED.maxstring = _BOUNDED.maxother = 70
+
+
+def suggest(word: str, choices: Sequence[str], *, quote: bool = True) -> str:
+    """The closest of `choices` to a mistyped `word`, as `did you mean 'code'?` (`--search`
+    unquoted with `quote=False`); empty when none is close (stdlib difflib's 0.6 ratio)."""
+    close = difflib.get_close_matches(word, [str(choice) for choice in choices], n=1)
+    if not close:
+        return ""
+    return f"did you mean {close[0]!r}?" if quote else f"did you mean {close[0]}?"
 
 
 def cut_repr(value: object, limit: int = SHOWN_AT_MOST) -> str:
@@ -78,10 +88,13 @@ class Problem:
     """The key path inside that file, e.g. `examples[3]` or `fallback`."""
     message: str
     """What is wrong and what would fix it."""
+    place: str = ""
+    """Where in the file the field is written (`line 3, column 1`), when known."""
 
     def __str__(self) -> str:
         where = f"{self.file}: {self.field}" if self.field else self.file
-        return f"{where}: {self.message}"
+        at = f" ({self.place})" if self.place else ""
+        return f"{where}: {self.message}{at}"
 
 
 class DeclarationError(ModesError):
@@ -114,7 +127,11 @@ class UnknownMode(ModesError, KeyError):
         self.name = name
         self.available = tuple(available)
         choices = ", ".join(self.available) or "(none)"
-        super().__init__(f"unknown mode {name!r}; available modes: {choices}")
+        hint = suggest(name, self.available)
+        if hint:
+            super().__init__(f"unknown mode {name!r}: {hint} (available modes: {choices})")
+        else:
+            super().__init__(f"unknown mode {name!r}; available modes: {choices}")
 
     def __str__(self) -> str:  # KeyError would otherwise add quotes
         return self.message

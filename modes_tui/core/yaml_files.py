@@ -12,17 +12,25 @@ counts the values the document holds once every alias is expanded (linear in the
 node counted once through a memo) and stops at the first node past `MAX_EXPANDED_VALUES`,
 naming its line, before anything is built. An alias to a node that contains it (a recursive
 value, which no validator can walk) is refused the same way.
+
+A key written twice in one mapping is an error too, naming both lines: YAML would keep the
+last silently, so a second `models:` block would quietly replace the first. (A key a merge
+`<<: *base` brings in may be set again: that is what merging is for.)
+
 Every YAML file modes-tui reads (config.yaml, profiles, router.yaml) goes through `load_yaml`.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
 from yaml.composer import ComposerError
+from yaml.constructor import ConstructorError
+from yaml.error import Mark
 from yaml.events import AliasEvent
-from yaml.nodes import CollectionNode, MappingNode, Node
+from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
 
 MAX_EXPANDED_VALUES = 100_000
 """How many values (scalars, lists, mappings) a document may hold with its aliases expanded.
@@ -36,6 +44,8 @@ ALIASES_TOO_LARGE = (
 
 ALIAS_RECURSIVE = "an alias (*name) refers to a value that contains it; write the value out"
 """The problem named when an alias makes a value contain itself."""
+
+_MERGE = "tag:yaml.org,2002:merge"
 
 
 class _BoundedAliasLoader(yaml.SafeLoader):
@@ -62,6 +72,35 @@ class _BoundedAliasLoader(yaml.SafeLoader):
         self._expanded[id(node)] = size
         return node
 
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, MappingNode):
+            _refuse_duplicates(node)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _refuse_duplicates(node: MappingNode) -> None:
+    """`ConstructorError` at the second of two equal keys of `node`, naming the first's line."""
+    seen: dict[tuple[str, str], Mark] = {}
+    for key, _ in node.value:
+        if not isinstance(key, ScalarNode) or key.tag == _MERGE:
+            continue
+        first = seen.setdefault((key.tag, key.value), key.start_mark)
+        if first is key.start_mark:
+            continue
+        again = key.start_mark
+        where = (
+            f"on line {first.line + 1} and on line {again.line + 1}"
+            if first.line != again.line
+            else f"on line {again.line + 1}, at columns {first.column + 1} and {again.column + 1}"
+        )
+        raise ConstructorError(
+            None,
+            None,
+            f"the key {key.value!r} is written twice, {where}; keep one "
+            "(YAML would silently use the last)",
+            again,
+        )
+
 
 def _children(node: Node) -> list[Node]:
     if isinstance(node, MappingNode):
@@ -84,3 +123,45 @@ def yaml_problem(error: yaml.YAMLError) -> tuple[str, str]:
     reason = str(getattr(error, "problem", None) or str(error).splitlines()[0])
     where = "" if mark is None else f"line {mark.line + 1}, column {mark.column + 1}"
     return where, reason
+
+
+def yaml_refusal(path: object, error: Exception) -> str:
+    """`<path>: not valid YAML at line 3, column 8: <what>; fix or move it, then run init
+    again`, for any failure `load_yaml` raised (`init` reads config.yaml this way)."""
+    if isinstance(error, yaml.YAMLError):
+        where, reason = yaml_problem(error)
+    else:
+        where, reason = "", type(error).__name__
+    return (
+        f"{path}: not valid YAML at {where or 'its end'}: {reason}; "
+        "fix or move it, then run init again"
+    )
+
+
+def key_place(text: str, field: str) -> str:
+    """Where the key path `field` (`models.fast.model`, `examples[3]`) is written in the
+    YAML document `text`: `line 3, column 5`; empty when it is not there or the text does
+    not parse (the place is a help, never a second error)."""
+    try:
+        node = yaml.compose(text, Loader=_BoundedAliasLoader)
+    except yaml.YAMLError:
+        return ""
+    mark = None
+    for part in re.findall(r"\[\d+\]|[^.\[\]]+", field):
+        mark, node = _step(node, part)
+        if mark is None:
+            return ""
+    return "" if mark is None else f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def _step(node: Node | None, part: str) -> tuple[Mark | None, Node | None]:
+    """The place of `part` (a key, or `[index]`) in `node`, and the node it leads to."""
+    if isinstance(node, MappingNode) and not part.startswith("["):
+        for key, value in node.value:
+            if isinstance(key, ScalarNode) and key.value == part:
+                return key.start_mark, value
+    if isinstance(node, SequenceNode):
+        index = int(part.strip("[]")) if part.startswith("[") else -1
+        if 0 <= index < len(node.value):
+            return node.value[index].start_mark, node.value[index]
+    return None, None

@@ -12,6 +12,7 @@ no prompt_toolkit here (tests/test_architecture.py checks it).
     corrections   /wrong MODE|undo and the picker's choice, as outcomes
     undo          /undo [N]: plan, ask before overwriting a changed file, undo, say what
     modes         /modes and /mode NAME: what the listing holds, what a setting does
+    startup       why the app could not start: a bad setting's file, line and column
     tool_text     a tool call and its result as a person writes them: `$ ls`, output lines
 """
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from modes_tui.core.config.control import AUTO, OFF
-from modes_tui.core.errors import UnknownMode
+from modes_tui.core.errors import UnknownMode, suggest
 
 Surface = Literal["app", "repl"]
 """Where a command can be typed: the Textual app or the plain REPL."""
@@ -65,7 +65,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "/why",
         "/why",
         "open the inspector for the last turn",
-        repl_help="print the last turn's route and request as JSON",
+        repl_help="print why the last turn went where it did, and the request it sent",
     ),
     CommandSpec("/copy", "/copy", "copy the last answer to the clipboard", APP),
     CommandSpec(
@@ -227,7 +227,13 @@ def _mode_argument(argument: str, settings: Sequence[str], surface: Surface) -> 
         if surface == "repl":  # the words of the control file (and of `modes-tui mode`)
             modes = [s for s in settings if s not in (AUTO, OFF)]
             raise CommandError(str(UnknownMode(argument, [AUTO, OFF, *modes])))
-        raise CommandError(f"unknown mode {argument!r}; choose one of: {', '.join(settings)}")
+        hint = suggest(argument, settings)
+        choices = ", ".join(settings)
+        raise CommandError(
+            f"unknown mode {argument!r}: {hint} (choose one of: {choices})"
+            if hint
+            else f"unknown mode {argument!r}; choose one of: {choices}"
+        )
     return argument
 
 

@@ -7,9 +7,8 @@ argument checked); a command goes through `frontend.dispatch` to the handler bel
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from modes_tui.core.errors import ModesError
 from modes_tui.frontend import corrections
@@ -136,16 +135,27 @@ async def wrong(argument: str, context: ReplContext, printer: Printer) -> None:
 
 
 async def why(argument: str, context: ReplContext, printer: Printer) -> None:
+    """`/why`: the last turn's decision in the route panel's words (`route_format`), then
+    the request it sent: its model, notes, and how it was fitted into the window."""
+    from modes_tui.route_format import panel_text, repl_line
+
     turn = context.last_turn
     if turn is None or turn.route is None:
         printer.write("no turn yet\n")
         return
-    request = turn.requests[-1].request.to_dict() if turn.requests else {}
-    shown: dict[str, Any] = {"route": turn.route.to_dict(), "request": request}
-    fitted = turn.requests[-1].context if turn.requests else None
-    if fitted is not None:  # how the request was fitted into the model's window
-        shown["context"] = fitted.to_dict()
-    printer.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
+    lines = [f"turn {turn.number}: {repl_line(turn.route)}", *panel_text(turn.route)]
+    lines += [f"  ! {warning}" for warning in turn.warnings]
+    if turn.requests:
+        built = turn.requests[-1]
+        request = built.request
+        role = f" ({built.role} role)" if built.role else ""
+        count = len(request.messages)
+        tools = f", {len(request.tools)} tool(s)" if request.tools else ""
+        lines.append(f"  request: {request.model}{role}, {count} message(s){tools}")
+        lines += [f"  ! {note}" for note in built.notes]
+        if built.context is not None:  # how the request was fitted into the model's window
+            lines.append(f"  context: {built.context.describe()}")
+    printer.write("\n".join(lines) + "\n")
 
 
 HANDLERS: dict[str, ReplHandler] = {

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -35,12 +36,12 @@ from modes_tui.core.config.models import (
 )
 from modes_tui.core.config.settings import SettingReader, is_text
 from modes_tui.core.config.variables import expand_secret_values
-from modes_tui.core.errors import FileReadError, SettingsError, cut_repr
+from modes_tui.core.errors import FileReadError, SettingsError, cut_repr, suggest
 from modes_tui.core.files import atomic_write, locked, private_folder, read_text
 from modes_tui.core.history.ledger import budget_from_text, check_budget
 from modes_tui.core.paths import HOME_ENV, Dirs
 from modes_tui.core.redaction import remember_environment, remember_secret
-from modes_tui.core.yaml_files import load_yaml, yaml_problem
+from modes_tui.core.yaml_files import key_place, load_yaml, yaml_problem
 from modes_tui.mcp.config import McpServer, parse_mcp_servers
 
 ENV_PREFIX = "MODES_TUI_"
@@ -136,7 +137,10 @@ def load_settings(
 
     path = dirs.settings_file
     for key, value in _read_file(path).items():
-        values[key] = _check(key, value, where=str(path), fix=f"edit {path}")
+        try:
+            values[key] = _check(key, value, where=str(path), fix=f"edit {path}")
+        except SettingsError as error:  # the message names the line and column too
+            raise SettingsError(_placed(str(error), path, key)) from None
         origins[key] = str(path)
 
     for name in sorted(env):
@@ -217,13 +221,42 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise SettingsError(
             f"{path}: expected a mapping of settings (key: value), found {type(data).__name__}"
         )
-    unknown = sorted(str(key) for key in data if key not in KEYS)
+    unknown = [str(key) for key in data if key not in KEYS]
     if unknown:
+        place = key_place(text, unknown[0])
+        names = ", ".join(map(cut_repr, unknown))
+        hint = suggest(unknown[0], KEYS)
+        if hint and len(unknown) == 1:
+            at = f"{place}; " if place else ""
+            raise SettingsError(
+                f"{path}: unknown key {names}: {hint} ({at}keys: {', '.join(KEYS)})"
+            )
         raise SettingsError(
-            f"{path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(cut_repr, unknown))}; "
+            f"{path}: unknown key{'s' if len(unknown) > 1 else ''} {names}; "
             f"remove {'them' if len(unknown) > 1 else 'it'} or use one of: {', '.join(KEYS)}"
+            + (f" ({place})" if place else "")
         )
     return {str(key): value for key, value in data.items()}
+
+
+def _placed(message: str, path: Path, key: str) -> str:
+    """`message` (`<path>: models.fast.model must be ...`) with the line and column of the
+    key it names in `path` (else of `key`): `... must be text (line 4, column 5); edit ...`."""
+    head = f"{path}: "
+    if not message.startswith(head):
+        return message
+    named = re.match(r"[\w.\[\]-]+", message[len(head) :])
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return message
+    place = (key_place(text, named.group()) if named else "") or key_place(text, key)
+    if not place:
+        return message
+    fix = f"; edit {path}"
+    if message.endswith(fix):  # the place goes with the problem, the fix stays last
+        return f"{message[: -len(fix)]} ({place}){fix}"
+    return f"{message} ({place})"
 
 
 def _from_text(key: str, text: str, *, where: str) -> Any:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from modes_tui.core.errors import DeclarationError, MissingLocalParts, ModesError, SettingsError
+from modes_tui.frontend.startup import setting_failure
 
 if TYPE_CHECKING:
     from modes_tui.core.history.events import TurnFailed
@@ -51,12 +52,9 @@ class StartupProblem:
                 details=text,
                 hint="run one of the commands above in a terminal, then restart",
             )
-        if isinstance(error, SettingsError):
-            return cls(
-                headline="a setting is wrong",
-                details=text,
-                hint="fix the setting named in the note (its file or variable), then restart",
-            )
+        if isinstance(error, SettingsError):  # the words name the file, line and column
+            headline, hint = setting_failure(error)
+            return cls(headline=headline, details=text, hint=hint)
         return cls(
             headline=text.splitlines()[0] if text else "an unexpected error",
             details=text,

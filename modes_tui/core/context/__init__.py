@@ -22,6 +22,7 @@ from .compaction import (
     compaction_point,
     fallback_summary,
     summary_block,
+    summary_problem,
     summary_request,
     summary_text,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "fallback_summary",
     "fit_request",
     "summary_block",
+    "summary_problem",
     "summary_request",
     "summary_text",
 ]

@@ -6,8 +6,12 @@
     carries it; `summary_block` puts it in the system part of every later request
 
 The conversation keeps every message (the chat, `/export` and the session log show them
-all); only what a model is given changes. When the summary model fails or answers nothing,
-`fallback_summary` lists the turns' openings instead, so a long conversation still fits.
+all); only what a model is given changes. `summary_problem` checks the summary model's answer
+before it stands for anything: an empty answer, a non-answer ("I don't know.", "As an AI"),
+the instruction repeated back, or a summary too short for what it replaces is refused, so
+history is never lost to a useless summary. When the summary model fails or is refused and
+the request must still fit, `fallback_summary` lists the turns' openings instead (an
+extractive summary).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ __all__ = [
     "compaction_point",
     "fallback_summary",
     "summary_block",
+    "summary_problem",
     "summary_request",
     "summary_text",
 ]
@@ -35,6 +40,38 @@ SUMMARY_MAX_TOKENS = 400
 UNKNOWN_WINDOW_CHARS = 24_000
 """How much transcript a summary model with an unknown window is given."""
 _MIN_LINE_CHARS = 80
+MIN_SUMMARY_TOKENS = 40
+"""A summary shorter than this (or than 1/`MIN_SUMMARY_SHARE` of what it replaces, if more)
+is refused, unless what it replaces is itself short (then a quarter of it is enough)."""
+MIN_SUMMARY_SHARE = 20
+NON_ANSWERS = (
+    "i don't know",
+    "i do not know",
+    "i dont know",
+    "i'm not sure",
+    "i am not sure",
+    "as an ai",
+    "as a language model",
+    "i cannot",
+    "i can't",
+    "i can not",
+    "i'm unable",
+    "i am unable",
+    "i'm not able",
+    "i am not able",
+    "i'm sorry",
+    "i am sorry",
+    "sorry",
+)
+"""How a non-answer starts: a refusal, or a generic reply that summarises nothing."""
+EMPTY_ANSWERS = ("no summary", "unknown", "n/a", "none", "nothing", "nothing to summarise")
+"""Whole answers that say nothing ("Nothing was decided; ..." is a summary)."""
+_ECHO_WORDS = 6
+"""A run of this many words of the instruction, in the summary, is the instruction repeated."""
+_COPY_WORDS = 8
+COPIED_SHARE = 0.8
+"""A summary made of runs of 8 words of the conversation for this share of its words copies
+the conversation (a base model continuing the transcript) rather than summarising it."""
 
 SUMMARY_INSTRUCTIONS = (
     "You keep the running summary of a conversation between a user and an assistant. "
@@ -89,19 +126,78 @@ def summary_text(answer: str) -> str:
     return text
 
 
-def fallback_summary(previous: str | None, messages: Sequence[Message]) -> str:
-    """The turns' openings, when no model wrote a summary: a conversation must fit anyway."""
+def summary_problem(text: str, tokens: int, replaced: int, conversation: str = "") -> str | None:
+    """Why the summary `text` (`tokens` long) cannot stand for `replaced` tokens of
+    `conversation`, in a few words; None when it can."""
+    if not text.strip():
+        return "it was empty"
+    plain = " ".join(text.lower().replace("\u2019", "'").split()).lstrip("\"'*#:-> ")
+    starts = any(plain.startswith(start + s) for start in NON_ANSWERS for s in " .,!;:")
+    if starts or plain.rstrip(" .!") in (*NON_ANSWERS, *EMPTY_ANSWERS):
+        return f"a non-answer ({_quote(text)})"
+    if _echoed_share(plain, f"{SUMMARY_INSTRUCTIONS} {SUMMARY_HEADING}", _ECHO_WORDS) >= 0.5:
+        return "it repeats the instruction it was given"
+    if conversation and _echoed_share(plain, conversation, _COPY_WORDS) >= COPIED_SHARE:
+        return "it copies the conversation's words instead of summarising them"
+    least = min(max(MIN_SUMMARY_TOKENS, replaced // MIN_SUMMARY_SHARE), replaced // 4)
+    if tokens < least:
+        return f"too short ({tokens} tokens for {replaced})"
+    return None
+
+
+def fallback_summary(
+    previous: str | None, messages: Sequence[Message], window: int | None = None
+) -> str:
+    """The turns' openings, when no model wrote a summary: a conversation must fit anyway.
+    Bounded by `fallback_room(window)`: the newest openings win, the oldest go first."""
     lines = [previous] if previous else []
     for message in messages:
         if message.role in ("user", "assistant") and message.content:
             who = "User" if message.role == "user" else "Assistant"
             lines.append(f"{who}: {_head(message.content, 160)}")
-    return summary_text("\n".join(lines))
+    room = fallback_room(window)
+    if sum(len(line) + 1 for line in lines) > room:  # shorter openings first, then fewer
+        share = max(_MIN_LINE_CHARS, room // len(lines) - 1)
+        lines = [_head(line, share) for line in lines]
+    while len(lines) > 1 and sum(len(line) + 1 for line in lines) > room:
+        lines.pop(0)
+    text = summary_text("\n".join(lines))
+    return text if len(text) <= room else _head(text, room)
+
+
+def fallback_room(window: int | None) -> int:
+    """How many characters the openings may take: 1/8 of a known window, else the cap."""
+    if not window:
+        return SUMMARY_MAX_CHARS
+    return min(SUMMARY_MAX_CHARS, max(_MIN_LINE_CHARS, window // 8 * CHARS_PER_TOKEN))
 
 
 def summary_block(compaction: Compaction) -> str:
     """The summary as the system part carries it."""
     return f"{SUMMARY_HEADING}\n{compaction.summary}"
+
+
+def _echoed_share(plain: str, source_text: str, size: int) -> float:
+    """How much of the (lowercased) summary is made of runs of `size` words of `source_text`."""
+    words = _words(plain)
+    if not words:
+        return 0.0
+    source = _words(source_text.lower())
+    runs = {tuple(source[i : i + size]) for i in range(len(source) - size + 1)}
+    covered: set[int] = set()
+    for start in range(len(words) - size + 1):
+        if tuple(words[start : start + size]) in runs:
+            covered.update(range(start, start + size))
+    return len(covered) / len(words)
+
+
+def _words(text: str) -> list[str]:
+    return "".join(ch if ch.isalnum() else " " for ch in text).split()
+
+
+def _quote(text: str) -> str:
+    shown = "".join(ch for ch in " ".join(text.split()) if ch.isprintable())
+    return repr(shown if len(shown) <= 40 else shown[:37] + "...")
 
 
 def _transcript(previous: str | None, messages: Sequence[Message], room: int) -> str:

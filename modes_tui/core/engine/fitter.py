@@ -4,8 +4,11 @@
 (`core.context.fitting.fit_request`), after compacting older turns first when the request would fill
 more than `COMPACT_AT` of its budget. `RequestFitter.compact` writes the summary (the
 summary model's, else `fallback_summary`) and puts it on the conversation; the caller
-records it. A model whose window is unknown is sent the request as built: the provider's
-context error then triggers a compaction and one retry (the turn loop does that).
+records it. A summary `summary_problem` finds useless is refused: the turns are kept
+(`SummaryRefused`, or a note on the request that fits without it), or, when the request
+would not fit otherwise, their openings stand in for them and the compaction says why.
+A model whose window is unknown is sent the request as built: the provider's context
+error then triggers a compaction and one retry (the turn loop does that).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass, replace
 from modes_tui.core.context.compaction import (
     compaction_point,
     fallback_summary,
+    summary_problem,
     summary_request,
     summary_text,
 )
@@ -26,13 +30,13 @@ from modes_tui.core.context.fitting import fit_request
 from modes_tui.core.context.ports import TokenCounter
 from modes_tui.core.context.tokens import MESSAGE_OVERHEAD, TokenTally
 from modes_tui.core.context.window import ContextBudget, budget_for
-from modes_tui.core.errors import ProviderError
+from modes_tui.core.errors import CompactionRefused, ProviderError
 from modes_tui.core.history.compaction import Compaction, ContextReport, Trigger
 from modes_tui.core.history.conversation import Conversation, Message
 from modes_tui.core.model.ports import ChatModel, ModelCapabilities
 from modes_tui.core.model.wire import ModelRequest, UsageReport
 
-__all__ = ["Prepared", "RequestFitter"]
+__all__ = ["Prepared", "RequestFitter", "SummaryRefused"]
 
 log = logging.getLogger("modes_tui.context")
 
@@ -57,6 +61,17 @@ class Prepared:
     """The compaction made for it, if one was (the caller records it)."""
     usage: UsageReport | None = None
     """What the summary model's call used, if it was called."""
+    note: str = ""
+    """What the request's notes should say (a summary refused, the turns kept)."""
+
+
+class SummaryRefused(CompactionRefused):
+    """The summary model's answer cannot stand for the turns (`summary_problem`); they stay."""
+
+    def __init__(self, message: str, usage: UsageReport | None) -> None:
+        super().__init__(message)
+        self.usage = usage
+        """What the refused summary's call used."""
 
 
 class RequestFitter:
@@ -71,6 +86,10 @@ class RequestFitter:
         self._capabilities = capabilities
         self._counter = model if isinstance(model, TokenCounter) else None
         self._tallies: dict[str, TokenTally] = {}
+        self._held: tuple[int, int] | None = None
+        """(conversation, where its summary starts) whose summary was refused while its
+        request still fit: not asked again until the request no longer fits, or a
+        compaction moves the start (one refused call, not one per turn)."""
 
     def tally(self, model: str) -> TokenTally:
         """The token counting for `model` (its cache lives as long as this fitter)."""
@@ -101,19 +120,31 @@ class RequestFitter:
         tally = self.tally(request.model)
         fitted, report = await asyncio.to_thread(_fit, request, budget, tally)
         wanted = report.dropped_turns or report.tokens > budget.compact_at
-        if not (compact and wanted):
+        if not (compact and wanted) or (not report.dropped_turns and self._is_held(conversation)):
             return Prepared(fitted, report)
         keep = await asyncio.to_thread(
             _turns_to_keep, conversation, user_index, budget.prompt // KEEP_SHARE, tally
         )
-        made = await self.compact(
-            conversation, user_index, "auto", keep=keep, summary_model=summary_model
-        )
+        try:  # a refused summary may stand aside only when the request fits without it
+            made = await self.compact(
+                conversation,
+                user_index,
+                "auto",
+                keep=keep,
+                summary_model=summary_model,
+                fallback=bool(report.dropped_turns),
+            )
+        except SummaryRefused as refused:
+            self._held = _start_of(conversation)
+            return Prepared(fitted, report, usage=refused.usage, note=str(refused))
         if made is None:
             return Prepared(fitted, report)
         compaction, usage = made
         fitted, report = await asyncio.to_thread(_fit, build(conversation), budget, tally)
         return Prepared(fitted, report, compaction, usage)
+
+    def _is_held(self, conversation: Conversation) -> bool:
+        return self._held == _start_of(conversation)
 
     async def compact(
         self,
@@ -123,9 +154,13 @@ class RequestFitter:
         *,
         keep: int,
         summary_model: str,
+        fallback: bool = False,
     ) -> tuple[Compaction, UsageReport | None] | None:
         """Summarise the turns of `conversation` before `end` but its last `keep` (written by
-        `summary_model`), and put the summary on it; None when there is nothing to compact."""
+        `summary_model`), and put the summary on it; None when there is nothing to compact. A
+        summary that cannot stand for the turns is refused: `SummaryRefused` (nothing
+        changes), or with `fallback` (the request would not fit otherwise) the turns'
+        openings stand in."""
         earlier = conversation.compaction
         start = earlier.upto if earlier is not None else 0
         point = compaction_point(conversation.messages, start, min(end, len(conversation)), keep)
@@ -137,6 +172,16 @@ class RequestFitter:
         text, model, usage, note = await self._summarise(summary_model, previous, gone)
         tally = self.tally(summary_model)
         before, after = await asyncio.to_thread(_tokens_saved, tally, previous, gone, text)
+        said = "\n".join(message.content for message in gone)
+        problem = summary_problem(text, after, before, said) if model is not None else None
+        if problem is not None:
+            refused = f"the summary from {model} was refused: {problem}"
+            log.info("%s", refused)  # the front ends show it (an error or a note)
+            if not fallback:
+                raise SummaryRefused(f"{refused}; kept the turns", usage)
+            text, model = fallback_summary(previous, gone, await self._window(summary_model)), None
+            note = f"{refused}; kept the newest turns whole and the older ones' openings"
+            before, after = await asyncio.to_thread(_tokens_saved, tally, previous, gone, text)
         compaction = Compaction(
             summary=text,
             upto=upto,
@@ -149,6 +194,10 @@ class RequestFitter:
         )
         conversation.compaction = compaction
         return compaction, usage
+
+    async def _window(self, model: str) -> int | None:
+        """`model`'s context window (None: unknown)."""
+        return (await self._capabilities(model)).context_window
 
     async def _summarise(
         self, model: str, previous: str | None, gone: Sequence[Message]
@@ -168,11 +217,14 @@ class RequestFitter:
                     continue
                 log.warning("the summary model %s failed: %s", model, error)
                 note = f"the summary model failed ({error.kind}: {error.provider_message})"
-                return fallback_summary(previous, gone), None, None, note
-        text = summary_text(answer.text)
-        if not text:
-            return fallback_summary(previous, gone), None, answer.usage, "the summary was empty"
-        return text, model, answer.usage, ""
+                return fallback_summary(previous, gone, window), None, None, note
+        return summary_text(answer.text), model, answer.usage, ""  # checked by the caller
+
+
+def _start_of(conversation: Conversation) -> tuple[int, int]:
+    """Which conversation, and where its next summary would start."""
+    earlier = conversation.compaction
+    return id(conversation), earlier.upto if earlier is not None else 0
 
 
 def _fit(

@@ -41,21 +41,24 @@ async def prepare_request(
     def build(conversation: Conversation) -> ModelRequest:
         return build_request(setup, conversation.messages, turn.user_index, conversation.compaction)
 
-    return await ctx.fitter.prepare(
+    prepared = await ctx.fitter.prepare(
         build,
         ctx.state.conversation,
         turn.user_index,
         compact=compact,
         summary_model=ctx.config.summary_model,
     )
+    if prepared.compaction is None and prepared.usage is not None:  # a refused summary's call
+        _count(turn, ctx.config.summary_model, prepared.usage)
+    return prepared
 
 
 def compacted(
     ctx: TurnContext, turn: TurnState, compaction: Compaction, usage: UsageReport | None
 ) -> ConversationCompacted:
     """Record a compaction made in this turn; its model call counts in the turn's cost."""
-    if usage is not None and compaction.model is not None:
-        turn.spent.append((compaction.model, usage))
+    if usage is not None:  # a refused summary's call costs too (the openings stand in)
+        _count(turn, compaction.model or ctx.config.summary_model, usage)
     ctx.recorder.write(SummaryRecord(ctx.state.turn, compaction, usage_dict(usage)))
     return ConversationCompacted(compaction)
 
@@ -73,6 +76,8 @@ def built(
     """Record the request about to be sent (`fallback`: the failure a fallback model
     replaces), and the event that shows it."""
     request, report = prepared.request, prepared.report
+    if prepared.note:  # a refused summary: the turns were kept, and the request says so
+        notes = (*notes, prepared.note)
     record = RequestRecord(
         ctx.state.turn,
         request.to_dict(),
@@ -110,6 +115,7 @@ async def answer_that_fits(
                 "context_error",
                 keep=0,
                 summary_model=ctx.config.summary_model,
+                fallback=True,
             )
         )
         if made is not None:
@@ -121,6 +127,11 @@ async def answer_that_fits(
         request = prepared.request
         note = f"sent again after the provider said: {failed.provider_message}"[:300]
         yield built(ctx, prepared, setup.mode, round_no, (*setup.notes, note), role=setup.role)
+
+
+def _count(turn: TurnState, model: str, usage: UsageReport) -> None:
+    """A summary model's call in the turn's usage and cost."""
+    turn.spent.append((model, usage))
 
 
 def _current(turn: TurnState) -> TurnSetup:

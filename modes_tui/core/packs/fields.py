@@ -21,7 +21,7 @@ import yaml
 from modes_tui.core.config.settings import is_number, is_text, is_whole
 from modes_tui.core.errors import Problem, cut_repr
 from modes_tui.core.packs.prompts import UnreadablePackFile, read_pack_file
-from modes_tui.core.yaml_files import load_yaml, yaml_problem
+from modes_tui.core.yaml_files import key_place, load_yaml, yaml_problem
 
 T = TypeVar("T")
 
@@ -67,10 +67,15 @@ class FieldReader:
         """The pack folder; problems name files relative to its parent."""
         self.problems: list[Problem] = []
         """Everything found wrong so far."""
+        self.texts: dict[str, str] = {}
+        """The YAML files read so far, by path: where a problem's key is written."""
 
     def problem(self, file: Path | str, key: str, message: str) -> None:
-        """Note one problem of `file` at `key`."""
-        self.problems.append(Problem(self._display(file), key, message))
+        """Note one problem of `file` at `key` (with the key's line and column, when the
+        file is YAML this reader read)."""
+        text = self.texts.get(str(file))
+        place = key_place(text, key) if text is not None and key else ""
+        self.problems.append(Problem(self._display(file), key, message, place))
 
     def _display(self, file: Path | str) -> str:
         path = Path(file)
@@ -82,7 +87,8 @@ class FieldReader:
     def read_yaml(self, file: Path) -> dict[str, Any] | None:
         """The mapping in `file`, or None after noting why it is not usable."""
         try:
-            data = load_yaml(read_pack_file(file))
+            text = read_pack_file(file)
+            data = load_yaml(text)
         except UnreadablePackFile as error:
             self.problem(file, "", str(error))
             return None
@@ -93,6 +99,7 @@ class FieldReader:
         except (OSError, UnicodeDecodeError) as error:
             self.problem(file, "", f"cannot read: {error}")
             return None
+        self.texts[str(file)] = text
         if data is None:
             data = {}
         if not isinstance(data, dict):
