@@ -30,6 +30,7 @@ from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.repl.commands import run_line as run_command
 from modes_tui.repl.context import ReplContext
 from modes_tui.repl.printer import Printer
+from tests.engine_support import engine_config
 
 WINDOW = 1024
 MESSAGE = "Tell me more about the sea and its tides, please. " * 14  # ~700 characters
@@ -66,7 +67,7 @@ def engine_for(pack: Pack, model: ScriptedModel) -> Engine:
         pack=pack,
         router=Router(pack, KeywordClassifier()),
         model=model,
-        default_model="scripted/small",
+        config=engine_config(default_model="scripted/small"),
     )
 
 

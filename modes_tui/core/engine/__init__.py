@@ -55,9 +55,9 @@ from .config import EngineConfig
 from .engine import Engine
 from .guards import Limits
 from .mode_note import NoteEchoFilter
-from .ports import Asker, Confirmer, CorrectionRecorder, Guard, Restorable, TurnEngine
+from .ports import Asker, Chooser, Confirmer, CorrectionRecorder, Guard, Restorable, TurnEngine
 from .prepare import TurnKind, TurnOrder
-from .questions import ANSWER_ARMING_SECONDS, Question, RuleNote, verbatim
+from .questions import ANSWER_ARMING_SECONDS, ModeChoice, Question, RuleNote, verbatim
 from .turn import Turn
 
 __all__ = [
