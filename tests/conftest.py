@@ -69,7 +69,7 @@ def write_pack(tmp_path: Path) -> PackWriter:
 def fake_llm() -> Iterator[Any]:
     """A scripted litellm custom provider answering every `fake/...` model."""
     from modes_tui.llm.litellm_import import import_litellm
-    from tests.fake_provider import FakeProvider, install
+    from tests.support.fake_provider import FakeProvider, install
 
     provider = FakeProvider()
     previous = install(provider)
