@@ -1,7 +1,7 @@
 """Engine overhead over a bare litellm streaming call, measured as a ratio in one run.
 
 Both sides stream the same scripted answer (~50 chunks) from the same fake litellm custom
-provider (`tests/fake_provider.py`) with the same messages, interleaved turn by turn so drift
+provider (`tests/support/fake_provider.py`) with the same messages, interleaved turn by turn so drift
 hits both alike. The bare side reads each chunk's text (`choices[0].delta.content`), the
 least any caller of a stream does. The engine side is a whole turn as the TUI runs it: control reading,
 keyword routing, request building, the litellm adapter, events, and session records
@@ -39,7 +39,7 @@ from modes_tui.core.paths import app_dirs  # noqa: E402
 from modes_tui.llm.litellm_import import import_litellm  # noqa: E402
 from modes_tui.runtime import RunOptions, Runtime  # noqa: E402
 from modes_tui.store.settings import Settings  # noqa: E402
-from tests.fake_provider import FakeProvider, Reply, install  # noqa: E402
+from tests.support.fake_provider import FakeProvider, Reply, install  # noqa: E402
 
 TEXT = "hello, what is a good name for a cat?"
 

@@ -18,6 +18,41 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parent.parent
 
+# `.venv/bin/pytest` runs the suite on pytest-xdist workers (`-n 3 --dist loadgroup`, pyproject).
+# A group's tests run on one worker, one after another, and never beside each other: the real
+# llama_cpp.server tests (a server of ~1 GB each, started per module), the quality checks (ruff
+# and two mypy runs over the checkout), and each module whose module-scoped fixture loads a model
+# or starts a server (built once per worker that runs the module, so keep the module on one).
+# Paths are relative to tests/; a new test file needs an entry only if it is one of these.
+XDIST_GROUPS = {
+    "llm/test_real_server.py": "llama-server",
+    "llm/test_real_server_context.py": "llama-server",
+    "test_quality.py": "quality",
+    "test_bad_input.py": "bad-input",
+    "llm/test_local_encoder.py": "local-encoder",
+    "llm/test_local_model.py": "local-model",
+    "llm/test_mode_note.py": "mode-note",
+}
+FIRST_GROUPS = ("llama-server",)
+"""Started first, so the longest group (about 6.5 minutes alone) is not the run's tail."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the grouped modules (see XDIST_GROUPS) and move the FIRST_GROUPS to the front."""
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        relative = item.path.resolve().relative_to(tests).as_posix()
+        group = XDIST_GROUPS.get(relative)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: not _in_first_group(item))
+
+
+def _in_first_group(item: pytest.Item) -> bool:
+    marker = item.get_closest_marker("xdist_group")
+    return marker is not None and bool(marker.args) and marker.args[0] in FIRST_GROUPS
+
 
 @pytest.fixture(autouse=True)
 def modes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
@@ -69,7 +104,7 @@ def write_pack(tmp_path: Path) -> PackWriter:
 def fake_llm() -> Iterator[Any]:
     """A scripted litellm custom provider answering every `fake/...` model."""
     from modes_tui.llm.litellm_import import import_litellm
-    from tests.fake_provider import FakeProvider, install
+    from tests.support.fake_provider import FakeProvider, install
 
     provider = FakeProvider()
     previous = install(provider)

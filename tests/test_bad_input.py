@@ -5,7 +5,7 @@ message that names what was wrong and where, no traceback, no Python object repr
 nothing the user typed lost (their messages are in the session). Rows run the real CLI in
 a subprocess with MODES_TUI_HOME in a temp folder; the provider rows that need no process
 boundary (a hanging server, a 401) drive the engine in process against the same fake
-OpenAI-compatible server on 127.0.0.1 (tests/fake_openai_server.py).
+OpenAI-compatible server on 127.0.0.1 (tests/support/fake_openai_server.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.fake_openai_server import (
+from tests.support.fake_openai_server import (
     AUTH_ERROR,
     SERVER_ERROR,
     closed_port,
@@ -470,7 +470,7 @@ async def provider_turn(base_url: str, model: str, *, timeout: float = 30.0) -> 
     """One engine turn against the fake server; returns (events, engine, session records)."""
     from modes_tui.llm.litellm_model import LiteLLMChatModel
     from modes_tui.runtime import build_engine, load_pack
-    from tests.engine_support import engine_config
+    from tests.support.engine_support import engine_config
 
     records: list[dict[str, Any]] = []
 

@@ -13,7 +13,7 @@ from textual.widgets import Button, Static
 from modes_tui.core.history.events import TurnFailed
 from modes_tui.tui.app import build_app
 from modes_tui.tui.turn_view import TurnView
-from tests.tui_support import ScriptEngine, answer_events, plain, request, services
+from tests.support.tui_support import ScriptEngine, answer_events, plain, request, services
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_support import run_python
+from tests.support.cli_support import run_python
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -38,8 +38,8 @@ from modes_tui.core.paths import app_dirs
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.store.manage import rename_session
 from modes_tui.store.session_log import SessionLog
-from tests.cli_support import PIPED_CHAT
-from tests.store_records import request, route
+from tests.support.cli_support import PIPED_CHAT
+from tests.support.store_records import request, route
 
 REPO = Path(__file__).resolve().parent.parent
 SECRET = "sk-test-1234567890abcdef"
@@ -560,7 +560,7 @@ async def test_the_tui_shows_a_hostile_turn_inert() -> None:
     from modes_tui.core.redaction import remember_environment
     from modes_tui.tui.app import build_app
     from modes_tui.tui.turn_view import AnswerSegment
-    from tests.tui_support import ScriptEngine, answer_events, services, started, until
+    from tests.support.tui_support import ScriptEngine, answer_events, services, started, until
 
     remember_environment({"OPENAI_API_KEY": SECRET})
     call = ToolCall("call_1", "read_file", {"path": CORPUS})

@@ -43,7 +43,7 @@ from modes_tui.store.runtime import append_input_history, read_input_history
 from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import load_session
 from modes_tui.store.settings import load_settings, save_setting
-from tests.cli_support import run_cli
+from tests.support.cli_support import run_cli
 
 Hostile = Callable[[Path], str]
 """Puts something that is not a regular file at a path; returns what it is called."""
@@ -493,7 +493,7 @@ async def test_the_tui_starts_on_a_hostile_control_file_with_a_warning_and_auto(
     from datetime import UTC
 
     from modes_tui.tui.app import build_app
-    from tests.tui_support import default_pack, plain, services, started, until
+    from tests.support.tui_support import default_pack, plain, services, started, until
 
     what = hostile_at(hostile, dirs.control_file)
     pack = default_pack()

@@ -22,7 +22,7 @@ from modes_tui.core.history.events import TurnFailed
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.redaction import REDACTED, redact_values, remember_environment
 from modes_tui.store.settings import load_settings
-from tests.fake_openai_server import fake_openai_server
+from tests.support.fake_openai_server import fake_openai_server
 
 SECRET = "sk-test-123456abcdef7890"
 TEAM_TOKEN = "team-token-0a1b2c3d4e5f"
@@ -39,7 +39,7 @@ async def one_turn(model: str, models: Any = None) -> tuple[list[Any], Path]:
     from modes_tui.llm.litellm_model import LiteLLMChatModel
     from modes_tui.runtime import build_engine, load_pack
     from modes_tui.store.session_log import SessionLog
-    from tests.engine_support import engine_config
+    from tests.support.engine_support import engine_config
 
     log = SessionLog.create(app_dirs(), pack="default", model=model)
     engine = build_engine(
@@ -96,7 +96,7 @@ async def test_a_provider_error_that_echoes_the_key_is_never_stored_or_shown(
 
 async def test_the_tui_never_shows_the_key() -> None:
     from modes_tui.tui.app import build_app
-    from tests.tui_support import ScriptEngine, answer_events, services, started, until
+    from tests.support.tui_support import ScriptEngine, answer_events, services, started, until
 
     remember_environment({"OPENAI_API_KEY": SECRET})
     events = answer_events(f"the key is {SECRET}, really", "chat", "hi", chunk=3)

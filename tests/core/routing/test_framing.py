@@ -1,0 +1,456 @@
+"""The framing decides (issue 31): a message's request is routed, not what it quotes or pastes;
+the split shows on the route; the router says when it is unsure (`ask_below`); `eval --json`
+reports every case."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.core.routing.follow_up import follow_up_score
+from modes_tui.core.routing.router import Router
+from modes_tui.core.values.doubt import Unsure, doubt
+from modes_tui.core.values.framing import SCAN_LIMIT, Framing, kind_of, split_message
+from modes_tui.core.values.route import Decision, Route
+from tests.conftest import PackWriter
+from tests.support.cli_support import run_cli
+
+REPO = Path(__file__).resolve().parent.parent
+
+TRACEBACK = (
+    "Traceback (most recent call last):\n"
+    '  File "app.py", line 12, in <module>\n'
+    "    main()\n"
+    "KeyError: 'user'"
+)
+
+# ---------------------------------------------------------------------------- the split
+
+SPLITS = [
+    # (message, request, [(kind, form)])
+    (
+        "translate this into French: 'git push --force-with-lease origin main'",
+        "translate this into French: …",
+        [("command", "quoted")],
+    ),
+    (
+        'proofread: "git comit -m fix typo in the readme"',
+        "proofread: …",
+        [("command", "quoted")],
+    ),
+    (
+        "write a regex that matches 'Order #12345 shipped on 2024-03-01'",
+        "write a regex that matches …",
+        [("prose", "quoted")],
+    ),
+    (
+        "what does `tar -czvf backup.tar.gz --exclude=node_modules .` do?",
+        "what does … do?",
+        [("command", "quoted")],
+    ),
+    (f"summarise this log:\n{TRACEBACK}", "summarise this log: …", [("log", "introduced")]),
+    (
+        "why does this fail?\n```python\ndef f(x):\n    return x[0]\n```",
+        "why does this fail? …",
+        [("code", "fenced")],
+    ),
+    (
+        "fix the grammar in this: the script dont work when you run it with sudo",
+        "fix the grammar in this: …",
+        [("prose", "introduced")],
+    ),
+    (
+        f"I get this when I start the app\n{TRACEBACK}\nany idea?",
+        "I get this when I start the app … any idea?",
+        [("log", "pasted")],
+    ),
+    (
+        "“The quick brown fox jumps over the lazy dog” - count the words in it in JavaScript",
+        "… - count the words in it in JavaScript",
+        [("prose", "quoted")],
+    ),
+]
+
+
+@pytest.mark.parametrize(("message", "expected", "pieces"), SPLITS)
+def test_each_framing_form_splits_the_request_from_what_it_quotes(
+    message: str, expected: str, pieces: list[tuple[str, str]]
+) -> None:
+    framing = split_message(message)
+    assert framing is not None
+    assert framing.request == expected
+    assert [(q.kind, q.form) for q in framing.quoted] == pieces
+    assert framing.routed_on == "request"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "how do I reverse a list in Python?",
+        "What does 'per se' actually mean?",  # a short quote is a word of the sentence
+        "TypeError: 'NoneType' object is not subscriptable - where is this coming from?",
+        "Solve for x: 3x^2 - 12x + 9 = 0",
+        "use `items[::-1]` or reversed()",
+        "don't tell me it's already Friday",
+        "only the last hour",
+        "Error: permission denied when I run ./deploy.sh",  # a label, not a request
+        "Note: I want you to write a poem about the sea",
+    ],
+)
+def test_a_plain_request_is_not_split(message: str) -> None:
+    assert split_message(message) is None
+
+
+def test_a_message_that_is_only_quoted_is_routed_whole() -> None:
+    framing = split_message('"Please find attached the report you asked for last week"')
+    assert framing is not None and framing.routed_on == "message"
+
+
+def test_a_huge_paste_is_cut_cheaply_and_measured_not_scanned() -> None:
+    paste = "2024-05-01 10:02:11 ERROR db connection timeout\n" * 40_000  # ~2 MB
+    framing = split_message(f"summarise this log:\n{paste}")
+    assert framing is not None
+    assert framing.request == "summarise this log: …"
+    assert sum(q.chars for q in framing.quoted) >= len(paste) - SCAN_LIMIT
+    assert {q.kind for q in framing.quoted} == {"log"}
+
+
+def test_a_line_full_of_apostrophes_is_read_once_and_stays_the_request() -> None:
+    line = " 'x" * 2_000  # every mark could open a quote; none spans another
+    assert split_message(f"what is this{line}") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (TRACEBACK, "log"),
+        ("2024-05-01 10:02:11 ERROR db connection timeout", "log"),
+        ("git push --force-with-lease origin main", "command"),
+        ("$ docker compose up -d --build", "command"),
+        ("def f(x):\n    return {k: v for k, v in x.items()}", "code"),
+        ("Order #12345 shipped on Monday, thanks for waiting", "prose"),
+    ],
+)
+def test_the_kind_of_quoted_text_is_read_from_its_shape(text: str, kind: str) -> None:
+    assert kind_of(text) == kind
+
+
+def test_the_split_on_a_route_never_carries_the_quoted_text() -> None:
+    framing = split_message("proofread: 'my secret draft about the merger with Initech'")
+    assert framing is not None
+    data = framing.to_dict()
+    assert "Initech" not in json.dumps(data)
+    assert data == {
+        "request": "proofread: …",
+        "quoted": [{"kind": "prose", "chars": 45, "form": "quoted"}],
+        "routed_on": "request",
+    }
+    assert Framing.from_dict(data) == framing
+
+
+# ---------------------------------------------------------------------------- routing
+
+
+MODES = {
+    "chat": {"description": "Everyday chat."},
+    "code": {"description": "Code.", "keywords": ["regex", "python"]},
+    "shell": {"description": "Terminal.", "keywords": ["git", "docker", "echo"]},
+    "write": {"description": "Prose.", "keywords": ["translate", "proofread", "draft"]},
+}
+
+
+@pytest.fixture
+def pack(write_pack: PackWriter) -> Pack:
+    folder = write_pack(router={"classifier": "keyword", "fallback": "chat"}, modes=MODES)
+    return load_pack(profiles_dir=folder)
+
+
+def route(pack: Pack, text: str, **options: Any) -> Route:
+    from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+
+    return asyncio.run(Router(pack, KeywordClassifier()).route([Message("user", text)], **options))
+
+
+@pytest.mark.parametrize(
+    ("text", "mode"),
+    [
+        ("translate this: 'git push --force origin main'", "write"),
+        ("proofread: 'docker compose up -d --build'", "write"),
+        ("write a regex that matches 'please draft the letter today'", "code"),
+        ('echo "translate the menu into French" >> notes.txt', "shell"),
+    ],
+)
+def test_the_request_decides_not_the_words_it_quotes(pack: Pack, text: str, mode: str) -> None:
+    routed = route(pack, text)
+    assert routed.mode_name == mode, routed
+    assert routed.framing is not None and routed.framing.routed_on == "request"
+    assert "routed_on" in routed.to_dict()["framing"]
+
+
+def test_a_model_backend_reads_the_whole_message_and_the_route_says_so(pack: Pack) -> None:
+    from tests.core.routing.test_router import Scripted
+
+    scripted = Scripted(Decision("write", 0.9, "model said", {"write": 0.9, "shell": 0.1}))
+    text = "translate this: 'git push --force origin main'"
+    routed = asyncio.run(Router(pack, scripted).route([Message("user", text)]))
+    assert scripted.seen["message"] == text
+    assert routed.framing is not None and routed.framing.routed_on == "message"
+
+
+def test_a_route_keeps_framing_and_doubt_through_a_record(pack: Pack) -> None:
+    routed = route(pack, "proofread: 'git push --force origin main' and 'echo python regex'")
+    back = Route.from_dict(json.loads(json.dumps(routed.to_dict())))
+    assert back.framing == routed.framing and back.unsure == routed.unsure
+    old = {k: v for k, v in routed.to_dict().items() if k not in {"framing", "unsure"}}
+    assert Route.from_dict(old).framing is None and Route.from_dict(old).unsure is None
+
+
+# ---------------------------------------------------------------------------- doubt
+
+
+def test_a_route_below_ask_below_is_unsure_with_pick_and_runner_up() -> None:
+    unsure = doubt(
+        "code", 0.46, {"code": 0.5, "shell": 0.45, "chat": 0.05}, ask_below=0.5, ask_margin=0.1
+    )
+    assert unsure is not None and (unsure.pick, unsure.runner_up, unsure.why) == (
+        "code",
+        "shell",
+        "low",
+    )
+    assert unsure.line() == "unsure: code 0.46 or shell 0.41"
+
+
+def test_a_close_runner_up_makes_a_route_unsure_and_a_clear_lead_does_not() -> None:
+    close = doubt("code", 0.6, {"code": 0.55, "shell": 0.5}, ask_below=0.5, ask_margin=0.1)
+    assert close is not None and close.why == "close"
+    assert doubt("code", 0.9, {"code": 0.9, "shell": 0.1}, ask_below=0.5, ask_margin=0.1) is None
+    assert doubt("code", 0.3, {"code": 0.6, "shell": 0.4}, ask_below=None, ask_margin=None) is None
+
+
+def test_a_fallback_below_the_threshold_is_unsure_between_the_fallback_and_the_pick() -> None:
+    unsure = doubt(
+        "code", 0.4, {"code": 0.4, "chat": 0.3}, ask_below=0.5, ask_margin=0.1, runs="chat"
+    )
+    assert unsure is not None and (unsure.pick, unsure.runner_up) == ("chat", "code")
+
+
+def test_the_router_marks_a_tied_route_unsure_and_a_clear_one_sure(pack: Pack) -> None:
+    tied = route(pack, "python or git?")
+    assert tied.unsure is not None
+    assert {tied.unsure.pick, tied.unsure.runner_up} == {"code", "shell"}
+    assert route(pack, "git rebase").unsure is None
+
+
+def test_ask_below_and_ask_margin_come_from_router_yaml(write_pack: PackWriter) -> None:
+    folder = write_pack(
+        router={"classifier": "keyword", "fallback": "chat", "ask_below": None, "ask_margin": None},
+        modes=MODES,
+    )
+    quiet = load_pack(profiles_dir=folder)
+    assert (quiet.router.ask_below, quiet.router.ask_margin) == (None, None)
+    assert route(quiet, "python or git?").unsure is None
+
+
+def test_a_bad_ask_below_names_the_file_and_the_key(write_pack: PackWriter) -> None:
+    from modes_tui.core.errors import ModesError
+
+    folder = write_pack(
+        router={"classifier": "keyword", "fallback": "chat", "ask_below": 2}, modes=MODES
+    )
+    with pytest.raises(ModesError) as caught:
+        load_pack(profiles_dir=folder)
+    assert "router.yaml" in str(caught.value) and "ask_below" in str(caught.value)
+    assert "from 0 to 1" in str(caught.value)
+
+
+def test_an_unsure_record_reads_back() -> None:
+    unsure = Unsure("code", 0.46, "shell", 0.41)
+    assert Unsure.from_dict(unsure.to_dict()) == unsure
+
+
+# ---------------------------------------------------------------------------- follow-ups
+
+
+@pytest.mark.parametrize(
+    "text", ["only the last hour", "six dice", "recursive version", "formal, please", "memoized"]
+)
+def test_an_elliptic_fragment_reads_as_a_follow_up_without_a_cue_word(text: str) -> None:
+    follow = follow_up_score(text)
+    assert follow.score >= 0.5 and "no request of its own" in follow.cues
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "implement quicksort in Rust",
+        "who wrote Pride and Prejudice",
+        "kill whatever is listening on port 3000",
+        "proofread: …",  # its material is quoted: it stands alone however short
+    ],
+)
+def test_a_self_contained_request_does_not_read_as_elliptic(text: str) -> None:
+    assert "no request of its own" not in follow_up_score(text).cues
+
+
+def test_an_elliptic_follow_up_stays_and_a_self_contained_request_moves(pack: Pack) -> None:
+    from tests.core.routing.test_router import Scripted
+
+    def routed(text: str, answer: Decision) -> Route:
+        history = [
+            Message("user", "how do I see the logs of a container?"),
+            Message("assistant", "docker logs -f web", mode="shell"),
+            Message("user", text),
+        ]
+        return asyncio.run(Router(pack, Scripted(answer)).route(history))
+
+    unsure_write = Decision("write", 0.6, "closest", {"write": 0.6, "shell": 0.3, "chat": 0.1})
+    sure_code = Decision("code", 0.95, "closest", {"code": 0.95, "shell": 0.03, "chat": 0.02})
+    assert routed("only the last hour", unsure_write).mode_name == "shell"
+    assert routed("implement quicksort in Rust", sure_code).mode_name == "code"
+
+
+# ---------------------------------------------------------------------------- the real encoder
+
+
+def _default_router() -> Router:
+    from modes_tui.runtime import RunOptions, Runtime
+    from modes_tui.store.settings import Settings
+
+    default = load_pack("default")
+    runtime = Runtime.load(RunOptions(classifier="embedding"), settings=Settings(), pack=default)
+    return Router(default, runtime.classifier())
+
+
+ISSUE_EXAMPLES = [
+    ("translate this: 'git push --force-with-lease origin main'", "write"),
+    ("proofread: 'git comit -m \"fix typo in teh readme\"'", "write"),
+    ("write a regex that matches 'Your package will arrive on Monday'", "code"),
+    (f"explain this traceback:\n{TRACEBACK}", "code"),
+]
+
+
+@pytest.mark.local
+def test_the_issue_examples_route_by_their_request_with_the_real_encoder() -> None:
+    router = _default_router()
+    for text, mode in ISSUE_EXAMPLES:
+        routed = asyncio.run(router.route([Message("user", text)]))
+        assert routed.mode_name == mode, (text, routed.to_dict())
+        assert routed.framing is not None
+
+
+@pytest.mark.local
+@pytest.mark.xfail(
+    strict=True,
+    reason="known miss since the calibrated head (issue 31): the head reads 'echo … >> "
+    "notes.txt' as code 0.51 / shell 0.46 and the command evidence does not lift shell over "
+    "the 0.7 threshold, so the turn falls back to chat; strict, so a fix shows up here",
+)
+def test_a_shell_line_that_appends_quoted_prose_routes_to_shell_with_the_real_encoder() -> None:
+    router = _default_router()
+    text = 'echo "please draft a cover letter for the job" >> notes.txt'
+    routed = asyncio.run(router.route([Message("user", text)]))
+    assert routed.mode_name == "shell", routed.to_dict()
+
+
+# ---------------------------------------------------------------------------- the command line
+
+
+def test_eval_json_reports_every_case_with_its_group(
+    pack: Pack, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from modes_tui.cli import main
+
+    lines = [
+        {"text": "translate this: 'git push origin main'", "mode": "write", "group": "quoted"},
+        {"text": "git rebase", "mode": "code"},
+    ]
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
+    assert main(["eval", str(cases), "--profiles", str(pack.path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    first, second = report["per_case"]
+    assert first["text"] == lines[0]["text"] and first["group"] == "quoted"
+    assert (first["expected"], first["routed"], first["correct"]) == ("write", "write", True)
+    assert (second["expected"], second["routed"], second["correct"]) == ("code", "shell", False)
+    assert "group" not in second and second["confidence"] == 1.0
+    assert report["wrong_sure"] == {"at_least": 0.9, "count": 1}
+    assert report["ask_share"] == 0.0
+    assert report["calibration"]["ece"] is not None
+
+
+def test_a_group_that_is_not_text_is_a_bad_line(pack: Pack, tmp_path: Path) -> None:
+    from modes_tui.core.evals.cases import EvalFileError, read_eval_file
+
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"text": "hi", "mode": "chat", "group": 3}), encoding="utf-8")
+    with pytest.raises(EvalFileError) as caught:
+        read_eval_file(cases)
+    assert f"{cases}:1: `group` must be text" in str(caught.value)
+
+
+def test_route_explain_shows_the_request_and_the_quoted_kinds(
+    pack: Pack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from modes_tui.cli import main
+
+    text = "translate this: 'git push --force origin main'"
+    assert main(["route", "--profiles", str(pack.path), "--explain", text]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("write")
+    assert 'framing: routed on the request "translate this: …"; quoted: command (28 chars)' in out
+
+
+def test_a_piped_chat_runs_the_pick_and_says_it_was_unsure(pack: Pack, modes_home: Path) -> None:
+    result = run_cli(
+        "python or git?\n",
+        "--model",
+        "scripted/echo",
+        "chat",
+        "--plain",
+        "--profiles",
+        str(pack.path),
+        home=modes_home,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "[code · by classifier · confidence 0.50" in result.stdout
+    assert "unsure: code 0.50 or shell 0.50" in result.stdout
+
+
+EMBEDDING_MODES: dict[str, dict[str, Any]] = {
+    "chat": {"description": "Small talk.", "examples": ["recommend a film for tonight"]},
+    "write": {
+        "description": "Translating and proofreading text.",
+        "examples": ["translate this into French", "translate this sentence", "proofread this"],
+    },
+    "shell": {
+        "description": "Terminal commands, git and docker.",
+        "examples": ["git push origin main", "undo my last git commit", "delete a git branch"],
+    },
+}
+
+
+def test_the_embedding_backend_encodes_the_request_and_not_the_quoted_command(
+    write_pack: PackWriter,
+) -> None:
+    from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
+    from tests.support.fake_encoder import HashingEncoder
+
+    folder = write_pack(
+        router={"classifier": "embedding", "fallback": "chat"}, modes=EMBEDDING_MODES
+    )
+    pack = load_pack(profiles_dir=folder)
+    encoder = HashingEncoder()
+    classifier = EmbeddingClassifier(
+        lambda: encoder, encoder_name=encoder.name, modes=pack.profiles
+    )
+    text = "translate this: 'git push origin main, then delete a git branch'"
+    routed = asyncio.run(Router(pack, classifier).route([Message("user", text)]))
+    assert routed.mode_name == "write", routed.to_dict()
+    assert routed.framing is not None and routed.framing.routed_on == "request"
+    assert "translate this: …" in encoder.texts and text not in encoder.texts
