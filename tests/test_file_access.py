@@ -28,6 +28,20 @@ RAW_CALLS = frozenset({"os.open", "os.mkdir", "os.makedirs", "tempfile.mkstemp",
 """Calls that open or create by name, spelled as the source spells them."""
 
 ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
+    ("setup_local.py", ".read_text"): (
+        3,
+        "standalone (stdlib only, runs before modes_tui is installed): /proc/cpuinfo, the "
+        "build marker and pip's output, never a user's file",
+    ),
+    ("setup_local.py", ".mkdir"): (1, "the wheel cache folder under the user's cache dir"),
+    ("setup_local.py", ".write_text"): (2, "the build marker in the venv, the wheel key"),
+    ("setup_steps.py", ".open"): (1, "standalone: the build log of `modes-tui setup local`"),
+    ("setup_steps.py", ".read_text"): (1, "standalone: the tail of that build log on failure"),
+    ("store/settings.py", ".read_text"): (
+        1,
+        "config.yaml read again only to place a key's line and column in an error "
+        "(already read through core.files; a failure leaves the place out)",
+    ),
     ("cli/__init__.py", "os.open"): (
         1,
         "os.devnull, to silence stdout after a broken pipe: a device by design",

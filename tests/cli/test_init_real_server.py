@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.cli.test_init_probes import KEY_VARIABLES, PROXY_VARIABLES
 from tests.support.cli_support import REPO
 from tests.support.fake_openai_server import closed_port
 from tests.support.llama_server import SERVED_NAME, LlamaServer, start_server
-from tests.cli.test_init_probes import KEY_VARIABLES, PROXY_VARIABLES
 
 pytestmark = pytest.mark.local
 

@@ -39,7 +39,7 @@ def test_mode_sets_a_mode_and_shows_where_it_came_from(dirs: Dirs, capsys: Captu
         f"mode: code for pack default (written to {dirs.control_file})\n"
         "  every turn goes to code; `modes-tui mode auto` hands it back to the router\n"
     )
-    assert json.loads(dirs.control_file.read_text()) == {"packs": {"default": "code"}}
+    assert settings_in(dirs.control_file) == {"packs": {"default": "code"}}
     assert main(["mode"]) == 0
     assert capsys.readouterr().out.startswith(
         f"mode: code (this pack's setting, from {dirs.control_file})"
@@ -56,7 +56,7 @@ def test_mode_rejects_an_unknown_name_listing_valid_ones(dirs: Dirs, capsys: Cap
         "modes-tui: unknown mode 'refunds' in pack default; "
         "choose one of: auto, off, chat, code, reason, shell, write\n"
     )
-    assert json.loads(dirs.control_file.read_text()) == {"packs": {"default": "shell"}}  # kept
+    assert settings_in(dirs.control_file) == {"packs": {"default": "shell"}}  # kept
     assert main(["mode", "--pack", "support", "refunds"]) == 1
     assert "choose one of: auto, off, escalate, help, orders, returns" in capsys.readouterr().err
 
@@ -287,3 +287,10 @@ def test_replay_errors(dirs: Dirs, capsys: Capture) -> None:
     write_demo_session(dirs)
     assert main(["replay", "latest", "--reroute", "--classifier", "psychic"]) == 1
     assert "backend 'psychic' is not available here" in capsys.readouterr().err
+
+
+def settings_in(path: Path) -> dict[str, object]:
+    """The control file's settings, without the times they were set (`since`)."""
+    data = json.loads(path.read_text())
+    data.pop("since", None)
+    return dict(data)

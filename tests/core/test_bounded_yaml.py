@@ -117,7 +117,8 @@ def test_an_error_quotes_a_cut_value(modes_home: Path) -> None:
     config.write_text(yaml.safe_dump({"theme": huge, "pack": "y" * 5000}), encoding="utf-8")
     with pytest.raises(SettingsError) as raised:
         load_settings(app_dirs())
-    assert len(str(raised.value)) < 400, str(raised.value)
+    said = str(raised.value).replace(str(config), "")  # the temp path's length is pytest's
+    assert len(said) < 400, str(raised.value)
     assert "…" in str(raised.value)
 
 

@@ -36,7 +36,7 @@ from modes_tui.runtime import build_engine
 from tests.support.cli_support import wait_until_reaped
 from tests.support.engine_support import engine_config
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FAKE_LLAMA = REPO / "tests" / "data" / "fake_llama_cpp"
 ANSWER = " ".join(f"word{n}" for n in range(1, 201))
 HI = [{"role": "user", "content": "hi"}]

@@ -31,7 +31,7 @@ from tests.support.cli_support import run_cli, run_piped_chat
 from tests.support.engine_support import engine_config
 from tests.support.repl_support import answer_when_asked, within
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def engine_with(model: ScriptedModel) -> Engine:

@@ -340,7 +340,7 @@ def test_models_verb_reports_a_bad_config_with_exit_1(capsys: pytest.CaptureFixt
 
 
 def test_the_readme_models_example_is_valid_and_covers_the_usual_servers() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
     section = readme.split("## Models", 1)[1]
     block = section.split("```yaml", 1)[1].split("```", 1)[0]
     data = yaml.safe_load(block)

@@ -613,19 +613,19 @@ async def test_a_mode_change_leaves_a_marker_in_the_next_request_only(
     fake_llm.script(Reply(text="hi"), Reply(text="code answer"), Reply(text="more code"))
     engine = make_engine(pack, workdir)
     await run(engine.run_turn("hello"))
-    events = await run(engine.run_turn("a python question"))
+    events = await run(engine.run_turn("I have a python question"))
     assert of(events, ModeChanged) == [ModeChanged("chat", "code")]
     first_user = fake_llm.seen[0].messages[-1]["content"]
     second_user = fake_llm.seen[1].messages[-1]["content"]
     assert first_user == "hello"
     # the note ends the system part; the user's words reach the model unchanged
-    assert second_user == "a python question"
+    assert second_user == "I have a python question"
     second_system = fake_llm.seen[1].messages[0]["content"]
     assert second_system.endswith(mode_change_note("chat", "code"))
     assert second_system.rstrip().endswith("not the style or tools of earlier replies.]")
     assert not any("Mode changed" in m["content"] for m in fake_llm.seen[1].messages[1:])
     assert "[Mode changed" not in fake_llm.seen[0].messages[0]["content"]
-    assert engine.conversation.messages[2].content == "a python question"
+    assert engine.conversation.messages[2].content == "I have a python question"
     assert "CODE INSTRUCTIONS in" in second_system
     assert "CHAT INSTRUCTIONS" not in second_system
 

@@ -310,7 +310,7 @@ def test_models_check_exits_0_when_every_model_answers(
 
 
 def test_the_readme_roles_example_is_valid() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text("utf-8")
     block = readme.split("## Models", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
     data = yaml.safe_load(block)
     models = ModelCatalog(

@@ -21,7 +21,7 @@ from modes_tui.core.values.route import Decision, Route
 from tests.conftest import PackWriter
 from tests.support.cli_support import run_cli
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 
 TRACEBACK = (
     "Traceback (most recent call last):\n"
