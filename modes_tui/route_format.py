@@ -43,6 +43,12 @@ CALLER_MARKS = ("forced", "one-shot")
 """The marks of a mode the caller chose, drawn in the caller's colour."""
 
 
+def two_places(value: float) -> str:
+    """A probability with two decimals, never rounded up to "1.00" unless it is 1: a 0.996
+    shows as 0.99, so the panel claims no certainty the router did not have."""
+    return "1.00" if value >= 1.0 else f"{min(value, 0.99):.2f}"
+
+
 def marks(route: Route) -> list[str]:
     """Short marks: forced (or one-shot), sticky, fallback, error."""
     found = []
@@ -128,7 +134,7 @@ def probability_words(route: Route) -> list[Words]:
                 (f"  {name:<{width}} ", "bold" if name == route.mode_name else ""),
                 ("█" * filled, "cyan"),
                 ("░" * (BAR_WIDTH - filled), "grey35"),
-                (f" {probability:.2f}", ""),
+                (f" {two_places(probability)}", ""),
             ]
         )
     if zero:
@@ -279,7 +285,7 @@ def verb_text(route: Route) -> str:
         lines.append(f"  reason: {route.reason}")
     if route.decision is not None and route.decision.probabilities:
         ranked = route.decision.ranked()
-        lines.append("  " + "  ".join(f"{name} {p:.2f}" for name, p in ranked))
+        lines.append("  " + "  ".join(f"{name} {two_places(p)}" for name, p in ranked))
     if route.classifier is not None:
         model = f" ({route.classifier.model})" if route.classifier.model else ""
         lines.append(f"  classifier: {route.classifier.with_}{model}")
