@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from modes_tui.runtime import RunOptions, Runtime
-from modes_tui.runtime.local_parts import check_for_answers
 
 if TYPE_CHECKING:
     from modes_tui.mcp.servers import McpServers
@@ -40,6 +39,8 @@ class TuiStart:
             self.servers.append(runtime.servers)
         if runtime.current is not None:
             self.sessions.append(runtime.current)
+        from modes_tui.runtime.local_parts import check_for_answers  # after the first frame
+
         check_for_answers(runtime)  # no model: the start-up note says how to get one, whole
         return runtime.tui_services()
 
