@@ -32,22 +32,7 @@ from acp.helpers import (
 from acp.schema import AgentMessageChunk
 
 from modes_tui.acp.permissions import call_title, tool_kind
-from modes_tui.core.history.events import (
-    ConversationCompacted,
-    ModeChanged,
-    ReasoningDelta,
-    RequestBuilt,
-    RouteDecided,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallRequested,
-    TurnCancelled,
-    TurnCorrected,
-    TurnEvent,
-    TurnFailed,
-    TurnFinished,
-    Usage,
-)
+from modes_tui.core.history import events as ev
 from modes_tui.core.values.route import Route
 from modes_tui.route_format import marks
 
@@ -61,17 +46,17 @@ RESULT_CHARS = 20_000
 """A tool's output shown to the editor is cut to this many characters (the log keeps it all)."""
 
 
-def translate(event: TurnEvent) -> Iterator[Any]:
+def translate(event: ev.TurnEvent) -> Iterator[Any]:
     """The session updates that show `event` (none for events the editor has no place for)."""
     match event:
-        case RouteDecided():
+        case ev.RouteDecided():
             yield update_current_mode(event.route.mode_name or NO_MODE)
             yield _route_message(event)
-        case ReasoningDelta():
+        case ev.ReasoningDelta():
             yield update_agent_thought_text(event.text)
-        case TextDelta():
+        case ev.TextDelta():
             yield update_agent_message_text(event.text)
-        case ToolCallRequested():
+        case ev.ToolCallRequested():
             yield start_tool_call(
                 event.call.id,
                 call_title(event.call),
@@ -79,26 +64,32 @@ def translate(event: TurnEvent) -> Iterator[Any]:
                 status="pending",
                 raw_input=dict(event.call.arguments),
             )
-        case ToolCallFinished():
+        case ev.ToolCallFinished():
             yield update_tool_call(
                 event.call.id,
                 status="completed" if event.outcome in ("ok", "answered") else "failed",
                 content=[tool_content(text_block(_cut(event.result)))],
                 raw_output={"outcome": event.outcome, "result": _cut(event.result)},
             )
-        case RequestBuilt() if event.round == 1:  # later rounds repeat the same notes
+        case ev.RequestBuilt() if event.round == 1:  # later rounds repeat the same notes
             for note in event.notes:
                 yield update_agent_thought_text(f"({note})\n")
-        case TurnFailed():
+        case ev.TurnFailed():
             hint = f" {event.hint}" if event.hint else ""
             yield update_agent_message_text(f"\n\n**The turn failed:** {event.error}.{hint}\n")
-        case TurnCorrected():
+        case ev.TurnCorrected():
             yield update_agent_thought_text(
                 f"(turn {event.turn} corrected to {event.corrected_mode})\n"
             )
-        case ConversationCompacted():
+        case ev.ConversationCompacted():
             yield update_agent_thought_text("(older turns were summarised for the model)\n")
-        case ModeChanged() | RequestBuilt() | Usage() | TurnFinished() | TurnCancelled():
+        case (
+            ev.ModeChanged()
+            | ev.RequestBuilt()
+            | ev.Usage()
+            | ev.TurnFinished()
+            | ev.TurnCancelled()
+        ):
             return
         case _:
             assert_never(event)
@@ -121,7 +112,7 @@ def route_note(route: Route, setting: str = "auto") -> str:
     return " · ".join(parts)
 
 
-def _route_message(event: RouteDecided) -> AgentMessageChunk:
+def _route_message(event: ev.RouteDecided) -> AgentMessageChunk:
     note = route_note(event.route, event.setting)
     warnings = "".join(f"\n> ⚠ {warning}" for warning in event.warnings)
     update = update_agent_message_text(f"> {note}{warnings}\n\n")
