@@ -11,6 +11,7 @@ a swap race, through the policy guard, the tools, the editor, undo and a full tu
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -270,6 +271,7 @@ def test_undo_still_restores_a_plain_file(repo: Path) -> None:
 SWAPPER = """
 import os, sys
 os.chdir(sys.argv[1])
+open("swapping", "w").close()
 while not os.path.exists("stop"):
     with open("x.file", "w") as handle:  # x is a link meanwhile
         handle.write("plain\\n")
@@ -295,6 +297,11 @@ async def test_a_swap_between_a_file_and_a_link_to_env_never_writes_env(repo: Pa
     swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(repo)])
     written = refused = changed_env = 0
     try:
+        # the writes start once the swapper runs (its start-up is slow on a loaded machine)
+        for _ in range(3000):
+            if (repo / "swapping").exists():
+                break
+            await asyncio.sleep(0.01)
         for attempt in range(200):
             arguments = {"path": "x", "content": f"write {attempt}\n"}
             verdict = await guard.check(pending_call(tools.editor, "write_file", arguments))

@@ -12,7 +12,9 @@ import os
 import stat
 import sys
 import threading
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -38,8 +40,16 @@ async def call(t: Tool, **arguments: object) -> str:
 # --------------------------------------------------------------------------- the swap race
 
 
+@dataclass
+class Race:
+    """A project folder and the count of swaps its swapper thread has finished so far."""
+
+    root: Path
+    swaps: int = 0
+
+
 @pytest.fixture
-def swapping(tmp_path: Path) -> Iterator[Path]:
+def swapping(tmp_path: Path) -> Iterator[Race]:
     """A project whose `d/` is swapped, in a tight loop, for a link to an outside folder."""
     root = tmp_path / "project"
     (root / "d").mkdir(parents=True)
@@ -49,17 +59,16 @@ def swapping(tmp_path: Path) -> Iterator[Path]:
     (outside / "f.txt").write_text(f"{SECRET}\n")
     (outside / f"{SECRET}.txt").write_text("a name only the outside folder has\n")
     stop = threading.Event()
-    swaps = 0
+    race = Race(root)
 
     def swap() -> None:
-        nonlocal swaps
         folder, parked = root / "d", root / "d.real"
         while not stop.is_set():
             os.rename(folder, parked)
             os.symlink(outside, folder)
             os.unlink(folder)
             os.rename(parked, folder)
-            swaps += 1
+            race.swaps += 1
 
     # switch threads often, so the swap lands between any two steps of a tool
     interval = sys.getswitchinterval()
@@ -67,18 +76,29 @@ def swapping(tmp_path: Path) -> Iterator[Path]:
     swapper = threading.Thread(target=swap, daemon=True)
     swapper.start()
     try:
-        yield root
+        yield race
     finally:
         stop.set()
         swapper.join()
         sys.setswitchinterval(interval)
-    assert swaps > 100  # the race really ran (a swap that failed would end the thread)
 
 
-def _attempts(function: Tool, count: int, **arguments: object) -> tuple[int, int]:
-    """(outputs that held the outside secret, outputs that held the inside text)."""
+def _attempts(
+    race: Race, function: Tool, count: int, min_swaps: int = 100, **arguments: object
+) -> tuple[int, int]:
+    """(outputs that held the outside secret, outputs that held the inside text).
+
+    Runs `count` calls, and more until the swapper has swapped `min_swaps` times while
+    they ran: on a loaded machine the swapper thread can be starved, and a race that did
+    not run proves nothing (a swap that failed would end the thread: the deadline says so).
+    """
     leaks = inside = 0
-    for _ in range(count):
+    first = race.swaps
+    deadline = time.monotonic() + 120
+    done = 0
+    while done < count or race.swaps - first < min_swaps:
+        assert time.monotonic() < deadline, f"the swapper swapped {race.swaps - first} times"
+        done += 1
         try:
             text = str(function.function(**arguments))
         except ToolError:
@@ -88,20 +108,22 @@ def _attempts(function: Tool, count: int, **arguments: object) -> tuple[int, int
     return leaks, inside
 
 
-def test_read_file_never_reads_through_a_folder_swapped_for_a_link(swapping: Path) -> None:
-    leaks, inside = _attempts(tools_for(swapping)["read_file"], 10_000, path="d/f.txt")
+def test_read_file_never_reads_through_a_folder_swapped_for_a_link(swapping: Race) -> None:
+    leaks, inside = _attempts(
+        swapping, tools_for(swapping.root)["read_file"], 10_000, path="d/f.txt"
+    )
     assert leaks == 0
     assert inside > 0  # the reads did run while the folder was in place
 
 
-def test_search_and_list_never_show_a_swapped_folders_outside_content(swapping: Path) -> None:
+def test_search_and_list_never_show_a_swapped_folders_outside_content(swapping: Race) -> None:
     # the old walk leaked here too, but rarely (1 listing in 2,000): this guards the fds walk
-    tools = tools_for(swapping)
-    leaks, inside = _attempts(tools["search_files"], 20, pattern="1234|inside")
+    tools = tools_for(swapping.root)
+    leaks, inside = _attempts(swapping, tools["search_files"], 20, 20, pattern="1234|inside")
     assert leaks == 0 and inside > 0
-    leaks, inside = _attempts(tools["list_files"], 1000, path="d")
+    leaks, inside = _attempts(swapping, tools["list_files"], 1000, path="d")
     assert leaks == 0 and inside == 0  # the names are listed, never the inside text
-    leaks, _ = _attempts(tools["list_files"], 2000, path=".", recursive=True)
+    leaks, _ = _attempts(swapping, tools["list_files"], 2000, path=".", recursive=True)
     assert leaks == 0
 
 

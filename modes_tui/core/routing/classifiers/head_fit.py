@@ -96,10 +96,14 @@ def fit_logistic(
     per_class = onehot.T @ w
     present = per_class > 0
     present[balanced:] = False
-    factor = per_class[:balanced].sum() / (present.sum() * np.maximum(per_class, 1e-12))
-    # Classes past `balance` (the negatives) keep one row's weight per row: a handful of
-    # corrections to the fallback must not weigh as much as a whole mode.
-    factor[balanced:] = per_class[:balanced].sum() / max(float(w[labels < balanced].sum()), 1e-12)
+    mode_weight = float(per_class[:balanced].sum())
+    if mode_weight > 0:
+        factor = mode_weight / (present.sum() * np.maximum(per_class, 1e-12))
+        # Classes past `balance` (the negatives) keep one row's weight per row: a handful of
+        # corrections to the fallback must not weigh as much as a whole mode.
+        factor[balanced:] = mode_weight / max(float(w[labels < balanced].sum()), 1e-12)
+    else:  # only negatives to learn from: nothing to balance
+        factor = np.ones(classes)
     w = w * factor[labels]
     w = w / w.sum()
 
