@@ -28,8 +28,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from modes_tui.core.values.framing import PLACEHOLDER
+
+if TYPE_CHECKING:
+    from modes_tui.core.routing.continuity import Continuity
 
 _ACK = re.compile(
     r"^(?:(?:ok(?:ay)?|k|great|cool|nice|perfect|awesome|brilliant|excellent|good|"
@@ -151,6 +155,9 @@ class FollowUp:
     """0 (stands alone) .. 1 (means nothing without the previous turn)."""
     cues: tuple[str, ...] = ()
     """The cues that raised (or zeroed) the score, for the panel."""
+    stands_alone: bool = False
+    """No cue at all, and longer than an elliptic fragment: a request complete in itself,
+    which closeness in meaning to the last turn does not pull back (`continued`)."""
 
     def explain(self) -> str:
         """`0.82: 'what about', refers back` for the route's reason."""
@@ -164,7 +171,7 @@ def follow_up_score(message: str) -> FollowUp:
     if not words:
         return FollowUp(0.0)
     if _NEW_TOPIC.search(text):
-        return FollowUp(0.0, ("announces a new subject",))
+        return FollowUp(0.0, ("announces a new subject",), stands_alone=True)
     if _ACK.match(text):
         return FollowUp(1.0, ("acknowledges the last answer",))
     weights: list[float] = []
@@ -195,7 +202,8 @@ def follow_up_score(message: str) -> FollowUp:
         score *= 0.4
     elif len(words) > MEDIUM_WORDS:
         score *= 0.6
-    return FollowUp(round(score, 4), tuple(dict.fromkeys(cues)))
+    alone = not weights and len(words) > ELLIPTIC_WORDS
+    return FollowUp(round(score, 4), tuple(dict.fromkeys(cues)), alone)
 
 
 # --------------------------------------------------------------------------- weighing
@@ -222,12 +230,15 @@ class Weighed:
     """The message's follow-up score."""
 
 
-def weigh(decision: Weighed, message: str, current: str) -> Weighed | None:
+def weigh(
+    decision: Weighed, message: str, current: str, continuity: Continuity | None = None
+) -> Weighed | None:
     """The decision with `current` (the mode of the previous turn) weighed in, or None when
-    the classifier's own decision stands as it is (see the module docstring)."""
+    the classifier's own decision stands as it is (see the module docstring); `continuity`
+    (the message's closeness to the recent turns, `core.routing.continuity`) adds to the shape."""
     follow = follow_up_score(message)
-    f = follow.score
     confidence = _confidences(decision)
+    f = continued(follow, continuity, confidence, current)
     boosted = round(min(1.0, f + (1.0 - f) * confidence.get(current, 0.0)), 4)
     top = decision.mode
     # The message alone counts as much as it stands alone: another mode takes a follow-up
@@ -245,7 +256,7 @@ def weigh(decision: Weighed, message: str, current: str) -> Weighed | None:
     # Say so when the conversation changed the mode, or lifted its confidence noticeably.
     lifted = f >= FOLLOW_UP_SHOWN and boosted - decision.confidence >= FOLLOW_UP_LIFT
     if top != current or lifted:
-        reason = _follow_reason(current, follow, decision)
+        reason = _follow_reason(current, follow, decision, continuity)
     return replace(
         decision,
         mode=current,
@@ -267,8 +278,28 @@ def _confidences(decision: Weighed) -> dict[str, float]:
     return {name: p * gate for name, p in probabilities.items()}
 
 
-def _follow_reason(current: str, follow: FollowUp, alone: Weighed) -> str:
+def continued(
+    follow: FollowUp, continuity: Continuity | None, confidence: Mapping[str, float], current: str
+) -> float:
+    """The chance that the message continues the turn: its shape's, and its closeness's as
+    far as the message does not stand alone (a complete request, or one its own words send
+    elsewhere: `1 - shape` times the surest other mode's confidence), combined as
+    independent chances."""
+    shape = follow.score
+    if continuity is None or continuity.chance <= 0 or follow.stands_alone:
+        return shape
+    elsewhere = max((c for name, c in confidence.items() if name != current), default=0.0)
+    close = continuity.chance * (1.0 - (1.0 - shape) * elsewhere)
+    return round(1.0 - (1.0 - shape) * (1.0 - close), 4)
+
+
+def _follow_reason(
+    current: str, follow: FollowUp, alone: Weighed, continuity: Continuity | None
+) -> str:
     said = f"alone: {alone.mode} {alone.confidence:.2f}"
     if alone.mode == current and alone.reason:
         said = alone.reason
-    return f"Follow-up of {current} ({follow.explain()}); {said}"
+    evidence = follow.explain()
+    if continuity is not None and continuity.chance > 0:
+        evidence = f"{continuity.explain()}; shape {evidence}"
+    return f"Follow-up of {current} ({evidence}); {said}"

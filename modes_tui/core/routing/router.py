@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.errors import ContractError, UnknownMode
 from modes_tui.core.history.conversation import Message
+from modes_tui.core.routing.continuity import measure, recent_turns
 from modes_tui.core.routing.input import MessageLike, cut_middle, cut_tail, split_transcript
 from modes_tui.core.routing.steps import QuotedStep, in_conversation
 from modes_tui.core.values.doubt import doubt
@@ -193,7 +194,13 @@ class Router:
             "framing": framing,
         }
         names = {p.name for p in available}
-        decision, follow_up, alone = in_conversation(decision, message, current_mode, names)
+        continuity = None
+        if current_mode in names and decision.mode_name is not None:
+            turns = recent_turns(source, current_mode)
+            continuity = await measure(chosen, routed, turns, self._routed_text(info.with_))
+        decision, follow_up, alone = in_conversation(
+            decision, message, current_mode, names, continuity
+        )
         if follow_up is not None:
             common.update(decision=decision, follow_up=follow_up, alone=alone)
             if alone is not None:
@@ -211,6 +218,20 @@ class Router:
             fell_below=config.below_confidence if route.decided_by == "fallback" else None,
         )
         return replace(route, unsure=unsure) if unsure is not None else route
+
+    def _routed_text(self, backend: str) -> Callable[[str], str]:
+        """What the classifier read of an earlier user message (as `route` cut and split it),
+        so the message's vector is the one cached when that turn was routed."""
+        limit = self.pack.router.truncate_message
+
+        def routed(text: str) -> str:
+            text = cut_middle(text, limit)
+            framing = split_message(text) if backend in FRAMING_BACKENDS else None
+            return (
+                framing.request if framing is not None and framing.routed_on == "request" else text
+            )
+
+        return routed
 
     def _outcome(
         self,

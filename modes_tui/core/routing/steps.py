@@ -19,6 +19,7 @@ from modes_tui.core.values.framing import Framing, QuotedKind
 
 if TYPE_CHECKING:
     from modes_tui.core.packs.profiles import Profile
+    from modes_tui.core.routing.continuity import Continuity
     from modes_tui.core.routing.ports import Classifier
     from modes_tui.core.values.entry import HistoryEntry
     from modes_tui.core.values.route import Decision
@@ -106,23 +107,33 @@ def weigh_quoted(
 
 
 def in_conversation(
-    decision: Decision, message: str, current: str | None, names: set[str]
+    decision: Decision,
+    message: str,
+    current: str | None,
+    names: set[str],
+    continuity: Continuity | None = None,
 ) -> tuple[Decision, float | None, Decision | None]:
     """(the decision with the previous turn's mode weighed in, the follow-up score, the
     classifier's own decision when the mode changed); see `core.routing.follow_up.weigh`.
+    `continuity` is the message's closeness to the recent turns of `current`, when measured.
 
     Unchanged, with no score, when no available mode answered the previous turn, or the
     classifier chose no mode or scored no confidence (nothing to weigh the conversation against).
+    A request that moves to another mode says how unlike the last turn it is, when measured.
     """
     if current not in names or decision.mode_name is None or decision.confidence is None:
         return decision, None, None
-    weighed = weigh(
-        Weighed(decision.mode_name, decision.confidence, decision.probabilities, decision.reason),
-        message,
-        current,
+    asked = Weighed(
+        decision.mode_name, decision.confidence, decision.probabilities, decision.reason
     )
+    weighed = weigh(asked, message, current, continuity)
     if weighed is None:
-        return decision, follow_up_score(message).score, None
+        score = follow_up_score(message).score
+        if continuity is not None and decision.mode_name != current:
+            note = f"a new request ({continuity.compared()})"
+            reason = f"{decision.reason}; {note}" if decision.reason else note
+            decision = replace(decision, reason=reason)
+        return decision, score, None
     kept = replace(
         decision,
         mode_name=weighed.mode,

@@ -9,12 +9,11 @@ nearest example, correction or description of the chosen mode; a message near-id
 correction goes where the correction says. The pack's own `ModeIndex` (no corrections)
 measures the follow-up rule's `unrelated` cosine and serves `similarity`.
 
-Follow-ups: when the history holds an earlier user message that shares the message's topic,
-its logits and nearness are mixed in, `s = (s_msg + lambda * s_prev) / (1 + lambda)`, `lambda
-= max(1 - confidence(message alone), 0.3)`: "and in euros?" leans on the past. Sharing the topic means a cosine between the two messages above what two examples
-of *different* modes of the pack reach 85% of the time (`unrelated`, measured on the pack).
-A self-contained message on another subject ("write a 600-word essay about ..." after a git
-question) is not pulled into the previous turn's mode, however unsure it is.
+Follow-ups: an earlier user message on the message's topic (a cosine above `unrelated`, what
+two examples of *different* modes reach 85% of the time) has its logits and nearness mixed in,
+`s = (s_msg + lambda * s_prev) / (1 + lambda)`, `lambda = max(1 - confidence(alone), 0.3)`; a
+self-contained message on another subject is not pulled in. `turn_vectors` gives the router's
+conversation step (`core.routing.continuity`) the turns' vectors from the query cache.
 
 Example vectors are cached on disk (`EmbeddingCache`, by encoder and text). The encoder loads
 in a background thread started by the constructor; the first `classify` awaits it only.
@@ -79,7 +78,6 @@ def mode_texts(mode: Profile) -> list[str]:
 
 # --------------------------------------------------------------------------- classifier
 
-
 EncoderFactory = Callable[[], "Encoder"]
 
 
@@ -112,9 +110,9 @@ class EmbeddingClassifier:
         self.threshold = threshold
         """The pack's `below_confidence`: the refit check measures routes at it."""
         self.head_kind: HeadKind = head
+        """`logistic` (the default, see `classifiers.head`) or `mahalanobis`."""
         self.refit_wait = refit_wait
         """How long a route waits for the refit it started (then the old head answers)."""
-        """`logistic` (the default, see `classifiers.head`) or `mahalanobis`."""
         self.params = params or ScoringParams()
         self.cache = cache
         self.corrections = corrections if corrections is not None else EMPTY_CORRECTIONS
@@ -432,18 +430,21 @@ class EmbeddingClassifier:
         """Cosines of `message` to `texts` and the least worth showing (the pack's
         `unrelated` cosine), for a chat or judge stage picking corrections for its prompt;
         None until the encoder and the pack's index are ready."""
-        with self._lock:
-            index = next(reversed(self._indexes.values()), None) if self._indexes else None
-        if not self.ready or index is None:
+        seen = self.turn_vectors([message])
+        if seen is None:
             return None
         self._ensure(texts)
-        query = self._query(message)
         with self._lock:
             vectors = [self._vectors[text] for text in texts]
-        if not vectors:
-            return [], index.unrelated
-        cosines = np.einsum("ij,j->i", np.stack(vectors), query)
-        return [float(c) for c in cosines], index.unrelated
+        cosines = np.einsum("ij,j->i", np.stack(vectors), seen[0][0]) if vectors else []
+        return [float(c) for c in cosines], seen[1]
+
+    def turn_vectors(self, texts: Sequence[str]) -> tuple[list[Vector], float] | None:
+        """Vectors of routed messages (each encoded once, then a cached query) and the pack's
+        `unrelated` cosine, for the router's conversation step; None until loaded."""
+        with self._lock:
+            index = next(reversed(self._indexes.values()), None) if self.ready else None
+        return None if index is None else ([self._query(t) for t in texts], index.unrelated)
 
     def trace(self) -> ClassifierInfo:
         """`embedding` with the encoder's name."""
@@ -485,10 +486,9 @@ def _describe(evidence: Evidence) -> str:
 
 
 def _previous_user_message(history: Sequence[HistoryEntry]) -> str | None:
-    for entry in reversed(history):
-        if entry.role == "user" and entry.content.strip():
-            return entry.content
-    return None
+    return next(
+        (e.content for e in reversed(history) if e.role == "user" and e.content.strip()), None
+    )
 
 
 def _rounded(probabilities: Mapping[str, float]) -> dict[str, float]:

@@ -1,0 +1,150 @@
+"""Continuity: how close in meaning a message is to the turns it may continue.
+
+The conversation step (`steps.in_conversation`) reads two things of the latest message: its
+shape (`follow_up.follow_up_score`: cue words, length, a request of its own) and, when the
+classifier can embed (`TurnVectors`: the embedding backend, or a cascade's first stage), its
+cosine to the user's recent messages answered in the current mode. "the logs say OOMKilled"
+after "why did my container exit?" has no cue word, but it sits on that turn's subject.
+
+Closeness counts from the pack's `unrelated` cosine (what two examples of *different* modes
+reach 85% of the time: below it two texts share no subject) and fully from `SIMILAR_FULL`
+on, as a chance of at most `SIMILARITY_WEIGHT` that the message continues the turn. A
+message that stands alone and routes surely elsewhere ("write an email to the tiler" after
+a sum about tiles) keeps only what its self-containedness leaves of that chance
+(`follow_up.weigh`), so a self-contained request still moves.
+
+Vectors come from the classifier's query cache: the message was encoded to classify it, and
+each earlier turn was encoded when it was routed, so a turn costs no extra encode unless the
+history was loaded from disk (then each old turn is encoded once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from modes_tui.core.history.conversation import Message
+
+RECENT_TURNS = 3
+"""How many of the user's latest messages in the current mode the message is compared with."""
+SIMILAR_FULL = 0.5
+"""From this cosine on, closeness counts fully."""
+SIMILARITY_WEIGHT = 0.8
+"""The chance that a message as close as `SIMILAR_FULL` continues the turn, before its
+self-containedness is weighed."""
+
+
+@runtime_checkable
+class TurnVectors(Protocol):
+    """A classifier that can give the vectors of routed messages (`EmbeddingClassifier`)."""
+
+    def turn_vectors(self, texts: Sequence[str]) -> tuple[list[Any], float] | None:
+        """One L2-normalised vector per text and the pack's `unrelated` cosine; None while
+        the encoder is not ready."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Continuity:
+    """How close in meaning the message is to the recent turns of the current mode."""
+
+    similarity: float
+    """The highest cosine between the message and one of those turns."""
+    unrelated: float
+    """The pack's cosine below which two texts share no subject."""
+    turns_back: int = 1
+    """Which turn was closest: 1 is the user's last message."""
+
+    @property
+    def chance(self) -> float:
+        """0 (no closer than unrelated texts) .. `SIMILARITY_WEIGHT` (from `SIMILAR_FULL` on)."""
+        span = max(SIMILAR_FULL - self.unrelated, 1e-6)
+        share = min(max((self.similarity - self.unrelated) / span, 0.0), 1.0)
+        return round(SIMILARITY_WEIGHT * share, 4)
+
+    def explain(self) -> str:
+        """`continues your last turn (similarity 0.71)`, for a route that stayed."""
+        return f"continues {self._turn()} (similarity {self.similarity:.2f})"
+
+    def compared(self) -> str:
+        """`similarity 0.12 to your last turn`, for a request that moved."""
+        return f"similarity {self.similarity:.2f} to {self._turn()}"
+
+    def _turn(self) -> str:
+        return "your last turn" if self.turns_back == 1 else f"your turn {self.turns_back} back"
+
+
+def recent_turns(
+    transcript: Sequence[Any], current: str | None, limit: int = RECENT_TURNS
+) -> list[str]:
+    """The user's latest messages answered in `current`, newest first, before the message
+    being routed (the transcript's last entry); stops at a turn another mode answered. The
+    latest answer counts as `current`'s when it names no mode (the caller said it was)."""
+    turns: list[str] = []
+    answered_by: str | None = None
+    latest = True
+    for entry in reversed(transcript[:-1]):
+        role, content, mode = _fields(entry)
+        if role == "assistant":
+            answered_by = mode or (current if latest else None)
+            latest = False
+            continue
+        if role != "user" or not content.strip():
+            continue
+        if answered_by != current or len(turns) >= limit:
+            break
+        turns.append(content)
+        answered_by = None
+    return turns
+
+
+def _fields(entry: Any) -> tuple[str, str, str | None]:
+    if isinstance(entry, Message):
+        return entry.role, entry.content, entry.mode
+    if isinstance(entry, Mapping):
+        mode = entry.get("mode")
+        return str(entry.get("role", "")), str(entry.get("content", "")), mode and str(mode)
+    return "", "", None
+
+
+def vector_source(classifier: object) -> TurnVectors | None:
+    """The classifier, or its first stage (a cascade), when it can embed routed messages."""
+    for candidate in (classifier, getattr(classifier, "first", None)):
+        if isinstance(candidate, TurnVectors):
+            return candidate
+    return None
+
+
+async def measure(
+    classifier: object,
+    message: str,
+    turns: Iterable[str],
+    routed: Callable[[str], str] = lambda text: text,
+) -> Continuity | None:
+    """The message's closeness to `turns` (newest first), or None when the classifier cannot
+    embed, is not ready, failed to, or there are no turns: the step then reads the shape alone.
+
+    `routed` maps a turn's text to what the router classified of it (the request of a framed
+    message), so its vector is the one the classifier cached when it routed that turn.
+    """
+    source = vector_source(classifier)
+    texts = [routed(turn) for turn in turns]
+    if source is None or not texts:
+        return None
+    try:
+        # Cached vectors come back at once; an old turn loaded from disk is encoded here,
+        # off the event loop.
+        seen = await asyncio.to_thread(source.turn_vectors, [message, *texts])
+    except Exception:  # noqa: BLE001 - closeness is extra evidence: without it, the shape decides
+        return None
+    if seen is None:
+        return None
+    vectors, unrelated = seen
+    query = np.asarray(vectors[0], dtype=np.float32)
+    cosines = [float(np.asarray(v, dtype=np.float32) @ query) for v in vectors[1:]]
+    best = max(range(len(cosines)), key=cosines.__getitem__)
+    return Continuity(round(cosines[best], 4), float(unrelated), best + 1)
