@@ -212,6 +212,11 @@ FOLLOW_UP_SHOWN = 0.5
 """From this follow-up score on, a route that stayed says so in its reason..."""
 FOLLOW_UP_LIFT = 0.05
 """... when the conversation raised its confidence by at least this much."""
+UNSURE_ELSEWHERE = 0.5
+"""Up to this confidence in another mode, the message alone does not pull away from the turn
+it is close to in meaning..."""
+SURE_ELSEWHERE = 0.95
+"""... and from this one on, it pulls away fully: closeness in meaning no longer counts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,14 +287,18 @@ def continued(
     follow: FollowUp, continuity: Continuity | None, confidence: Mapping[str, float], current: str
 ) -> float:
     """The chance that the message continues the turn: its shape's, and its closeness's as
-    far as the message does not stand alone (a complete request, or one its own words send
-    elsewhere: `1 - shape` times the surest other mode's confidence), combined as
-    independent chances."""
+    far as the message does not stand alone, combined as independent chances.
+
+    Standing alone: a complete request (`FollowUp.stands_alone`), or a message its own words
+    send surely elsewhere: `1 - shape` times how far the surest other mode's confidence is
+    from `UNSURE_ELSEWHERE` (counts nothing) to `SURE_ELSEWHERE` (counts fully).
+    """
     shape = follow.score
     if continuity is None or continuity.chance <= 0 or follow.stands_alone:
         return shape
     elsewhere = max((c for name, c in confidence.items() if name != current), default=0.0)
-    close = continuity.chance * (1.0 - (1.0 - shape) * elsewhere)
+    sure = (elsewhere - UNSURE_ELSEWHERE) / (SURE_ELSEWHERE - UNSURE_ELSEWHERE)
+    close = continuity.chance * (1.0 - (1.0 - shape) * min(max(sure, 0.0), 1.0))
     return round(1.0 - (1.0 - shape) * (1.0 - close), 4)
 
 
