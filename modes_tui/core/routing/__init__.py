@@ -5,6 +5,8 @@ and what they learn from (corrections, calibration, learning).
 
     calibration.py  Calibrated confidence: leave-one-out scores of a pack, the fitted
                     temperature, and ECE
+    continuity.py   Follow-ups by meaning: how close a message is to the recent turns of the
+                    current mode, from the classifier's cached vectors
     corrections.py  Corrections held in memory (`MemoryCorrections`, `EMPTY_CORRECTIONS`)
     follow_up.py    Follow-ups: how much a message leans on the turn before it, read from the
                     message alone

@@ -308,7 +308,7 @@ def _follow_reason(
     said = f"alone: {alone.mode} {alone.confidence:.2f}"
     if alone.mode == current and alone.reason:
         said = alone.reason
-    evidence = follow.explain()
-    if continuity is not None and continuity.chance > 0:
-        evidence = f"{continuity.explain()}; shape {evidence}"
-    return f"Follow-up of {current} ({evidence}); {said}"
+    if continuity is None or continuity.chance <= 0:
+        return f"Follow-up of {current} ({follow.explain()}); {said}"
+    shape = f"; shape {follow.explain()}" if follow.score > 0 or follow.cues else ""
+    return f"Follow-up of {current}: {continuity.explain()}{shape}; {said}"

@@ -1,0 +1,305 @@
+"""Follow-ups by meaning (issue 31 item 5): the conversation step compares the message with
+the user's recent turns in the current mode, so an elliptic follow-up with no cue word stays,
+a self-contained request moves, and the route's reason names the similarity."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.core.routing.classifiers.cascade import CascadeClassifier
+from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.continuity import Continuity, recent_turns, vector_source
+from modes_tui.core.routing.router import REASON_BELOW, Router
+from modes_tui.core.values.route import Decision
+from tests.conftest import PackWriter
+from tests.core.routing.test_router import Scripted
+from tests.support.fake_encoder import HashingEncoder
+
+MODES = {
+    "chat": {"description": "Everyday chat."},
+    "code": {"description": "Code questions."},
+    "shell": {"description": "Terminal commands."},
+    "write": {"description": "Prose to write."},
+}
+
+EXITED = "why did my docker container exit with code 137"
+# No cue word, no request of its own, a finite verb: its shape says nothing of a follow-up.
+OOM = "docker container exit 137 was OOMKilled"
+# Its own words lean to code, unsurely.
+UNSURE_CODE = Decision(
+    "code", 0.62, "closest: 'read this error'", {"code": 0.64, "shell": 0.33, "chat": 0.03}
+)
+
+
+class Vectored(Scripted):
+    """A scripted decision, with the turns' vectors from the hashing encoder, as the
+    embedding backend gives them from its query cache; can fail or be not ready yet."""
+
+    def __init__(self, answer: object, *, fail: Exception | None = None, ready: bool = True):
+        super().__init__(answer)
+        self.encoder = HashingEncoder()
+        self.fail = fail
+        self.ready = ready
+        self.asked: list[list[str]] = []
+
+    def turn_vectors(self, texts: Sequence[str]) -> tuple[list[Any], float] | None:
+        self.asked.append(list(texts))
+        if self.fail is not None:
+            raise self.fail
+        if not self.ready:
+            return None
+        return list(self.encoder.encode(texts)), 0.1
+
+
+@pytest.fixture
+def pack(write_pack: PackWriter) -> Pack:
+    folder = write_pack(
+        router={"classifier": "keyword", "fallback": "chat", "below_confidence": 0.7},
+        modes=MODES,
+    )
+    return load_pack(profiles_dir=folder)
+
+
+def after(turns: Sequence[tuple[str, str]], text: str) -> list[Message]:
+    """A transcript: each (user message, mode that answered it), then `text`."""
+    messages = []
+    for said, mode in turns:
+        messages += [Message("user", said), Message("assistant", "(answer)", mode=mode)]
+    return [*messages, Message("user", text)]
+
+
+def route_with(pack: Pack, classifier: object, transcript: list[Message]) -> Any:
+    return asyncio.run(Router(pack, classifier).route(transcript))  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------- stay or move
+
+
+def test_an_elliptic_follow_up_without_a_cue_word_stays_by_its_meaning(pack: Pack) -> None:
+    transcript = after([(EXITED, "shell")], OOM)
+    by_shape = route_with(pack, Scripted(UNSURE_CODE), transcript)
+    # the shape alone lets it go: code at 0.62, below the threshold, falls back to chat
+    assert (by_shape.mode_name, by_shape.decided_by) == ("chat", "fallback")
+    route = route_with(pack, Vectored(UNSURE_CODE), transcript)
+    assert (route.mode_name, route.decided_by) == ("shell", "classifier"), route.reason
+    assert route.confidence is not None and route.confidence >= 0.7  # above the threshold
+    assert route.reason == (
+        "Follow-up of shell: continues your last turn (similarity 0.54); alone: code 0.62"
+    )
+    assert route.alone == UNSURE_CODE
+    assert route.follow_up is not None and route.follow_up > 0.5
+
+
+def test_a_message_its_own_words_send_surely_elsewhere_moves_however_close(pack: Pack) -> None:
+    sure_code = Decision("code", 0.97, "closest: 'x'", {"code": 0.98, "shell": 0.01, "chat": 0.01})
+    route = route_with(pack, Vectored(sure_code), after([(EXITED, "shell")], OOM))
+    assert (route.mode_name, route.decided_by) == ("code", "classifier")
+    assert route.reason == "closest: 'x'; a new request (similarity 0.54 to your last turn)"
+    assert route.alone is None
+
+
+def test_a_complete_request_moves_though_it_shares_the_last_turns_words(pack: Pack) -> None:
+    text = "write a limerick about my cat and my docker container"
+    unsure_write = Decision("write", 0.75, "closest: 'y'", {"write": 0.78, "shell": 0.2})
+    route = route_with(pack, Vectored(unsure_write), after([(EXITED, "shell")], text))
+    assert (route.mode_name, route.decided_by) == ("write", "classifier"), route.reason
+    assert route.reason == "closest: 'y'; a new request (similarity 0.32 to your last turn)"
+
+
+def test_a_follow_up_closest_to_an_older_turn_names_that_turn(pack: Pack) -> None:
+    transcript = after([(EXITED, "shell"), ("how do I list the pods", "shell")], OOM)
+    route = route_with(pack, Vectored(UNSURE_CODE), transcript)
+    assert route.mode_name == "shell"
+    assert "continues your turn 2 back (similarity 0.54)" in route.reason
+
+
+def test_turns_another_mode_answered_are_not_compared(pack: Pack) -> None:
+    vectored = Vectored(UNSURE_CODE)
+    transcript = after([(EXITED, "shell"), ("what is a monad", "chat")], OOM)
+    route = asyncio.run(Router(pack, vectored).route(transcript, current_mode="shell"))
+    assert vectored.asked == []  # no turn of shell since the last chat turn
+    assert (route.mode_name, route.reason) == ("chat", REASON_BELOW)
+
+
+# ---------------------------------------------------------------------------- without vectors
+
+
+def test_a_backend_without_vectors_reads_the_shape_alone(pack: Pack) -> None:
+    assert vector_source(KeywordClassifier()) is None
+    route = route_with(pack, Scripted(UNSURE_CODE), after([(EXITED, "shell")], "and in Go?"))
+    assert route.mode_name == "shell"
+    assert route.reason == (
+        "Follow-up of shell (0.90: opens with a continuation, 3 words, no request of its own); "
+        "alone: code 0.62"
+    )
+
+
+@pytest.mark.parametrize(
+    "vectored",
+    [Vectored(UNSURE_CODE, fail=RuntimeError("encoder died")), Vectored(UNSURE_CODE, ready=False)],
+    ids=["encoder-failed", "encoder-not-ready"],
+)
+def test_without_vectors_the_route_reads_the_shape_and_does_not_fail(
+    pack: Pack, vectored: Vectored
+) -> None:
+    route = route_with(pack, vectored, after([(EXITED, "shell")], OOM))
+    assert vectored.asked == [[OOM, EXITED]]
+    assert (route.mode_name, route.decided_by, route.reason) == ("chat", "fallback", REASON_BELOW)
+    assert route.error is None and route.alone is None
+
+
+def test_a_cascade_lends_its_first_stages_vectors() -> None:
+    vectored = Vectored(UNSURE_CODE)
+    assert vector_source(CascadeClassifier(vectored, Scripted(UNSURE_CODE), 0.5)) is vectored
+
+
+# ---------------------------------------------------------------------------- recent turns
+
+
+@pytest.mark.parametrize(
+    ("transcript", "current", "expected"),
+    [
+        (after([("a", "shell"), ("b", "shell")], "now"), "shell", ["b", "a"]),
+        (after([("a", "shell"), ("b", "code"), ("c", "shell")], "now"), "shell", ["c"]),
+        (after([("a", "code")], "now"), "shell", []),
+        (after([(t, "shell") for t in "abcde"], "now"), "shell", ["e", "d", "c"]),
+        ([Message("user", "now")], "shell", []),
+        # an eval line: the caller names the previous mode, the answer does not
+        (
+            [
+                {"role": "user", "content": "a"},
+                {"role": "assistant", "content": "x"},
+                {"role": "user", "content": "now"},
+            ],
+            "shell",
+            ["a"],
+        ),
+    ],
+)
+def test_recent_turns_are_the_users_latest_messages_in_the_current_mode(
+    transcript: list[Any], current: str, expected: list[str]
+) -> None:
+    assert recent_turns(transcript, current) == expected
+
+
+@pytest.mark.parametrize(
+    ("similarity", "chance"),
+    [(0.05, 0.0), (0.1, 0.0), (0.3, 0.4), (0.5, 0.8), (0.9, 0.8)],
+)
+def test_closeness_counts_from_the_unrelated_cosine_up_to_its_weight(
+    similarity: float, chance: float
+) -> None:
+    assert Continuity(similarity, 0.1).chance == pytest.approx(chance)
+
+
+# ---------------------------------------------------------------------------- encoding cost
+
+EMBEDDING_MODES = {
+    "chat": {"description": "Everyday chat.", "examples": ["tell me a joke", "how are you"]},
+    "shell": {
+        "description": "Terminal commands.",
+        "examples": ["restart the docker container", "list files in a folder"],
+    },
+    "write": {"description": "Prose.", "examples": ["write a poem", "draft an email"]},
+}
+
+
+def test_the_history_is_encoded_once_not_on_every_turn(write_pack: PackWriter) -> None:
+    folder = write_pack(
+        router={"classifier": "embedding", "fallback": "chat"}, modes=EMBEDDING_MODES
+    )
+    pack = load_pack(profiles_dir=folder)
+    encoder = HashingEncoder()
+    classifier = EmbeddingClassifier(
+        lambda: encoder, encoder_name=encoder.name, modes=pack.profiles
+    )
+    router = Router(pack, classifier)
+    classifier.wait(10)  # the pack's own texts are encoded while loading
+    # A resumed session: two earlier shell turns the classifier never routed.
+    history = [("restart the docker container", "shell"), ("why did it exit with 137", "shell")]
+    first = len(encoder.texts)
+    asyncio.run(router.route(after(history, "docker logs say OOMKilled")))
+    encoded = encoder.texts[first:]
+    assert sorted(encoded) == sorted(
+        ["docker logs say OOMKilled", "why did it exit with 137", "restart the docker container"]
+    )
+    # The next turn encodes its own message only: the earlier ones come from the cache.
+    history.append(("docker logs say OOMKilled", "shell"))
+    second = len(encoder.texts)
+    asyncio.run(router.route(after(history, "memory limit of the docker container")))
+    assert encoder.texts[second:] == ["memory limit of the docker container"]
+
+
+# ---------------------------------------------------------------------------- real encoder
+
+
+def _default_router() -> Router:
+    from modes_tui.runtime import RunOptions, Runtime
+    from modes_tui.store.settings import Settings
+
+    default = load_pack("default")
+    runtime = Runtime.load(RunOptions(classifier="embedding"), settings=Settings(), pack=default)
+    return Router(default, runtime.classifier())
+
+
+LOGS = "how do I follow the logs of a kubernetes pod?"
+
+
+@pytest.mark.local
+def test_a_fragment_after_a_logs_question_stays_in_shell_with_the_real_encoder() -> None:
+    route = asyncio.run(
+        _default_router().route(after([(LOGS, "shell")], "only the errors from the last hour"))
+    )
+    assert (route.mode_name, route.decided_by) == ("shell", "classifier"), route.reason
+    assert route.reason.startswith("Follow-up of shell: continues your last turn (similarity 0.")
+    assert "; shape 0.45: no request of its own; " in route.reason
+
+
+@pytest.mark.local
+def test_a_new_request_after_a_logs_question_moves_with_the_real_encoder() -> None:
+    route = asyncio.run(
+        _default_router().route(after([(LOGS, "shell")], "write a limerick about my cat"))
+    )
+    assert (route.mode_name, route.decided_by) == ("write", "classifier"), route.reason
+    assert "; a new request (similarity 0." in route.reason
+    assert route.reason.endswith(" to your last turn)")
+
+
+@pytest.mark.local
+@pytest.mark.xfail(
+    strict=True,
+    reason="known miss (issue 31 item 5): the statement reads alone as code 0.75 and MiniLM puts "
+    "it at only 0.18 from the restart question (the pack's unrelated cosine is 0.10), too far "
+    "for closeness to outweigh; strict, so a fix shows up here",
+)
+def test_a_statement_about_the_same_container_stays_in_shell_with_the_real_encoder() -> None:
+    turn = "how do I see why my docker container keeps restarting?"
+    route = asyncio.run(
+        _default_router().route(
+            after([(turn, "shell")], "the events mention a failed liveness probe")
+        )
+    )
+    assert route.mode_name == "shell", route.reason
+
+
+@pytest.mark.local
+def test_the_held_out_conversation_file_meets_its_floor(capsys: pytest.CaptureFixture[str]) -> None:
+    """Written before the step was tuned, never tuned on (bench/evals/conversation_heldout.jsonl)."""
+    import json
+    from pathlib import Path
+
+    from modes_tui.cli import main
+
+    eval_file = Path(__file__).resolve().parents[3] / "bench/evals/conversation_heldout.jsonl"
+    assert main(["eval", str(eval_file), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["cases"] >= 40
+    assert report["conversation"]["follow_up_accuracy"] >= 0.9, report["confusion"]
+    assert report["conversation"]["switch_accuracy"] >= 0.9, report["confusion"]
