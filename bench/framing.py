@@ -29,6 +29,7 @@ FILES = (
     "bench/evals/framing_dev.jsonl",
     "bench/evals/default.jsonl",
     "bench/evals/conversation.jsonl",
+    "bench/evals/conversation_heldout.jsonl",
 )
 SURE = 0.9
 

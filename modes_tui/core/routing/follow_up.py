@@ -20,7 +20,10 @@ The router (`core.routing`) turns the score into a prior for the current mode:
 
 and leaves every other mode's confidence as the classifier gave it, so another mode
 takes a follow-up only when it is surer than the conversation is, and the fallback
-threshold is applied to confidence' (after the conversation, not before).
+threshold is applied to confidence' (after the conversation, not before). With an embedding
+backend, `f` also holds the message's closeness in meaning to the recent turns
+(`core.routing.continuity`, combined by `continued`), so "the logs say OOMKilled" after a
+container question stays without any cue word.
 """
 
 from __future__ import annotations
@@ -270,6 +273,14 @@ def weigh(
         reason=reason,
         follow_up=f,
     )
+
+
+def leaning(
+    decision: Weighed, message: str, current: str, continuity: Continuity | None = None
+) -> float:
+    """How much the message leans on the turn before it, shape and closeness together (the
+    `f` that `weigh` uses), also for a message that moved away."""
+    return continued(follow_up_score(message), continuity, _confidences(decision), current)
 
 
 def _confidences(decision: Weighed) -> dict[str, float]:

@@ -20,7 +20,9 @@ classifier reads the request, not what the message quotes; the quoted kinds coun
 evidence (`steps.weigh_quoted`) and the split is kept on the route (`framing`).
 Before the threshold rules, the conversation (`core.routing.follow_up`, `steps.in_conversation`):
 a follow-up stays in the mode that answered the previous turn unless another mode is clearly
-surer; a self-contained request switches at its own confidence. When the conversation changed
+surer; a self-contained request switches at its own confidence. A follow-up is read from the
+message's shape and, when the classifier can embed, its closeness in meaning to the user's
+recent turns in that mode (`core.routing.continuity`). When the conversation changed
 the mode, the route is sticky, its reason starts `Follow-up of <mode>`, and `alone` keeps the
 classifier's own decision. Then stickiness: a switch must beat the current mode by `sticky`.
 Last, doubt (`core.values.doubt`): under `ask_below`, or with the runner-up within

@@ -1,5 +1,6 @@
 """The router's steps after the classifier answered: the quoted material's kinds as weak
-evidence (`core.values.framing`) and the conversation (`core.routing.follow_up`).
+evidence (`core.values.framing`) and the conversation (`core.routing.follow_up`, with the
+message's closeness in meaning to the recent turns from `core.routing.continuity`).
 
 Both take the classifier's `Decision` and give back one (built with `dataclasses.replace`,
 so this module needs the type only for checking); the router applies the outcome table to
@@ -13,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.core.routing.follow_up import Weighed, follow_up_score, weigh
+from modes_tui.core.routing.follow_up import Weighed, leaning, weigh
 from modes_tui.core.routing.quoted import DECISIVE, KIND_TEXTS, QuotedEvidence
 from modes_tui.core.values.framing import Framing, QuotedKind
 
@@ -128,7 +129,7 @@ def in_conversation(
     )
     weighed = weigh(asked, message, current, continuity)
     if weighed is None:
-        score = follow_up_score(message).score
+        score = leaning(asked, message, current, continuity)
         if continuity is not None and decision.mode_name != current:
             note = f"a new request ({continuity.compared()})"
             reason = f"{decision.reason}; {note}" if decision.reason else note

@@ -102,7 +102,7 @@ def test_a_message_its_own_words_send_surely_elsewhere_moves_however_close(pack:
     route = route_with(pack, Vectored(sure_code), after([(EXITED, "shell")], OOM))
     assert (route.mode_name, route.decided_by) == ("code", "classifier")
     assert route.reason == "closest: 'x'; a new request (similarity 0.54 to your last turn)"
-    assert route.alone is None
+    assert route.alone is None and route.follow_up == 0.0  # it leans on nothing
 
 
 def test_a_complete_request_moves_though_it_shares_the_last_turns_words(pack: Pack) -> None:
