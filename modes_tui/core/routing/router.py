@@ -197,7 +197,9 @@ class Router:
         }
         names = {p.name for p in available}
         continuity = None
-        if current_mode in names and decision.mode_name is not None:
+        # A turn the fallback took is one no mode was sure of: being close to it says nothing
+        # for any mode, and what falls below the threshold should still fall back.
+        if current_mode in names and current_mode != fallback and decision.mode_name is not None:
             turns = recent_turns(source, current_mode)
             continuity = await measure(chosen, routed, turns, self._routed_text(info.with_))
         decision, follow_up, alone = in_conversation(

@@ -128,6 +128,16 @@ def test_turns_another_mode_answered_are_not_compared(pack: Pack) -> None:
     assert (route.mode_name, route.reason) == ("chat", REASON_BELOW)
 
 
+def test_a_turn_the_fallback_took_lends_no_closeness(pack: Pack) -> None:
+    """A turn no mode was sure of says nothing for any mode: what is below the threshold
+    still falls back, however close it is to that turn."""
+    vectored = Vectored(UNSURE_CODE)
+    transcript = after([(EXITED, "chat")], OOM)
+    route = route_with(pack, vectored, transcript)
+    assert vectored.asked == []
+    assert (route.mode_name, route.decided_by, route.reason) == ("chat", "fallback", REASON_BELOW)
+
+
 # ---------------------------------------------------------------------------- without vectors
 
 
