@@ -21,6 +21,8 @@ history was loaded from disk (then each old turn is encoded once).
 from __future__ import annotations
 
 import asyncio
+import logging
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -28,6 +30,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from modes_tui.core.history.conversation import Message
+
+log = logging.getLogger("modes_tui.routing")
 
 RECENT_TURNS = 3
 """How many of the user's latest messages in the current mode the message is compared with."""
@@ -139,12 +143,26 @@ async def measure(
         # Cached vectors come back at once; an old turn loaded from disk is encoded here,
         # off the event loop.
         seen = await asyncio.to_thread(source.turn_vectors, [message, *texts])
-    except Exception:  # noqa: BLE001 - closeness is extra evidence: without it, the shape decides
+        return None if seen is None else _closest(seen, len(texts))
+    except Exception as error:  # noqa: BLE001 - extra evidence: without it, the shape decides
+        log.warning(
+            "follow-ups: closeness to the recent turns not measured (%s: %s); the message's "
+            "shape decides this turn",
+            type(error).__name__,
+            error,
+        )
         return None
-    if seen is None:
-        return None
+
+
+def _closest(seen: tuple[list[Any], float], expected: int) -> Continuity:
+    """The closest turn from (message vector, turn vectors...; unrelated cosine)."""
     vectors, unrelated = seen
+    if len(vectors) != expected + 1:
+        raise ValueError(f"turn_vectors gave {len(vectors)} vectors for {expected + 1} texts")
     query = np.asarray(vectors[0], dtype=np.float32)
     cosines = [float(np.asarray(v, dtype=np.float32) @ query) for v in vectors[1:]]
     best = max(range(len(cosines)), key=cosines.__getitem__)
-    return Continuity(round(cosines[best], 4), float(unrelated), best + 1)
+    similarity = cosines[best]
+    if not (math.isfinite(similarity) and math.isfinite(unrelated)):
+        raise ValueError(f"turn_vectors gave a cosine of {similarity} (unrelated {unrelated})")
+    return Continuity(round(similarity, 4), float(unrelated), best + 1)

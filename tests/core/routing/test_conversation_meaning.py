@@ -42,11 +42,21 @@ class Vectored(Scripted):
     """A scripted decision, with the turns' vectors from the hashing encoder, as the
     embedding backend gives them from its query cache; can fail or be not ready yet."""
 
-    def __init__(self, answer: object, *, fail: Exception | None = None, ready: bool = True):
+    def __init__(
+        self,
+        answer: object,
+        *,
+        fail: Exception | None = None,
+        ready: bool = True,
+        short: bool = False,
+        unrelated: float = 0.1,
+    ):
         super().__init__(answer)
         self.encoder = HashingEncoder()
         self.fail = fail
         self.ready = ready
+        self.short = short
+        self.unrelated = unrelated
         self.asked: list[list[str]] = []
 
     def turn_vectors(self, texts: Sequence[str]) -> tuple[list[Any], float] | None:
@@ -55,7 +65,8 @@ class Vectored(Scripted):
             raise self.fail
         if not self.ready:
             return None
-        return list(self.encoder.encode(texts)), 0.1
+        vectors = list(self.encoder.encode(texts))
+        return (vectors[:1] if self.short else vectors), self.unrelated
 
 
 @pytest.fixture
@@ -153,16 +164,29 @@ def test_a_backend_without_vectors_reads_the_shape_alone(pack: Pack) -> None:
 
 @pytest.mark.parametrize(
     "vectored",
-    [Vectored(UNSURE_CODE, fail=RuntimeError("encoder died")), Vectored(UNSURE_CODE, ready=False)],
-    ids=["encoder-failed", "encoder-not-ready"],
+    [
+        Vectored(UNSURE_CODE, fail=RuntimeError("encoder died")),
+        Vectored(UNSURE_CODE, ready=False),
+        Vectored(UNSURE_CODE, short=True),
+        Vectored(UNSURE_CODE, unrelated=float("nan")),
+    ],
+    ids=["encoder-failed", "encoder-not-ready", "too-few-vectors", "no-unrelated-cosine"],
 )
 def test_without_vectors_the_route_reads_the_shape_and_does_not_fail(
-    pack: Pack, vectored: Vectored
+    pack: Pack, vectored: Vectored, caplog: pytest.LogCaptureFixture
 ) -> None:
     route = route_with(pack, vectored, after([(EXITED, "shell")], OOM))
     assert vectored.asked == [[OOM, EXITED]]
     assert (route.mode_name, route.decided_by, route.reason) == ("chat", "fallback", REASON_BELOW)
     assert route.error is None and route.alone is None
+    broken = vectored.fail is not None or vectored.short or vectored.unrelated != 0.1
+    logged = [r.getMessage() for r in caplog.records if r.name == "modes_tui.routing"]
+    if broken:
+        (line,) = logged
+        assert line.startswith("follow-ups: closeness to the recent turns not measured (")
+        assert line.endswith("the message's shape decides this turn")
+    else:
+        assert logged == []  # still loading is no failure
 
 
 def test_a_cascade_lends_its_first_stages_vectors() -> None:
