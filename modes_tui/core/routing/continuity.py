@@ -110,9 +110,15 @@ def _fields(entry: Any) -> tuple[str, str, str | None]:
     if isinstance(entry, Message):
         return entry.role, entry.content, entry.mode
     if isinstance(entry, Mapping):
+        content = entry.get("content")
+        if isinstance(content, list):  # content parts: the text ones, as the router reads them
+            content = "\n".join(
+                str(part.get("text", "")) for part in content if isinstance(part, Mapping)
+            )
         mode = entry.get("mode")
-        return str(entry.get("role", "")), str(entry.get("content", "")), mode and str(mode)
-    return "", "", None
+        text = "" if content is None else str(content)
+        return str(entry.get("role", "")), text, str(mode) if mode else None
+    return "", "", None  # a plain string: no role, no mode, it cannot be a turn of a mode
 
 
 def vector_source(classifier: object) -> TurnVectors | None:

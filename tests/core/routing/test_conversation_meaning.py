@@ -205,6 +205,18 @@ def test_a_cascade_lends_its_first_stages_vectors() -> None:
         (after([("a", "code")], "now"), "shell", []),
         (after([(t, "shell") for t in "abcde"], "now"), "shell", ["e", "d", "c"]),
         ([Message("user", "now")], "shell", []),
+        # content parts, as a chat API sends them; tool results and system lines are no turns
+        (
+            [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": [{"type": "text", "text": "a"}]},
+                {"role": "assistant", "content": "x", "mode": "shell"},
+                {"role": "tool", "content": "ok"},
+                {"role": "user", "content": "now"},
+            ],
+            "shell",
+            ["a"],
+        ),
         # an eval line: the caller names the previous mode, the answer does not
         (
             [
