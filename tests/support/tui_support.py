@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from textual import events
 from textual.pilot import Pilot
 
 from modes_tui.core.config.control import AUTO, OFF, ControlReading
@@ -484,6 +486,36 @@ async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 
         if loop.time() > deadline:
             raise AssertionError("timed out waiting for the screen to change")
         await pilot.pause(0.02)
+
+
+TYPIST_GAP = 0.08
+"""Seconds between two keys of a word, as a typist presses them (0.1-0.3 s is usual)."""
+
+KEY_NAMES = {" ": "space", ",": "comma"}
+
+
+async def type_word(pilot: Pilot[None], word: str, done: Callable[[], bool]) -> None:
+    """Type `word` as a terminal delivers a typist's keys, then let the app handle them until
+    `done()` holds.
+
+    Each key is posted from the driver's own thread, and stamped as Textual stamps a key it
+    reads, `TYPIST_GAP` after the one before: the stamps are the typist's, not the test
+    thread's, so a loaded machine that wakes the thread late (CI: a 0.08 s sleep taking more
+    than the dialogs' arming time) still types a word, not keys a pause apart.
+    """
+    app = pilot.app
+
+    def typist() -> None:
+        first: float | None = None
+        for index, char in enumerate(word):
+            key = events.Key(KEY_NAMES.get(char, char), char)
+            first = key.time if first is None else first
+            key.time = first + index * TYPIST_GAP
+            app.post_message(key)
+            time.sleep(TYPIST_GAP)
+
+    await asyncio.to_thread(typist)
+    await until(pilot, done, timeout=30.0)
 
 
 async def started(pilot: Pilot[None]) -> ModesApp:

@@ -13,7 +13,6 @@ temporary folder) with the dialogs' real clock: keys are pressed ~80 ms apart li
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC
@@ -35,10 +34,9 @@ from modes_tui.tui.confirm import ConfirmToolScreen, QuestionScreen
 from modes_tui.tui.services import AppServices
 from tests.conftest import PackWriter
 from tests.support.tui_support import all_text, plain, real_app, started, until
+from tests.support.tui_support import type_word as typed
 
 SIZE = (120, 40)
-TYPIST_GAP = 0.08
-"""Seconds between two keys of a word, as a typist presses them (0.1-0.3 s is usual)."""
 
 
 @dataclass
@@ -55,25 +53,14 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
     app.log.close()
 
 
-KEY_NAMES = {" ": "space", ",": "comma"}
-
-
 async def type_word(pilot: Pilot[None], word: str) -> None:
-    """Type `word` as a terminal delivers a typist's keys: from the driver's own thread, each
-    stamped when it arrives, `TYPIST_GAP` after the last, however busy the app is; then
-    let the app handle them all."""
+    """Type `word` as a typist does (`tui_support.type_word`); handled when every letter is in
+    the prompt, or one of them closed the dialog (the tests fail)."""
     app = pilot.app
-
-    def typist() -> None:
-        for char in word:
-            app.post_message(events.Key(KEY_NAMES.get(char, char), char))
-            time.sleep(TYPIST_GAP)
-
-    await asyncio.to_thread(typist)
     assert isinstance(app, ModesApp)
-    # handled: every letter is in the prompt, or one of them closed the dialog (the tests fail)
-    await until(
+    await typed(
         pilot,
+        word,
         lambda: (
             app.conversation.prompt.value.endswith(word) or not isinstance(app.screen, ArmedDialog)
         ),

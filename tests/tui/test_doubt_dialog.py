@@ -4,8 +4,6 @@ a word typed on goes to the prompt. Over the real engine and the corrections sto
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
@@ -13,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual import events
 from textual.pilot import Pilot
 
 from modes_tui.core.engine.engine import Engine
@@ -31,6 +28,7 @@ from modes_tui.tui.services import AppServices
 from tests.conftest import PackWriter
 from tests.support.engine_support import with_config
 from tests.support.tui_support import all_text, plain, until
+from tests.support.tui_support import type_word as typed
 
 SIZE = (100, 30)
 MODES: dict[str, dict[str, Any]] = {
@@ -39,7 +37,6 @@ MODES: dict[str, dict[str, Any]] = {
     "shell": {"description": "Terminal."},
 }
 ASKED = "my build breaks after the upgrade"
-TYPIST_GAP = 0.08
 
 
 @dataclass
@@ -174,18 +171,13 @@ async def test_a_mode_key_runs_that_mode_and_records_a_correction(rig: Rig) -> N
 
 
 async def type_word(pilot: Pilot[None], word: str) -> None:
-    """Type `word` as a typist does: keys stamped as they arrive, TYPIST_GAP apart."""
+    """Type `word` as a typist does (`tui_support.type_word`), until it is in the prompt or
+    one of its keys closed the dialog."""
     app = pilot.app
-
-    def typist() -> None:
-        for char in word:
-            app.post_message(events.Key("space" if char == " " else char, char))
-            time.sleep(TYPIST_GAP)
-
-    await asyncio.to_thread(typist)
     assert isinstance(app, ModesApp)
-    await until(
+    await typed(
         pilot,
+        word,
         lambda: (
             app.conversation.prompt.value.endswith(word) or not isinstance(app.screen, DoubtScreen)
         ),
