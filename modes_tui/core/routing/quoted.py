@@ -4,13 +4,14 @@ The router routes a message's request (`core.values.framing`). When the request 
 each quoted kind (code, log, command, prose) counts a little, through what the pack's own
 classifier says of that kind's description; when the request says little on its own, the
 whole message (or the request's own kind, when the request is itself a command) is pooled with
-it. A message that is itself a command line (`Framing.command_line`) is strong evidence: the
+it, and so it is when the request only asks about its material ("what does … do exactly?"). A message that is itself a command line (`Framing.command_line`) is strong evidence: the
 command kind's reading, sharpened, counts `WEIGHT_COMMAND_LINE` whatever the request's words
 say. `core.routing.steps.QuotedStep` asks the classifier; this module does the arithmetic.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from modes_tui.core.values.framing import PLACEHOLDER, Framing, QuotedKind, kind_of
@@ -41,6 +42,16 @@ terminal" is shell 0.74 on the default pack); for a command line it is raised to
 and renormalised, so the mode it leans to is the one it means."""
 
 
+ABOUT_MAX_WORDS = 8
+"""A request that asks about its material ("what does … do?", "explain this: …") with at
+most this many words of its own says what to do with the material, not which mode: the
+whole message decides with it, as with a request below `DECISIVE`."""
+_ASKS_ABOUT = re.compile(
+    r"^(?:please\s+)?(?:what\s+(?:does|do|is|are)|what's|explain|why\s+(?:does|do|is)|"
+    r"how\s+does|what\s+happens)\b"
+)
+
+
 class QuotedEvidence:
     """The quoted pieces' kinds as weak evidence beside the request's own decision."""
 
@@ -57,6 +68,12 @@ class QuotedEvidence:
     def own_kind(self) -> QuotedKind:
         """The kind of the request itself ("echo … >> notes.txt" is a command)."""
         return kind_of(self.framing.request.replace(PLACEHOLDER, " "))
+
+    def asks_about(self) -> bool:
+        """Whether the request only asks about its material ("what does … do exactly?")."""
+        request = self.framing.request.strip().lower()
+        words = request.replace(PLACEHOLDER, " ").split()
+        return len(words) <= ABOUT_MAX_WORDS and bool(_ASKS_ABOUT.match(request))
 
     def text_of(self, kind: QuotedKind) -> str:
         """What the classifier is asked about `kind`."""

@@ -49,7 +49,8 @@ class QuotedStep:
         if framing.command_line:  # the message is a terminal line, whatever it quotes
             kind = await self._kind(chosen, "command", modes)
             return weigh_quoted(decision, evidence, [kind], command_line=True)
-        if decision.confidence is not None and decision.confidence < DECISIVE:
+        weak = decision.confidence is not None and decision.confidence < DECISIVE
+        if weak or evidence.asks_about():
             # The request itself a command or code ("echo … >> notes.txt"): its own kind
             # says more than its words; otherwise the whole message does.
             own = evidence.own_kind()

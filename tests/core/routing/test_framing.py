@@ -488,6 +488,11 @@ class _HeadLike:
             return Decision("shell", 0.74, "kind", {"shell": 0.74, "code": 0.26})
         if message.startswith("translate"):
             return Decision("write", 0.9, "like 'translate this'", {"write": 0.9, "shell": 0.1})
+        if message.startswith("what does …"):  # the request alone reads like "what does
+            # this regex match"; the whole message, command included, reads as shell
+            return Decision("code", 0.97, "like 'what does this regex match'", {"code": 0.97})
+        if "chmod" in message:
+            return Decision("shell", 0.99, "like 'chmod or chown'", {"shell": 0.99, "code": 0.01})
         return Decision("code", 0.51, "like 'read a file in Go'", {"code": 0.51, "shell": 0.46})
 
     def trace(self) -> Any:
@@ -512,6 +517,15 @@ def test_a_quoted_command_to_translate_stays_a_translation(pack: Pack) -> None:
     routed = asyncio.run(Router(pack, _HeadLike()).route([Message("user", text)]))
     assert routed.mode_name == "write", routed.to_dict()
     assert "command line" not in routed.reason
+
+
+def test_a_request_that_only_asks_about_a_quoted_command_is_decided_with_the_whole_message(
+    pack: Pack,
+) -> None:
+    text = "what does `chmod -R 755 /var/www` do exactly?"
+    routed = asyncio.run(Router(pack, _HeadLike()).route([Message("user", text)]))
+    assert routed.mode_name == "shell", routed.to_dict()
+    assert "the whole message counted at" in routed.reason
 
 
 @pytest.mark.local
