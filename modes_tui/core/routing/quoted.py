@@ -4,11 +4,14 @@ The router routes a message's request (`core.values.framing`). When the request 
 each quoted kind (code, log, command, prose) counts a little, through what the pack's own
 classifier says of that kind's description; when the request says little on its own, the
 whole message (or the request's own kind, when the request is itself a command) is pooled with
-it. `core.routing.steps.QuotedStep` asks the classifier; this module does the arithmetic.
+it, and so it is when the request only asks about its material ("what does … do exactly?"). A message that is itself a command line (`Framing.command_line`) is strong evidence: the
+command kind's reading, sharpened, counts `WEIGHT_COMMAND_LINE` whatever the request's words
+say. `core.routing.steps.QuotedStep` asks the classifier; this module does the arithmetic.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from modes_tui.core.values.framing import PLACEHOLDER, Framing, QuotedKind, kind_of
@@ -29,6 +32,24 @@ REQUEST_LEAN = 0.5
 """Below `DECISIVE` the request says too little on its own ("explain: …", "what does …
 do?"): the whole message's decision is pooled with it, each weighted by its confidence,
 the request's times this."""
+WEIGHT_COMMAND_LINE = 0.8
+"""The command kind's weight when the message is itself a command line (`echo "…" >>
+notes.txt`): its words say little (an argument may quote a request for another mode),
+its shape says the terminal."""
+SHARPEN_COMMAND_LINE = 4.0
+"""The command kind's reading is a description's, soft by nature ("a command typed in a
+terminal" is shell 0.74 on the default pack); for a command line it is raised to this power
+and renormalised, so the mode it leans to is the one it means."""
+
+
+ABOUT_MAX_WORDS = 8
+"""A request that asks about its material ("what does … do?", "explain this: …") with at
+most this many words of its own says what to do with the material, not which mode: the
+whole message decides with it, as with a request below `DECISIVE`."""
+_ASKS_ABOUT = re.compile(
+    r"^(?:please\s+)?(?:what\s+(?:does|do|is|are)|what's|explain|why\s+(?:does|do|is)|"
+    r"how\s+does|what\s+happens)\b"
+)
 
 
 class QuotedEvidence:
@@ -48,6 +69,12 @@ class QuotedEvidence:
         """The kind of the request itself ("echo … >> notes.txt" is a command)."""
         return kind_of(self.framing.request.replace(PLACEHOLDER, " "))
 
+    def asks_about(self) -> bool:
+        """Whether the request only asks about its material ("what does … do exactly?")."""
+        request = self.framing.request.strip().lower()
+        words = request.replace(PLACEHOLDER, " ").split()
+        return len(words) <= ABOUT_MAX_WORDS and bool(_ASKS_ABOUT.match(request))
+
     def text_of(self, kind: QuotedKind) -> str:
         """What the classifier is asked about `kind`."""
         return KIND_TEXTS[kind]
@@ -61,19 +88,24 @@ class QuotedEvidence:
         *,
         whole: bool = False,
         own: QuotedKind | None = None,
+        command_line: bool = False,
     ) -> tuple[str, float, dict[str, float], str] | None:
         """(mode, confidence, probabilities, note) with the evidence mixed in, or None when
         there is nothing to mix. `evidence` is one distribution per kind (`kinds()` order),
-        or with `whole` the classifier's distribution for the whole message."""
+        or with `whole` the classifier's distribution for the whole message, or with
+        `command_line` the command kind's."""
         evidence = [e for e in evidence if e]
         if not probabilities or not evidence:
             return None
-        shares = [1.0] if whole else self._shares()
+        shares = [1.0] if whole or command_line else self._shares()
         mixed_evidence: dict[str, float] = {}
         for share, probs in zip(shares, evidence, strict=False):
             for name, p in probs.items():
                 mixed_evidence[name] = mixed_evidence.get(name, 0.0) + share * p
         w = WEIGHT_KINDS
+        if command_line:
+            mixed_evidence = _sharpened(mixed_evidence, SHARPEN_COMMAND_LINE)
+            w = WEIGHT_COMMAND_LINE
         if whole:  # each opinion counts as sure as it is; the request by half again
             sure = max(mixed_evidence.values(), default=0.0)
             w = sure / (sure + REQUEST_LEAN * confidence) if sure > 0 else 0.0
@@ -99,6 +131,8 @@ class QuotedEvidence:
         if own is not None:
             said = f"the request reads as {own}"
         note = f"routed on the request; {said} counted at {w:.2f}"
+        if command_line:
+            note = f"the message is a command line; command counted at {w:.2f}"
         return top, round(min(1.0, mixed[top] * gate), 4), _rounded(mixed), note
 
     def _shares(self) -> list[float]:
@@ -107,6 +141,12 @@ class QuotedEvidence:
             sizes[piece.kind] = sizes.get(piece.kind, 0) + max(piece.chars, 1)
         total = sum(sizes.values()) or 1
         return [sizes[kind] / total for kind in self.kinds()]
+
+
+def _sharpened(probabilities: Mapping[str, float], power: float) -> dict[str, float]:
+    raised = {name: max(p, 0.0) ** power for name, p in probabilities.items()}
+    total = sum(raised.values())
+    return {name: p / total for name, p in raised.items()} if total > 0 else dict(probabilities)
 
 
 def _rounded(probabilities: Mapping[str, float]) -> dict[str, float]:

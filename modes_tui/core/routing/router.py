@@ -167,7 +167,7 @@ class Router:
             if inspect.isawaitable(result):
                 result = await result
             decision = validate_decision(result)
-            if routed is not message and framing is not None:
+            if framing is not None and framing.routed_on == "request":
                 decision = await self._quoted.weigh(
                     decision, framing, chosen, available, (message, history)
                 )

@@ -46,7 +46,11 @@ class QuotedStep:
     ) -> Decision:
         """`decision` (on the request) with the evidence weighed in."""
         evidence = QuotedEvidence(framing)
-        if decision.confidence is not None and decision.confidence < DECISIVE:
+        if framing.command_line:  # the message is a terminal line, whatever it quotes
+            kind = await self._kind(chosen, "command", modes)
+            return weigh_quoted(decision, evidence, [kind], command_line=True)
+        weak = decision.confidence is not None and decision.confidence < DECISIVE
+        if weak or evidence.asks_about():
             # The request itself a command or code ("echo … >> notes.txt"): its own kind
             # says more than its words; otherwise the whole message does.
             own = evidence.own_kind()
@@ -86,18 +90,27 @@ def weigh_quoted(
     *,
     whole: bool = False,
     own: QuotedKind | None = None,
+    command_line: bool = False,
 ) -> Decision:
     """The request's decision with `kinds` (the classifier's probabilities for each quoted
     kind's description) mixed in at the evidence's weight."""
     if decision.mode_name is None or decision.confidence is None:
         return decision
     weighed = evidence.weigh(
-        decision.mode_name, decision.confidence, decision.probabilities, kinds, whole=whole, own=own
+        decision.mode_name,
+        decision.confidence,
+        decision.probabilities,
+        kinds,
+        whole=whole,
+        own=own,
+        command_line=command_line,
     )
     if weighed is None:
         return decision
     mode, confidence, probabilities, note = weighed
     reason = f"{decision.reason}; {note}" if decision.reason else note
+    if command_line and mode != decision.mode_name:  # the request's nearest example was
+        reason = note  # evidence for another mode: the command line decided
     return replace(
         decision,
         mode_name=mode,

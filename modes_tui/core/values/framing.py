@@ -16,6 +16,11 @@ the text's shape, no model) and its length; the request keeps a "…" where each
 The router routes the request and counts the kinds only as weak evidence
 (`core.routing.quoted`), so the quoted text never decides the mode on its own.
 
+A message that IS a command line (`is_command_line`: `echo "hi" >> notes.txt`,
+`grep -rn foo src/ | wc -l`) is marked `command_line`: it asks for the terminal whatever
+prose its arguments quote, and the router counts that as strong evidence. A request that
+only quotes a command ("translate this: 'git push'") is not one.
+
 Short quotes stay in the request ("what does 'per se' mean", `items[::-1]`): they are
 words of the sentence, not material. Only the first `SCAN_LIMIT` characters are read; the
 rest of a huge paste counts as one more pasted piece, measured, never scanned.
@@ -203,6 +208,22 @@ _CODE_WORDS = re.compile(
     r"|=>|->|::|\+\+|&&|\|\||[;{}]\s*$|\w\(.*\)|\w\[.*\]|==|!=",
     re.MULTILINE,
 )
+# Words a person types around a command, not in one: a question, a request, a pronoun.
+_PROSE_WORDS = re.compile(
+    r"\b(?:how|what|why|when|which|where|who|should|could|would|can|does|did|is|are|"
+    r"please|help|I|I'm|my|me|you|your|it's|that's|say|says|said|shows|keeps|fails|failing|"
+    r"broke|broken|instead)\b"
+    r"|\?\s*$|,\s+[A-Za-z]"
+)
+_SPANS = re.compile(r'`[^`\n]*`|"[^"\n]*"|\'[^\'\n]*\'|“[^”\n]*”|‘[^’\n]*’')
+_CHAINED = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+COMMAND_LINE_MAX_LINES = 3
+"""A longer run of lines is a script or a paste, not a line typed at a prompt."""
+_BARE_COMMAND_MAX_WORDS = 3
+"""A command with no shell mark (flag, pipe, redirect, path) is one only this short
+("git status", "npm run build", not "docker logs say OOMKilled"), and only with none of
+`_SENTENCE_WORDS`."""
+_SENTENCE_WORDS = re.compile(r"\b(?:the|a|an|in|on|with|for|to|of|and|or|vs|versus|not|no)\b")
 _SYMBOLS = re.compile(r"[{}()\[\];=<>*/\\|$&^%#@~]")
 _LETTERS = re.compile(r"[A-Za-z]")
 
@@ -246,17 +267,22 @@ class Framing:
     routed_on: RoutedOn = "request"
     """What the classifier read: the request, or the whole message (a request with no
     words of its own, or a backend that reads framing itself)."""
+    command_line: bool = False
+    """The message is itself a command line (`is_command_line`), quotes and all."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for logs, sessions and `--json` (never the quoted text)."""
         request = self.request
         if len(request) > REQUEST_SHOWN:
             request = request[: REQUEST_SHOWN - 1] + PLACEHOLDER
-        return {
+        data: dict[str, Any] = {
             "request": request,
             "quoted": [piece.to_dict() for piece in self.quoted],
             "routed_on": self.routed_on,
         }
+        if self.command_line:
+            data["command_line"] = True
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Framing:
@@ -267,12 +293,16 @@ class Framing:
             str(data.get("request") or ""),
             tuple(Quoted.from_dict(q) for q in quoted if isinstance(q, Mapping)),
             routed_on,
+            data.get("command_line") is True,
         )
 
     def explain(self) -> str:
         """`routed on the request "translate this: …"; quoted: command (38 chars)`."""
         pieces = ", ".join(f"{q.kind} ({q.chars} chars)" for q in self.quoted)
         request = self.to_dict()["request"]
+        if self.command_line:
+            said = f"; quoted: {pieces}" if pieces else ""
+            return f"the message is a command line{said}"
         if self.routed_on == "message":
             return f"routed on the whole message; quoted: {pieces}"
         return f'routed on the request "{request}"; quoted: {pieces}'
@@ -302,11 +332,52 @@ def kind_of(text: str) -> QuotedKind:
     return "prose"
 
 
+def is_command_line(text: str) -> bool:
+    """Whether `text` is itself a line (or up to three) typed at a shell prompt.
+
+    Every line starts with a known command (after an optional `$ ` prompt or `sudo`); a
+    command that is also an English word ("find", "echo", "make") needs a shell mark
+    beside it (a flag, a pipe, a redirect, a path, `&&`); a bare command is short and
+    reads as no sentence ("git status", not "git merge vs rebase"). Whatever the line quotes is an argument and is not read; the words outside
+    the quotes must not read as prose ("git push says rejected, what now?").
+    """
+    lines = [line.strip() for line in text[:KIND_SAMPLE].strip().splitlines() if line.strip()]
+    if not lines or len(lines) > COMMAND_LINE_MAX_LINES or len(text) > KIND_SAMPLE:
+        return False
+    return all(_is_one_command_line(line) for line in lines)
+
+
+def _is_one_command_line(line: str) -> bool:
+    bare = _SPANS.sub(" ARG ", line.removeprefix("$ ").removeprefix("sudo "))
+    if _PROSE_WORDS.search(bare):
+        return False
+    parts = [part for part in _CHAINED.split(bare) if part.strip()]
+    if not parts:
+        return False
+    marked = bool(_SHELL_MARK.search(f" {bare}"))
+    for part in parts:
+        words = part.split()
+        if words[0] == "sudo" and len(words) > 1:
+            words = words[1:]
+        head = words[0].lower()
+        if head not in _COMMANDS:
+            return False
+        if head in _WORDLIKE_COMMANDS and not marked:
+            return False
+    if marked:
+        return True
+    return len(bare.split()) <= _BARE_COMMAND_MAX_WORDS and not _SENTENCE_WORDS.search(bare)
+
+
 # --------------------------------------------------------------------------- the split
 
 
 def split_message(message: str) -> Framing | None:
-    """The request and the quoted pieces of `message`; None when nothing is quoted."""
+    """The request and the quoted pieces of `message`; None when nothing is quoted and the
+    message is no command line."""
+    command_line = is_command_line(message)
+    if command_line and not _may_quote(message):
+        return Framing(message, (), "request", command_line=True)
     if len(message) < QUOTE_MIN_CHARS or not _may_quote(message):
         return None
     scanned, overflow = message[:SCAN_LIMIT], message[SCAN_LIMIT:]
@@ -319,11 +390,11 @@ def split_message(message: str) -> Framing | None:
     if overflow:
         pieces.append(Quoted(kind_of(overflow), len(overflow), "pasted"))
     if not pieces:
-        return None
+        return Framing(message, (), "request", command_line=True) if command_line else None
     request = " ".join(request.split())
     own_words = re.sub(re.escape(PLACEHOLDER), " ", request).split()
     routed_on: RoutedOn = "request" if own_words else "message"
-    return Framing(request, tuple(pieces), routed_on)
+    return Framing(request, tuple(pieces), routed_on, command_line)
 
 
 def _may_quote(message: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -277,15 +278,35 @@ def test_eval_shows_progress_on_stderr_for_long_files(
     assert "routing 10/40" in err and "routing 40/40" in err
 
 
+def _default_pack_report(name: str, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    eval_file = Path(__file__).resolve().parents[3] / "bench" / "evals" / name
+    assert main(["eval", str(eval_file), "--json"]) == 0
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert report["classifier_errors"] == 0
+    return report
+
+
 @pytest.mark.local
-def test_the_default_pack_routes_our_eval_file_at_085_or_better(
+def test_the_default_pack_routes_its_eval_file_at_094_with_no_confident_wrong_route(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    eval_file = Path(__file__).resolve().parents[3] / "bench" / "evals" / "default.jsonl"
-    assert main(["eval", str(eval_file), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
-    assert report["cases"] >= 100 and report["classifier_errors"] == 0
-    assert report["accuracy"] >= 0.85, report["confusion"]
+    # Measured 0.955 (127/133) with no wrong route at >= 0.9; the floor leaves two cases.
+    report = _default_pack_report("default.jsonl", capsys)
+    assert report["cases"] == 133
+    assert report["accuracy"] >= 0.94, report["confusion"]
+    assert report["wrong_sure"]["count"] <= 1, report["wrong_sure"]
+
+
+@pytest.mark.local
+def test_the_default_pack_routes_its_held_out_file_at_090_with_at_most_one_confident_wrong(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # default_heldout.jsonl was written before the pack was tuned and never read for it:
+    # measured 0.933 (56/60) with 1 wrong route at >= 0.9; the floor leaves two cases.
+    report = _default_pack_report("default_heldout.jsonl", capsys)
+    assert report["cases"] == 60
+    assert report["accuracy"] >= 0.90, report["confusion"]
+    assert report["wrong_sure"]["count"] <= 1, report["wrong_sure"]
 
 
 @pytest.mark.local

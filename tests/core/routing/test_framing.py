@@ -16,7 +16,13 @@ from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.follow_up import follow_up_score
 from modes_tui.core.routing.router import Router
 from modes_tui.core.values.doubt import Unsure, doubt
-from modes_tui.core.values.framing import SCAN_LIMIT, Framing, kind_of, split_message
+from modes_tui.core.values.framing import (
+    SCAN_LIMIT,
+    Framing,
+    is_command_line,
+    kind_of,
+    split_message,
+)
 from modes_tui.core.values.route import Decision, Route
 from tests.conftest import PackWriter
 from tests.support.cli_support import run_cli
@@ -152,6 +158,61 @@ def test_the_split_on_a_route_never_carries_the_quoted_text() -> None:
         "routed_on": "request",
     }
     assert Framing.from_dict(data) == framing
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'echo "hello" >> notes.txt',
+        "grep -rn foo src/ | wc -l",
+        'echo "please draft a cover letter for the job" >> notes.txt',
+        "git status",
+        "npm run build",
+        "$ sudo apt install ripgrep",
+        "cd ~/projects && git pull --rebase",
+        "find . -name '*.log' -mtime +7",
+        "docker ps -a\ndocker logs web",
+    ],
+)
+def test_a_message_that_is_a_command_line_is_marked_so(text: str) -> None:
+    assert is_command_line(text)
+    framing = split_message(text)
+    assert framing is not None and framing.command_line
+    assert framing.explain().startswith("the message is a command line")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "translate this: 'grep -rn foo src/ | wc -l'",  # quotes a command, asks for prose
+        "proofread: 'git comit -m \"fix typo\"'",
+        "git rebase conflict, how do I get out of this",
+        "git merge vs rebase",
+        "docker logs say OOMKilled",  # a statement about a command's output
+        "docker compose up says the port is already allocated",
+        "find all files bigger than 500MB in my home directory",
+        "make this email sound less passive-aggressive",
+        "kill the process that's hogging the CPU",
+        "echo hello",  # a word-like command with no shell mark reads as a word
+        "python",
+        "what does `chmod -R 755 /var/www` do exactly?",
+        "ls\nls\nls\nls",  # four lines: a paste, not a typed line
+    ],
+)
+def test_a_request_about_a_command_is_no_command_line(text: str) -> None:
+    assert not is_command_line(text)
+    framing = split_message(text)
+    assert framing is None or not framing.command_line
+
+
+def test_a_command_line_mark_survives_a_record_and_old_records_read_without_it() -> None:
+    framing = split_message('echo "please draft a cover letter for the job" >> notes.txt')
+    assert framing is not None and framing.command_line
+    data = framing.to_dict()
+    assert data["command_line"] is True and "cover letter" not in json.dumps(data)
+    assert Framing.from_dict(data) == framing
+    plain = split_message("proofread: 'my secret draft about the merger with Initech'")
+    assert plain is not None and "command_line" not in plain.to_dict()
 
 
 # ---------------------------------------------------------------------------- routing
@@ -345,12 +406,6 @@ def test_the_issue_examples_route_by_their_request_with_the_real_encoder() -> No
 
 
 @pytest.mark.local
-@pytest.mark.xfail(
-    strict=True,
-    reason="known miss since the calibrated head (issue 31): the head reads 'echo … >> "
-    "notes.txt' as code 0.51 / shell 0.46 and the command evidence does not lift shell over "
-    "the 0.7 threshold, so the turn falls back to chat; strict, so a fix shows up here",
-)
 def test_a_shell_line_that_appends_quoted_prose_routes_to_shell_with_the_real_encoder() -> None:
     router = _default_router()
     text = 'echo "please draft a cover letter for the job" >> notes.txt'
@@ -420,6 +475,69 @@ def test_a_piped_chat_runs_the_pick_and_says_it_was_unsure(pack: Pack, modes_hom
     assert result.returncode == 0, result.stderr
     assert "[code · by classifier · confidence 0.50" in result.stdout
     assert "unsure: code 0.50 or shell 0.50" in result.stdout
+
+
+class _HeadLike:
+    """Reads like the default pack's calibrated head: a bare shell line leans to code,
+    the command kind's description leans to shell, a translation request is sure."""
+
+    def classify(self, message: str, *args: Any) -> Decision:
+        from modes_tui.core.routing.quoted import KIND_TEXTS
+
+        if message == KIND_TEXTS["command"]:
+            return Decision("shell", 0.74, "kind", {"shell": 0.74, "code": 0.26})
+        if message.startswith("translate"):
+            return Decision("write", 0.9, "like 'translate this'", {"write": 0.9, "shell": 0.1})
+        if message.startswith("what does …"):  # the request alone reads like "what does
+            # this regex match"; the whole message, command included, reads as shell
+            return Decision("code", 0.97, "like 'what does this regex match'", {"code": 0.97})
+        if "chmod" in message:
+            return Decision("shell", 0.99, "like 'chmod or chown'", {"shell": 0.99, "code": 0.01})
+        return Decision("code", 0.51, "like 'read a file in Go'", {"code": 0.51, "shell": 0.46})
+
+    def trace(self) -> Any:
+        from modes_tui.core.values.route import ClassifierInfo
+
+        return ClassifierInfo("embedding", "fake-head")
+
+
+@pytest.mark.parametrize(
+    "text", ['echo "please draft a cover letter for the job" >> notes.txt', "grep -rn foo src/"]
+)
+def test_a_command_line_routes_to_the_terminal_and_says_why(pack: Pack, text: str) -> None:
+    routed = asyncio.run(Router(pack, _HeadLike()).route([Message("user", text)]))
+    assert routed.mode_name == "shell", routed.to_dict()
+    assert routed.decided_by == "classifier" and (routed.confidence or 0) >= 0.7
+    assert routed.reason == "the message is a command line; command counted at 0.80"
+    assert routed.framing is not None and routed.framing.command_line
+
+
+def test_a_quoted_command_to_translate_stays_a_translation(pack: Pack) -> None:
+    text = "translate this: 'grep -rn foo src/ | wc -l'"
+    routed = asyncio.run(Router(pack, _HeadLike()).route([Message("user", text)]))
+    assert routed.mode_name == "write", routed.to_dict()
+    assert "command line" not in routed.reason
+
+
+def test_a_request_that_only_asks_about_a_quoted_command_is_decided_with_the_whole_message(
+    pack: Pack,
+) -> None:
+    text = "what does `chmod -R 755 /var/www` do exactly?"
+    routed = asyncio.run(Router(pack, _HeadLike()).route([Message("user", text)]))
+    assert routed.mode_name == "shell", routed.to_dict()
+    assert "the whole message counted at" in routed.reason
+
+
+@pytest.mark.local
+def test_command_lines_route_to_shell_and_translating_one_does_not_with_the_real_encoder() -> None:
+    router = _default_router()
+    for text, mode in [
+        ("grep -rn foo src/ | wc -l", "shell"),
+        ('echo "hello" >> notes.txt', "shell"),
+        ("translate this into German: 'echo \"hello\" >> notes.txt'", "write"),
+    ]:
+        routed = asyncio.run(router.route([Message("user", text)]))
+        assert routed.mode_name == mode, (text, routed.to_dict())
 
 
 EMBEDDING_MODES: dict[str, dict[str, Any]] = {
