@@ -26,7 +26,8 @@ from tests.support.llama_server import LlamaServer, start_server
 pytestmark = pytest.mark.local
 
 N_CTX = 1024
-TURNS = 100
+TURNS = 40
+"""Enough to fill the window several times over (each turn adds ~90 tokens to 1,024)."""
 SENTENCE = "Tell me about the sea, the tides and the moon that pulls them. "
 
 
@@ -37,7 +38,7 @@ def small_server(gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     running.stop()
 
 
-async def test_a_hundred_turns_never_fail_for_length_and_the_summaries_are_in_the_session(
+async def test_a_long_conversation_never_fails_for_length_and_the_summaries_are_in_the_session(
     small_server: LlamaServer, write_pack: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(KEY_VARIABLE, "sk-test-never-in-a-file-1234")
@@ -71,7 +72,7 @@ async def test_a_hundred_turns_never_fail_for_length_and_the_summaries_are_in_th
 
     assert failures == [], failures[:3]
     assert empty == []
-    assert compactions >= 5
+    assert compactions >= 3, compactions
     assert largest <= N_CTX - 8
     records = [json.loads(line) for line in session.path.read_text("utf-8").splitlines()]
     summaries = [r for r in records if r["type"] == "summary"]
