@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -71,6 +71,9 @@ NEAR_NONE = 0.95
 FEW_NEGATIVES_BIAS = 0.1
 """With fewer than `MIN_NEGATIVES` corrections to the fallback (nothing to fit on), a message
 counts as one of them when it is nearer to one than to any row of a mode by this cosine."""
+PUSHED_SHARE = 0.01
+"""Share of the held-out in-scope rows kept above the threshold that corrections to the
+fallback may push below it (`protecting_bias`)."""
 NEAREST_WEIGHT = 0.5
 """Share of the nearest example's cosine in the out-of-scope score (the rest: energy, scaled)."""
 
@@ -243,13 +246,18 @@ def fit_head(training: TrainingSet, kind: HeadKind = "logistic", l2: float | Non
 
 
 def folds(training: TrainingSet, count: int = FOLDS) -> list[Any]:
-    """Stratified folds over the shipped rows and the negatives (corrections to a mode stay
-    in every training fold: the user's word is not what is measured)."""
-    measured = np.flatnonzero(training.shipped | (training.labels == NONE))
+    """Stratified folds over every row: shipped examples, corrections to a mode and
+    corrections to the fallback alike (each class's shipped rows first, then its
+    corrections, dealt out in turn). A correction held in every training fold would be
+    measured by heads that were fitted on it: the refit check would then reward a head for
+    remembering the user's corrections, not for routing messages like them (issue 31)."""
     assignment = np.full(len(training.labels), -1)
-    for label in np.unique(training.labels[measured]):
-        members = measured[training.labels[measured] == label]
-        assignment[members] = np.arange(len(members)) % count
+    for label in np.unique(training.labels):
+        members = np.flatnonzero(training.labels == label)
+        ordered = np.concatenate(
+            [members[training.shipped[members]], members[~training.shipped[members]]]
+        )
+        assignment[ordered] = np.arange(len(ordered)) % count
     return [np.flatnonzero(assignment == f) for f in range(count)]
 
 
@@ -346,13 +354,64 @@ def fit_calibration(training: TrainingSet, out: HeldOut) -> Calibration:
 
 
 def calibrated(
-    training: TrainingSet, kind: HeadKind = "logistic", l2: float | None = None
+    training: TrainingSet,
+    kind: HeadKind = "logistic",
+    l2: float | None = None,
+    threshold: float | None = None,
 ) -> tuple[Head, HeldOut]:
-    """A head on all of `training`, its calibration fitted on cross-validation."""
+    """A head on all of `training`, its calibration fitted on cross-validation; with the
+    pack's fallback `threshold`, the negatives' bias is kept above `protecting_bias`."""
     out = held_out(training, kind, l2)
     head = fit_head(training, kind, l2)
-    head.calibration = fit_calibration(training, out)
+    calibration = fit_calibration(training, out)
+    if threshold is not None and training.negatives >= MIN_NEGATIVES:
+        floor = protecting_bias(training, out, calibration, threshold)
+        if floor > calibration.negative_bias:
+            calibration = replace(calibration, negative_bias=round(floor, 5))
+    head.calibration = calibration
     return head, out
+
+
+def protecting_bias(
+    training: TrainingSet, out: HeldOut, calibration: Calibration, threshold: float
+) -> float:
+    """The least bias of the negatives' rule that leaves all but `PUSHED_SHARE` of the held-out
+    rows of a mode (examples and corrections to a mode) that are routed right at or above
+    `threshold` without the rule still there with it.
+
+    The bias fitted on the held-out negatives (`calibration.fit_negative_bias`) weighs them
+    against the rows of the modes alike, so as corrections to the fallback pile up it
+    climbs towards them and in-scope messages that merely share a neighbourhood with them
+    drop below the threshold: in-scope accuracy fell while out-of-scope recall rose
+    (issue 31). A row kept at confidence `c` leaves when `outside(margin, bias) > 1 -
+    threshold / c`, that is when the bias is below `margin - width * logit(1 - threshold /
+    c)`; the bias is the (1 - `PUSHED_SHARE`) quantile of that over the kept rows."""
+    from modes_tui.core.routing.calibration import NEGATIVE_WIDTH
+
+    labels = training.labels[out.rows]
+    inside = labels != NONE
+    if not inside.any():
+        return -math.inf
+    no_negatives = replace(calibration, negative_bias=math.inf)
+    scored = score(out.logits[inside], _rows(out.near, inside), training.modes, no_negatives)
+    right = np.array(
+        [int(np.argmax(s.probabilities)) == y for s, y in zip(scored, labels[inside], strict=True)]
+    )
+    confidence = np.array([s.confidence for s in scored])
+    kept = right & (confidence >= threshold)
+    if not kept.any():
+        return -math.inf
+    room = np.clip(1.0 - threshold / confidence[kept], 1e-9, 1.0 - 1e-9)
+    margins = (out.near.negative - out.near.positive)[inside][kept]
+    needed = margins - NEGATIVE_WIDTH * np.log(room / (1.0 - room))
+    return float(np.quantile(needed, 1.0 - PUSHED_SHARE))
+
+
+def _rows(near: Nearness, rows: Any) -> Nearness:
+    """`near` for the rows `rows` only."""
+    return Nearness(
+        near.per_class[rows], near.positive[rows], near.negative[rows], near.learned[rows]
+    )
 
 
 def build_training(
