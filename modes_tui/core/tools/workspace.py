@@ -352,14 +352,7 @@ def command_tool(
         if not command.strip():
             raise ToolError("the command is empty")
         limit = min(float(timeout_seconds or timeout), max_timeout)
-        process = await asyncio.create_subprocess_shell(
-            command,
-            cwd=workspace.base,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so a kill takes its children too
-        )
+        process = await _start(command, workspace.base)
         output = _CappedOutput(output_cap)
         timed_out = False
         try:
@@ -371,8 +364,11 @@ def command_tool(
             _kill(process)  # cancelled: the command must not outlive the turn
             with contextlib.suppress(BaseException):
                 await asyncio.shield(asyncio.wait_for(process.wait(), 2))
+            _kill_group(process.pid)  # a child the shell forked as the first kill came
             raise
         exit_code = await process.wait()
+        if timed_out:
+            _kill_group(process.pid)  # a child the shell forked as the first kill came
         result: dict[str, Any] = {
             "exit_code": None if timed_out else exit_code,
             "output": output.text(),
@@ -382,6 +378,33 @@ def command_tool(
         return result
 
     return tool(needs_confirmation=True, timeout=max_timeout + 5)(run_command)
+
+
+async def _start(command: str, cwd: Path) -> asyncio.subprocess.Process:
+    """Start `command` in a process group of its own, so a kill takes its children too.
+
+    A cancel that comes while the process starts (it may already be running its command)
+    lets the start finish and kills the whole group: asyncio alone would kill only the
+    shell, and a child it had forked (`sleep 30 &`) would outlive the turn."""
+    start = asyncio.ensure_future(
+        asyncio.create_subprocess_shell(
+            command,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+    )
+    try:
+        return await asyncio.shield(start)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            process = await start
+            _kill(process)
+            await asyncio.wait_for(process.wait(), 2)
+            _kill_group(process.pid)
+        raise
 
 
 async def _drain(process: asyncio.subprocess.Process, output: _CappedOutput) -> None:
@@ -394,11 +417,19 @@ async def _drain(process: asyncio.subprocess.Process, output: _CappedOutput) -> 
 def _kill(process: asyncio.subprocess.Process) -> None:
     if process.returncode is not None:
         return
-    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-        if hasattr(os, "killpg"):
-            os.killpg(process.pid, signal.SIGKILL)
-        else:  # pragma: no cover - not POSIX
+    if hasattr(os, "killpg"):
+        _kill_group(process.pid)
+    else:  # pragma: no cover - not POSIX
+        with contextlib.suppress(ProcessLookupError):
             process.kill()
+
+
+def _kill_group(group: int) -> None:
+    """SIGKILL every process left in the command's process group (none left: nothing)."""
+    if not hasattr(os, "killpg"):  # pragma: no cover - not POSIX
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        os.killpg(group, signal.SIGKILL)
 
 
 class _CappedOutput:

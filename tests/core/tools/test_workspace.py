@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -162,6 +163,34 @@ async def test_cancelling_run_command_kills_its_process_group(project: Path) -> 
         wait_until, lambda: (project / "pid").exists() and (project / "pid").read_text().strip()
     )
     pid = int((project / "pid").read_text())
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    assert await asyncio.to_thread(wait_until, lambda: not running_in_group(pid), 15.0)
+
+
+async def test_a_cancel_while_the_command_starts_kills_what_it_started(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded machine: the command runs (and forks) before asyncio has finished starting
+    it, and the turn is cancelled right then. Nothing it started may outlive the turn."""
+    real_start = asyncio.create_subprocess_shell
+    started = asyncio.Event()
+
+    async def slow_start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        process = await real_start(*args, **kwargs)
+        await asyncio.to_thread(wait_until, lambda: (project / "pid").exists())
+        started.set()
+        await asyncio.sleep(5)  # still "starting" when the cancel comes
+        return process
+
+    monkeypatch.setattr(asyncio, "create_subprocess_shell", slow_start)
+    run = command_tool(Workspace(project))
+    task = asyncio.create_task(run.invoke({"command": "sleep 30 & echo $$ > pid; wait"}))
+    await asyncio.wait_for(started.wait(), 30)
+    pid = int((project / "pid").read_text())
+    assert running_in_group(pid)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
