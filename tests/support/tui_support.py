@@ -21,6 +21,7 @@ from textual.pilot import Pilot
 from modes_tui.core.config.control import AUTO, OFF, ControlReading
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.ports import Confirmer
+from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS
 from modes_tui.core.errors import UnknownMode
 from modes_tui.core.history.conversation import Conversation, Message
 from modes_tui.core.history.events import (
@@ -486,6 +487,20 @@ async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 
         if loop.time() > deadline:
             raise AssertionError("timed out waiting for the screen to change")
         await pilot.pause(0.02)
+
+
+@dataclass
+class FakeClock:
+    """Seconds that pass only when the test says so: a dialog on it arms when the test says
+    (`pass_arming`), however slowly a loaded machine runs the app."""
+
+    now: float = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def pass_arming(self) -> None:
+        self.now += ANSWER_ARMING_SECONDS
 
 
 TYPIST_GAP = 0.08

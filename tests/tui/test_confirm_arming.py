@@ -26,23 +26,10 @@ from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.arming import UNARMED_HINT, ArmedDialog
 from modes_tui.tui.confirm import ConfirmToolScreen, DialogConfirmer, QuestionScreen
 from modes_tui.tui.services import AppServices
-from tests.support.tui_support import plain, real_app, started, until
+from tests.support.tui_support import FakeClock, plain, real_app, started, until
 
 SIZE = (120, 40)
 TYPED = "yes you may see my yaml file"
-
-
-@dataclass
-class FakeClock:
-    """Seconds that pass only when the test says so."""
-
-    now: float = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def pass_arming(self) -> None:
-        self.now += ANSWER_ARMING_SECONDS
 
 
 @dataclass

@@ -33,7 +33,7 @@ from modes_tui.tui.arming import WAITING_HINT, ArmedDialog
 from modes_tui.tui.confirm import ConfirmToolScreen, QuestionScreen
 from modes_tui.tui.services import AppServices
 from tests.conftest import PackWriter
-from tests.support.tui_support import all_text, plain, real_app, started, until
+from tests.support.tui_support import FakeClock, all_text, plain, real_app, started, until
 from tests.support.tui_support import type_word as typed
 
 SIZE = (120, 40)
@@ -262,16 +262,6 @@ async def test_in_the_app_a_hand_off_into_a_confirm_mode_is_asked(
 
 
 # --------------------------------------------------------------------------- on a test clock
-
-
-@dataclass
-class FakeClock:
-    """Seconds that pass only when the test says so."""
-
-    now: float = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class PromptBehind(App[None]):

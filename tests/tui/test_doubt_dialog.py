@@ -23,11 +23,12 @@ from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.control import ControlFile
 from modes_tui.store.corrections import CorrectionStore
 from modes_tui.tui.app import ModesApp, build_app
+from modes_tui.tui.confirm import DialogConfirmer
 from modes_tui.tui.doubt import DoubtScreen
 from modes_tui.tui.services import AppServices
 from tests.conftest import PackWriter
 from tests.support.engine_support import with_config
-from tests.support.tui_support import all_text, plain, until
+from tests.support.tui_support import FakeClock, all_text, plain, until
 from tests.support.tui_support import type_word as typed
 
 SIZE = (100, 30)
@@ -60,6 +61,8 @@ class Rig:
     services: AppServices
     model: ScriptedModel
     store: CorrectionStore
+    clock: FakeClock | None = None
+    """Set before the app starts: its dialogs arm on this clock, not the real one."""
 
 
 @pytest.fixture
@@ -72,6 +75,8 @@ def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
     control = ControlFile(dirs.control_file, modes=lambda: pack.names)
 
     def engine(confirm: Confirmer) -> Engine:
+        if rig.clock is not None and isinstance(confirm, DialogConfirmer):
+            confirm.clock = rig.clock
         return Engine(
             **with_config(
                 pack=pack,
@@ -86,7 +91,8 @@ def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
         )
 
     services = AppServices(pack=pack, model="scripted/demo", control=control, build_engine=engine)
-    yield Rig(services, model, store)
+    rig = Rig(services, model, store)
+    yield rig
 
 
 async def ask(pilot: Pilot[None]) -> DoubtScreen:
@@ -202,6 +208,7 @@ async def test_a_word_typed_on_goes_to_the_prompt_and_answers_nothing(rig: Rig, 
 
 
 async def test_keys_typed_before_the_dialog_arms_go_to_the_prompt(rig: Rig) -> None:
+    rig.clock = clock = FakeClock()  # the dialog arms when the test says, however loaded the box
     app = build_app(rig.services, tz=UTC)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.conversation.engine is not None)
@@ -211,6 +218,7 @@ async def test_keys_typed_before_the_dialog_arms_go_to_the_prompt(rig: Rig) -> N
         await pilot.press("2", "enter")  # early: typed on, not read
         assert isinstance(app.screen, DoubtScreen)
         assert app.conversation.prompt.value == "2"
+        clock.pass_arming()  # a quiet moment
         await until(pilot, lambda: isinstance(app.screen, DoubtScreen) and app.screen.armed)
         await pilot.press("enter")
         assert await answered(pilot) == "answered in code"
