@@ -16,9 +16,10 @@ Sets (`../shared/data`, see its README), written for the purpose, not the packs'
 Protocol per set (seed 13, `--seed` for others; the banking77 test sample stays seed 13):
 k = 20 examples per mode from the train split; a dev slice of 300 other in-scope train
 rows and 100 out-of-scope train rows fits each method's fallback threshold (best harmonic
-mean of in-scope accuracy and out-of-scope recall, as `modes-tui eval --fit` does); the stream is 1,000 further train rows, 900 in scope and 100
-out of scope, shuffled, routed one by one at that threshold by a user who corrects every
-wrong route (to the true mode, or to the fallback for an out-of-scope row). Test rows are
+mean of in-scope accuracy and out-of-scope recall, as `modes-tui eval --fit` does); the
+stream is 1,000 further train rows, 900 in scope and 100 out of scope, shuffled, routed
+one by one at that threshold by a user who corrects every wrong route (to the true mode, or
+to the fallback for an out-of-scope row). Test rows are
 never seen before scoring; the threshold is not refitted after the stream (a pack's
 `below_confidence` does not change when its user corrects it).
 

@@ -4,7 +4,8 @@ The router routes a message's request (`core.values.framing`). When the request 
 each quoted kind (code, log, command, prose) counts a little, through what the pack's own
 classifier says of that kind's description; when the request says little on its own, the
 whole message (or the request's own kind, when the request is itself a command) is pooled with
-it, and so it is when the request only asks about its material ("what does … do exactly?"). A message that is itself a command line (`Framing.command_line`) is strong evidence: the
+it, and so it is when the request only asks about its material ("what does … do exactly?").
+A message that is itself a command line (`Framing.command_line`) is strong evidence: the
 command kind's reading, sharpened, counts `WEIGHT_COMMAND_LINE` whatever the request's words
 say. `core.routing.steps.QuotedStep` asks the classifier; this module does the arithmetic.
 """

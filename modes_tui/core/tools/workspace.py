@@ -361,10 +361,7 @@ def command_tool(
             timed_out = True
             _kill(process)
         except BaseException:
-            _kill(process)  # cancelled: the command must not outlive the turn
-            with contextlib.suppress(BaseException):
-                await asyncio.shield(asyncio.wait_for(process.wait(), 2))
-            _kill_group(process.pid)  # a child the shell forked as the first kill came
+            await asyncio.shield(_stop(process))  # cancelled: nothing may outlive the turn
             raise
         exit_code = await process.wait()
         if timed_out:
@@ -400,11 +397,17 @@ async def _start(command: str, cwd: Path) -> asyncio.subprocess.Process:
         return await asyncio.shield(start)
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
-            process = await start
-            _kill(process)
-            await asyncio.wait_for(process.wait(), 2)
-            _kill_group(process.pid)
+            await _stop(await start)
         raise
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    """Kill the command's whole group, give the shell up to 2 s to be reaped, then kill the
+    group once more: a child the shell forked as the first kill came is in it too."""
+    _kill(process)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(process.wait(), 2)
+    _kill_group(process.pid)
 
 
 async def _drain(process: asyncio.subprocess.Process, output: _CappedOutput) -> None:

@@ -338,11 +338,14 @@ def is_command_line(text: str) -> bool:
     Every line starts with a known command (after an optional `$ ` prompt or `sudo`); a
     command that is also an English word ("find", "echo", "make") needs a shell mark
     beside it (a flag, a pipe, a redirect, a path, `&&`); a bare command is short and
-    reads as no sentence ("git status", not "git merge vs rebase"). Whatever the line quotes is an argument and is not read; the words outside
-    the quotes must not read as prose ("git push says rejected, what now?").
+    reads as no sentence ("git status", not "git merge vs rebase"). Whatever the line quotes
+    is an argument and is not read; the words outside the quotes must not read as prose
+    ("git push says rejected, what now?").
     """
-    lines = [line.strip() for line in text[:KIND_SAMPLE].strip().splitlines() if line.strip()]
-    if not lines or len(lines) > COMMAND_LINE_MAX_LINES or len(text) > KIND_SAMPLE:
+    if len(text) > KIND_SAMPLE:
+        return False
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines or len(lines) > COMMAND_LINE_MAX_LINES:
         return False
     return all(_is_one_command_line(line) for line in lines)
 
