@@ -43,6 +43,8 @@ NO_RETRY = {
 
 REASONING_REFRESH_S = 0.1
 """How often folded reasoning is redrawn while it streams."""
+EMPTY_ANSWER = "the model's answer has no text"
+"""Under a finished turn with no text and no tool call (`chat --plain` says the same)."""
 
 
 class ToolCallView(FitsInStream, Static):
@@ -390,6 +392,9 @@ class TurnView(Vertical):
             if record.shows_kept_partial:
                 text.append(f"\n  {kept_note(record)}")
             yield EndingNote(text, classes="tail ending note-text -cancelled")
+        elif record.status == "finished" and not record.answer.strip() and not record.tools:
+            # a base model can end at once: say so, or the empty turn reads as a lost answer
+            yield EndingNote(Text(EMPTY_ANSWER, style="dim"), classes="tail ending note-text")
         meta = self._meta_text()
         if meta.plain:
             yield Static(meta, classes="tail ending meta")

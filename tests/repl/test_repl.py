@@ -109,6 +109,18 @@ async def test_slash_commands_in_a_pipe() -> None:
     assert "no turn yet" in text
 
 
+async def test_an_answer_with_no_text_is_said_so_not_left_blank() -> None:
+    # A base model can end its answer at once (or with blank lines only): the user sees a note,
+    # not a route line and silence that reads like a hang or a lost answer.
+    out = io.StringIO()
+    model = ScriptedModel().script(ScriptedReply("\n\n"), ScriptedReply("Paris."))
+    context = context_for(engine_with(model))
+    await run_lines(["capital of France?\n", "and again?\n"], context, Printer(out))
+    text = out.getvalue()
+    assert text.count("(the model's answer has no text)") == 1
+    assert text.index("(the model's answer has no text)") < text.index("Paris.")
+
+
 async def test_the_prompt_answers_and_keeps_history(tmp_path: Path) -> None:
     out = io.StringIO()
     history = tmp_path / "state" / "input_history"

@@ -304,3 +304,16 @@ async def test_a_turn_past_the_budget_asks_in_a_dialog_and_a_no_keeps_the_messag
             pilot, lambda: not app.conversation.turns.running and len(rig.model.requests) == 1
         )
         assert "│ cost $0.25 · budget $0.10" in header(app)
+
+
+async def test_an_answer_with_no_text_is_said_so_under_the_turn(rig: Rig) -> None:
+    # A base model can end its answer at once: the turn says so instead of ending blank.
+    rig.model.script(ScriptedReply("\n\n"), ScriptedReply("Paris."))
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await say(pilot, "capital of France?")
+        await say(pilot, "and again?")
+        assert isinstance(pilot.app, ModesApp)
+        shown = all_text(pilot.app.conversation.chat.query("EndingNote, AnswerSegment"))
+        assert shown.count("the model's answer has no text") == 1
+        assert shown.index("the model's answer has no text") < shown.index("Paris.")
