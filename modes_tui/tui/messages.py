@@ -20,6 +20,7 @@ When a worker fails:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -37,73 +38,65 @@ def error_text(error: BaseException | None) -> str:
     return str(error) if isinstance(error, ModesError) else repr(error)
 
 
+@dataclass
 class ServicesPrepared(Message):
     """The settings, the pack and the stores are in (read after the first frame)."""
 
-    def __init__(self, services: AppServices) -> None:
-        self.services = services
-        """Everything the app runs on."""
-        super().__init__()
+    services: AppServices
+    """Everything the app runs on."""
 
 
+@dataclass
 class StartupFailed(Message):
     """The settings, the pack or the stores could not be read."""
 
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
-        """What went wrong (a broken pack names its files)."""
-        super().__init__()
+    error: BaseException
+    """What went wrong (a broken pack names its files)."""
 
 
+@dataclass
 class EngineBuilt(Message):
     """The engine is ready: messages can be answered."""
 
-    def __init__(self, engine: TurnEngine) -> None:
-        self.engine = engine
-        """The engine every turn runs on."""
-        super().__init__()
+    engine: TurnEngine
+    """The engine every turn runs on."""
 
 
+@dataclass
 class EngineFailed(Message):
     """The engine could not be built (the model or the encoder did not load)."""
 
-    def __init__(self, error: str) -> None:
-        self.error = error
-        """The error, as shown."""
-        super().__init__()
+    error: str
+    """The error, as shown."""
 
 
+@dataclass
 class SessionLoaded(Message):
     """A recorded session was read (and re-routed) for the replay screen."""
 
-    def __init__(self, session: ReplayedSession) -> None:
-        self.session = session
-        """The session's turns and decisions."""
-        super().__init__()
+    session: ReplayedSession
+    """The session's turns and decisions."""
 
 
+@dataclass
 class Rerouted(Message):
     """Today's router went over a replayed session's turns (for the replay screen)."""
 
-    def __init__(self, result: RerouteResult) -> None:
-        self.result = result
-        """Today's decision by turn, and the summary."""
-        super().__init__()
+    result: RerouteResult
+    """Today's decision by turn, and the summary."""
 
 
+@dataclass
 class RerouteFailed(Message):
     """Re-routing a replayed session failed; the replay itself stays."""
 
-    def __init__(self, error: str) -> None:
-        self.error = error
-        """The error, as shown."""
-        super().__init__()
+    error: str
+    """The error, as shown."""
 
 
+@dataclass
 class TurnEnded(Message):
     """A turn's worker ended: answered, failed, cancelled, or broken by a bug."""
 
-    def __init__(self, crash: str | None = None) -> None:
-        self.crash = crash
-        """The unexpected error that broke the turn (a bug in modes-tui), if one did."""
-        super().__init__()
+    crash: str | None = None
+    """The unexpected error that broke the turn (a bug in modes-tui), if one did."""
