@@ -66,7 +66,7 @@ def test_the_fast_forward_pass_gives_the_reference_vectors_to_float32_noise(  # 
     """The panelled weights, pre-scaled queries and unmasked lone messages change no vector
     beyond float32 rounding: each message alone (as a route encodes it) and in batches (as a
     pack's examples are), against sentence-transformers on a few hundred real messages."""
-    texts = eval_messages()
+    texts = eval_messages()[::2]  # every other one: the eval files hold 773, and grow
     assert len(texts) >= 300
     expected = reference.encode(texts)
     alone = np.stack([minilm.encode([text])[0] for text in texts])

@@ -26,8 +26,9 @@ from tests.support.llama_server import LlamaServer, start_server
 pytestmark = pytest.mark.local
 
 N_CTX = 1024
-TURNS = 40
-"""Enough to fill the window several times over (each turn adds ~90 tokens to 1,024)."""
+TURNS = 24
+"""Enough to fill the window twice over (each turn adds ~90 tokens to 1,024): the first
+compaction comes at turn 8 and one every 4 turns after it, 5 in all (at least 3 asked)."""
 SENTENCE = "Tell me about the sea, the tides and the moon that pulls them. "
 
 
