@@ -10,9 +10,11 @@
 | text for the `route` verb | `verb_text` | `modes-tui route TEXT` |
 | JSON | `Route.to_dict()` | `--json` everywhere |
 
-They share one vocabulary (`marks`, `duration`), so the same decision says "forced",
-"one-shot" (`/MODE text`: the caller chose the mode of that message only) or "sticky" and times itself the same way everywhere. The screen formatters return Rich
-`Text`; rich is imported inside them, so the REPL and the CLI verbs never load it.
+They share one vocabulary (`marks`, `duration`, `confidence_words`), so the same decision says
+"forced", "one-shot" (`/MODE text`: the caller chose the mode of that message only) or
+"sticky", times itself and names whose confidence it shows (`0.79 in shell` on a fallback to
+chat) the same way everywhere. The screen formatters return Rich `Text`; rich is imported
+inside them, so the REPL and the CLI verbs never load it.
 """
 
 from __future__ import annotations
@@ -89,6 +91,17 @@ def bar(fraction: float, width: int = BAR_WIDTH) -> Text:
     return text
 
 
+def confidence_words(route: Route) -> str | None:
+    """`0.82`, or `0.79 in shell` when the classifier's confidence is in another mode than the
+    one that took the turn (a fallback, a declined entry, a sticky hold, a forced mode): a bare
+    number beside `chat` would read as the router's confidence in chat."""
+    if route.confidence is None:
+        return None
+    whose = route.decision.mode_name if route.decision is not None else None
+    number = f"{route.confidence:.2f}"
+    return number if whose is None or whose == route.mode_name else f"{number} in {whose}"
+
+
 def strip_line(route: Route, mode: str | None = None) -> Text:
     """`→ code · by classifier 0.82 · 3.1 ms`: the one-line strip under a user message."""
     from rich.text import Text
@@ -99,8 +112,9 @@ def strip_line(route: Route, mode: str | None = None) -> Text:
     text.append(shown or "no mode", style="bold")
     text.append(" · ", style="dim")
     text.append(f"by {route.decided_by}", style=DECIDED_BY_STYLE.get(route.decided_by, ""))
-    if route.confidence is not None:
-        text.append(f" {route.confidence:.2f}")
+    confidence = confidence_words(route)
+    if confidence is not None:
+        text.append(f" {confidence}")
     if route.duration_ms is not None:
         text.append(f" · {duration(route.duration_ms)}", style="dim")
     for mark in marks(route):
@@ -148,8 +162,9 @@ def panel_words(route: Route) -> list[Words]:
         ("  by ", "dim"),
         (route.decided_by, DECIDED_BY_STYLE.get(route.decided_by, "")),
     ]
-    if route.confidence is not None:
-        detail.append((f" · confidence {route.confidence:.2f}", ""))
+    confidence = confidence_words(route)
+    if confidence is not None:
+        detail.append((f" · confidence {confidence}", ""))
     if route.duration_ms is not None:
         detail.append((f" · {duration(route.duration_ms)}", "dim"))
     lines = [detail, *probability_words(route)]
@@ -225,8 +240,9 @@ def panel_text(route: Route) -> list[str]:
 def repl_line(route: Route) -> str:
     """`[code · by classifier · confidence 0.82 · 12 ms]` with forced and sticky marks."""
     parts = [route.mode_name, f"by {route.decided_by}"]
-    if route.confidence is not None:
-        parts.append(f"confidence {route.confidence:.2f}")
+    confidence = confidence_words(route)
+    if confidence is not None:
+        parts.append(f"confidence {confidence}")
     if route.duration_ms is not None:
         parts.append(f"{route.duration_ms:.0f} ms")
     parts += [mark for mark in marks(route) if mark in SHOWN_MARKS]
@@ -241,8 +257,9 @@ def repl_line(route: Route) -> str:
 def markdown_line(route: Route, setting: str = "auto") -> str:
     """One line: mode, who decided, confidence, time, marks and reason."""
     parts = [f"{route.mode_name} by {route.decided_by}"]
-    if route.confidence is not None:
-        parts.append(f"confidence {route.confidence:.2f}")
+    confidence = confidence_words(route)
+    if confidence is not None:
+        parts.append(f"confidence {confidence}")
     if route.duration_ms is not None:
         parts.append(f"{route.duration_ms:.1f} ms")
     found = [mark for mark in marks(route) if mark in SHOWN_MARKS]
@@ -276,10 +293,10 @@ def explain_lines(route: Route) -> list[str]:
 
 def verb_text(route: Route) -> str:
     """One human line (plus detail lines) for `modes-tui route`."""
-    confidence = "n/a" if route.confidence is None else f"{route.confidence:.2f}"
+    confidence = confidence_words(route) or "n/a"
     found = [mark for mark in marks(route) if mark in SHOWN_MARKS]
     mark = f" [{', '.join(found)}]" if found else ""
-    took = "" if route.duration_ms is None else f" in {route.duration_ms:.1f} ms"
+    took = "" if route.duration_ms is None else f", {route.duration_ms:.1f} ms"
     lines = [f"{route.mode_name}  (by {route.decided_by}, confidence {confidence}{took}){mark}"]
     if route.reason:
         lines.append(f"  reason: {route.reason}")

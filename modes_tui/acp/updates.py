@@ -34,7 +34,7 @@ from acp.schema import AgentMessageChunk
 from modes_tui.acp.permissions import call_title, tool_kind
 from modes_tui.core.history import events as ev
 from modes_tui.core.values.route import Route
-from modes_tui.route_format import marks
+from modes_tui.route_format import confidence_words, marks
 
 __all__ = ["META_KEY", "NO_MODE", "route_note", "translate"]
 
@@ -98,8 +98,9 @@ def translate(event: ev.TurnEvent) -> Iterator[Any]:
 def route_note(route: Route, setting: str = "auto") -> str:
     """One line: `→ code · by classifier 0.82 · runner-up shell · because ...`."""
     parts = [f"→ {route.mode_name or 'no mode'}", f"by {route.decided_by}"]
-    if route.confidence is not None:
-        parts[-1] += f" {route.confidence:.2f}"
+    confidence = confidence_words(route)
+    if confidence is not None:
+        parts[-1] += f" {confidence}"
     if route.runner_up:
         parts.append(f"runner-up {route.runner_up}")
     shown = [mark for mark in marks(route) if mark != "fallback"]

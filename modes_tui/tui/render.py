@@ -15,6 +15,7 @@ from rich.text import Text
 from modes_tui.frontend.tool_text import fold, tool_result, tool_title
 from modes_tui.route_format import (
     CALLER_MARKS,
+    confidence_words,
     duration,
     error_lines,
     marks,
@@ -158,7 +159,7 @@ def reroute_line(reroute: Reroute, recorded: Route | None, indent: str = "  ") -
     if reroute.route is None:
         return Text(f"{indent}re-route: {reroute.note or 'failed'}", style="red")
     new = reroute.route
-    confidence = "" if new.confidence is None else f" {new.confidence:.2f}"
+    confidence = f" {confidence_words(new)}" if new.confidence is not None else ""
     note = f" · {reroute.note}" if reroute.note else ""
     if reroute.differs:
         was = recorded.mode_name if recorded is not None else "no mode"

@@ -67,6 +67,7 @@ def test_piped_stdin_prints_a_route_line_and_an_answer_per_message(modes_home: P
     # shell asks before the router enters it (auto_enter: confirm); a pipe cannot answer
     assert routes[1].startswith("[chat · by fallback")
     assert routes[1].endswith("Entering shell needs a yes, and nobody can answer here")
+    assert " in shell · " in routes[1]  # the confidence shown is the router's in shell
     assert sum("You said: hi" in line for line in lines) == 1
     assert "how do I undo my last git commit?" in result.stdout
 

@@ -35,8 +35,9 @@ def test_route_line_marks_sticky_forced_and_a_differing_setting() -> None:
     sticky = Route(
         "code", "classifier", "Sticky: kept code", Decision("chat", 0.55, "r"), 2.25, sticky=True
     )
+    # the 0.55 is the classifier's confidence in chat, not in code (the mode kept)
     assert markdown_line(sticky) == (
-        "code by classifier, confidence 0.55, 2.2 ms [sticky]: Sticky: kept code"
+        "code by classifier, confidence 0.55 in chat, 2.2 ms [sticky]: Sticky: kept code"
     )
     forced = Route("chat", "caller", "Mode requested by caller")
     assert markdown_line(forced, "chat") == "chat by caller [forced]: Mode requested by caller"

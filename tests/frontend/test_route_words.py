@@ -1,0 +1,64 @@
+"""Whose confidence a route shows: a number beside the mode that took the turn must be the
+router's confidence in that mode. After a fallback (below the threshold, a declined
+`auto_enter: confirm`), a sticky hold or a forced mode, the number is the classifier's in
+another mode, and every place that prints it says which."""
+
+from __future__ import annotations
+
+import pytest
+
+from modes_tui.acp.updates import route_note
+from modes_tui.core.values.route import Decision, Route
+from modes_tui.route_format import (
+    confidence_words,
+    markdown_line,
+    panel_text,
+    repl_line,
+    strip_line,
+    verb_text,
+)
+
+DECLINED = Route(
+    "chat",
+    "fallback",
+    "Entering shell declined (auto_enter: confirm)",
+    Decision("shell", 0.79, "r", {"shell": 0.79, "chat": 0.12, "code": 0.09}),
+    2.0,
+    runner_up="shell",
+)
+CHOSEN = Route("code", "classifier", "r", Decision("code", 0.82, "r"), 2.0)
+
+SHOWN = {
+    "strip line (chat)": lambda route: strip_line(route).plain,
+    "panel and /why": lambda route: "\n".join(panel_text(route)),
+    "REPL line": repl_line,
+    "Markdown export": markdown_line,
+    "route verb": verb_text,
+    "ACP decision note": route_note,
+}
+
+
+@pytest.mark.parametrize("place", SHOWN)
+def test_a_declined_entry_shows_the_confidence_as_the_declined_mode_s(place: str) -> None:
+    text = SHOWN[place](DECLINED)
+    assert "0.79 in shell" in text, text
+    # no line shows the 0.79 without naming shell (the panel's bar row `shell ███ 0.79` does)
+    assert all("shell" in line for line in text.splitlines() if "0.79" in line), text
+
+
+@pytest.mark.parametrize("place", SHOWN)
+def test_a_mode_the_router_chose_shows_its_own_confidence_bare(place: str) -> None:
+    text = SHOWN[place](CHOSEN)
+    assert "0.82" in text and "0.82 in" not in text, text
+
+
+def test_whose_confidence_for_each_kind_of_route() -> None:
+    below = Route("chat", "fallback", "Below confidence threshold", Decision("code", 0.41))
+    sticky = Route("code", "classifier", "Sticky", Decision("chat", 0.55), sticky=True)
+    forced = Route("write", "caller", "Mode requested by caller", Decision("code", 0.9))
+    unscored = Route("chat", "fallback", "Confidence not scored", Decision("code", None))
+    assert confidence_words(below) == "0.41 in code"
+    assert confidence_words(sticky) == "0.55 in chat"
+    assert confidence_words(forced) == "0.90 in code"
+    assert confidence_words(unscored) is None
+    assert confidence_words(Route("chat", "fallback", "No mode chosen")) is None
