@@ -10,6 +10,7 @@ from collections.abc import Callable
 from datetime import UTC
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from modes_tui.core.packs.profiles import load_pack
@@ -25,17 +26,19 @@ from tests.support.mcp_support import MARK, marked_processes, wait_until_gone
 from tests.support.tui_support import all_text, answer_dialog, plain, real_services
 
 
-async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 60.0) -> None:
+async def until(
+    pilot: Pilot[None], check: Callable[[], bool], timeout: float = 60.0, seen: object = None
+) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not check():
         if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the screen to change")
+            raise AssertionError(f"timed out waiting for the screen to change; seen: {seen}")
         await pilot.pause(0.05)
 
 
 async def test_the_dialog_asks_for_an_mcp_tool_and_the_panel_names_a_server_that_failed(
-    write_pack: Callable[..., Path], tmp_path: Path
+    write_pack: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     mark = uuid.uuid4().hex
     modes = {
@@ -72,15 +75,21 @@ async def test_the_dialog_asks_for_an_mcp_tool_and_the_panel_names_a_server_that
             app = pilot.app
             assert isinstance(app, ModesApp)
             await until(pilot, lambda: app.conversation.engine is not None)
+            # every activity the status line shows, however briefly (a poll can miss one)
+            status = app.conversation.status
+            shown_activities: list[str] = []
+            show = status.busy
+
+            def busy(activity: str) -> None:
+                shown_activities.append(activity)
+                show(activity)
+
+            monkeypatch.setattr(status, "busy", busy)
             app.conversation.prompt.value = "what time is noon UTC in Tokyo"
             await pilot.press("enter")
             # the servers' first start takes seconds: the status line says what it waits for
-            await until(
-                pilot,
-                lambda: (
-                    "getting tools from MCP time, nope" in str(app.conversation.status.activity)
-                ),
-            )
+            waiting = "Routed to clock; getting tools from MCP time, nope…"
+            await until(pilot, lambda: waiting in shown_activities, seen=shown_activities)
             await until(
                 pilot,
                 lambda: (
