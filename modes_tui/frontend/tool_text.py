@@ -4,7 +4,8 @@ The command (or the path, or the query) is the title: `$ ls -la`, `read_file src
 `search_files "TODO" in src`; the result is its lines, not the JSON the model reads:
 `{"exit_code": 1, "output": "one\\ntwo\\n"}` is the lines `one` and `two` with
 "failed: exit code 1". One formatter for the TUI's cards, the REPL's lines and the exported
-Markdown, so the three say the same.
+Markdown, so the three say the same. A turn that ended with no text and no tool call gets
+one note, `EMPTY_ANSWER`, in the TUI and the REPL alike.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 
 from modes_tui.core.terminal_text import terminal_safe
 
+EMPTY_ANSWER = "the model's answer has no text"
+"""Under a finished turn with no text and no tool call (`TurnTranscript.said_nothing`)."""
 TITLE_ARGUMENT = {
     "run_command": "command",
     "read_file": "path",

@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING, Union, assert_never
 
 from modes_tui.core.history.ledger import money
 from modes_tui.core.terminal_text import TerminalStream, json_terminal_safe, terminal_safe
-from modes_tui.frontend.tool_text import fold, tool_result, tool_title
+from modes_tui.frontend.tool_text import EMPTY_ANSWER, fold, tool_result, tool_title
 from modes_tui.route_format import repl_line
 
 if TYPE_CHECKING:
@@ -47,8 +47,6 @@ class Printer:
         """The answer streaming now: a sequence cut between two chunks is removed whole."""
         self.failures = 0
         """Turns that failed: a script reading our output needs the exit code to say so."""
-        self._said = False
-        """Whether this turn showed answer text or a tool call (a silent turn is said so)."""
 
     def write(self, text: str) -> None:
         # Model text, tool output and provider errors must not drive the terminal.
@@ -84,7 +82,6 @@ class Printer:
         """The route line, the request's notes, the streamed answer, tool calls, the end."""
         match event.type:
             case "route_decided":
-                self._said = False
                 for warning in event.warnings:
                     self.write(f"! {warning}\n")
                 self.write(repl_line(event.route) + "\n")
@@ -96,11 +93,9 @@ class Printer:
                 for note in event.notes:
                     self.write(f"({note})\n")
             case "text_delta":
-                self._said = self._said or bool(event.text.strip())
                 self._in_text = True
                 self._emit(self._text.feed(event.text))
             case "tool_call_requested":
-                self._said = True
                 self._end_text()
                 self.write(f"→ {tool_title(event.call.name, event.call.arguments)}\n")
             case "tool_call_finished":
@@ -118,8 +113,8 @@ class Printer:
         """The cost of a finished turn, or why it stopped."""
         match event.type:
             case "turn_finished":
-                if not self._said:  # a blank line would read as a hang or a lost answer
-                    self.write("(the model's answer has no text)\n")
+                if context.last_turn is not None and context.last_turn.said_nothing:
+                    self.write(f"({EMPTY_ANSWER})\n")
                 ledger = getattr(getattr(context.engine, "costs", None), "ledger", None)
                 if ledger is not None and ledger.turns and ledger.turns[-1].cost:
                     cost = money(ledger.turns[-1].cost)

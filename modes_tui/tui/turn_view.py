@@ -25,6 +25,7 @@ from textual.widgets._markdown import MarkdownStream
 
 from modes_tui.core.history.events import ToolCallFinished, ToolCallRequested, TurnEvent
 from modes_tui.core.history.transcript import Superseded, TurnTranscript
+from modes_tui.frontend.tool_text import EMPTY_ANSWER
 from modes_tui.route_format import duration, strip_line
 from modes_tui.tui.compaction_note import CompactionNote
 from modes_tui.tui.markdown_lists import BLOCKS as LIST_BLOCKS
@@ -43,8 +44,6 @@ NO_RETRY = {
 
 REASONING_REFRESH_S = 0.1
 """How often folded reasoning is redrawn while it streams."""
-EMPTY_ANSWER = "the model's answer has no text"
-"""Under a finished turn with no text and no tool call (`chat --plain` says the same)."""
 
 
 class ToolCallView(FitsInStream, Static):
@@ -392,8 +391,7 @@ class TurnView(Vertical):
             if record.shows_kept_partial:
                 text.append(f"\n  {kept_note(record)}")
             yield EndingNote(text, classes="tail ending note-text -cancelled")
-        elif record.status == "finished" and not record.answer.strip() and not record.tools:
-            # a base model can end at once: say so, or the empty turn reads as a lost answer
+        elif record.said_nothing:
             yield EndingNote(Text(EMPTY_ANSWER, style="dim"), classes="tail ending note-text")
         meta = self._meta_text()
         if meta.plain:

@@ -141,6 +141,12 @@ class TurnTranscript:
         return "\n\n".join(s for s in self.segments if s)
 
     @property
+    def said_nothing(self) -> bool:
+        """Finished with no answer text and no tool call (a base model can end at once): the
+        front ends say so in words, or the empty turn reads as a hang or a lost answer."""
+        return self.status == "finished" and not self.answer.strip() and not self.tools
+
+    @property
     def mode(self) -> str | None:
         """The mode that answered (None: no mode, `off`)."""
         if self.message is not None and self.message.mode is not None:
