@@ -33,15 +33,15 @@ from modes_tui.store.session_log import SessionLog
 from modes_tui.store.session_reader import load_session
 from modes_tui.store.settings import load_settings
 from tests.support.engine_support import engine_config
-from tests.support.llama_server import SERVED_NAME, LlamaServer, start_server
+from tests.support.llama_server import END_OF_GENERATION, SERVED_NAME, LlamaServer, start_server
 
 pytestmark = pytest.mark.local
 
 KEY_VARIABLE = "MODES_TUI_TEST_SERVER_KEY"
 KEY = "sk-test-never-in-a-file-1234"
-# Gemma's end tokens (<eos> = 1, <end_of_turn> = 106) are banned, so every answer runs to
-# max_tokens: long enough to cancel or kill mid-stream on a slow, shared machine.
-NO_END = {"1": -100, "106": -100}
+# Gemma's end tokens are banned, so every answer runs to max_tokens: long enough to cancel
+# or kill mid-stream on a slow, shared machine.
+NO_END = END_OF_GENERATION
 
 
 @pytest.fixture(scope="module")

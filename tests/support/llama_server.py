@@ -23,6 +23,11 @@ from pathlib import Path
 SERVED_NAME = "gemma"
 """The model name the server answers to (`--model_alias`)."""
 READY_SECONDS = 90.0
+END_OF_GENERATION = {"1": -100, "106": -100, "212": -100}
+"""A `logit_bias` that bars the tokens llama.cpp ends generation on for Gemma 3 (`<eos>`,
+`<end_of_turn>`, `</s>`), so an answer runs to its `max_tokens`. The served GGUF has no chat
+template, so the server falls back to the llama-2 format, whose literal `<s>` invites `</s>`:
+without the bias some CPUs draw an empty answer."""
 
 
 @dataclass
