@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from modes_tui.core.terminal_text import terminal_safe
+from modes_tui.core.values.numbers import two_places
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -43,12 +44,6 @@ SHOWN_MARKS = ("forced", "one-shot", "sticky", "hand-off")
 """The marks the one-line formats print (fallback and error speak for themselves)."""
 CALLER_MARKS = ("forced", "one-shot")
 """The marks of a mode the caller chose, drawn in the caller's colour."""
-
-
-def two_places(value: float) -> str:
-    """A probability with two decimals, never rounded up to "1.00" unless it is 1: a 0.996
-    shows as 0.99, so the panel claims no certainty the router did not have."""
-    return "1.00" if value >= 1.0 else f"{min(value, 0.99):.2f}"
 
 
 def marks(route: Route) -> list[str]:
@@ -98,7 +93,7 @@ def confidence_words(route: Route) -> str | None:
     if route.confidence is None:
         return None
     whose = route.decision.mode_name if route.decision is not None else None
-    number = f"{route.confidence:.2f}"
+    number = two_places(route.confidence)
     return number if whose is None or whose == route.mode_name else f"{number} in {whose}"
 
 
@@ -281,7 +276,7 @@ def explain_lines(route: Route) -> list[str]:
     if route.follow_up is not None:
         lines.append(f"  follow-up: {route.follow_up:.2f} (how much it leans on the last turn)")
     if route.alone is not None:
-        confidence = "n/a" if route.alone.confidence is None else f"{route.alone.confidence:.2f}"
+        confidence = "n/a" if route.alone.confidence is None else two_places(route.alone.confidence)
         lines.append(f"  alone: {route.alone.mode_name} {confidence}")
     if route.unsure is not None:
         why = "below ask_below" if route.unsure.why == "low" else "runner-up within ask_margin"

@@ -183,8 +183,11 @@ def make_app(
     workdir: Path,
     script: list[ScriptedReply] | None = None,
     session_id: str = "20260314-092653-demo",
+    below_confidence: float | None = None,
 ) -> tuple[ModesApp, SessionLog]:
     pack = load_pack("default")
+    if below_confidence is not None:  # the pack's threshold, lowered for one picture
+        pack = replace(pack, router=replace(pack.router, below_confidence=below_confidence))
     dirs = app_dirs()
     log = SessionLog.create(dirs, pack=pack.name, model=MODEL, session_id=session_id)
     runtime = Runtime(
@@ -396,13 +399,16 @@ async def shoot_doubt(out: Path) -> list[Path]:
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir()
     script = [ScriptedReply('`git commit -m "Fix typo in README"`')]
-    app, log = make_app(workdir, script, session_id="20260314-092653-doubt")
+    # Keywords split 0.50/0.50 between chat and shell. At the default pack's threshold (0.7)
+    # that is a fallback far below it, which the router is sure of (no question); at 0.5 it
+    # is a close call between the two, which the app asks about.
+    app, log = make_app(workdir, script, session_id="20260314-092653-doubt", below_confidence=0.5)
     path = out / "doubt.svg"
     async with app.run_test(size=(100, 30)) as pilot:
         app.conversation.prompt.cursor_blink = False
         app.conversation.status.animated = False
         await until(pilot, lambda: app.conversation.engine is not None)
-        app.conversation.prompt.value = CORRECTED  # keywords of chat and shell, 0.50 each
+        app.conversation.prompt.value = CORRECTED
         await pilot.press("enter")
         await until(pilot, lambda: app.screen.__class__.__name__ == "DoubtScreen")
         await until(pilot, lambda: bool(getattr(app.screen, "armed", False)))  # takes answers

@@ -20,6 +20,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from modes_tui.core.history.transcript import TurnTranscript
+from modes_tui.core.values.numbers import two_places
 from modes_tui.route_format import bar
 
 PICK_KEYS = "123456789"
@@ -101,7 +102,7 @@ class CorrectScreen(ModalScreen[str | None]):
             line = Text(f"{key}  {name:<{width}}  ", style="bold" if name != self.answered else "")
             if probability is not None:
                 line.append_text(bar(probability, 12))
-                line.append(f" {probability:.2f}")
+                line.append(f" {two_places(probability)}")
             else:
                 line.append(" " * 17)
             marks = []

@@ -28,6 +28,7 @@ from textual.widgets import Button, Static
 
 from modes_tui.core.engine.questions import ModeChoice
 from modes_tui.core.terminal_text import terminal_safe
+from modes_tui.core.values.numbers import two_places
 from modes_tui.tui.arming import ANSWER_KEYS, ArmedDialog
 from modes_tui.tui.keys import normal_keymap
 
@@ -67,7 +68,7 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _confidence(value: float | None) -> str:
-    return "  —  " if value is None else f"{value:.2f}"
+    return "  —  " if value is None else two_places(value)
 
 
 class DoubtScreen(ArmedDialog[str]):

@@ -83,7 +83,7 @@ async def test_a_routed_turn_is_announced_before_the_answer(
     assert editor.modes() == ["code", "auto"]  # the mode that answers, then the setting again
     said = editor.text()
     note, answer = said.split("\n\n", 1)
-    assert note.startswith("> → code · by classifier 1.00")
+    assert note.startswith("> → code · by classifier 0.99")
     assert "keywords:" in note  # the reason
     assert answer == "(scripted model, no real answer) You said: my python traceback says TypeError"
     [(_, chunk)] = [(s, d) for s, d in editor.updates if "_meta" in d]

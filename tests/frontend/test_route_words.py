@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from modes_tui.acp.updates import route_note
+from modes_tui.core.history.transcript import TurnTranscript
 from modes_tui.core.values.route import Decision, Route
 from modes_tui.route_format import (
     confidence_words,
@@ -17,6 +18,7 @@ from modes_tui.route_format import (
     strip_line,
     verb_text,
 )
+from modes_tui.tui.correct import CorrectScreen
 
 DECLINED = Route(
     "chat",
@@ -62,3 +64,27 @@ def test_whose_confidence_for_each_kind_of_route() -> None:
     assert confidence_words(forced) == "0.90 in code"
     assert confidence_words(unscored) is None
     assert confidence_words(Route("chat", "fallback", "No mode chosen")) is None
+
+
+SATURATED = Route(
+    "shell",
+    "classifier",
+    "r",
+    Decision("shell", 1.0, "r", {"shell": 1.0, "code": 0.0, "chat": 0.0}),
+    2.0,
+)
+"""A softmax that saturated to exactly 1.0 in floating point: not a certainty."""
+
+
+@pytest.mark.parametrize("place", SHOWN)
+def test_a_saturated_router_is_shown_at_most_0_99_sure(place: str) -> None:
+    text = SHOWN[place](SATURATED)
+    assert "0.99" in text and "1.00" not in text, text
+
+
+def test_the_correction_dialog_shows_a_saturated_probability_as_0_99() -> None:
+    record = TurnTranscript(1, "list files", route=SATURATED)
+    picker = CorrectScreen(record, ["chat", "code", "shell"])
+    lines = [str(option.prompt) for option in picker._options()]
+    assert lines[0].split()[1] == "shell" and " 0.99" in lines[0], lines
+    assert not any("1.00" in line for line in lines), lines

@@ -22,6 +22,7 @@ from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.paths import app_dirs
 from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
 from modes_tui.core.routing.router import Router
+from modes_tui.core.values import two_places
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.store.control import ControlFile
 from modes_tui.store.corrections import CorrectionStore
@@ -172,7 +173,7 @@ async def test_ctrl_e_re_runs_the_turn_folds_the_first_answer_and_the_router_lea
         assert [line.split()[1] for line in lines] == [name for name, _ in picker.choices]
         probabilities = record.route.decision.probabilities  # type: ignore[union-attr]
         for line, (name, _) in zip(lines, picker.choices, strict=True):
-            assert f"{probabilities[name]:.2f}" in line
+            assert two_places(probabilities[name]) in line
         assert "(router's pick, answered)" in lines[0] and lines[0].split()[1] == "chat"
         await pilot.press(str(1 + [n for n, _ in picker.choices].index("shell")))
         await pilot.pause(0.05)

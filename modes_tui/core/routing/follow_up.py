@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from modes_tui.core.values.framing import PLACEHOLDER
+from modes_tui.core.values.numbers import two_places
 
 if TYPE_CHECKING:
     from modes_tui.core.routing.continuity import Continuity
@@ -316,7 +317,7 @@ def continued(
 def _follow_reason(
     current: str, follow: FollowUp, alone: Weighed, continuity: Continuity | None
 ) -> str:
-    said = f"alone: {alone.mode} {alone.confidence:.2f}"
+    said = f"alone: {alone.mode} {two_places(alone.confidence)}"
     if alone.mode == current and alone.reason:
         said = alone.reason
     if continuity is None or continuity.chance <= 0:

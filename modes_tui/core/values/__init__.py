@@ -11,6 +11,7 @@ of a message, the router's doubt and evidence.
                    (`Evidence`)
     framing.py     Framing: a message's request, split from what it quotes or pastes, and the
                    quoted kinds as weak evidence
+    numbers.py     How a probability or confidence is written: two decimals, at most 0.99
     recorded.py    Errors as a route keeps them (plain data, read back as `RecordedError`)
     route.py       The router's answer: `Route`, `Decision`, `ClassifierInfo`, `RoutedTurn`
 
@@ -26,6 +27,7 @@ from .doubt import ASK_BELOW, ASK_MARGIN, Unsure, doubt
 from .entry import HistoryEntry
 from .evidence import Evidence, EvidenceKind
 from .framing import PLACEHOLDER, SCAN_LIMIT, Framing, QuotedKind, kind_of, split_message
+from .numbers import two_places
 from .recorded import RecordedError, error_to_dict, failure_reason
 from .route import ClassifierInfo, DecidedBy, Decision, Route, RoutedTurn
 
@@ -53,4 +55,5 @@ __all__ = [
     "kind_of",
     "new_correction_id",
     "split_message",
+    "two_places",
 ]

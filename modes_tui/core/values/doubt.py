@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from modes_tui.core.values.numbers import two_places
+
 ASK_BELOW = 0.5
 """Default `ask_below`: a pick under this confidence is unsure."""
 ASK_MARGIN = 0.1
@@ -69,7 +71,7 @@ class Unsure:
 
 
 def _named(mode: str, confidence: float | None) -> str:
-    return mode if confidence is None else f"{mode} {confidence:.2f}"
+    return mode if confidence is None else f"{mode} {two_places(confidence)}"
 
 
 def _number(value: object) -> float | None:

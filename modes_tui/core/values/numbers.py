@@ -1,0 +1,10 @@
+"""How a router's probability or confidence is written for people: two decimals, at most 0.99."""
+
+from __future__ import annotations
+
+
+def two_places(value: float) -> str:
+    """`value` with two decimals, at most "0.99": a 0.996, or a softmax that saturated to
+    exactly 1.0 in floating point, shows as 0.99, so no screen, line or reason claims a
+    certainty a router cannot have."""
+    return f"{min(value, 0.99):.2f}"
