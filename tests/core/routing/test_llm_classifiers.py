@@ -284,6 +284,16 @@ async def test_judge_reads_the_label_distribution(judge_pack: Pack, fake_llm: Fa
     assert "Labels: A = escalate, B = help, C = returns." in seen.messages[0]["content"]
 
 
+async def test_a_judge_sure_of_one_label_says_0_99_not_1_00(
+    judge_pack: Pack, fake_llm: FakeProvider
+) -> None:
+    fake_llm.script(Reply(text="C", logprobs=[{"C": -0.0001, "The": -9.0}]))
+    route = await route_with(judge_pack, "judge")
+    assert route.mode_name == "returns" and route.decision is not None
+    assert route.decision.confidence == pytest.approx(1.0)
+    assert route.reason == "label C (0.99 of the label probability)"
+
+
 async def test_judge_with_a_split_distribution_falls_below_the_threshold(
     judge_pack: Pack, fake_llm: FakeProvider
 ) -> None:

@@ -32,6 +32,7 @@ from modes_tui.core.routing.classifiers.model_classifier import (
     ModelClassifier,
 )
 from modes_tui.core.routing.ports import CorrectionSource
+from modes_tui.core.values.numbers import two_places
 from modes_tui.core.values.route import Decision
 
 LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -133,6 +134,6 @@ class JudgeClassifier(ModelClassifier):
         return Decision(
             best,
             round(confidence, 4),
-            f"label {label} ({confidence:.2f} of the label probability)",
+            f"label {label} ({two_places(confidence)} of the label probability)",
             {name: round(p, 4) for name, p in probabilities.items()},
         )
