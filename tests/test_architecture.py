@@ -397,15 +397,25 @@ def subpackages() -> list[str]:
 
 
 def declared_all(path: Path) -> list[str] | None:
-    """The literal `__all__` of a module, or None when it has none."""
+    """The literal `__all__` of a module, or None when it has none.
+
+    A long one is written as `__all__ = [...]` then `__all__ += [...]` lines, one a source
+    module (mypy and star imports read both); every part must be a literal list.
+    """
+    names: list[str] | None = None
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign | ast.AnnAssign):
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
                 value = node.value
                 assert isinstance(value, ast.List | ast.Tuple), f"{path}: __all__ is not a literal"
-                return [ast.literal_eval(item) for item in value.elts]
-    return None
+                part = [ast.literal_eval(item) for item in value.elts]
+                if isinstance(node, ast.AugAssign):
+                    assert names is not None, f"{path}: __all__ += before __all__ ="
+                    names += part
+                else:
+                    names = part
+    return names
 
 
 def top_level_names(path: Path) -> set[str]:

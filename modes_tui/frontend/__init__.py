@@ -28,15 +28,5 @@ from modes_tui.frontend.commands import (
 from modes_tui.frontend.dispatch import dispatch, missing_handlers
 from modes_tui.frontend.lines import Read, Send, read_line
 
-__all__ = [
-    "COMMANDS",
-    "Command",
-    "CommandError",
-    "CommandSpec",
-    "OneShot",
-    "Read",
-    "Send",
-    "dispatch",
-    "missing_handlers",
-    "read_line",
-]
+__all__ = ["COMMANDS", "Command", "CommandError", "CommandSpec", "OneShot"]
+__all__ += ["Read", "Send", "dispatch", "missing_handlers", "read_line"]

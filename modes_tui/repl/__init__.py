@@ -27,18 +27,6 @@ from modes_tui.repl.printer import Printer, correction_text
 from modes_tui.repl.prompt import input_history, run_interactive, send_keys, slash_completer
 from modes_tui.repl.turns import ask, play
 
-__all__ = [
-    "PipeConfirmer",
-    "Printer",
-    "ReplContext",
-    "ask",
-    "correction_text",
-    "input_history",
-    "piped_lines",
-    "play",
-    "run_interactive",
-    "run_line",
-    "run_lines",
-    "send_keys",
-    "slash_completer",
-]
+__all__ = ["PipeConfirmer", "ReplContext", "piped_lines", "run_line", "run_lines"]
+__all__ += ["Printer", "correction_text"]
+__all__ += ["ask", "input_history", "play", "run_interactive", "send_keys", "slash_completer"]

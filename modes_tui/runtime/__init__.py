@@ -353,18 +353,6 @@ def load_settings_for(options: RunOptions, dirs: Dirs) -> Settings:
     return load_settings(dirs, overrides=overrides)
 
 
-__all__ = [
-    "RunOptions",
-    "Runtime",
-    "build_engine",
-    "check_model_names",
-    "classifier_services",
-    "current_session",
-    "load_pack",
-    "load_settings_for",
-    "mcp_servers",
-    "offline_for",
-    "pack_for",
-    "resume_for",
-    "scripted_model",
-]
+__all__ = ["build_engine", "check_model_names", "classifier_services", "load_pack", "mcp_servers"]
+__all__ += ["current_session", "offline_for", "pack_for", "resume_for", "scripted_model"]
+__all__ += ["RunOptions", "Runtime", "load_settings_for"]

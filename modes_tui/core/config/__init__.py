@@ -40,33 +40,9 @@ from .ports import ControlSource
 from .settings import SettingReader, is_number, is_scalar, is_text, is_whole
 from .variables import expand_secret_values, expand_variables
 
-__all__ = [
-    "AUTO",
-    "DEFAULT",
-    "EMBEDDED_MODEL",
-    "FAST",
-    "OFF",
-    "PACK_NAME_RULE",
-    "STRONG",
-    "ControlReading",
-    "ControlSource",
-    "ModelCatalog",
-    "ModelChoice",
-    "ModelConfig",
-    "ModelPrice",
-    "SettingReader",
-    "Source",
-    "check_roles",
-    "expand_secret_values",
-    "expand_variables",
-    "is_number",
-    "is_scalar",
-    "is_text",
-    "is_whole",
-    "models_from_text",
-    "pack_name_problem",
-    "parse_models",
-    "parse_roles",
-    "resolve_model",
-    "resolve_role",
-]
+__all__ = ["AUTO", "OFF", "PACK_NAME_RULE", "ControlReading", "Source", "pack_name_problem"]
+__all__ += ["DEFAULT", "EMBEDDED_MODEL", "FAST", "STRONG", "ModelCatalog", "ModelChoice"]
+__all__ += ["ModelConfig", "ModelPrice", "check_roles", "models_from_text", "parse_models"]
+__all__ += ["ControlSource", "parse_roles", "resolve_model", "resolve_role"]
+__all__ += ["SettingReader", "is_number", "is_scalar", "is_text", "is_whole"]
+__all__ += ["expand_secret_values", "expand_variables"]

@@ -31,23 +31,8 @@ from .ports import CountedTokens, TokenCounter
 from .tokens import ESTIMATE, MESSAGE_OVERHEAD, TokenTally, estimate_tokens
 from .window import ContextBudget, budget_for
 
-__all__ = [
-    "CUT_MARKER",
-    "ESTIMATE",
-    "MESSAGE_OVERHEAD",
-    "ContextBudget",
-    "CountedTokens",
-    "Fitted",
-    "TokenCounter",
-    "TokenTally",
-    "budget_for",
-    "compaction_point",
-    "cut_text",
-    "estimate_tokens",
-    "fallback_summary",
-    "fit_request",
-    "summary_block",
-    "summary_problem",
-    "summary_request",
-    "summary_text",
-]
+__all__ = ["compaction_point", "fallback_summary", "summary_block", "summary_problem"]
+__all__ += ["CUT_MARKER", "Fitted", "cut_text", "fit_request", "summary_request", "summary_text"]
+__all__ += ["CountedTokens", "TokenCounter"]
+__all__ += ["ESTIMATE", "MESSAGE_OVERHEAD", "TokenTally", "estimate_tokens"]
+__all__ += ["ContextBudget", "budget_for"]

@@ -44,38 +44,10 @@ from modes_tui.core.edits.policy import (
     read_policy,
 )
 
-__all__ = [
-    "ASKS_BY_NATURE",
-    "DEFAULT_DENY",
-    "EDIT_TOOL_NAMES",
-    "MAX_TEXT_BYTES",
-    "PERMISSIONS",
-    "SWITCH_MODE",
-    "Change",
-    "ChangedOnDisk",
-    "Checkpoint",
-    "CheckpointRecord",
-    "Checkpoints",
-    "DiffLine",
-    "Editor",
-    "FileState",
-    "PathGlobs",
-    "Permission",
-    "Policy",
-    "Restore",
-    "Rule",
-    "UndoPlan",
-    "UndoResult",
-    "check_glob",
-    "commit",
-    "diff_lines",
-    "diff_stats",
-    "edit_tools",
-    "hand_off_problems",
-    "look",
-    "read_policy",
-    "session_tools",
-    "switch_mode_tool",
-    "unified_diff",
-    "visible",
-]
+__all__ = ["MAX_TEXT_BYTES", "ChangedOnDisk", "FileState", "commit", "look"]
+__all__ += ["Checkpoint", "CheckpointRecord", "Checkpoints", "Restore", "UndoPlan", "UndoResult"]
+__all__ += ["DiffLine", "diff_lines", "diff_stats", "unified_diff", "visible"]
+__all__ += ["EDIT_TOOL_NAMES", "Change", "Editor", "edit_tools", "session_tools"]
+__all__ += ["SWITCH_MODE", "PathGlobs", "check_glob", "switch_mode_tool"]
+__all__ += ["ASKS_BY_NATURE", "DEFAULT_DENY", "PERMISSIONS", "Permission", "Policy", "Rule"]
+__all__ += ["hand_off_problems", "read_policy"]

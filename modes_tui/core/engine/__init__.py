@@ -60,24 +60,7 @@ from .prepare import TurnKind, TurnOrder
 from .questions import ANSWER_ARMING_SECONDS, ModeChoice, Question, RuleNote, verbatim
 from .turn import Turn
 
-__all__ = [
-    "ANSWER_ARMING_SECONDS",
-    "Asker",
-    "Chooser",
-    "Confirmer",
-    "CorrectionRecorder",
-    "Engine",
-    "EngineConfig",
-    "Guard",
-    "Limits",
-    "ModeChoice",
-    "NoteEchoFilter",
-    "Question",
-    "Restorable",
-    "RuleNote",
-    "Turn",
-    "TurnEngine",
-    "TurnKind",
-    "TurnOrder",
-    "verbatim",
-]
+__all__ = ["Engine", "EngineConfig", "Limits", "NoteEchoFilter"]
+__all__ += ["Asker", "Chooser", "Confirmer", "CorrectionRecorder", "Guard", "Restorable"]
+__all__ += ["TurnEngine", "TurnKind", "TurnOrder"]
+__all__ += ["ANSWER_ARMING_SECONDS", "ModeChoice", "Question", "RuleNote", "Turn", "verbatim"]

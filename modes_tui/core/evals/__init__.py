@@ -26,19 +26,6 @@ from .scoring import (
     wrong_sure,
 )
 
-__all__ = [
-    "SURE",
-    "Outcome",
-    "case_rows",
-    "evaluate",
-    "fit_threshold",
-    "format_curve",
-    "format_fit",
-    "format_report",
-    "judge",
-    "learn_from_cases",
-    "percentile",
-    "read_eval_file",
-    "route_cases",
-    "wrong_sure",
-]
+__all__ = ["format_curve", "format_fit", "format_report", "learn_from_cases", "read_eval_file"]
+__all__ += ["SURE", "Outcome", "case_rows", "evaluate", "fit_threshold", "judge", "percentile"]
+__all__ += ["route_cases", "wrong_sure"]

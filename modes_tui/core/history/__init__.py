@@ -66,54 +66,13 @@ from .records import (
 from .safe_events import TerminalEvents, safe_events
 from .transcript import Reroute, Superseded, ToolActivity, TurnTranscript, fold_turn
 
-__all__ = [
-    "RECORD_TYPES",
-    "RESERVED_FIELDS",
-    "SCHEMA_VERSION",
-    "AssistantRecord",
-    "Compaction",
-    "ContextReport",
-    "Conversation",
-    "ConversationCompacted",
-    "CostLedger",
-    "Message",
-    "MetaRecord",
-    "ModeChanged",
-    "ReasoningDelta",
-    "RecordType",
-    "RequestBuilt",
-    "RequestRecord",
-    "Reroute",
-    "RouteDecided",
-    "RouteRecord",
-    "SessionRecord",
-    "SessionWriter",
-    "SummaryRecord",
-    "Superseded",
-    "TerminalEvents",
-    "TextDelta",
-    "ToolActivity",
-    "ToolCallFinished",
-    "ToolCallRequested",
-    "ToolOutcome",
-    "ToolResultRecord",
-    "Trigger",
-    "TurnCancelled",
-    "TurnCorrected",
-    "TurnEvent",
-    "TurnFailed",
-    "TurnFinished",
-    "TurnTranscript",
-    "UiEventRecord",
-    "Usage",
-    "UserRecord",
-    "baseline",
-    "budget_from_text",
-    "check_budget",
-    "fold_turn",
-    "money",
-    "parse_record",
-    "safe_events",
-    "session_costs",
-    "write_record",
-]
+__all__ = ["Compaction", "ContextReport", "Conversation", "Message", "Trigger"]
+__all__ += ["ConversationCompacted", "ModeChanged", "ReasoningDelta", "RequestBuilt"]
+__all__ += ["RouteDecided", "TextDelta", "ToolCallFinished", "ToolCallRequested", "ToolOutcome"]
+__all__ += ["TurnCancelled", "TurnCorrected", "TurnEvent", "TurnFailed", "TurnFinished", "Usage"]
+__all__ += ["CostLedger", "baseline", "budget_from_text", "check_budget", "money", "session_costs"]
+__all__ += ["RESERVED_FIELDS", "SCHEMA_VERSION", "SessionWriter"]
+__all__ += ["RECORD_TYPES", "AssistantRecord", "MetaRecord", "RecordType", "RequestRecord"]
+__all__ += ["RouteRecord", "SessionRecord", "SummaryRecord", "ToolResultRecord", "UiEventRecord"]
+__all__ += ["TerminalEvents", "UserRecord", "parse_record", "safe_events", "write_record"]
+__all__ += ["Reroute", "Superseded", "ToolActivity", "TurnTranscript", "fold_turn"]

@@ -24,17 +24,6 @@ from .wire import (
     UsageReport,
 )
 
-__all__ = [
-    "UNKNOWN_CAPABILITIES",
-    "ChatModel",
-    "Completion",
-    "ModelCapabilities",
-    "ModelEvent",
-    "ModelRequest",
-    "ReasoningChunk",
-    "TextChunk",
-    "ToolCall",
-    "ToolCallChunk",
-    "ToolSpec",
-    "UsageReport",
-]
+__all__ = ["UNKNOWN_CAPABILITIES", "ChatModel", "ModelCapabilities"]
+__all__ += ["Completion", "ModelEvent", "ModelRequest", "ReasoningChunk", "TextChunk", "ToolCall"]
+__all__ += ["ToolCallChunk", "ToolSpec", "UsageReport"]

@@ -22,15 +22,6 @@ from .profiles import NAME_PATTERN, Pack, Profile, available_packs, load_pack
 from .prompts import template_locals
 from .router_config import RouterConfig, read_router
 
-__all__ = [
-    "NAME_PATTERN",
-    "FieldReader",
-    "HistoryWindow",
-    "Pack",
-    "Profile",
-    "RouterConfig",
-    "available_packs",
-    "load_pack",
-    "read_router",
-    "template_locals",
-]
+__all__ = ["FieldReader", "HistoryWindow"]
+__all__ += ["NAME_PATTERN", "Pack", "Profile", "available_packs", "load_pack", "template_locals"]
+__all__ += ["RouterConfig", "read_router"]

@@ -39,24 +39,8 @@ from .input import split_transcript
 from .ports import Classifier, CorrectionSource, Encoder
 from .router import Router
 
-__all__ = [
-    "EMPTY_CORRECTIONS",
-    "LABELS",
-    "BackendFactory",
-    "CascadeClassifier",
-    "ChatClassifier",
-    "Classifier",
-    "ClassifierServices",
-    "CorrectionSource",
-    "EmbeddingCache",
-    "EmbeddingClassifier",
-    "Encoder",
-    "JudgeClassifier",
-    "MemoryCorrections",
-    "ReliabilityBin",
-    "Router",
-    "build_classifier",
-    "expected_calibration_error",
-    "reliability",
-    "split_transcript",
-]
+__all__ = ["ReliabilityBin", "expected_calibration_error", "reliability"]
+__all__ += ["BackendFactory", "CascadeClassifier", "ClassifierServices", "build_classifier"]
+__all__ += ["LABELS", "ChatClassifier", "EmbeddingCache", "EmbeddingClassifier", "JudgeClassifier"]
+__all__ += ["EMPTY_CORRECTIONS", "MemoryCorrections", "split_transcript"]
+__all__ += ["Classifier", "CorrectionSource", "Encoder", "Router"]

@@ -40,27 +40,8 @@ from .resolver import Resolved, missing_real, resolve
 from .servers import server_tools
 from .toolbox import default_registry
 
-__all__ = [
-    "ConfinedRoot",
-    "FileRules",
-    "MissingError",
-    "OutsideError",
-    "Refusal",
-    "Resolved",
-    "ServerTools",
-    "Tool",
-    "ToolError",
-    "ToolMaker",
-    "ToolRegistry",
-    "ToolServers",
-    "check",
-    "default_registry",
-    "denied_refusal",
-    "known_tool_names",
-    "literal_globs",
-    "missing_real",
-    "resolve",
-    "server_tools",
-    "shown_path",
-    "tool",
-]
+__all__ = ["FileRules", "Refusal", "check", "denied_refusal", "literal_globs"]
+__all__ += ["ConfinedRoot", "MissingError", "OutsideError", "shown_path"]
+__all__ += ["ServerTools", "ToolMaker", "ToolServers"]
+__all__ += ["Tool", "ToolError", "ToolRegistry", "known_tool_names", "tool"]
+__all__ += ["Resolved", "default_registry", "missing_real", "resolve", "server_tools"]

@@ -31,29 +31,8 @@ from .numbers import two_places
 from .recorded import RecordedError, error_to_dict, failure_reason
 from .route import ClassifierInfo, DecidedBy, Decision, Route, RoutedTurn
 
-__all__ = [
-    "ASK_BELOW",
-    "ASK_MARGIN",
-    "PLACEHOLDER",
-    "SCAN_LIMIT",
-    "ClassifierInfo",
-    "Correction",
-    "DecidedBy",
-    "Decision",
-    "Evidence",
-    "EvidenceKind",
-    "Framing",
-    "HistoryEntry",
-    "QuotedKind",
-    "RecordedError",
-    "Route",
-    "RoutedTurn",
-    "Unsure",
-    "doubt",
-    "error_to_dict",
-    "failure_reason",
-    "kind_of",
-    "new_correction_id",
-    "split_message",
-    "two_places",
-]
+__all__ = ["ASK_BELOW", "ASK_MARGIN", "Correction", "Unsure", "doubt", "new_correction_id"]
+__all__ += ["Evidence", "EvidenceKind", "HistoryEntry"]
+__all__ += ["PLACEHOLDER", "SCAN_LIMIT", "Framing", "QuotedKind", "kind_of", "split_message"]
+__all__ += ["RecordedError", "error_to_dict", "failure_reason", "two_places"]
+__all__ += ["ClassifierInfo", "DecidedBy", "Decision", "Route", "RoutedTurn"]
