@@ -22,7 +22,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from modes_tui.core.terminal_text import terminal_safe
-from modes_tui.core.values.numbers import two_places
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -44,6 +43,14 @@ SHOWN_MARKS = ("forced", "one-shot", "sticky", "hand-off")
 """The marks the one-line formats print (fallback and error speak for themselves)."""
 CALLER_MARKS = ("forced", "one-shot")
 """The marks of a mode the caller chose, drawn in the caller's colour."""
+
+
+def two_places(value: float) -> str:
+    """`core.values.two_places` (a number the router gives, at most 0.99), imported at its
+    first use: the values package is not needed before the app's first frame."""
+    from modes_tui.core.values.numbers import two_places as shown
+
+    return shown(value)
 
 
 def marks(route: Route) -> list[str]:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from modes_tui.core.errors import ModesError
-from modes_tui.frontend import corrections
 from modes_tui.frontend.commands import Command
 from modes_tui.frontend.dispatch import Handler, dispatch
 from modes_tui.frontend.modes import mode_rows
@@ -143,6 +142,8 @@ def undo_correction(parts: ConversationParts) -> None:
     if parts.engine is None:
         parts.status.error(STILL_STARTING)
         return
+    from modes_tui.frontend import corrections  # with the first `/wrong`, after the first frame
+
     undone = corrections.undo(parts.engine)
     if isinstance(undone, corrections.CorrectionRefused):
         parts.status.error(undone.reason)
@@ -244,6 +245,8 @@ class ConversationCommands:
 
     def wrong(self, argument: str) -> None:
         """`/wrong MODE|undo`, or the picker when no mode is given."""
+        from modes_tui.frontend import corrections  # loads here, after the first frame
+
         match corrections.read_wrong(argument):
             case corrections.Undo():
                 undo_correction(self._parts)

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from modes_tui.frontend.tool_text import fold, tool_result, tool_title
 from modes_tui.route_format import (
     CALLER_MARKS,
     confidence_words,
@@ -51,6 +50,8 @@ def tool_outcome(activity: ToolActivity) -> str:
     outcome = activity.outcome or ""
     if outcome != "ok":
         return outcome
+    from modes_tui.frontend.tool_text import tool_result  # with the first tool call
+
     result = tool_result(outcome, activity.result)
     return result.status if result.failed else outcome
 
@@ -174,6 +175,9 @@ def tool_summary(activity: ToolActivity, limit: int | None = CARD_LINES) -> Rend
     """A tool call as a person would write it (`$ ls -la`, `read_file a.py`) with, once
     resolved, its outcome and the output's lines: the first `limit` of them and
     "… N more lines" (None: all of them, for the inspector)."""
+    # loads with the first tool card, not on the way to the first frame
+    from modes_tui.frontend.tool_text import fold, tool_result, tool_title
+
     head = Text("⚙ ", style="cyan")
     head.append(tool_title(activity.call.name, activity.call.arguments), style="bold cyan")
     if activity.outcome is None:
@@ -187,7 +191,7 @@ def tool_summary(activity: ToolActivity, limit: int | None = CARD_LINES) -> Rend
     head.append(f"  {result.status}", style=style)
     if activity.duration_ms:
         head.append(f" · {duration(activity.duration_ms)}", style="dim")
-    # `core.edits` loads with the first tool card, not on the way to the first frame
+    # `core.edits` too
     from modes_tui.core.edits.editor import EDIT_TOOL_NAMES
 
     if activity.call.name in EDIT_TOOL_NAMES and activity.outcome == "ok":

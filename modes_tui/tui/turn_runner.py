@@ -14,7 +14,6 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from modes_tui.core.terminal_text import terminal_safe
-from modes_tui.frontend import corrections
 from modes_tui.tui.messages import TurnEnded, error_text
 
 if TYPE_CHECKING:
@@ -91,6 +90,8 @@ class TurnRunner:
         engine = self._parts.engine
         if not self.can_correct(record) or record is None or engine is None:
             return
+        from modes_tui.frontend import corrections  # with the first correction
+
         outcome = corrections.correct(engine, mode, turn=record.number, rerun=rerun)
         if isinstance(outcome, corrections.CorrectionRefused):
             self._parts.status.error(outcome.reason)
