@@ -39,7 +39,6 @@ from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.frontend.commands import Command, CommandError, mode_settings
 from modes_tui.frontend.dispatch import Handler
 from modes_tui.frontend.lines import read_line
-from modes_tui.frontend.modes import set_mode
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.conversation_commands import ConversationCommands, copy_answer
 from modes_tui.tui.focus import next_part, type_into
@@ -51,7 +50,6 @@ from modes_tui.tui.parts import Part
 from modes_tui.tui.pending import PendingMessages
 from modes_tui.tui.prompt import CommandSuggester, PromptInput
 from modes_tui.tui.render import plural
-from modes_tui.tui.startup import startup_failure
 from modes_tui.tui.status import NOT_KNOWN, ModeHeader, StatusLine, model_label, reading_label
 from modes_tui.tui.turn_messages import RetryRequested
 from modes_tui.tui.turn_queue import Sent, TurnQueue, typed_line
@@ -222,6 +220,8 @@ class ConversationScreen(Screen[None]):
 
     def startup_failure(self) -> TurnFailed:
         """Why a message cannot run: the setup or the model failed, with the fix."""
+        from modes_tui.tui.startup import startup_failure  # only when start-up failed
+
         return startup_failure(self.startup_problem, self.engine_error)
 
     # ------------------------------------------------------------------ the prompt
@@ -349,6 +349,8 @@ class ConversationScreen(Screen[None]):
         if self.services is None:
             self.status.error(STILL_STARTING)
             return False
+        from modes_tui.frontend.modes import set_mode  # with the first forced mode
+
         try:
             reading = set_mode(self.services.control, setting)
         except ModesError as error:

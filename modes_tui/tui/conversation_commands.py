@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Literal
 from modes_tui.core.errors import ModesError
 from modes_tui.frontend.commands import Command
 from modes_tui.frontend.dispatch import Handler, dispatch
-from modes_tui.frontend.modes import mode_rows
 from modes_tui.tui.messages import SessionLoaded
 from modes_tui.tui.render import plural
 from modes_tui.tui.status import reading_label
@@ -188,6 +187,8 @@ def show_help(parts: ConversationParts) -> None:
 
 def modes_text(parts: ConversationParts, reading: ControlReading) -> str:
     """`/modes`: the modes of the pack, as Markdown."""
+    from modes_tui.frontend.modes import mode_rows  # loads with the first `/modes`
+
     assert parts.services is not None  # commands other than /help, /clear wait for the start
     pack = parts.services.pack
     keys = {mk.mode: mk.key for mk in parts.mode_keys}
