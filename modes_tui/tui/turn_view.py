@@ -413,12 +413,15 @@ class TurnView(Vertical):
         return Text(" · ".join(parts))
 
     def show_route(self) -> None:
-        """Redraw the route line (a correction of this turn was made or undone)."""
-        self.query_one(".route", Static).update(self._route_text())
+        """Redraw the route line (a correction of this turn was made or undone). A turn
+        not composed yet has no line to redraw: it draws the record as it is when it
+        composes (a re-route can land while a replayed turn is being drawn in full)."""
+        for route in self.query(".route").results(Static):
+            route.update(self._route_text())
 
     async def show_reroute(self) -> None:
         """Show (or update) today's decision for this recorded turn."""
-        self.query_one(".route", Static).update(self._route_text())
+        self.show_route()
 
     async def restart(self) -> None:
         """Clear the answer for a retry: everything below the route line goes."""
