@@ -11,8 +11,8 @@ state from outside comes in as reactive values the app sets (`services`, `engine
 - `conversation_commands`: what `/clear`, `/export`, `/sessions`... do;
 - `session_actions`: `/resume`, `/fork` and `/rename`.
 
-Lines typed in the prompt are read once, by `frontend.lines.read_line`, when Enter is
-pressed; a message that waits its turn waits as the value read (`turn_queue.Sent`).
+Lines typed in the prompt are read once, by `frontend.lines.read_line` (loaded with the
+first line, not before the first frame), when Enter is pressed; a message that waits its turn waits as the value read (`turn_queue.Sent`).
 """
 
 from __future__ import annotations
@@ -36,9 +36,6 @@ from textual.widgets import OptionList, TextArea
 from modes_tui.core.config.control import AUTO, ControlReading
 from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import terminal_safe
-from modes_tui.frontend.commands import Command, CommandError, mode_settings
-from modes_tui.frontend.dispatch import Handler
-from modes_tui.frontend.lines import read_line
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.conversation_commands import ConversationCommands, copy_answer
 from modes_tui.tui.focus import next_part, type_into
@@ -59,11 +56,14 @@ if TYPE_CHECKING:
     from modes_tui.core.engine.ports import TurnEngine
     from modes_tui.core.history.events import TurnFailed
     from modes_tui.core.history.transcript import TurnTranscript
+    from modes_tui.frontend.commands import Command
+    from modes_tui.frontend.dispatch import Handler
     from modes_tui.tui.keys import ModeKey
     from modes_tui.tui.services import AppServices
     from modes_tui.tui.startup import StartupProblem
 
 STILL_STARTING = "modes-tui is still starting; try again in a moment."
+STARTING_HINT = " (modes-tui is still starting: `/MODE text` works once the modes load)"
 
 
 class ConversationScreen(Screen[None]):
@@ -152,7 +152,7 @@ class ConversationScreen(Screen[None]):
         yield PendingMessages(id="pending")
         yield PromptInput(
             placeholder="Ask anything · Enter sends · shift+enter or ctrl+j: new line",
-            suggester=CommandSuggester(self.settings, self.session_ids),
+            suggester=CommandSuggester(self.mode_names, self.session_ids),
             id="prompt",
         )
         yield KeysFooter()
@@ -231,10 +231,14 @@ class ConversationScreen(Screen[None]):
         text = event.value
         if not text.strip():
             return
+        from modes_tui.frontend.commands import Command, CommandError
+        from modes_tui.frontend.lines import read_line
+
         try:
             read = read_line(text, self.mode_names(), "app")
         except CommandError as error:
-            self.status.error(self._command_error(error))
+            # before the pack is in, `/code text` cannot be told from a typo
+            self.status.error(f"{error}{'' if self.services else STARTING_HINT}")
             self.prompt.put_back(text)  # to be fixed, before anything typed since Enter
             return
         self.prompt.remember(text)
@@ -254,12 +258,6 @@ class ConversationScreen(Screen[None]):
         else:
             self._clear_error()
             self.runner.send(sent)
-
-    def _command_error(self, error: CommandError) -> str:
-        """The error as shown: before the pack is in, `/code text` cannot be told from a typo."""
-        if self.services is not None:
-            return str(error)
-        return f"{error} (modes-tui is still starting: `/MODE text` works once the modes load)"
 
     def _clear_error(self) -> None:
         """An error stays on screen until the user sends something else (typing does not
@@ -335,10 +333,6 @@ class ConversationScreen(Screen[None]):
         if self.services is None:
             return []
         return [p.name for p in self.services.pack.available()]
-
-    def settings(self) -> list[str]:
-        """What `/mode` accepts."""
-        return mode_settings(self.mode_names())
 
     def session_ids(self) -> list[str]:
         """Ids `/replay` completes (cached after `/sessions`)."""
@@ -488,6 +482,8 @@ class ConversationScreen(Screen[None]):
 
     def run_command_later(self, name: str) -> None:
         """Run `/name` in a worker (the palette's entries and f1)."""
+        from modes_tui.frontend.commands import Command
+
         self.app.run_worker(self.run_command(Command(name)), group="command", exit_on_error=False)
 
     @on(SessionLoaded)

@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from modes_tui.core.errors import ModesError
-from modes_tui.frontend.commands import Command
-from modes_tui.frontend.dispatch import Handler, dispatch
 from modes_tui.tui.messages import SessionLoaded
 from modes_tui.tui.render import plural
 from modes_tui.tui.status import reading_label
@@ -25,6 +23,8 @@ from modes_tui.tui.status import reading_label
 if TYPE_CHECKING:
     from modes_tui.core.config.control import ControlReading
     from modes_tui.core.engine.ports import TurnEngine
+    from modes_tui.frontend.commands import Command
+    from modes_tui.frontend.dispatch import Handler
     from modes_tui.tui.parts import ConversationParts
     from modes_tui.tui.replay import PickedSession
     from modes_tui.tui.turn_runner import TurnRunner
@@ -220,6 +220,8 @@ class ConversationCommands:
         if self._parts.services is None and command.name not in ("/help", "/clear", "/quit"):
             self._parts.status.error(STILL_STARTING)
             return
+        from modes_tui.frontend.dispatch import dispatch
+
         await dispatch(command.name, command.argument, self.handlers(), _nothing)
 
     def handlers(self) -> dict[str, Handler[object]]:

@@ -17,8 +17,6 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
-from modes_tui.frontend.commands import complete
-
 NEWLINE_KEYS = ("shift+enter", "ctrl+j", "alt+enter", "ctrl+enter")
 """Keys that insert a new line instead of sending."""
 
@@ -30,17 +28,21 @@ class CommandSuggester:
 
     def __init__(
         self,
-        settings: Callable[[], Sequence[str]],
+        modes: Callable[[], Sequence[str]],
         session_ids: Callable[[], Sequence[str]] = lambda: (),
     ) -> None:
-        self._settings = settings
+        self._modes = modes
+        """The modes that can be forced now (`/mode` also takes auto and off)."""
         self._session_ids = session_ids
 
     def __call__(self, value: str) -> str | None:
         """The whole line completed, or None."""
         if "\n" in value:
             return None  # a command is one line; a multi-line text is a message
-        return complete(value, self._settings(), self._session_ids())
+        # the command table loads with the first key typed, not before the first frame
+        from modes_tui.frontend.commands import complete, mode_settings
+
+        return complete(value, mode_settings(self._modes()), self._session_ids())
 
 
 class PromptInput(TextArea):

@@ -14,7 +14,7 @@ from datetime import UTC
 import pytest
 from textual.binding import Binding
 
-import modes_tui.tui.conversation as conversation_module
+import modes_tui.frontend.lines as lines_module
 from modes_tui.frontend.lines import Read, read_line
 from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.conversation import ConversationScreen
@@ -137,7 +137,8 @@ async def test_a_line_is_read_once_even_when_it_waits_its_turn(
         reads.append(line)
         return read_line(line, modes, "app")
 
-    monkeypatch.setattr(conversation_module, "read_line", counted)
+    # the screen imports `read_line` when the first line is typed (not before the first frame)
+    monkeypatch.setattr(lines_module, "read_line", counted)
     steps = asyncio.Semaphore(0)
     engine = ScriptEngine(steps=steps).script(
         answer_events("slow answer", "chat", "first", chunk=4),
