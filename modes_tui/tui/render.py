@@ -68,6 +68,12 @@ def format_time(at: str, tz: tzinfo | None = None) -> str:
 CARD_RULE_WIDTH = 46
 
 
+def unrouted_words(record: TurnTranscript) -> str:
+    """What a turn with no route says: still routing, or never routed (it failed or was
+    cancelled before the router decided: a start-up that failed, Esc while routing)."""
+    return "routing…" if record.status == "routing" else "not routed"
+
+
 def route_card(
     record: TurnTranscript,
     route: Route | None = None,
@@ -83,7 +89,7 @@ def route_card(
         head.append(f" (retry {attempt - 1})", style="dim")
     head.append(" ")
     if route is None:
-        head.append("routing…", style="italic")
+        head.append(unrouted_words(record), style="italic")
         return head
     head.append(route.mode_name, style="bold")
     if record.setting == "off":

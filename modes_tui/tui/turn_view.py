@@ -29,7 +29,7 @@ from modes_tui.frontend.tool_text import EMPTY_ANSWER
 from modes_tui.route_format import duration, strip_line
 from modes_tui.tui.compaction_note import CompactionNote
 from modes_tui.tui.markdown_lists import BLOCKS as LIST_BLOCKS
-from modes_tui.tui.render import correction_line, reroute_line, tool_summary
+from modes_tui.tui.render import correction_line, reroute_line, tool_summary, unrouted_words
 from modes_tui.tui.stream_fit import FitsInStream
 from modes_tui.tui.turn_messages import RetryRequested
 
@@ -230,7 +230,7 @@ class TurnView(Vertical):
     def _route_text(self) -> Text:
         record = self.record
         if record.route is None:
-            return Text("→ routing…", style="italic")
+            return Text(f"→ {unrouted_words(record)}", style="italic")
         line = strip_line(record.route, record.mode)
         previous = record.mode_change.previous if record.mode_change is not None else None
         if record.mode_change is not None and record.number > 1 and not record.superseded:
@@ -325,6 +325,8 @@ class TurnView(Vertical):
             self._segments_shown = 1
             await self._mount_in_order(AnswerSegment(self.record.answer))
         self._flush_reasoning()
+        if self.record.route is None:
+            self.show_route()  # "routing…" no more: it ended before the router decided
         await self.query_children(".ending").remove()
         await self.mount_all(list(self._ending()))
 

@@ -678,6 +678,9 @@ async def test_a_startup_failure_is_shown_not_raised() -> None:
         )
         assert "could not start" in plain(app.conversation.chat.query_one(".note-text"))
         assert not app.conversation.chat.query(Button)
+        # the message was never routed, and its line says so (it said "routing…" forever)
+        await until(pilot, lambda: "not routed" in plain(app.conversation.chat.query_one(".route")))
+        assert "routing…" not in plain(app.conversation.chat.query_one(".route"))
 
 
 async def test_replay_of_a_real_session_log_with_rerouting(tmp_path: Path) -> None:
