@@ -104,6 +104,19 @@ def confidence_words(route: Route) -> str | None:
     return number if whose is None or whose == route.mode_name else f"{number} in {whose}"
 
 
+def full_reason(route: Route) -> str | None:
+    """The route's reason with its evidence. A fallback under the threshold says only that
+    ("Below confidence threshold"), while the classifier's own reason names what pulled it
+    down (the nearest example, or a correction to the fallback): both are shown, so that a
+    table of 0.99 for shell beside a 0.05 confidence is explained where it is shown."""
+    decision = route.decision
+    if route.decided_by != "fallback" or decision is None or not decision.reason:
+        return route.reason
+    if decision.reason == route.reason:
+        return route.reason
+    return f"{route.reason} ({decision.mode_name}: {decision.reason})"
+
+
 def strip_line(route: Route, mode: str | None = None) -> Text:
     """`→ code · by classifier 0.82 · 3.1 ms`: the one-line strip under a user message."""
     from rich.text import Text
@@ -173,7 +186,7 @@ def panel_words(route: Route) -> list[Words]:
     if route.runner_up:
         lines.append([(f"  runner-up: {route.runner_up}", "dim")])
     if route.reason:
-        lines.append([(f"  reason: {route.reason}", "italic")])
+        lines.append([(terminal_safe(f"  reason: {full_reason(route)}"), "italic")])
     if route.framing is not None:  # the user's words only: the quoted text is never on a route
         lines.append([(terminal_safe(f"  framing: {route.framing.explain()}"), "dim")])
     if route.classifier is not None:
@@ -301,7 +314,7 @@ def verb_text(route: Route) -> str:
     took = "" if route.duration_ms is None else f", {route.duration_ms:.1f} ms"
     lines = [f"{route.mode_name}  (by {route.decided_by}, confidence {confidence}{took}){mark}"]
     if route.reason:
-        lines.append(f"  reason: {route.reason}")
+        lines.append(terminal_safe(f"  reason: {full_reason(route)}"))
     if route.decision is not None and route.decision.probabilities:
         ranked = route.decision.ranked()
         lines.append("  " + "  ".join(f"{name} {two_places(p)}" for name, p in ranked))

@@ -88,3 +88,23 @@ def test_the_correction_dialog_shows_a_saturated_probability_as_0_99() -> None:
     lines = [str(option.prompt) for option in picker._options()]
     assert lines[0].split()[1] == "shell" and " 0.99" in lines[0], lines
     assert not any("1.00" in line for line in lines), lines
+
+
+def test_a_fallback_below_the_threshold_names_what_pulled_it_down() -> None:
+    """The panel, the inspector and `route --explain` showed "Below confidence threshold"
+    beside shell 0.99 in the table, hiding that the user's own correction to the fallback
+    decided; the classifier's reason (with its evidence) now follows the router's."""
+    why = "like your correction 'clean the build' -> chat (0.97), which no mode should take"
+    below = Route(
+        "chat",
+        "fallback",
+        "Below confidence threshold",
+        Decision("shell", 0.05, why, {"shell": 0.99, "chat": 0.01}),
+        3.0,
+    )
+    expected = f"reason: Below confidence threshold (shell: {why})"
+    assert expected in verb_text(below)
+    assert expected in "\n".join(panel_text(below))
+    # a route the classifier took keeps its own reason once, not twice
+    took = Route("shell", "classifier", why, Decision("shell", 0.9, why))
+    assert verb_text(took).count(why) == 1
