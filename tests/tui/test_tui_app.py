@@ -518,7 +518,7 @@ async def test_a_long_session_opens_with_full_turns_on_screen_and_no_more(
     async with build_app(services(sessions=sessions), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         _, log = await open_replay(pilot, app)
-        await until(pilot, lambda: "10 earlier turns" in marker_text(log))  # all mounted
+        await until(pilot, lambda: "10 earlier turns" in marker_text(log), timeout=20)
 
         def full_turns() -> list[int]:
             return [v.record.number for v in log.query_children(TurnView)]
@@ -526,7 +526,7 @@ async def test_a_long_session_opens_with_full_turns_on_screen_and_no_more(
         # the turns on screen are upgraded to full views after a refresh or two: wait for
         # them (a fixed pause failed one run in five), then check that no more follow
         expected = list(range(31 - full, 31))
-        await until(pilot, lambda: full_turns() == expected)
+        await until(pilot, lambda: full_turns() == expected, timeout=20)  # slow when loaded
         await pilot.pause(0.3)
         assert full_turns() == expected
         seen = log.scroll_offset.y, log.scroll_offset.y + log.size.height
