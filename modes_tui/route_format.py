@@ -114,7 +114,8 @@ def full_reason(route: Route) -> str | None:
         return route.reason
     if decision.reason == route.reason:
         return route.reason
-    return f"{route.reason} ({decision.mode_name}: {decision.reason})"
+    whose = f"{decision.mode_name}: " if decision.mode_name else ""  # none chosen: no name
+    return f"{route.reason} ({whose}{decision.reason})"
 
 
 def strip_line(route: Route, mode: str | None = None) -> Text:

@@ -12,7 +12,8 @@ state from outside comes in as reactive values the app sets (`services`, `engine
 - `session_actions`: `/resume`, `/fork` and `/rename`.
 
 Lines typed in the prompt are read once, by `frontend.lines.read_line` (loaded with the
-first line, not before the first frame), when Enter is pressed; a message that waits its turn waits as the value read (`turn_queue.Sent`).
+first line, not before the first frame), when Enter is pressed; a message that waits its
+turn waits as the value read (`turn_queue.Sent`).
 """
 
 from __future__ import annotations

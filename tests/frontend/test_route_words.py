@@ -108,3 +108,19 @@ def test_a_fallback_below_the_threshold_names_what_pulled_it_down() -> None:
     # a route the classifier took keeps its own reason once, not twice
     took = Route("shell", "classifier", why, Decision("shell", 0.9, why))
     assert verb_text(took).count(why) == 1
+
+
+def test_a_fallback_with_no_mode_chosen_gives_the_classifier_reason_without_a_name() -> None:
+    none = Route("chat", "fallback", "No mode chosen", Decision(None, None, "no keyword matched"))
+    assert "reason: No mode chosen (no keyword matched)" in verb_text(none)
+    assert "None" not in "\n".join(panel_text(none))
+
+
+def test_a_correction_quoted_in_a_fallback_reason_cannot_drive_the_terminal() -> None:
+    """The evidence quotes the user's own text (a correction): escapes in it are made
+    visible, not sent to the terminal, in every place the full reason is shown."""
+    why = "like your correction 'ls \x1b]52;c;cGF3bmVk\x07 -la' -> chat (0.97)"
+    below = Route("chat", "fallback", "Below confidence threshold", Decision("shell", 0.05, why))
+    for shown in (verb_text(below), "\n".join(panel_text(below))):
+        assert "\x1b" not in shown and "\x07" not in shown, shown
+        assert "Below confidence threshold (shell: like your correction 'ls " in shown
