@@ -354,7 +354,7 @@ the corrections, the config, the eval file, the message and stdin)."""
 def test_every_verb_is_fed_the_corpus() -> None:
     from modes_tui.cli.parser import build_parser
 
-    parser = build_parser(with_verbs=True)
+    parser = build_parser()
     [verbs] = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
     assert set(verbs.choices) == set(VERB_RUNS), "add the new verb to VERB_RUNS"
 

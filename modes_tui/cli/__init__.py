@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from modes_tui.cli.common import EXIT_FAILURE, say_err, terminal_safe
+from modes_tui.cli.common import EXIT_FAILURE, no_arguments, say_err, terminal_safe
 from modes_tui.core.errors import ModesError
 from modes_tui.core.paths import HOME_ENV
 from modes_tui.core.redaction import remember_environment
@@ -39,14 +39,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         say_err(NOT_POSIX)
         return EXIT_FAILURE
     from modes_tui.cli.chat import cmd_tui
-    from modes_tui.cli.parser import build_parser
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(with_verbs=bool(argv))  # `modes-tui` alone: the app, no verb
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:
-        return int(exit_.code or 0)
+    if argv:
+        from modes_tui.cli.parser import build_parser
+
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exit_:
+            return int(exit_.code or 0)
+    else:  # `modes-tui` alone: the app with every default, argparse not even imported
+        args = no_arguments()
     if args.home:
         os.environ[HOME_ENV] = args.home
     # verbs that read no settings (replay, export) still redact the keys in the environment

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import dataclasses
 import sys
@@ -13,6 +12,8 @@ from typing import TYPE_CHECKING
 from modes_tui.cli.common import EXIT_OK, say_err, settings_for
 
 if TYPE_CHECKING:
+    import argparse
+
     from modes_tui.core.engine.ports import Confirmer
     from modes_tui.mcp.servers import McpServers
 

@@ -3,21 +3,32 @@ printing words from outside (models, sessions, pipes) so a terminal obeys none o
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    import argparse
+
     from modes_tui.core.packs.profiles import Pack
     from modes_tui.runtime import Runtime
     from modes_tui.store.settings import Settings
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
+NO_ARGUMENTS = {"home": None, "pack": None, "model": None, "resume": None, "verb": None}
+"""What the parser gives `modes-tui` alone (a test holds them equal): the app starts from
+these without importing argparse or building the parser."""
+
 WARNINGS_SHOWN = 20
 """A binary or badly broken file has a problem on every line: the first ones say enough."""
+
+
+def no_arguments() -> argparse.Namespace:
+    """The parsed options of `modes-tui` with no arguments."""
+    return cast("argparse.Namespace", SimpleNamespace(**NO_ARGUMENTS))
 
 
 def settings_for(args: argparse.Namespace) -> Settings:

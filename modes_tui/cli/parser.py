@@ -1,9 +1,9 @@
 """The command line's parser: every verb and option, each verb handled by its own module.
 
 A verb's module is imported only when that verb runs (`cli.chat`, which also starts the
-terminal UI, always loads), and `modes-tui` alone parses with the top-level options only:
-neither the other verbs' modules nor their parsers are built on the way to the app's
-first frame.
+terminal UI, always loads), and `modes-tui` alone is not parsed at all: the app starts
+from the defaults in `common.NO_ARGUMENTS`, with neither argparse nor this module loaded on
+the way to its first frame.
 """
 
 from __future__ import annotations
@@ -45,9 +45,8 @@ def pack_name(text: str) -> str:
     return text
 
 
-def build_parser(*, with_verbs: bool = True) -> argparse.ArgumentParser:
-    """Every option, and every verb unless `with_verbs` is False (for `modes-tui` alone:
-    the same top-level options and defaults, without building the verbs' parsers)."""
+def build_parser() -> argparse.ArgumentParser:
+    """Every option and every verb (`modes-tui` alone is not parsed: `common.NO_ARGUMENTS`)."""
     parser = SlipParser(  # usage errors say `did you mean` (cli.slips)
         prog="modes-tui",
         description="A terminal chat assistant that routes every turn to a mode.",
@@ -66,9 +65,6 @@ def build_parser(*, with_verbs: bool = True) -> argparse.ArgumentParser:
         "scripted/echo answers offline without a model",
     )
     add_resume_option(parser)
-    if not with_verbs:
-        parser.set_defaults(verb=None)  # what the verbs' sub-parsers leave when none is given
-        return parser
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
     for add, module, function in VERBS:
         add(verbs).set_defaults(handler=Handler(module, function))

@@ -7,9 +7,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from modes_tui.core.config.models import ModelCatalog
-
 if TYPE_CHECKING:
+    from modes_tui.core.config.models import ModelCatalog
     from modes_tui.core.config.ports import ControlSource
     from modes_tui.core.engine.config import EngineConfig
     from modes_tui.core.engine.engine import Engine

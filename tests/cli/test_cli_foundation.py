@@ -162,15 +162,38 @@ def test_route_follows_the_settings_pack_and_classifier(
     assert capsys.readouterr().out.startswith("pack support")
 
 
-def test_the_app_alone_parses_as_the_whole_command_line_does() -> None:
-    """`modes-tui` with no arguments skips building the verbs' parsers; the options it
-    hands the app are the ones the full parser gives."""
+def test_the_app_alone_gets_the_options_the_parser_gives_no_arguments() -> None:
+    """`modes-tui` with no arguments is not parsed (argparse is not imported on the way to
+    the first frame); the options it hands the app are the ones the parser gives."""
+    from modes_tui.cli.common import no_arguments
     from modes_tui.cli.parser import build_parser
 
-    whole = vars(build_parser().parse_args([]))
-    alone = vars(build_parser(with_verbs=False).parse_args([]))
-    assert alone == whole
-    assert "handler" not in alone  # so `main` opens the terminal UI
+    parsed = vars(build_parser().parse_args([]))
+    assert vars(no_arguments()) == parsed
+    assert "handler" not in parsed  # so `main` opens the terminal UI
+
+
+def test_the_app_alone_starts_without_the_parser(tmp_path: Path) -> None:
+    """`modes-tui` alone reaches the app with neither argparse nor the parser loaded (the
+    parser would cost milliseconds before the first frame)."""
+    code = (
+        "import json, sys\n"
+        "class Stop(Exception): pass\n"
+        "class Watch:\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'modes_tui.tui.app':\n"
+        "            print(json.dumps([m for m in ('argparse', 'modes_tui.cli.parser') "
+        "if m in sys.modules]))\n"
+        "            raise Stop\n"
+        "sys.meta_path.insert(0, Watch())\n"
+        "from modes_tui.cli import main\n"
+        "try:\n"
+        "    main([])\n"
+        "except Stop:\n"
+        "    pass\n"
+    )
+    out = run_python(code, env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert json.loads(out.strip().splitlines()[-1]) == []
 
 
 def test_a_verb_loads_its_own_module_and_no_other(tmp_path: Path) -> None:

@@ -143,7 +143,7 @@ def test_with_a_model_a_route_names_the_missing_encoder_or_routes_by_keyword(
 async def test_without_a_model_the_app_shows_how_to_get_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from modes_tui.cli.parser import build_parser
+    from modes_tui.cli.common import no_arguments
     from modes_tui.runtime import RunOptions
     from modes_tui.runtime.tui_start import TuiStart
     from modes_tui.tui.app import ModesApp, build_app
@@ -152,7 +152,7 @@ async def test_without_a_model_the_app_shows_how_to_get_one(
     for name in LOCAL_MODULES:
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setenv("MODES_TUI_HOME", str(tmp_path / "home"))
-    args = build_parser(with_verbs=False).parse_args([])
+    args = no_arguments()
     start = TuiStart(RunOptions.from_args(args))
     async with build_app(prepare=start.services, tz=UTC).run_test(size=(120, 40)) as pilot:
         app = pilot.app
