@@ -115,9 +115,34 @@ def route_card(
     lines.extend(error_lines(route))
     if reroute is not None:
         lines.append(reroute_line(reroute, route))
-    lines.append(Text("─" * CARD_RULE_WIDTH, style="grey23"))
+    body = [piece for line in lines[1:] for piece in hanging(line, CARD_RULE_WIDTH)]
+    body.append(Text("─" * CARD_RULE_WIDTH, style="grey23"))
     # One Text, not a Group: a long session has a card per turn, and one Text renders fast.
-    return Text("\n").join(lines)
+    return Text("\n").join([head, *body])
+
+
+def hanging(line: Text, width: int) -> list[Text]:
+    """`line` wrapped at spaces into lines of at most `width` cells, each continuation
+    indented two past the line's own indent, so a long `  reason: ...` reads as one block
+    instead of running back to the card's edge (styles kept; a word longer than a line is
+    cut). A line with a line break is left to the screen."""
+    plain = line.plain
+    if len(plain) <= width or "\n" in plain:
+        return [line]
+    lead = len(plain) - len(plain.lstrip(" "))
+    indent = " " * (lead + 2)
+    pieces: list[Text] = []
+    start, room = 0, width
+    while len(plain) - start > room:
+        # never at the line's own indent: the first break is after its first word
+        cut = plain.rfind(" ", max(start, lead) + 1, start + room + 1)
+        after = cut + 1
+        if cut <= start:  # no space to break at: cut the word
+            cut = after = start + room
+        pieces.append(line[start:cut])
+        start, room = after, max(1, width - len(indent))
+    pieces.append(line[start:])
+    return [pieces[0], *(Text(indent).append_text(piece) for piece in pieces[1:])]
 
 
 UNDO_HINT = "/wrong undo forgets it"

@@ -106,7 +106,8 @@ async def test_the_dialog_asks_for_an_mcp_tool_and_the_panel_names_a_server_that
             shown = all_text(app.conversation.chat.query(ToolCallView))
             assert "time__convert_time (" in shown and "ok ·" in shown
             assert '"datetime": "2026-' in shown  # the server's real answer, folded
-            panel = str(app.conversation.panel.options.get_option_at_index(0).prompt)
+            card = str(app.conversation.panel.options.get_option_at_index(0).prompt)
+            panel = " ".join(card.split())  # its words, wrapped lines read as one
             assert "MCP server 'nope' could not start" in panel
             assert "command 'no-such-mcp-server-here' not found" in panel
             assert len(marked_processes(mark)) == 1  # started on the clock turn, still running

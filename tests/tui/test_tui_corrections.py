@@ -4,6 +4,7 @@ log: what the user sees, what is recorded, and what the router learns."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC
@@ -147,8 +148,12 @@ def folds(app: ModesApp) -> list[Collapsible]:
 
 
 def cards(app: ModesApp) -> list[str]:
+    """Each card's words, a line that wraps under its label read as one line."""
     options = app.conversation.panel.options
-    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+    return [
+        re.sub(r"\n {4,}", " ", str(options.get_option_at_index(i).prompt))
+        for i in range(options.option_count)
+    ]
 
 
 async def test_ctrl_e_re_runs_the_turn_folds_the_first_answer_and_the_router_learns(

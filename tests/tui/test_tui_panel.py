@@ -137,3 +137,26 @@ async def test_a_card_is_drawn_again_when_its_turn_changes() -> None:
         panel.set_records(made)  # and a later rebuild keeps the new card
         await settle(pilot)
         assert "edited → #2" in card_head(panel, 1)
+
+
+async def test_a_long_reason_wraps_under_its_label_not_back_to_the_cards_edge() -> None:
+    reason = (
+        "like the example 'What's the capital of Australia?' (0.53), and the words of a long "
+        "reason go on past one line of the panel"
+    )
+    record = TurnTranscript(1, "what is the capital of france?")
+    record.route = route("chat", reason=reason)
+    async with PanelApp().run_test(size=(60, 30)) as pilot:
+        panel = pilot.app.panel
+        panel.set_records([record])
+        await settle(pilot)
+        lines = shown_lines(panel)
+    start = next(i for i, line in enumerate(lines) if line.startswith("  reason: like"))
+    block = [lines[start]]
+    for line in lines[start + 1 :]:
+        if not line.startswith("    "):
+            break
+        block.append(line)
+    assert len(block) >= 3  # the reason takes several lines, each indented under its label
+    assert " ".join(line.strip() for line in block) == f"reason: {reason}"
+    assert all(len(line) <= 46 for line in block)
