@@ -6,9 +6,12 @@ route the same way, and so the looks can be tested without an app.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from datetime import datetime, tzinfo
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.text import Text
 
@@ -124,21 +127,24 @@ def route_card(
 def hanging(line: Text, width: int) -> list[Text]:
     """`line` wrapped at spaces into lines of at most `width` cells, each continuation
     indented two past the line's own indent, so a long `  reason: ...` reads as one block
-    instead of running back to the card's edge (styles kept; a word longer than a line is
-    cut). A line with a line break is left to the screen."""
+    instead of running back to the card's edge (styles kept; wide characters count two
+    cells; a word longer than a line is cut). A line with a line break is left to the
+    screen."""
     plain = line.plain
-    if len(plain) <= width or "\n" in plain:
+    if "\n" in plain or cell_len(plain) <= width:
         return [line]
     lead = len(plain) - len(plain.lstrip(" "))
     indent = " " * (lead + 2)
+    ends = list(accumulate(map(cell_len, plain), initial=0))  # cells before each character
     pieces: list[Text] = []
     start, room = 0, width
-    while len(plain) - start > room:
+    while ends[-1] - ends[start] > room:
+        fits = bisect_right(ends, ends[start] + room) - 1  # characters start..fits-1 fit
         # never at the line's own indent: the first break is after its first word
-        cut = plain.rfind(" ", max(start, lead) + 1, start + room + 1)
+        cut = plain.rfind(" ", max(start, lead) + 1, fits + 1)
         after = cut + 1
         if cut <= start:  # no space to break at: cut the word
-            cut = after = start + room
+            cut = after = max(fits, start + 1)
         pieces.append(line[start:cut])
         start, room = after, max(1, width - len(indent))
     pieces.append(line[start:])

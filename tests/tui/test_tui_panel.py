@@ -160,3 +160,25 @@ async def test_a_long_reason_wraps_under_its_label_not_back_to_the_cards_edge() 
     assert len(block) >= 3  # the reason takes several lines, each indented under its label
     assert " ".join(line.strip() for line in block) == f"reason: {reason}"
     assert all(len(line) <= 46 for line in block)
+
+
+async def test_a_reason_in_wide_characters_wraps_by_cells_and_loses_none() -> None:
+    from rich.cells import cell_len
+
+    asked = "把构建文件夹清理干净然后重新编译整个项目并运行所有测试"
+    reason = f"like your correction '{asked}' -> shell (0.91)"
+    record = TurnTranscript(1, asked)
+    record.route = route("shell", reason=reason)
+    async with PanelApp().run_test(size=(60, 30)) as pilot:
+        panel = pilot.app.panel
+        panel.set_records([record])
+        await settle(pilot)
+        lines = shown_lines(panel)
+    start = next(i for i, line in enumerate(lines) if line.startswith("  reason: "))
+    block = [lines[start]]
+    block += [line for line in lines[start + 1 : start + 4] if line.startswith("    ")]
+    assert len(block) == 3
+    assert all(cell_len(line) <= 46 for line in block)
+    assert "".join(line.strip() for line in block).replace(" ", "") == (
+        f"reason: {reason}".replace(" ", "")
+    )
