@@ -139,24 +139,31 @@ async def test_a_card_is_drawn_again_when_its_turn_changes() -> None:
         assert "edited → #2" in card_head(panel, 1)
 
 
-async def test_a_long_reason_wraps_under_its_label_not_back_to_the_cards_edge() -> None:
-    reason = (
-        "like the example 'What's the capital of Australia?' (0.53), and the words of a long "
-        "reason go on past one line of the panel"
-    )
-    record = TurnTranscript(1, "what is the capital of france?")
+async def drawn_reason(reason: str) -> list[str]:
+    """The lines the panel draws for a decision with `reason`: its `  reason:` line and the
+    indented lines that continue it."""
+    record = TurnTranscript(1, "a question")
     record.route = route("chat", reason=reason)
     async with PanelApp().run_test(size=(60, 30)) as pilot:
         panel = pilot.app.panel
         panel.set_records([record])
         await settle(pilot)
         lines = shown_lines(panel)
-    start = next(i for i, line in enumerate(lines) if line.startswith("  reason: like"))
+    start = next(i for i, line in enumerate(lines) if line.startswith("  reason: "))
     block = [lines[start]]
     for line in lines[start + 1 :]:
         if not line.startswith("    "):
             break
         block.append(line)
+    return block
+
+
+async def test_a_long_reason_wraps_under_its_label_not_back_to_the_cards_edge() -> None:
+    reason = (
+        "like the example 'What's the capital of Australia?' (0.53), and the words of a long "
+        "reason go on past one line of the panel"
+    )
+    block = await drawn_reason(reason)
     assert len(block) >= 3  # the reason takes several lines, each indented under its label
     assert " ".join(line.strip() for line in block) == f"reason: {reason}"
     assert all(len(line) <= 46 for line in block)
@@ -167,16 +174,7 @@ async def test_a_reason_in_wide_characters_wraps_by_cells_and_loses_none() -> No
 
     asked = "把构建文件夹清理干净然后重新编译整个项目并运行所有测试"
     reason = f"like your correction '{asked}' -> shell (0.91)"
-    record = TurnTranscript(1, asked)
-    record.route = route("shell", reason=reason)
-    async with PanelApp().run_test(size=(60, 30)) as pilot:
-        panel = pilot.app.panel
-        panel.set_records([record])
-        await settle(pilot)
-        lines = shown_lines(panel)
-    start = next(i for i, line in enumerate(lines) if line.startswith("  reason: "))
-    block = [lines[start]]
-    block += [line for line in lines[start + 1 : start + 4] if line.startswith("    ")]
+    block = await drawn_reason(reason)
     assert len(block) == 3
     assert all(cell_len(line) <= 46 for line in block)
     assert "".join(line.strip() for line in block).replace(" ", "") == (
