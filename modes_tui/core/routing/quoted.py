@@ -37,6 +37,9 @@ WEIGHT_COMMAND_LINE = 0.8
 """The command kind's weight when the message is itself a command line (`echo "…" >>
 notes.txt`): its words say little (an argument may quote a request for another mode),
 its shape says the terminal."""
+IN_SCOPE_AS_COMMAND = 0.5
+"""A command line takes the command kind's in-scope chance when it is at least this: the
+pack has a mode for commands (the default pack's is 1.00, the support pack's 0.11)."""
 SHARPEN_COMMAND_LINE = 4.0
 """The command kind's reading is a description's, soft by nature ("a command typed in a
 terminal" is shell 0.74 on the default pack); for a command line it is raised to this power
@@ -90,11 +93,20 @@ class QuotedEvidence:
         whole: bool = False,
         own: QuotedKind | None = None,
         command_line: bool = False,
+        kind_gate: float = 0.0,
     ) -> tuple[str, float, dict[str, float], str] | None:
         """(mode, confidence, probabilities, note) with the evidence mixed in, or None when
         there is nothing to mix. `evidence` is one distribution per kind (`kinds()` order),
         or with `whole` the classifier's distribution for the whole message, or with
-        `command_line` the command kind's."""
+        `command_line` the command kind's.
+
+        The confidence keeps the request's in-scope chance (its confidence over its top
+        probability), except that a command line is in scope when the pack takes commands:
+        its in-scope chance is at least `kind_gate`, the command kind's. "df -h" is near no
+        example of the default pack (in scope 0.76, so it fell back at 0.68 although shell
+        had 0.90), yet its shape says terminal as surely as "git status"; on a pack with no
+        mode for commands the kind's own chance is below `IN_SCOPE_AS_COMMAND` and changes
+        nothing."""
         evidence = [e for e in evidence if e]
         if not probabilities or not evidence:
             return None
@@ -128,12 +140,17 @@ class QuotedEvidence:
             }
         top = max(sorted(mixed), key=lambda n: mixed[n])
         gate = confidence / probabilities[mode] if probabilities.get(mode) else 1.0
+        raised = command_line and kind_gate >= IN_SCOPE_AS_COMMAND and kind_gate > gate + 0.01
+        if raised:
+            gate = kind_gate
         said = "the whole message" if whole else f"quoted {', '.join(self.kinds())}"
         if own is not None:
             said = f"the request reads as {own}"
         note = f"routed on the request; {said} counted at {w:.2f}"
         if command_line:
             note = f"the message is a command line; command counted at {w:.2f}"
+            if raised:
+                note += f", in scope as a command ({gate:.2f})"
         return top, round(min(1.0, mixed[top] * gate), 4), _rounded(mixed), note
 
     def _shares(self) -> list[float]:

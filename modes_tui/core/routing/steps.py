@@ -34,7 +34,7 @@ class QuotedStep:
     def __init__(self, inputs: Mapping[str, Any], validate: Callable[[object], Decision]) -> None:
         self.inputs = inputs
         self.validate = validate
-        self._kinds: dict[tuple[int, str, tuple[str, ...]], Mapping[str, float]] = {}
+        self._kinds: dict[tuple[int, str, tuple[str, ...]], tuple[dict[str, float], float]] = {}
 
     async def weigh(
         self,
@@ -48,7 +48,9 @@ class QuotedStep:
         evidence = QuotedEvidence(framing)
         if framing.command_line:  # the message is a terminal line, whatever it quotes
             kind = await self._kind(chosen, "command", modes)
-            return weigh_quoted(decision, evidence, [kind], command_line=True)
+            return weigh_quoted(
+                decision, evidence, [kind], command_line=True, kind_gate=self._gate(chosen, modes)
+            )
         weak = decision.confidence is not None and decision.confidence < DECISIVE
         if weak or evidence.asks_about():
             # The request itself a command or code ("echo … >> notes.txt"): its own kind
@@ -67,8 +69,28 @@ class QuotedStep:
     ) -> Mapping[str, float]:
         key = (id(chosen), kind, tuple(p.name for p in modes))
         if key not in self._kinds:
-            self._kinds[key] = await self._classify(chosen, KIND_TEXTS[kind], [], modes)
-        return self._kinds[key]
+            read = await self._decide(chosen, KIND_TEXTS[kind], [], modes)
+            probabilities = dict(read.probabilities or {})
+            top = probabilities.get(read.mode_name or "", 0.0)
+            gate = read.confidence / top if read.confidence is not None and top > 0 else 0.0
+            self._kinds[key] = (probabilities, min(gate, 1.0))
+        return self._kinds[key][0]
+
+    def _gate(self, chosen: Classifier, modes: tuple[Profile, ...]) -> float:
+        """The pack's in-scope chance for the command kind (read by `_kind` before)."""
+        return self._kinds[(id(chosen), "command", tuple(p.name for p in modes))][1]
+
+    async def _decide(
+        self,
+        chosen: Classifier,
+        text: str,
+        history: list[HistoryEntry],
+        modes: tuple[Profile, ...],
+    ) -> Decision:
+        result = chosen.classify(text, history, modes, "", self.inputs)
+        if inspect.isawaitable(result):
+            result = await result
+        return self.validate(result)
 
     async def _classify(
         self,
@@ -77,10 +99,7 @@ class QuotedStep:
         history: list[HistoryEntry],
         modes: tuple[Profile, ...],
     ) -> dict[str, float]:
-        result = chosen.classify(text, history, modes, "", self.inputs)
-        if inspect.isawaitable(result):
-            result = await result
-        return dict(self.validate(result).probabilities or {})
+        return dict((await self._decide(chosen, text, history, modes)).probabilities or {})
 
 
 def weigh_quoted(
@@ -91,9 +110,11 @@ def weigh_quoted(
     whole: bool = False,
     own: QuotedKind | None = None,
     command_line: bool = False,
+    kind_gate: float = 0.0,
 ) -> Decision:
     """The request's decision with `kinds` (the classifier's probabilities for each quoted
-    kind's description) mixed in at the evidence's weight."""
+    kind's description) mixed in at the evidence's weight. `kind_gate`, for a command
+    line, is the pack's in-scope chance for the command kind (see `QuotedEvidence.weigh`)."""
     if decision.mode_name is None or decision.confidence is None:
         return decision
     weighed = evidence.weigh(
@@ -104,6 +125,7 @@ def weigh_quoted(
         whole=whole,
         own=own,
         command_line=command_line,
+        kind_gate=kind_gate,
     )
     if weighed is None:
         return decision

@@ -512,6 +512,54 @@ def test_a_command_line_routes_to_the_terminal_and_says_why(pack: Pack, text: st
     assert routed.framing is not None and routed.framing.command_line
 
 
+class _FarFromEveryExample:
+    """A bare command line near no example of the pack: shell leads, but the message's
+    in-scope chance is low (0.20 of 0.90); the command kind's chance is `kind_in_scope`."""
+
+    def __init__(self, kind_in_scope: float) -> None:
+        self.kind_in_scope = kind_in_scope
+
+    def classify(self, message: str, *args: Any) -> Decision:
+        from modes_tui.core.routing.quoted import KIND_TEXTS
+
+        if message == KIND_TEXTS["command"]:
+            probabilities = {"shell": 0.8, "code": 0.2}
+            return Decision("shell", 0.8 * self.kind_in_scope, "kind", probabilities)
+        return Decision("shell", 0.20, "like 'what is in this folder'", {"shell": 0.9, "code": 0.1})
+
+    def trace(self) -> Any:
+        from modes_tui.core.values.route import ClassifierInfo
+
+        return ClassifierInfo("embedding", "fake-head")
+
+
+@pytest.fixture
+def guarded(write_pack: PackWriter) -> Pack:
+    """The test modes behind a fallback threshold of 0.7, as the default pack has."""
+    router = {"classifier": "keyword", "fallback": "chat", "below_confidence": 0.7}
+    return load_pack(profiles_dir=write_pack(router=router, modes=MODES))
+
+
+def test_a_command_line_near_no_example_is_in_scope_when_the_pack_takes_commands(
+    guarded: Pack,
+) -> None:
+    # "df -h" on the default pack: shell 0.90, yet it fell back at 0.68 (in scope 0.76)
+    head = _FarFromEveryExample(1.0)
+    routed = asyncio.run(Router(guarded, head).route([Message("user", "df -h")]))
+    assert routed.mode_name == "shell" and routed.decided_by == "classifier", routed.to_dict()
+    assert (routed.confidence or 0) >= 0.9
+    assert "in scope as a command (1.00)" in routed.reason
+
+
+def test_a_command_line_still_falls_back_on_a_pack_with_no_mode_for_commands(
+    guarded: Pack,
+) -> None:
+    head = _FarFromEveryExample(0.1)
+    routed = asyncio.run(Router(guarded, head).route([Message("user", "df -h")]))
+    assert routed.decided_by == "fallback", routed.to_dict()
+    assert "in scope as a command" not in routed.reason
+
+
 def test_a_quoted_command_to_translate_stays_a_translation(pack: Pack) -> None:
     text = "translate this: 'grep -rn foo src/ | wc -l'"
     routed = asyncio.run(Router(pack, _HeadLike()).route([Message("user", text)]))
@@ -534,6 +582,7 @@ def test_command_lines_route_to_shell_and_translating_one_does_not_with_the_real
     for text, mode in [
         ("grep -rn foo src/ | wc -l", "shell"),
         ('echo "hello" >> notes.txt', "shell"),
+        ("df -h", "shell"),  # near no example of the pack: it used to fall back
         ("translate this into German: 'echo \"hello\" >> notes.txt'", "write"),
     ]:
         routed = asyncio.run(router.route([Message("user", text)]))
