@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from modes_tui.core.engine.ports import Confirmer
     from modes_tui.mcp.servers import McpServers
+    from modes_tui.tui.services import AppServices
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
@@ -120,9 +121,15 @@ def cmd_tui(args: argparse.Namespace) -> int:
     check_resume(options.resume)  # a wrong id fails here, at the terminal, not inside the app
     freeze_what_is_loaded()
     start = TuiStart(options)
-    app = build_app(prepare=start.services)
-    # a death by signal gives Textual no chance to restore the terminal: the guard does
-    guard = TerminalGuard.start()
+    # a death by signal gives Textual no chance to restore the terminal: the guard does.
+    # Its settings are read now; its keeper starts with the services, after the first frame.
+    guard = TerminalGuard.start(later=True)
+
+    def prepare() -> AppServices:
+        guard.spawn()
+        return start.services()
+
+    app = build_app(prepare=prepare)
 
     async def run() -> None:
         try:

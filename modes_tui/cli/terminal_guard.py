@@ -71,11 +71,18 @@ class TerminalGuard:
         self._pipe: IO[bytes] | None = None
         self._keeper: subprocess.Popen[bytes] | None = None
         self._ready = threading.Event()
+        self._lock = threading.Lock()
+        self._pending: tuple[list[object], int, str] | None = None
+        """The settings, output and reset of a keeper not started yet."""
 
     @classmethod
-    def start(cls, *, output: int = 2, reset: str = RESET) -> TerminalGuard:
+    def start(cls, *, output: int = 2, reset: str = RESET, later: bool = False) -> TerminalGuard:
         """Guard the terminal on stdin and `output` (stderr, where Textual draws; stdout for
-        the REPL), if both are one: `reset` is written to `output` if the app dies."""
+        the REPL), if both are one: `reset` is written to `output` if the app dies.
+
+        The settings are read now, before the app changes anything. With `later`, the
+        keeper is started by `spawn()`: the terminal UI calls it after its first frame
+        (starting a process costs the app 2-5 ms it does not need before it has drawn)."""
         guard = cls()
         if not (os.isatty(0) and os.isatty(output)):
             guard._ready.set()
@@ -85,14 +92,21 @@ class TerminalGuard:
         except termios.error:
             guard._ready.set()
             return guard
-        # off the main thread: starting a process must not delay the first frame
-        threading.Thread(
-            target=guard._spawn,
-            args=(saved, output, reset),
-            name="modes-tui-terminal-guard",
-            daemon=True,
-        ).start()
+        guard._pending = (saved, output, reset)
+        if not later:
+            guard.spawn()
         return guard
+
+    def spawn(self) -> None:
+        """Start the keeper, once, on a thread of its own (starting a process must not hold
+        up the thread that asks); nothing after `release()`."""
+        with self._lock:
+            pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        threading.Thread(
+            target=self._spawn, args=pending, name="modes-tui-terminal-guard", daemon=True
+        ).start()
 
     def _spawn(self, saved: list[object], output: int, reset: str) -> None:
         try:
@@ -118,6 +132,10 @@ class TerminalGuard:
 
     def release(self) -> None:
         """The app gave the terminal back itself: the keeper exits without a word."""
+        with self._lock:
+            never, self._pending = self._pending is not None, None
+        if never:  # the app ended before its first frame: no keeper was started
+            self._ready.set()
         self._ready.wait(timeout=5.0)
         pipe, self._pipe = self._pipe, None
         if pipe is not None:

@@ -182,3 +182,23 @@ def test_a_normal_repl_exit_writes_no_second_reset(tmp_path: Path) -> None:
     assert b"\x1b[?2004l" in seen  # prompt_toolkit gave the terminal back itself
     assert REPL_RESET not in seen  # and the keeper stayed quiet
     assert restored[3] == before[3]
+
+
+def test_a_guard_whose_keeper_never_started_releases_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the app ends before its first frame (a failed start): the keeper was never spawned,
+    # and quitting must not wait for it (it used to be started at once, so release waited)
+    from modes_tui.cli import terminal_guard
+
+    monkeypatch.setattr(terminal_guard.os, "isatty", lambda fd: True)
+    monkeypatch.setattr(terminal_guard.termios, "tcgetattr", lambda fd: [0] * 6 + [[b"\x00"]])
+    spawned: list[object] = []
+    monkeypatch.setattr(terminal_guard.subprocess, "Popen", lambda *a, **k: spawned.append(a))
+    guard = terminal_guard.TerminalGuard.start(later=True)
+    began = time.monotonic()
+    guard.release()
+    assert time.monotonic() - began < 1.0
+    guard.spawn()  # too late: the app is gone, no keeper is started for it
+    time.sleep(0.1)
+    assert spawned == []
