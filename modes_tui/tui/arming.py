@@ -22,6 +22,14 @@ again and says "a question is waiting: y or n", and the next keys of the word fa
 new wait. So an answer is a lone answer key after a quiet moment. Every other key (the global
 ones: shift+tab, ctrl+e, the mode keys, the palette's ctrl+p) does nothing while a dialog is
 open.
+
+A lone key is only known to be lone once the next one has not come: the `y` of "you know",
+typed after reading the question for a while, is the first letter of a word. So an answer
+letter (y, n, a digit or another printable answer key) is held for `ANSWER_HOLD_SECONDS`
+before it answers, and the hint says so; a key that edits the message within that time
+makes it a word (the held letter and the key go to the prompt, in order, and the dialog
+waits again), Enter answers with the held letter at once, Esc refuses. Esc and Enter on a
+button answer at once, as they start no word.
 """
 
 from __future__ import annotations
@@ -48,6 +56,11 @@ WAITING_HINT = (
     "A question is waiting: y or n (after a pause in typing). What you type goes to your message."
 )
 """Shown when a key that is not an answer came while the dialog was armed."""
+
+ANSWER_HOLD_SECONDS = 0.5
+"""How long an answer letter waits for a next letter that would make it a word (a typist's
+keys come 0.1-0.3 s apart)."""
+HELD_HINT = "{key}: answering… (typing on sends it to your message instead)"
 
 ANSWER_KEYS = frozenset({"y", "n", "escape", "enter", "tab"})
 """Keys an armed dialog lets through: its answers, Enter on the focused button, Tab to the
@@ -137,6 +150,8 @@ class ArmedDialog(ModalScreen[Answer], Generic[Answer]):
         """The time Textual stamped on the last key that went to the prompt."""
         self._stamped = clock is time.monotonic
         """Whether keys' own stamps count (the real clock): see `_quiet_before`."""
+        self._held: events.Key | None = None
+        """An answer letter waiting to see whether a word follows it."""
 
     def answer_hint(self) -> str:
         """The keys that answer, shown once the dialog is armed."""
@@ -210,9 +225,15 @@ class ArmedDialog(ModalScreen[Answer], Generic[Answer]):
     def on_key(self, event: events.Key) -> None:
         # The screen sees a key before the app checks the dialog's bindings (y, n, Esc):
         # stopping it here is what keeps an early key from answering.
+        if self._held is not None and self._follows_held(event):
+            return
         if event.time >= self._opened_stamp and self.answers_now():
             answers = self.answer_keys()
             if event.key in answers and self._quiet_before(event):
+                if self._typed(event):  # a letter: the first of a word, or an answer?
+                    event.stop()
+                    event.prevent_default()
+                    self._hold(event)
                 return
             event.stop()
             event.prevent_default()
@@ -221,9 +242,55 @@ class ArmedDialog(ModalScreen[Answer], Generic[Answer]):
             self._disarm()  # a word is being typed: its letters go to the prompt
         event.stop()
         event.prevent_default()
+        self._to_prompt(event)
+
+    def _to_prompt(self, event: events.Key) -> None:
         self._quiet_since = self._clock()
         self._last_key_stamp = max(self._last_key_stamp, event.time)
         self.early.key(event)
+
+    def _hold(self, event: events.Key) -> None:
+        self._held = event
+        self.query_one("#answer-hint", Static).update(Text(HELD_HINT.format(key=event.key)))
+        self.set_timer(ANSWER_HOLD_SECONDS, lambda: self._release(event))
+
+    def _release(self, held: events.Key) -> None:
+        """No key followed the held letter: it answers."""
+        if self._held is not held:
+            return  # a word took it, or Enter or Esc answered
+        self._held = None
+        self.call_later(self._answer_with, held.key)
+
+    async def _answer_with(self, key: str) -> None:
+        """Run what `key` is bound to on this dialog, as Textual would have (the keymap's
+        keys included): the dialog's chain of bindings, nearest first."""
+        for namespace, bindings in self._modal_binding_chain:
+            for binding in bindings.key_to_bindings.get(key, ()):
+                if await self.app.run_action(binding.action, namespace):
+                    return
+
+    def _follows_held(self, event: events.Key) -> bool:
+        """A key while a letter is held: a word (both go to the prompt), Enter (the letter
+        answers now), Esc (it refuses: the letter is dropped). True when `event` was taken."""
+        held = self._held
+        assert held is not None
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self._release(held)
+            return True
+        if self._typed(event):
+            event.stop()
+            event.prevent_default()
+            self._held = None
+            self._disarm()
+            self._to_prompt(held)
+            self._to_prompt(event)
+            return True
+        self._held = None  # Esc answers as it always does; other keys leave the letter out
+        if self.armed:
+            self.query_one("#answer-hint", Static).update(self.answer_hint())
+        return False
 
     @staticmethod
     def _typed(event: events.Key) -> bool:

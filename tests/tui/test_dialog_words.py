@@ -13,6 +13,7 @@ temporary folder) with the dialogs' real clock: keys are pressed ~80 ms apart li
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC
@@ -29,7 +30,7 @@ from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.llm.fake import ScriptedModel, ScriptedReply
 from modes_tui.tui.app import ModesApp, build_app
-from modes_tui.tui.arming import WAITING_HINT, ArmedDialog
+from modes_tui.tui.arming import ANSWER_HOLD_SECONDS, WAITING_HINT, ArmedDialog
 from modes_tui.tui.confirm import ConfirmToolScreen, QuestionScreen
 from modes_tui.tui.services import AppServices
 from tests.conftest import PackWriter
@@ -110,6 +111,44 @@ async def test_lately_typed_into_an_armed_command_dialog_answers_nothing(rig: Ri
         await until(pilot, lambda: not app.conversation.turns.running and ran.exists())
         assert app.conversation.records[-1].tools[0].outcome == "ok"
         assert app.conversation.prompt.value == "lately"
+
+
+@pytest.mark.parametrize("word", ["you know", "yesterday", "no wait"])
+async def test_a_word_that_starts_with_an_answer_letter_answers_nothing(
+    rig: Rig, word: str
+) -> None:
+    # The user read the question for a while, then typed on. The first letter is y or n
+    # after a quiet moment, so it looked like an answer; the letters after it, 0.15 s apart
+    # (a typist), make it a word. All keys are posted at once, stamped as typed, so a slow
+    # test thread cannot turn the word into keys a pause apart.
+    ran = rig.folder / "ran.txt"
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await command_dialog(pilot, rig, "touch ran.txt")
+        screen = await armed(pilot)
+        await asyncio.sleep(0.3)
+        first = time.monotonic()
+        for index, char in enumerate(word):
+            key = events.Key("space" if char == " " else char, char)
+            key.time = first + index * 0.15
+            app.post_message(key)
+        await until(pilot, lambda: app.conversation.prompt.value == word)
+        assert plain(screen.query_one("#answer-hint", Static)).strip() == WAITING_HINT
+        await asyncio.sleep(ANSWER_HOLD_SECONDS + 0.2)  # past the held letter's time
+
+        assert screen.is_attached and not ran.exists()
+        assert app.conversation.prompt.value == word
+
+
+async def test_a_lone_answer_letter_says_it_is_answering_then_answers(rig: Rig) -> None:
+    ran = rig.folder / "ran.txt"
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await command_dialog(pilot, rig, "touch ran.txt")
+        screen = await armed(pilot)
+        await pilot.press("y")
+        assert plain(screen.query_one("#answer-hint", Static)).startswith("y: answering")
+        assert screen.is_attached and not ran.exists()  # held, not answered yet
+        await until(pilot, lambda: not app.conversation.turns.running and ran.exists())
+        assert app.conversation.prompt.value == ""
 
 
 async def test_can_typed_into_the_enter_shell_question_declines_nothing(rig: Rig) -> None:
