@@ -143,7 +143,8 @@ def cmd_tui(args: argparse.Namespace) -> int:
     finally:
         guard.release()
         start.close_sessions()
-    return EXIT_OK
+    # Textual prints an error that ended the app and sets 1: the shell must see it failed
+    return app.return_code or EXIT_OK
 
 
 def check_resume(ref: str | None) -> None:

@@ -318,6 +318,7 @@ class Runtime:
             preload=None if scripted else lambda: preload(offline=offline),
             keymap=dict(self.settings.keymap),
             theme=self.settings.theme,
+            theme_origin=self.settings.origin("theme"),
             save_theme=lambda name: save_setting(self.dirs, "theme", name),
             load_progress=progress,
             session_id=(lambda: session.id) if session is not None else (lambda: None),

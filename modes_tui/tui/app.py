@@ -19,7 +19,7 @@ benchmarks use. Importing this module loads no model library.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import tzinfo
 from typing import TYPE_CHECKING, ClassVar
 
@@ -29,7 +29,7 @@ from textual.binding import Binding, BindingsMap
 from textual.worker import Worker, WorkerState
 
 from modes_tui.core.config.control import OFF
-from modes_tui.core.errors import ModesError
+from modes_tui.core.errors import ModesError, cut_repr
 from modes_tui.tui.conversation import ConversationScreen
 from modes_tui.tui.gc_tuning import freeze_what_is_loaded
 from modes_tui.tui.keys import ModeKey, mode_keys, normal_keymap
@@ -134,8 +134,15 @@ class ModesApp(App[None]):
         )
         if services.keymap:
             self.set_keymap(normal_keymap(services.keymap, [mk.mode for mk in self.mode_keys]))
-        if services.theme:
+        if services.theme and services.theme in self.available_themes:
             self.theme = services.theme
+        elif services.theme:  # a misspelt theme is a settings error, not a crash screen
+            self.notify(
+                unknown_theme(services.theme, services.theme_origin, self.available_themes),
+                title="Settings",
+                severity="error",
+                timeout=20,
+            )
         self._theme_applied = self.theme
 
     # ------------------------------------------------------------------ starting up
@@ -278,3 +285,17 @@ def build_app(
 
 
 __all__ = ["OFF", "ModesApp", "build_app"]
+
+
+def unknown_theme(name: str, origin: str, themes: Iterable[str]) -> str:
+    """The error for a `theme` setting that names no theme: where it was set, the themes
+    there are, and what to do (the default theme is used meanwhile)."""
+    names = ", ".join(sorted(themes))
+    if origin.startswith("MODES_TUI_"):
+        fix = f"set {origin} to one of them, or unset it"
+    else:
+        fix = f"edit `theme:` in {origin}, or pick one with ctrl+p > Change theme"
+    return (
+        f"{origin}: theme {cut_repr(name)} is not one of the app's themes, so the default is "
+        f"used. Themes: {names}. {fix}."
+    )

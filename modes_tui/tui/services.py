@@ -134,6 +134,8 @@ class AppServices:
     """Binding id -> keys, from the settings."""
     theme: str | None = None
     """A Textual theme name."""
+    theme_origin: str = "default"
+    """Where `theme` was set (the settings file, a variable, the command line), for errors."""
     load_progress: LoadProgress | None = None
     """How far building the engine is (assembling and loading a local model), for a bar."""
     save_theme: Callable[[str], object] | None = None

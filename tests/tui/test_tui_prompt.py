@@ -400,6 +400,17 @@ async def test_a_theme_picked_while_running_is_saved() -> None:
         assert "Theme nord saved to /config/config.yaml" in plain(app.conversation.status)
 
 
+async def test_a_theme_that_does_not_exist_is_named_as_a_settings_error_not_a_crash() -> None:
+    # it used to end the app with Textual's InvalidThemeError traceback, and exit code 0
+    given = services(theme="nosuchtheme", theme_origin="/home/me/.config/modes-tui/config.yaml")
+    async with build_app(given, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        assert app.is_running and app.theme == "textual-dark"
+        said = " ".join(str(n.message) for n in app._notifications)
+        assert "/home/me/.config/modes-tui/config.yaml: theme 'nosuchtheme' is not one" in said
+        assert "Themes: ansi-dark" in said and "nord" in said
+
+
 async def test_a_command_that_exits_with_128_shows_as_failed_not_ok() -> None:
     call = tool_call("run_command", command="git push")
     engine = ScriptEngine().script(
