@@ -204,7 +204,8 @@ async def _decide(
     # an unsure router asks first; whatever the user takes there needs no auto_enter yes
     chosen = await ctx.stopper.step(ask_doubt(route, text, ctx.pack, ctx.asker))
     if chosen is None:
-        route = await ctx.stopper.step(confirm_entry(route, ctx.pack, ctx.asker, ctx.state.mode))
+        entered = ctx.state.entered_mode()
+        route = await ctx.stopper.step(confirm_entry(route, ctx.pack, ctx.asker, entered))
     ctx.corrections.routed(ctx.state.turn, text, route, turn.user_index)
     if chosen is None or chosen == route.mode_name:
         return route, None

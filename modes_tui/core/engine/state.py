@@ -48,6 +48,16 @@ class EngineState:
     routes: list[Route] = field(default_factory=list)
     """Every route of the session, oldest first."""
 
+    def entered_mode(self) -> str | None:
+        """The mode the conversation is in by a choice that lasts: the latest route that was
+        not a one-shot `/MODE text` (which answers one message and moves nothing). A routed
+        turn into this mode needs no `auto_enter: confirm` question; a one-shot into shell
+        is no consent for the router to stay there."""
+        for route in reversed(self.routes):
+            if not route.one_shot:
+                return route.mode_name
+        return None
+
     def last_user_index(self) -> int | None:
         """Where the latest user message is in the history (None: there is none)."""
         messages = self.conversation.messages

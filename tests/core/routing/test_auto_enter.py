@@ -201,6 +201,20 @@ async def test_confirm_asks_before_the_router_enters_the_mode(pack: Pack) -> Non
     assert len(asker.questions) == 1
 
 
+async def test_a_one_shot_into_the_mode_is_no_consent_for_the_next_routed_turn(
+    pack: Pack,
+) -> None:
+    # `/shell what does ls -la do`, then a message the router puts in shell: it used to
+    # enter shell unasked, because the one-shot turn had left the conversation "in" shell
+    asker = Asker(answer=True)
+    engine = engine_for(pack, CountingClassifier(pick="shell"), confirm=asker)
+    one_shot = await route_of(engine, "what does ls -la do", force="shell")
+    assert one_shot.route.one_shot and asker.questions == []
+    decided = await route_of(engine, "how do I undo my last git commit?")
+    assert decided.route.mode_name == "shell"
+    assert [q.title for q in asker.questions] == ["Enter shell?"]
+
+
 async def test_a_no_sends_the_turn_to_the_fallback_and_says_why(pack: Pack) -> None:
     asker = Asker(answer=False)
     session = Recorder()
