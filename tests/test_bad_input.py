@@ -202,7 +202,7 @@ ROWS: dict[str, Row] = {
     "config/directory": Row(
         ROUTE,
         FAILURE,
-        ("config.yaml", "is a folder, not a regular file"),
+        ("config.yaml", "is a folder, not a regular file", "move the folder away"),
         setup=folder("config/config.yaml"),
     ),
     # ---------------------------------------------------------------- state.json
@@ -560,3 +560,14 @@ def test_writing_a_symlinked_control_file_is_refused_and_leaves_link_and_target(
     with pytest.raises(ModesError, match=r"loop\.json: it is a symlink"):
         ControlFile(loop).write("auto")
     assert loop.is_symlink()
+
+
+def test_a_folder_named_as_a_file_is_refused_without_advice_to_delete_it(tmp_path: Path) -> None:
+    # `eval /tmp` used to say "/tmp is a folder, not a regular file: remove it"
+    from modes_tui.core.files import FileReadError, read_text
+
+    with pytest.raises(FileReadError) as caught:
+        read_text(tmp_path, "session")
+    message = str(caught.value)
+    assert f"{tmp_path} is a folder, not a regular file: name a file" in message
+    assert "remove" not in message.lower()

@@ -130,7 +130,10 @@ def _fix(what: str) -> str:
             "remove the link, or replace it with the file itself (to keep the file "
             "elsewhere, link its folder instead): modes-tui does not follow links"
         )
-    return "remove it: modes-tui reads and writes regular files only"
+    # never "remove it": the path may be one the user named (`eval /tmp`, `export -o /tmp`)
+    if what == "is a folder":
+        return "name a file, or move the folder away if this path must be a file"
+    return "name a regular file instead (modes-tui never opens anything else)"
 
 
 def _check_name(path: str | os.PathLike[str], *, follow: bool = False) -> None:
