@@ -12,6 +12,7 @@ from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -20,6 +21,7 @@ from textual.widgets import Static
 
 from modes_tui.frontend.commands import ONE_SHOT_HELP, ONE_SHOT_USAGE, commands_for
 from modes_tui.tui.keys import ModeKey
+from modes_tui.tui.prompt import PromptInput
 
 KEYS = [
     ("shift+tab", "cycle: auto → each mode → auto"),
@@ -48,7 +50,7 @@ MOVING_KEYS = [
     ("up / down", "in the chat: scroll; in the route panel: pick a decision"),
     ("enter", "in the route panel: the inspector for the selected decision"),
     ("esc", "back to the prompt (also after a click anywhere)"),
-    ("any letter", "typed into the prompt, wherever the focus is"),
+    ("any letter", "typed into the prompt, wherever the focus is (here too: it closes the help)"),
 ]
 """Keys to move around without a mouse."""
 
@@ -81,7 +83,8 @@ def help_text(mode_keys: list[ModeKey]) -> Group:
 
 
 class HelpScreen(ModalScreen[None]):
-    """Keys and commands over the conversation; Esc, F1 or q closes it."""
+    """Keys and commands over the conversation; Esc or F1 closes it, and so does a letter,
+    which is typed into the prompt as it would have been without the help on top."""
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
@@ -102,7 +105,6 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar = [
         Binding("escape", "close", "Close", id="help.close"),
         Binding("f1", "close", "Close", show=False),
-        Binding("q", "close", "Close", show=False),
     ]
 
     def __init__(self, mode_keys: list[ModeKey]) -> None:
@@ -121,4 +123,19 @@ class HelpScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         """Back to the conversation, as it was."""
+        self.dismiss(None)
+
+    def on_key(self, event: events.Key) -> None:
+        """A letter closes the help and goes to the prompt (at once, so the next keys of
+        the word follow it in order): typing never waits for the help to be closed."""
+        if not (event.is_printable and event.character):
+            return
+        event.stop()
+        event.prevent_default()
+        stack = self.app.screen_stack
+        if len(stack) > 1:
+            for prompt in stack[-2].query(PromptInput).results():
+                prompt.insert(event.character)
+                prompt.focus()
+                break
         self.dismiss(None)

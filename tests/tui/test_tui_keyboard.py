@@ -64,6 +64,21 @@ async def test_f1_shows_help_over_the_chat_and_esc_or_f1_takes_it_away() -> None
         assert app.conversation.focused is app.conversation.prompt
 
 
+async def test_a_word_typed_over_the_help_closes_it_and_lands_in_the_prompt() -> None:
+    # the help says "any letter: typed into the prompt, wherever the focus is"; over the
+    # help the letters were dropped (and q closed it)
+    async with build_app(services(engine()), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await two_turns(pilot)
+        app.conversation.prompt.value = "tell me "
+        app.conversation.prompt.move_cursor((0, 8))
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press(*"quick")
+        await until(pilot, lambda: app.screen is app.conversation)
+        assert app.conversation.prompt.value == "tell me quick"
+        assert app.focused is app.conversation.prompt
+
+
 async def test_slash_help_opens_the_overlay_too() -> None:
     async with build_app(services(engine()), tz=UTC).run_test(size=SIZE) as pilot:
         app = await two_turns(pilot)
