@@ -16,9 +16,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     from modes_tui.store.export import session_markdown, write_export
     from modes_tui.store.replay import replay
-    from modes_tui.store.session_reader import load_session
+    from modes_tui.store.session_reader import load_named_session
 
-    session = load_session(args.id)
+    session = load_named_session(args.id)
     if args.format == "json":
         warn_problems(session.problems)
         data = {

@@ -23,9 +23,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from modes_tui.store.export import replay_json, reroute_text, session_markdown
     from modes_tui.store.replay import replay
     from modes_tui.store.reroute import reroute
-    from modes_tui.store.session_reader import load_session
+    from modes_tui.store.session_reader import load_named_session
 
-    session = load_session(args.id)
+    session = load_named_session(args.id)
     replayed = replay(session)
     warn_problems(replayed.problems)
     if not args.reroute:

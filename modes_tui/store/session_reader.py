@@ -186,6 +186,23 @@ def load_session(ref: str | os.PathLike[str], dirs: Dirs | None = None) -> Loade
     return parse_session(path, data)
 
 
+def load_named_session(ref: str | os.PathLike[str], dirs: Dirs | None = None) -> LoadedSession:
+    """`load_session` for a session the user named (export, replay): a file in which no line
+    is a record (`/etc/passwd`, a text file) is a SessionError, not an empty session with
+    a page of skipped lines. A session whose records are all torn is one too: nothing in it
+    can be shown."""
+    session = load_session(ref, dirs)
+    if not session.records and session.problems:
+        first = session.problems[0]
+        lines = len({problem.line for problem in session.problems if problem.line is not None})
+        raise SessionError(
+            f"{session.path} holds no session record: {lines} line(s) could not "
+            f"be read (line {first.line}: {first.message}); is it a modes-tui session log? "
+            "`modes-tui sessions` lists them"
+        )
+    return session
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many objects at once.
@@ -448,6 +465,7 @@ __all__ = [
     "LoadedSession",
     "SessionProblem",
     "gc_paused",
+    "load_named_session",
     "load_session",
     "parse_session",
     "records_of_type",

@@ -203,6 +203,19 @@ def test_export_errors(dirs: Dirs, tmp_path: Path, capsys: Capture) -> None:
     assert "pick another file with -o" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("verb", [["export"], ["replay"], ["replay", "--reroute"]])
+def test_a_file_that_is_no_session_log_is_an_error_not_an_empty_session(
+    dirs: Dirs, tmp_path: Path, capsys: Capture, verb: list[str]
+) -> None:
+    # `export /etc/passwd` printed 24 skipped lines, then "turns: 0", and exited 0
+    text = tmp_path / "notes.txt"
+    text.write_text("root:x:0:0:root:/root:/bin/bash\nsecond line\n")
+    assert main([*verb, str(text)]) == 1
+    err = capsys.readouterr().err
+    assert f"{text} holds no session record: 2 line(s) could not be read (line 1:" in err
+    assert "is it a modes-tui session log?" in err
+
+
 # --------------------------------------------------------------------------- replay
 
 
