@@ -317,6 +317,7 @@ class Runtime:
             sessions=StoreSessions(self.dirs, self.router),
             preload=None if scripted else lambda: preload(offline=offline),
             keymap=dict(self.settings.keymap),
+            keymap_origin=self.settings.origin("keymap"),
             theme=self.settings.theme,
             theme_origin=self.settings.origin("theme"),
             save_theme=lambda name: save_setting(self.dirs, "theme", name),

@@ -32,6 +32,7 @@ from modes_tui.core.config.control import OFF
 from modes_tui.core.errors import ModesError, cut_repr
 from modes_tui.tui.conversation import ConversationScreen
 from modes_tui.tui.gc_tuning import freeze_what_is_loaded
+from modes_tui.tui.keymap_check import keymap_problems
 from modes_tui.tui.keys import ModeKey, mode_keys, normal_keymap
 from modes_tui.tui.messages import (
     EngineBuilt,
@@ -133,7 +134,16 @@ class ModesApp(App[None]):
             ]
         )
         if services.keymap:
-            self.set_keymap(normal_keymap(services.keymap, [mk.mode for mk in self.mode_keys]))
+            keymap = normal_keymap(services.keymap, [mk.mode for mk in self.mode_keys])
+            self.set_keymap(keymap)
+            problems = keymap_problems(keymap, self.mode_keys)
+            if problems:
+                self.notify(
+                    f"{services.keymap_origin}: keymap: " + "; ".join(problems) + ".",
+                    title="Settings",
+                    severity="error",
+                    timeout=20,
+                )
         if services.theme and services.theme in self.available_themes:
             self.theme = services.theme
         elif services.theme:  # a misspelt theme is a settings error, not a crash screen

@@ -132,6 +132,8 @@ class AppServices:
     """Warms slow imports (litellm) after the first paint."""
     keymap: dict[str, str] = field(default_factory=dict)
     """Binding id -> keys, from the settings."""
+    keymap_origin: str = "default"
+    """Where `keymap` was set, for errors."""
     theme: str | None = None
     """A Textual theme name."""
     theme_origin: str = "default"

@@ -198,6 +198,22 @@ async def test_a_keymap_rebinds_a_mode_key() -> None:
         await until(pilot, lambda: not app.conversation.panel.display)
 
 
+async def test_a_keymap_with_mistakes_is_named_as_a_settings_error() -> None:
+    # an unknown action, a key Textual never reports, and a key taken from a mode: all three
+    # used to be taken without a word (the mode simply lost its key)
+    keymap = {"code": "notakey", "auto": "f2", "nosuch.action": "f9"}
+    given = services(keymap=keymap, keymap_origin="/home/me/config.yaml")
+    async with build_app(given, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        said = " ".join(str(n.message) for n in app._notifications)
+        assert "/home/me/config.yaml: keymap: " in said
+        assert "mode.code: 'notakey' is no key" in said
+        assert "mode.auto: f2 was chat's key; chat has none now" in said
+        assert "'nosuch.action' is no action" in said
+        await pilot.press("f2")  # the rest of the keymap still applies
+        await until(pilot, lambda: "setting auto" in header(app))
+
+
 async def test_escape_cancels_mid_stream_and_keeps_the_partial_answer() -> None:
     steps = asyncio.Semaphore(0)
     engine = ScriptEngine(steps=steps).script(

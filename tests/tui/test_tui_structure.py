@@ -162,3 +162,25 @@ def test_the_conversation_is_the_first_screen() -> None:
     app = ModesApp(services())
     assert isinstance(app.get_default_screen(), ConversationScreen)
     assert app.get_default_screen() is app.conversation
+
+
+def test_the_keymap_check_knows_every_binding_id_of_the_app() -> None:
+    # `keymap:` entries are checked against this list: a binding added without it would be
+    # reported as "no action", one removed would pass the check and do nothing
+    import importlib
+    import inspect
+    import pkgutil
+
+    import modes_tui.tui
+    from modes_tui.tui.keymap_check import BINDING_IDS
+
+    found: set[str] = set()
+    for module_info in pkgutil.iter_modules(modes_tui.tui.__path__):
+        module = importlib.import_module(f"modes_tui.tui.{module_info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ != module.__name__:
+                continue
+            for binding in vars(cls).get("BINDINGS", []):
+                if isinstance(binding, Binding) and binding.id:
+                    found.add(binding.id)
+    assert found == set(BINDING_IDS)
