@@ -51,7 +51,7 @@ from modes_tui.core.history.records import (
     SessionRecord,
     parse_record,
 )
-from modes_tui.core.paths import Dirs
+from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.store.sessions import SUFFIX, resolve_session
 from modes_tui.store.titles import generate_title
 
@@ -187,16 +187,18 @@ def load_session(ref: str | os.PathLike[str], dirs: Dirs | None = None) -> Loade
 
 
 def load_named_session(ref: str | os.PathLike[str], dirs: Dirs | None = None) -> LoadedSession:
-    """`load_session` for a session the user named (export, replay): a file in which no line
-    is a record (`/etc/passwd`, a text file) is a SessionError, not an empty session with
-    a page of skipped lines. A session whose records are all torn is one too: nothing in it
-    can be shown."""
+    """`load_session` for a session the user named (export, replay). A file outside the
+    sessions folder in which no line is a record (`/etc/passwd`, a text file) is a
+    SessionError, not an empty session with a page of skipped lines. A log in the sessions
+    folder keeps its report, however damaged: it is the user's own session."""
+    dirs = dirs or app_dirs()
     session = load_session(ref, dirs)
-    if not session.records and session.problems:
-        first = session.problems[0]
-        lines = len({problem.line for problem in session.problems if problem.line is not None})
+    lines = {problem.line for problem in session.problems if problem.line is not None}
+    ours = session.path.resolve().parent == dirs.sessions.resolve()
+    if not session.records and lines and not ours:
+        first = next(problem for problem in session.problems if problem.line is not None)
         raise SessionError(
-            f"{session.path} holds no session record: {lines} line(s) could not "
+            f"{session.path} holds no session record: {len(lines)} line(s) could not "
             f"be read (line {first.line}: {first.message}); is it a modes-tui session log? "
             "`modes-tui sessions` lists them"
         )

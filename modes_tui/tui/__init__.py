@@ -26,6 +26,8 @@ The app is `app.ModesApp` (start-up, screens, global keys); the conversation is 
                         in it
     inspector.py        The inspector: the exact request of one turn beside its response and
                         usage
+    keymap_check.py     What is wrong with a `keymap:` setting: unknown ids, keys never
+                        reported, keys taken from a mode
     keys.py             Which key forces which mode, and the ids users rebind in `keymap:`
     markdown_lists.py   Markdown lists with one widget per item
     palette.py          Command palette entries: "Force mode: X" for each mode, auto and off,

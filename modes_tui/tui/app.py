@@ -30,6 +30,7 @@ from textual.worker import Worker, WorkerState
 
 from modes_tui.core.config.control import OFF
 from modes_tui.core.errors import ModesError, cut_repr
+from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.conversation import ConversationScreen
 from modes_tui.tui.gc_tuning import freeze_what_is_loaded
 from modes_tui.tui.keymap_check import keymap_problems
@@ -139,19 +140,25 @@ class ModesApp(App[None]):
             problems = keymap_problems(keymap, self.mode_keys)
             if problems:
                 self.notify(
-                    f"{services.keymap_origin}: keymap: " + "; ".join(problems) + ".",
+                    terminal_safe(
+                        f"{services.keymap_origin}: keymap: " + "; ".join(problems) + "."
+                    ),
                     title="Settings",
                     severity="error",
                     timeout=20,
+                    markup=False,
                 )
         if services.theme and services.theme in self.available_themes:
             self.theme = services.theme
         elif services.theme:  # a misspelt theme is a settings error, not a crash screen
             self.notify(
-                unknown_theme(services.theme, services.theme_origin, self.available_themes),
+                terminal_safe(
+                    unknown_theme(services.theme, services.theme_origin, self.available_themes)
+                ),
                 title="Settings",
                 severity="error",
                 timeout=20,
+                markup=False,
             )
         self._theme_applied = self.theme
 
