@@ -158,7 +158,10 @@ async def running_agent(
                 *args,
                 env=env or agent_env(home),
                 cwd=cwd,
-                transport_kwargs={"stderr": errors.fileno()},
+                # the SDK waits this long after closing stdin before it terminates; its 2 s
+                # default lost a race on a loaded CI machine (the agent exited as terminate()
+                # was called: ProcessLookupError from inside the SDK)
+                transport_kwargs={"stderr": errors.fileno(), "shutdown_timeout": 30.0},
             )
         )
         editor.conn, editor.process = conn, process
