@@ -19,6 +19,7 @@ benchmarks use. Importing this module loads no model library.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from datetime import tzinfo
 from typing import TYPE_CHECKING, ClassVar
@@ -42,6 +43,10 @@ from modes_tui.tui.messages import (
     StartupFailed,
     error_text,
 )
+from modes_tui.tui.turn_queue import unsent
+
+QUIT_AGAIN_SECONDS = 5.0
+"""A quit that would drop a draft or waiting messages asks for a second quit within this."""
 
 if TYPE_CHECKING:
     from textual.command import Provider
@@ -89,6 +94,8 @@ class ModesApp(App[None]):
         """Time zone for times on screen (None: local); tests fix it."""
         self.mode_keys: list[ModeKey] = []
         self._theme_applied: str | None = None
+        self._quit_warned = -QUIT_AGAIN_SECONDS
+        """When a quit last warned that it would drop something (monotonic seconds)."""
         if services is not None:
             self._configure(services)
         self._conversation = ConversationScreen(services, tz=tz, mode_keys=lambda: self.mode_keys)
@@ -257,6 +264,29 @@ class ModesApp(App[None]):
     def action_set_setting(self, setting: str) -> None:
         """Force a mode (the pack's keys)."""
         self.conversation.set_setting(setting)
+
+    async def action_quit(self) -> None:
+        """Quit (ctrl+q, /quit). When that would drop what the user typed and never sent (a
+        draft in the prompt, messages waiting for their turn), the first quit says what and
+        only a second one within `QUIT_AGAIN_SECONDS` quits."""
+        conversation = self.conversation
+        dropped = (
+            unsent(conversation.prompt.value, conversation.turns.waiting)
+            if conversation.is_mounted
+            else ""
+        )
+        now = time.monotonic()
+        if dropped and now - self._quit_warned > QUIT_AGAIN_SECONDS:
+            self._quit_warned = now
+            keys = [
+                key for key, bound in self.active_bindings.items() if bound.binding.action == "quit"
+            ]
+            again = f"{keys[0]} or /quit" if keys else "/quit"
+            conversation.status.error(
+                f"Quitting drops {dropped}: {again} again within {QUIT_AGAIN_SECONDS:.0f} s quits"
+            )
+            return
+        self.exit()
 
     def action_help(self) -> None:
         """Keys and commands, in an overlay (f1 or esc closes it)."""

@@ -243,7 +243,7 @@ class ConversationCommands:
             "/undo": _sync(partial(undo_files, parts)),
             "/help": _sync(lambda _: show_help(parts)),
             "/copy": _sync(lambda _: parts.action_copy_answer()),
-            "/quit": _sync(lambda _: parts.app.exit()),
+            "/quit": lambda _: parts.app.action_quit(),
         }
 
     def wrong(self, argument: str) -> None:

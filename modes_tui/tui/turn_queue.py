@@ -195,3 +195,12 @@ def typed_line(record: TurnTranscript) -> str:
     if record.user_text.startswith("/"):
         return f"/{record.user_text}"
     return record.user_text
+
+
+def unsent(draft: str, waiting: int) -> str:
+    """What quitting now would drop that the user typed and never sent ("" for nothing):
+    a draft with anything but spaces in it, and the messages waiting for their turn."""
+    parts = ["your draft"] if draft.strip() else []
+    if waiting:
+        parts.append("1 waiting message" if waiting == 1 else f"{waiting} waiting messages")
+    return " and ".join(parts)

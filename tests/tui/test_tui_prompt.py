@@ -368,6 +368,49 @@ async def test_quit_command_leaves_the_app() -> None:
         assert not app.is_running
 
 
+async def test_quitting_with_a_draft_asks_for_a_second_quit_and_keeps_the_draft() -> None:
+    app = build_app(services(), tz=UTC)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press(*"half a thought")
+        await pilot.press("ctrl+q")
+        await pilot.pause(0.2)
+        assert app.is_running  # not dropped unseen
+        assert app.conversation.prompt.value == "half a thought"
+        status = plain(app.conversation.status)
+        assert "Quitting drops your draft" in status and "ctrl+q or /quit again" in status
+        await pilot.press("ctrl+q")
+        await pilot.pause(0.2)
+        assert not app.is_running
+
+
+async def test_quit_with_waiting_messages_names_them_and_an_empty_prompt_quits_at_once() -> None:
+    steps = asyncio.Semaphore(0)
+    engine = ScriptEngine(steps=steps).script(answer_events("slow answer", "chat", "first"))
+    app = build_app(services(engine), tz=UTC)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, "first")
+        await until(pilot, lambda: app.conversation.turns.running)
+        await send(pilot, "second")
+        await send(pilot, "third")
+        await until(pilot, lambda: len(app.conversation.pending) == 2)
+        await send(pilot, "/quit")
+        await pilot.pause(0.2)
+        assert app.is_running
+        assert "Quitting drops 2 waiting messages" in plain(app.conversation.status)
+        await send(pilot, "/quit")
+        await pilot.pause(0.2)
+        assert not app.is_running
+    quiet = build_app(services(), tz=UTC)
+    async with quiet.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press(*"   ")  # only spaces: nothing worth keeping
+        await pilot.press("ctrl+q")
+        await pilot.pause(0.2)
+        assert not quiet.is_running
+
+
 async def test_the_palette_lists_every_action_of_the_chat_screen() -> None:
     async with build_app(services(), tz=UTC).run_test(size=SIZE) as pilot:
         app = await ready(pilot)

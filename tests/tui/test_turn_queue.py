@@ -109,3 +109,13 @@ def test_only_a_failed_or_cancelled_last_turn_is_retried_and_never_while_one_run
     assert turns.can_retry(last)
     turns.start()
     assert not turns.can_retry(last)
+
+
+def test_unsent_names_a_draft_and_waiting_messages_and_ignores_spaces() -> None:
+    from modes_tui.tui.turn_queue import unsent
+
+    assert unsent("", 0) == ""
+    assert unsent("  \n ", 0) == ""
+    assert unsent("draft", 0) == "your draft"
+    assert unsent("", 1) == "1 waiting message"
+    assert unsent("x", 3) == "your draft and 3 waiting messages"
