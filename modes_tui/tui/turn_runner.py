@@ -9,7 +9,7 @@ The runner translates events into widgets; it decides nothing about routing or m
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -201,6 +201,9 @@ class TurnRunner:
         elif event.type == "turn_corrected":
             self._corrected(event)
         else:
+            if event.type == "request_built" and event.round == 1:
+                # what the model is really offered: none when it cannot call tools
+                self._show_policy(record.mode, [tool.name for tool in event.request.tools])
             parts.status.follow(record, event)
         if event.type in ("turn_finished", "turn_cancelled", "turn_failed"):
             self._show_cost()
@@ -232,14 +235,16 @@ class TurnRunner:
         if ledger is not None and (ledger.total or ledger.budget is not None):
             self._parts.header.show(cost=ledger.header())
 
-    def _show_policy(self, mode: str | None) -> None:
-        """The route panel says what the answering mode may do with its tools."""
+    def _show_policy(self, mode: str | None, offered: Sequence[str] | None = None) -> None:
+        """The route panel says what the answering mode may do with its tools: the mode's
+        list once routed, then the tools the request really offers (`offered`)."""
         services = self._parts.services
         profile = services.pack.get(mode) if mode and services is not None else None
         if profile is None:
             self._parts.panel.show_policy(mode, None, ())
         else:
-            self._parts.panel.show_policy(mode, profile.policy, profile.tools)
+            tools = profile.tools if offered is None else offered
+            self._parts.panel.show_policy(mode, profile.policy, tools)
 
     def _mcp_servers(self, mode: str | None) -> tuple[str, ...]:
         services = self._parts.services

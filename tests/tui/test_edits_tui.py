@@ -143,6 +143,20 @@ async def test_n_refuses_the_write_and_the_file_stays_as_it_was(rig: Rig) -> Non
         assert "cancelled" in all_text(app.query(ToolCallView))
 
 
+async def test_the_panel_lists_only_the_tools_the_model_is_offered(rig: Rig) -> None:
+    # A model that cannot call tools gets none: the panel must not promise the mode's list.
+    from modes_tui.core.model import ModelCapabilities
+
+    rig.app.model.capable_of = {"scripted/demo": ModelCapabilities(tools=False, reasoning=False)}
+    rig.app.model.script(ScriptedReply("I can only talk about calc.py."))
+    async with build_app(rig.app.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = await send(pilot, "fix calc.py")
+        await until(pilot, lambda: "only talk" in all_text(app.query("AnswerSegment")))
+        may = app.query_one("#panel-policy", Static)
+        assert not may.display  # hidden: no tools this turn
+        assert [tool.name for tool in rig.app.model.requests[0].tools] == []
+
+
 async def test_hostile_text_in_the_diff_is_shown_inert(rig: Rig) -> None:
     hostile = "# title\x1b]0;pwned\x07\n\x1b[2J\x1b[31mred\u202eevil\n"
     rig.app.model.script(
