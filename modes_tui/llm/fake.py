@@ -138,7 +138,8 @@ SLOW_CHUNK_SECONDS = 0.02
 
 
 def slow_responder(request: ModelRequest) -> ScriptedReply:
-    """A long answer streamed slowly (about 50 chunks a second for 20 seconds).
+    """A long answer streamed slowly: 1,000 lines quoting the message, 20 characters every
+    20 ms (about a minute for "hello": 54,000 characters).
 
     `--model scripted/slow` gives a turn that is still streaming when something happens to
     it: crash tests kill the process mid-answer, demos show cancel and checkpoints.
