@@ -25,6 +25,9 @@ from modes_tui.core.yaml_files import key_place, load_yaml, yaml_problem
 
 T = TypeVar("T")
 
+UNKNOWN_SHOWN = 5
+"""Unknown keys named one by one per file; the rest are counted."""
+
 
 @dataclass(frozen=True, slots=True)
 class HistoryWindow:
@@ -110,16 +113,30 @@ class FieldReader:
         return data
 
     def unknown_keys(self, file: Path, data: Mapping[str, Any], allowed: frozenset[str]) -> None:
-        """Note every key of `data` that is not `allowed`, with the nearest known one."""
-        for key in data:
-            if key not in allowed:
-                hint = closest(str(key), allowed)
-                extra = (
-                    f"; did you mean {cut_repr(hint)}?"
-                    if hint
-                    else f"; known keys: {', '.join(sorted(allowed))}"
-                )
-                self.problem(file, str(key), f"unknown key{extra}")
+        """Note each key of `data` that is not `allowed`, with the nearest known one (the
+        first `UNKNOWN_SHOWN`, then how many more). A file with no known key at all is the
+        wrong file, not a file of typos: one problem, and none of its keys repeated (a
+        profile linked to some other file must not print that file line by line)."""
+        unknown = [key for key in data if key not in allowed]
+        if len(unknown) > 1 and len(unknown) == len(data):
+            self.problem(
+                file,
+                "",
+                f"not a file of this kind: none of its {len(unknown)} keys is known here "
+                f"(known keys: {', '.join(sorted(allowed))})",
+            )
+            return
+        for key in unknown[:UNKNOWN_SHOWN]:
+            hint = closest(str(key), allowed)
+            extra = (
+                f"; did you mean {cut_repr(hint)}?"
+                if hint
+                else f"; known keys: {', '.join(sorted(allowed))}"
+            )
+            self.problem(file, str(key), f"unknown key{extra}")
+        if len(unknown) > UNKNOWN_SHOWN:
+            more = len(unknown) - UNKNOWN_SHOWN
+            self.problem(file, "", f"and {more} more unknown key{'s' if more > 1 else ''}")
 
     def strings(self, file: Path, data: Mapping[str, Any], key: str) -> tuple[str, ...]:
         """`data[key]` as a list of non-empty texts (stripped)."""

@@ -168,6 +168,31 @@ def test_a_profile_that_is_not_a_mapping(write_pack: PackWriter) -> None:
     assert "testpack/chat.yaml: must be a mapping of keys to values, not a list" in found
 
 
+def test_a_profile_linked_to_some_other_file_is_one_problem_that_does_not_print_it(
+    write_pack: PackWriter, tmp_path: Path
+) -> None:
+    # A file of `name:secret:...:::` lines parses as a mapping of 24 unknown keys: listing
+    # them printed the linked file (here a stand-in for /etc/shadow) line by line.
+    secret = tmp_path / "shadow"
+    secret.write_text("".join(f"user{n}:$y$hash{n}:20228:0:99999:7:::\n" for n in range(24)))
+    folder = write_pack()
+    (folder / "code.yaml").unlink()
+    (folder / "code.yaml").symlink_to(secret)
+    found = problems_of(folder)
+    assert any(
+        "testpack/code.yaml: not a file of this kind: none of its 24 keys" in p for p in found
+    )
+    assert not any("$y$hash" in p or "user1" in p for p in found)
+
+
+def test_many_typos_name_five_keys_and_count_the_rest(write_pack: PackWriter) -> None:
+    typos = {f"colour{n}": "x" for n in range(8)}
+    found = problems_of(write_pack(modes={"chat": {"description": "c", **typos}}))
+    named = [p for p in found if ": unknown key" in p]
+    assert len(named) == 5 and "testpack/chat.yaml: colour0: unknown key" in named[0]
+    assert "testpack/chat.yaml: and 3 more unknown keys" in found
+
+
 def test_a_template_that_does_not_render_is_a_problem(write_pack: PackWriter) -> None:
     folder = write_pack(
         modes={
