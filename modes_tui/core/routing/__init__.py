@@ -21,6 +21,7 @@ and what they learn from (corrections, calibration, learning).
                     its kind
     router.py       The router: which mode takes this turn, who decided, how sure, and why
     steps.py        The router's steps after the classifier: quoted evidence, the conversation
+    vague.py        First messages that point at nothing ("fix it"): sent to the fallback
     classifiers/    Classifier backends and the one place that builds them from `router.yaml`
 
 Public names: `__all__`, imported from the module that defines them (see core/__init__.py).

@@ -44,6 +44,7 @@ from modes_tui.core.history.conversation import Message
 from modes_tui.core.routing.continuity import measure, recent_turns
 from modes_tui.core.routing.input import MessageLike, cut_middle, cut_tail, split_transcript
 from modes_tui.core.routing.steps import QuotedStep, in_conversation
+from modes_tui.core.routing.vague import points_at_nothing, reason_pointing_at_nothing
 from modes_tui.core.values.doubt import doubt
 from modes_tui.core.values.entry import HistoryEntry
 from modes_tui.core.values.framing import split_message
@@ -195,6 +196,10 @@ class Router:
             "stages": stages,
             "framing": framing,
         }
+        pointer = points_at_nothing(message) if framing is None else None
+        if pointer is not None and not split_transcript(source)[1]:
+            # "fix it" as the first message: no mode has anything to work on
+            return Route(fallback, "fallback", reason_pointing_at_nothing(pointer), **common)
         names = {p.name for p in available}
         continuity = None
         # A turn the fallback took is one no mode was sure of: being close to it says nothing

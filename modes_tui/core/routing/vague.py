@@ -1,0 +1,73 @@
+"""First messages that say what to do but not to what: "fix it", "make this shorter",
+"is that right?", "compare them".
+
+Mid-conversation these are follow-ups (`follow_up`) and stay with the turn they continue.
+As the first message (nothing before it, nothing quoted or pasted) they point at nothing,
+so no mode has anything to work on, and the embedding head reads them like the pack's
+examples that say "tighten this up" (write at 0.98). The router sends such a message to
+the fallback, whose answer can ask what "it" is, and says why in the route's reason.
+
+`points_at_nothing` is lexical and narrow on purpose: every word must be a pointer (it,
+this, those, the last one), a verb any mode could do (fix, improve, change, explain) or a
+filler (please, can you, again, better, wrong), and at least one pointer must be there. A
+word of the message's own ("debug this", "translate it", "git status", "poem about rain")
+is something to route on, and the rule stays out.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+POINTERS = _words(
+    "it its it's this that these those them they one ones above same thing things stuff "
+    "last previous other first second"
+)
+"""Words that point at something said or shown before."""
+
+ANY_MODE_VERBS = _words(
+    "fix fixed improve change make do does did done redo undo use check help finish "
+    "continue compare clean simplify shorten lengthen expand review update edit rewrite "
+    "rephrase try retry repeat handle tweak adjust look go work works working run convert "
+    "sort explain correct"
+)
+"""Verbs that every mode's work can take: they name no mode's subject."""
+
+FILLERS = _words(
+    "please pls can could would will you u i me my we just now again instead more less "
+    "better worse shorter longer faster slower simpler smaller bigger cleaner right ok okay "
+    "wrong good fine the a an up out with for on at to of in into but and so then what "
+    "what's whats why how is are was were be doesn't dont don't isn't not no there here "
+    "something some bit little way version once all"
+)
+"""Words that ask, soften or connect without saying what about."""
+
+MOST_WORDS = 8
+"""Longer messages carry a subject of their own even when every word is common."""
+
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+def points_at_nothing(message: str) -> str | None:
+    """The pointer word of a message made only of pointers, verbs any mode could do and
+    fillers (None when any other word is there, or no pointer, or it is long)."""
+    text = message.lower().replace("\u2019", "'")
+    if re.search(r"[0-9`\"<>{}\[\]=/\\|$#@]", text):
+        return None  # digits, code, paths, quotes: something to work on is there
+    words = _WORD.findall(text)
+    if not words or len(words) > MOST_WORDS:
+        return None
+    pointer = next((word for word in words if word in POINTERS), None)
+    if pointer is None:
+        return None
+    known = POINTERS | ANY_MODE_VERBS | FILLERS
+    return pointer if all(word in known for word in words) else None
+
+
+def reason_pointing_at_nothing(pointer: str) -> str:
+    """The route's reason when `points_at_nothing` sent a first message to the fallback."""
+    return f"“{pointer}” points at something, and nothing came before it: nothing to route on"
