@@ -268,14 +268,20 @@ class ConversationCommands:
         imported when first used)."""
         from modes_tui.tui import session_actions
 
-        acts: dict[str, Callable[[ConversationParts, str], Awaitable[None]]] = {
+        acts: dict[str, Callable[[ConversationParts, str], Awaitable[bool]]] = {
             "resume": session_actions.resume,
             "fork": session_actions.fork,
             "rename": session_actions.rename,
         }
-        act = acts[name]
-        self._parts.app.run_worker(
-            act(self._parts, argument),
+        act, parts = acts[name], self._parts
+
+        async def run() -> None:
+            if not await act(parts, argument):
+                # refused (no such session, no such turn): the line comes back to be fixed
+                parts.prompt.put_back(f"/{name} {argument}".rstrip())
+
+        parts.app.run_worker(
+            run(),
             name=f"/{name}",
             group="session",
             exclusive=True,

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from modes_tui.tui.chat import ChatLog
     from modes_tui.tui.keys import ModeKey
     from modes_tui.tui.panel import RoutePanel
+    from modes_tui.tui.prompt import PromptInput
     from modes_tui.tui.services import AppServices
     from modes_tui.tui.status import ModeHeader, StatusLine
     from modes_tui.tui.turn_queue import Sent, TurnQueue
@@ -89,6 +90,9 @@ class ConversationParts(Protocol):
 
     @property
     def status(self) -> StatusLine: ...
+
+    @property
+    def prompt(self) -> PromptInput: ...
 
     @property
     def reading(self) -> ControlReading:

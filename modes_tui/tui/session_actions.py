@@ -41,32 +41,36 @@ class _Host:
         return self.parts.engine
 
 
-async def resume(conversation: ConversationParts, ref: str) -> None:
+async def resume(conversation: ConversationParts, ref: str) -> bool:
     """Continue the saved session `ref` here (read in a thread; switched on the loop)."""
 
     def loading(ref: str) -> None:
         conversation.status.busy(f"Loading session {ref}…")
 
-    await _shown(conversation, await sessions.resume(_Host(conversation), ref, loading=loading))
+    outcome = await sessions.resume(_Host(conversation), ref, loading=loading)
+    return await _shown(conversation, outcome)
 
 
-async def fork(conversation: ConversationParts, turn: str) -> None:
+async def fork(conversation: ConversationParts, turn: str) -> bool:
     """Start a new session from turn `turn` of this one ("": the last turn)."""
-    await _shown(conversation, sessions.fork(_Host(conversation), turn))
+    return await _shown(conversation, sessions.fork(_Host(conversation), turn))
 
 
-async def rename(conversation: ConversationParts, title: str) -> None:
+async def rename(conversation: ConversationParts, title: str) -> bool:
     """Give the session being recorded a title."""
-    await _shown(conversation, sessions.rename(_Host(conversation), title))
+    return await _shown(conversation, sessions.rename(_Host(conversation), title))
 
 
-async def _shown(conversation: ConversationParts, outcome: sessions.SessionOutcome) -> None:
-    """What a session action did, or why not, in the status line (and the chat)."""
+async def _shown(conversation: ConversationParts, outcome: sessions.SessionOutcome) -> bool:
+    """What a session action did, or why not, in the status line (and the chat); False
+    when it was refused (the caller puts the command line back, to be fixed)."""
     match outcome:
         case Refused(action="rename", kind="no-sessions"):
             conversation.status.error("Sessions are not recorded in this build.")
+            return False
         case Refused(action=action, reason=reason):
             conversation.status.error(f"Cannot {action}: {reason}")
+            return False
         case Renamed(session_id=session_id, title=title):
             conversation.status.idle(f"Session {session_id} is now titled “{title}”")
         case Switched(resumption=forked, parent=str(parent)):
@@ -74,6 +78,7 @@ async def _shown(conversation: ConversationParts, outcome: sessions.SessionOutco
             await show(conversation, forked, headline)
         case Switched(resumption=resumed):
             await show(conversation, resumed, f"Resumed session `{resumed.id}`")
+    return True
 
 
 async def show(conversation: ConversationParts, resumption: Resumption, headline: str) -> None:

@@ -176,6 +176,7 @@ async def test_resume_errors_stay_visible_and_change_nothing(make_rig: Callable[
         await command(pilot, "/resume nope")
         status = plain(app.conversation.status)
         assert "Cannot resume: no session 'nope'" in status
+        assert app.conversation.prompt.value == "/resume nope"  # back, to be fixed
         await say(pilot, "hello")
         own = rig.current.id
         await command(pilot, f"/resume {own}")
@@ -184,6 +185,7 @@ async def test_resume_errors_stay_visible_and_change_nothing(make_rig: Callable[
         assert "no turn 7 to fork at: this session has turns 1 to 1" in (
             plain(app.conversation.status)
         )
+        assert app.conversation.prompt.value == "/fork 7"
         await command(pilot, "/fork x")
         assert "/fork takes a turn number from 1" in plain(app.conversation.status)
         assert app.conversation.prompt.value == "/fork x"  # kept to fix
