@@ -59,8 +59,14 @@ class QuotedStep:
             if own != "prose":
                 kind = await self._kind(chosen, own, modes)
                 return weigh_quoted(decision, evidence, [kind], whole=True, own=own)
-            whole = await self._classify(chosen, *seen, modes)
-            return weigh_quoted(decision, evidence, [whole], whole=True)
+            whole = await self._decide(chosen, *seen, modes)
+            return weigh_quoted(
+                decision,
+                evidence,
+                [dict(whole.probabilities or {})],
+                whole=True,
+                whole_reason=(whole.mode_name, whole.reason),
+            )
         kinds = [await self._kind(chosen, kind, modes) for kind in evidence.kinds()]
         return weigh_quoted(decision, evidence, kinds)
 
@@ -92,15 +98,6 @@ class QuotedStep:
             result = await result
         return self.validate(result)
 
-    async def _classify(
-        self,
-        chosen: Classifier,
-        text: str,
-        history: list[HistoryEntry],
-        modes: tuple[Profile, ...],
-    ) -> dict[str, float]:
-        return dict((await self._decide(chosen, text, history, modes)).probabilities or {})
-
 
 def weigh_quoted(
     decision: Decision,
@@ -111,10 +108,14 @@ def weigh_quoted(
     own: QuotedKind | None = None,
     command_line: bool = False,
     kind_gate: float = 0.0,
+    whole_reason: tuple[str | None, str | None] = (None, None),
 ) -> Decision:
     """The request's decision with `kinds` (the classifier's probabilities for each quoted
     kind's description) mixed in at the evidence's weight. `kind_gate`, for a command
-    line, is the pack's in-scope chance for the command kind (see `QuotedEvidence.weigh`)."""
+    line, is the pack's in-scope chance for the command kind (see `QuotedEvidence.weigh`).
+    `whole_reason` is the whole message's (mode, reason), when it was classified: if the
+    weighing moves to that mode, its reason is the evidence; the request's nearest example
+    is never shown as the reason for another mode."""
     if decision.mode_name is None or decision.confidence is None:
         return decision
     weighed = evidence.weigh(
@@ -131,8 +132,9 @@ def weigh_quoted(
         return decision
     mode, confidence, probabilities, note = weighed
     reason = f"{decision.reason}; {note}" if decision.reason else note
-    if command_line and mode != decision.mode_name:  # the request's nearest example was
-        reason = note  # evidence for another mode: the command line decided
+    if mode != decision.mode_name:  # the request's nearest example was evidence for another
+        moved_by = whole_reason[1] if whole_reason[0] == mode else None  # mode
+        reason = f"{moved_by}; {note}" if moved_by else note
     return replace(
         decision,
         mode_name=mode,

@@ -621,3 +621,30 @@ def test_the_embedding_backend_encodes_the_request_and_not_the_quoted_command(
     assert routed.mode_name == "write", routed.to_dict()
     assert routed.framing is not None and routed.framing.routed_on == "request"
     assert "translate this: …" in encoder.texts and text not in encoder.texts
+
+
+class _RequestSaysLittle:
+    """The request alone leans to chat by a chat example; the whole message, prose
+    included, is write by a write example."""
+
+    def classify(self, message: str, *args: Any) -> Decision:
+        if "harbour" in message:
+            return Decision("write", 0.97, "like the example 'shorten this'", {"write": 0.97})
+        return Decision(
+            "chat", 0.4, "like the example 'good morning!'", {"chat": 0.4, "write": 0.3}
+        )
+
+    def trace(self) -> Any:
+        from modes_tui.core.values.route import ClassifierInfo
+
+        return ClassifierInfo("embedding", "fake-head")
+
+
+def test_a_route_moved_by_the_whole_message_never_cites_the_requests_example(pack: Pack) -> None:
+    # It said "write: like the example 'good morning!'": a chat example as write's evidence.
+    prose = "The harbour was quiet that morning, and the boats sat low in the water. " * 3
+    message = f"tidy this up:\n\n{prose}"
+    routed = asyncio.run(Router(pack, _RequestSaysLittle()).route([Message("user", message)]))
+    assert routed.mode_name == "write", routed.to_dict()
+    assert routed.reason is not None and "good morning" not in routed.reason
+    assert routed.reason.startswith("like the example 'shorten this'")
