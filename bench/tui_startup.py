@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-HEAVY = ("litellm", "llama_cpp", "torch", "sentence_transformers")
+HEAVY = ("litellm", "llama_cpp", "torch", "sentence_transformers", "onnxruntime")
 
 # The child's side: patch the app's on_mount to note the first frame, then exit.
 CHILD = r"""

@@ -20,6 +20,7 @@ HEAVY = [
     "llama_cpp",
     "torch",
     "sentence_transformers",
+    "onnxruntime",  # the encoder's layers load with the encoder, in the background
     "mcp",  # the MCP SDK loads on a mode's first turn that needs a server, never before
     "acp",  # the ACP SDK loads for `modes-tui acp` only
 ]
@@ -132,4 +133,4 @@ def test_routing_with_the_local_encoder_loads_neither_torch_nor_litellm(tmp_path
         HF_HUB_OFFLINE="1",
     )
     assert output.startswith("code  (by classifier")
-    assert loaded == []
+    assert loaded == ["onnxruntime"]  # the encoder's layers, and nothing heavier

@@ -19,6 +19,8 @@ functions or in adapter modules loaded on demand, never at package import.
                         custom provider
     local_probe.py      One HTTP request to a server on 127.0.0.1, finished or given up within a
                         deadline
+    minilm_numpy.py     The encoder's layers in numpy, where onnxruntime is missing
+    minilm_onnx.py      The encoder's layers as an ONNX graph (written here), run by onnxruntime
     model_child.py      The local model process: one `LlamaRunner` serving the app over a socket
                         pair
     model_process.py    The embedded model in a child process: a native crash there is a failed

@@ -17,17 +17,25 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import mmap
 import os
 import struct
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from modes_tui.core.errors import DeclarationError, MissingLocalParts, Problem, ProviderError
+from modes_tui.llm.minilm_numpy import (
+    Layer,
+    Panels,
+    gelu,
+    layer_norm,
+    panel_bias,
+    panel_product,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,11 +43,14 @@ if TYPE_CHECKING:
 
     Vectors = npt.NDArray[np.float32]
 
+log = logging.getLogger(__name__)
+
 LOCAL_MINILM = "local/all-MiniLM-L6-v2"
 LOCAL_PREFIX = "local/"
 LOCAL_ENCODERS = (LOCAL_MINILM,)
 REFERENCE_ENV = "MODES_TUI_ENCODER_BACKEND"
-"""Set to `sentence-transformers` to run the local encoder through the reference path."""
+"""`sentence-transformers` runs the local encoder through the reference path; `numpy` keeps
+it off onnxruntime."""
 
 
 def minilm_dir() -> Path:
@@ -83,6 +94,12 @@ class _SafeTensors:
         self._base = 8 + length
         self._header: dict[str, Any] = header
         self._np = np
+
+    def release(self) -> None:
+        """Let the kernel drop the pages read so far (they are read again when used): the
+        layers' 42 MB, copied once into onnxruntime, need not stay in this process's RSS."""
+        with contextlib.suppress(AttributeError, OSError):  # madvise: Unix, Python 3.8+
+            self._map.madvise(mmap.MADV_DONTNEED)
 
     def __getitem__(self, name: str) -> Any:
         entry = self._header[name]
@@ -129,15 +146,25 @@ class MiniLMEncoder:
         self._position = w["embeddings.position_embeddings.weight"]
         self._token_type = w["embeddings.token_type_embeddings.weight"][0]
         self._emb_norm = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-        hidden = self._word.shape[1]
-        per_layer = (
-            3 * hidden * hidden + hidden * hidden + 2 * hidden * int(config["intermediate_size"])
-        )
-        self._panels = _Panels(per_layer * self.layers, hidden // self.heads)
-        self._blocks = [self._block(i) for i in range(self.layers)]
         self._threads = _blas_controller()
+        self._session = _onnx_session(self)
+        """The layers in onnxruntime (about 3x faster), or None: the numpy layers below."""
+        if self._session is not None:
+            self._weights.release()  # onnxruntime holds its own copy of the layers
+        self._blocks: list[Layer] = []
+        if self._session is None:
+            hidden = self._word.shape[1]
+            per_layer = 3 * hidden * hidden + hidden * hidden
+            per_layer += 2 * hidden * int(config["intermediate_size"])
+            self._panels = Panels(per_layer * self.layers, hidden // self.heads)
+            self._blocks = [self._block(i) for i in range(self.layers)]
 
-    def _block(self, index: int) -> _Layer:
+    @property
+    def runtime(self) -> str:
+        """What runs the layers: `onnxruntime` or `numpy`."""
+        return "numpy" if self._session is None else "onnxruntime"
+
+    def _block(self, index: int) -> Layer:
         w = self._weights
         prefix = f"encoder.layer.{index}."
         import numpy as np
@@ -157,9 +184,9 @@ class MiniLMEncoder:
         out_weight, out_bias = linear("attention.output.dense")
         up_weight, up_bias = linear("intermediate.dense")
         down_weight, down_bias = linear("output.dense")
-        return _Layer(
+        return Layer(
             qkv=self._panels.add(qkv_weight),
-            qkv_bias=_panel_bias(qkv_bias, self._panels.width),
+            qkv_bias=panel_bias(qkv_bias, self._panels.width),
             out=self._panels.add(out_weight),
             out_bias=np.asarray(out_bias, dtype=np.float32),
             attn_norm=norm("attention.output"),
@@ -212,17 +239,24 @@ class MiniLMEncoder:
             token_ids[row, : len(ids)] = ids
             mask[row, : len(ids)] = 1.0
         hidden = self._word.shape[1]
-        x = (self._word[token_ids] + self._position[:width] + self._token_type).reshape(-1, hidden)
-        x = _layer_norm(x.astype(np.float32), self._emb_norm, self.eps)
-        # Padding never receives attention; a lone message has none, so no mask at all.
-        bias = None if mask.all() else ((1.0 - mask) * np.float32(-1e9))[None, :, None, :]
-        for layer in self._blocks:
-            x = self._layer(x, layer, count, width, bias)
+        embedded = self._word[token_ids] + self._position[:width] + self._token_type
+        if self._session is not None:
+            padding = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+            feed = {"embedded": embedded.astype(np.float32), "bias": padding.astype(np.float32)}
+            x = self._session.run(None, feed)[0].reshape(-1, hidden)
+        else:
+            x = layer_norm(
+                embedded.reshape(-1, hidden).astype(np.float32), self._emb_norm, self.eps
+            )
+            # Padding never receives attention; a lone message has none, so no mask at all.
+            bias = None if mask.all() else ((1.0 - mask) * np.float32(-1e9))[None, :, None, :]
+            for layer in self._blocks:
+                x = self._layer(x, layer, count, width, bias)
         tokens = x.reshape(count, width, hidden) * mask[:, :, None]
         pooled = tokens.sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)[:, None]
         return _normalise(pooled.astype(np.float32, copy=False))
 
-    def _layer(self, x: Any, layer: _Layer, count: int, width: int, bias: Any) -> Any:
+    def _layer(self, x: Any, layer: Layer, count: int, width: int, bias: Any) -> Any:
         """One transformer layer on the (tokens, hidden) activations."""
         import numpy as np
 
@@ -239,94 +273,37 @@ class MiniLMEncoder:
         scores /= scores.sum(axis=-1, keepdims=True)
         context = scores @ qkv[2]  # (heads, count, width, head)
         context = context.transpose(1, 2, 0, 3).reshape(x.shape)
-        y = _panel_product(context, layer.out)
+        y = panel_product(context, layer.out)
         y += layer.out_bias
         y += x
-        x = _layer_norm(y, layer.attn_norm, self.eps)
-        inner = _panel_product(x, layer.up)
+        x = layer_norm(y, layer.attn_norm, self.eps)
+        inner = panel_product(x, layer.up)
         inner += layer.up_bias
-        inner = _gelu(inner)
-        y = _panel_product(inner, layer.down)
+        inner = gelu(inner)
+        y = panel_product(inner, layer.down)
         y += layer.down_bias
         y += x
-        return _layer_norm(y, layer.out_norm, self.eps)
+        return layer_norm(y, layer.out_norm, self.eps)
 
 
-@dataclass(frozen=True, slots=True)
-class _Layer:
-    """One transformer layer's weights, the matrices as panels (see `_Panels`)."""
+def _onnx_session(encoder: MiniLMEncoder) -> Any:
+    """The encoder's layers in onnxruntime, or None when it is not installed, is turned off
+    (`MODES_TUI_ENCODER_BACKEND=numpy`) or cannot load the graph (the numpy layers give the
+    same vectors, about 3x slower)."""
+    if os.environ.get(REFERENCE_ENV) == "numpy":
+        return None
+    try:
+        from modes_tui.llm import minilm_onnx
 
-    qkv: Any
-    """Fused query (pre-scaled), key and value projection, (3 * heads, hidden, head size)."""
-    qkv_bias: Any
-    """Its bias, shaped to broadcast over the (panel, token, feature) product."""
-    out: Any
-    """Attention output projection panels."""
-    out_bias: Any
-    """Its bias."""
-    attn_norm: tuple[Any, Any]
-    """LayerNorm after attention: weight and bias."""
-    up: Any
-    """Feed-forward expansion panels (hidden -> 4 * hidden)."""
-    up_bias: Any
-    """Its bias."""
-    down: Any
-    """Feed-forward contraction panels (4 * hidden -> hidden)."""
-    down_bias: Any
-    """Its bias."""
-    out_norm: tuple[Any, Any]
-    """LayerNorm after the feed-forward block: weight and bias."""
-
-
-class _Panels:
-    """Every weight matrix as contiguous (inputs, width) column panels in one arena; the
-    width is the attention head size (32 here), so the QKV product's panels are its heads.
-
-    Why (measured on this 2-core EPYC, OpenBLAS 0.3.31, one thread, a 11-token message): the
-    24 matrix products cost 8-10 ms on plain (inputs, outputs) matrices whatever the token
-    count (6.2 ms at 3 tokens), i.e. OpenBLAS re-packs all 42 MB of weights per message at
-    ~5 GB/s. As 32-column panels, each product reads its panel straight through (a batched
-    matmul, one small GEMM per panel) and the 24 products take 3-3.5 ms. One arena of 42 MB
-    lets numpy ask for huge pages, sparing the TLB another ~10%.
-    """
-
-    def __init__(self, floats: int, width: int) -> None:
-        import numpy as np
-
-        self.width = width
-        self._arena = np.empty(floats, dtype=np.float32)
-        self._used = 0
-
-    def add(self, weight: Any) -> Any:
-        """Copy a (inputs, outputs) matrix in as (outputs / width, inputs, width)."""
-        import numpy as np
-
-        inputs, outputs = weight.shape
-        panels = self._arena[self._used : self._used + weight.size].reshape(
-            outputs // self.width, inputs, self.width
+        model = minilm_onnx.model_bytes(
+            lambda name: encoder._weights[name], encoder.layers, encoder.heads, encoder.eps
         )
-        panels[...] = (
-            np.asarray(weight, dtype=np.float32).reshape(inputs, -1, self.width).transpose(1, 0, 2)
-        )
-        self._used += weight.size
-        return panels
-
-
-def _panel_bias(bias: Any, width: int) -> Any:
-    import numpy as np
-
-    return np.asarray(bias, dtype=np.float32).reshape(-1, 1, width)
-
-
-def _panel_product(x: Any, panels: Any) -> Any:
-    """`x @ weight` for a weight held as panels: (tokens, inputs) -> (tokens, outputs)."""
-    import numpy as np
-
-    count, _, panel = panels.shape
-    result = np.empty((x.shape[0], count * panel), dtype=np.float32)
-    # Written straight into the (tokens, outputs) result through a strided view (BLAS takes it).
-    np.matmul(x, panels, out=result.reshape(x.shape[0], count, panel).transpose(1, 0, 2))
-    return result
+        return minilm_onnx.session(model)
+    except ImportError:
+        return None
+    except Exception:
+        log.warning("onnxruntime could not load the encoder; using numpy", exc_info=True)
+        return None
 
 
 def _blas_controller() -> Any:
@@ -336,63 +313,6 @@ def _blas_controller() -> Any:
     except ImportError:  # pragma: no cover - a dependency; only a broken install lacks it
         return None
     return ThreadpoolController()
-
-
-def _layer_norm(x: Any, norm: tuple[Any, Any], eps: float) -> Any:
-    """LayerNorm over the last axis; overwrites `x` (always a fresh temporary here)."""
-    import numpy as np
-
-    weight, bias = norm
-    inverse = np.float32(1.0 / x.shape[-1])
-    x -= np.add.reduce(x, axis=-1, keepdims=True) * inverse
-    scale = np.einsum("ij,ij->i", x, x)
-    scale *= inverse
-    scale += np.float32(eps)
-    np.sqrt(scale, out=scale)
-    np.divide(np.float32(1.0), scale, out=scale)
-    x *= scale[:, None]
-    x *= weight
-    x += bias
-    return x
-
-
-# Abramowitz & Stegun 7.1.26 for erf(z), z = x / sqrt(2): its polynomial halved (the GELU
-# needs erf / 2) and its first factor taken to x.
-_ERF_P = 0.3275911 / math.sqrt(2.0)
-_ERF_HALF_POLY = tuple(
-    0.5 * c for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
-)
-
-
-def _gelu(x: Any) -> Any:
-    """BERT's exact GELU, x * Phi(x), overwriting `x`.
-
-    erf comes from Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), as
-    Phi(x) = 1/2 + sign(x) * (1/2 - q) with q = (1 - erf(|z|)) / 2: 22 array passes. The
-    exponent is clipped (erf is 1 in float32 well before that), which keeps every
-    intermediate a normal float: subnormal products made this function 10x slower on large
-    activations.
-    """
-    import numpy as np
-
-    a = np.abs(x)
-    t = a * np.float32(_ERF_P)
-    t += np.float32(1.0)
-    np.reciprocal(t, out=t)
-    q = t * np.float32(_ERF_HALF_POLY[0])
-    for coefficient in _ERF_HALF_POLY[1:]:
-        q += np.float32(coefficient)
-        q *= t
-    a *= a
-    np.minimum(a, np.float32(40.0), out=a)
-    a *= np.float32(-0.5)
-    np.exp(a, out=a)  # exp(-z^2)
-    q *= a  # (1 - erf(|z|)) / 2
-    np.subtract(np.float32(0.5), q, out=q)
-    np.copysign(q, x, out=q)  # erf(z) / 2
-    q += np.float32(0.5)
-    x *= q
-    return x
 
 
 # --------------------------------------------------------------------------- reference

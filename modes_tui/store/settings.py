@@ -45,7 +45,14 @@ from modes_tui.core.yaml_files import key_place, load_yaml, yaml_problem
 from modes_tui.mcp.config import McpServer, parse_mcp_servers
 
 ENV_PREFIX = "MODES_TUI_"
-NOT_SETTINGS = frozenset({HOME_ENV, "MODES_TUI_INIT_PORTS"})
+NOT_SETTINGS = frozenset(
+    {
+        HOME_ENV,
+        "MODES_TUI_INIT_PORTS",  # llm/discovery.py: where `init` looks for local servers
+        "MODES_TUI_ENCODER_BACKEND",  # llm/encoders.py: numpy or sentence-transformers
+        "MODES_TUI_CPUINFO",  # setup_local.py: CPU flags for the portable build
+    }
+)
 """`MODES_TUI_*` variables that mean something else and are never reported as unknown."""
 
 

@@ -27,11 +27,18 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def minilm():  # type: ignore[no-untyped-def]
-    from modes_tui.llm.encoders import MiniLMEncoder
+@pytest.fixture(scope="module", params=["onnxruntime", "numpy"])
+def minilm(request):  # type: ignore[no-untyped-def]
+    """The encoder on each runtime of its layers: onnxruntime (the default) and numpy (where
+    onnxruntime is missing, or `MODES_TUI_ENCODER_BACKEND=numpy`)."""
+    from modes_tui.llm.encoders import REFERENCE_ENV, MiniLMEncoder
 
-    return MiniLMEncoder()
+    with pytest.MonkeyPatch.context() as patch:
+        if request.param == "numpy":
+            patch.setenv(REFERENCE_ENV, "numpy")
+        encoder = MiniLMEncoder()
+    assert encoder.runtime == request.param
+    return encoder
 
 
 @pytest.fixture(scope="module")

@@ -53,6 +53,16 @@ def test_file_then_environment_then_overrides(dirs: Dirs) -> None:
     assert settings.warnings == ()  # MODES_TUI_HOME is not a setting, and not unknown
 
 
+def test_variables_read_elsewhere_are_not_called_ignored(dirs: Dirs) -> None:
+    # MODES_TUI_ENCODER_BACKEND=numpy is honoured by the encoder: "ignored" was untrue
+    env = {
+        "MODES_TUI_ENCODER_BACKEND": "numpy",
+        "MODES_TUI_CPUINFO": "/x",
+        "MODES_TUI_INIT_PORTS": "",
+    }
+    assert load_settings(dirs, env=env).warnings == ()
+
+
 def test_environment_values_are_parsed_by_type(dirs: Dirs) -> None:
     settings = load_settings(
         dirs,

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-MODEL_LIBRARIES = ["litellm", "llama_cpp", "torch", "sentence_transformers"]
+MODEL_LIBRARIES = ["litellm", "llama_cpp", "torch", "sentence_transformers", "onnxruntime"]
 
 
 def test_importing_the_app_loads_no_model_library() -> None:
