@@ -196,7 +196,10 @@ class Router:
             "stages": stages,
             "framing": framing,
         }
-        pointer = points_at_nothing(message) if framing is None else None
+        # Only for the embedding head, which reads "fix it" like a pack's "fix this up"
+        # examples: a keyword pack's author said what "fix" means, and a model reads it itself.
+        vague = framing is None and info.with_ == "embedding"
+        pointer = points_at_nothing(message) if vague else None
         if pointer is not None and not split_transcript(source)[1]:
             # "fix it" as the first message: no mode has anything to work on
             return Route(fallback, "fallback", reason_pointing_at_nothing(pointer), **common)

@@ -11,7 +11,7 @@ from modes_tui.core.history.conversation import Message
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.router import Router
 from modes_tui.core.routing.vague import points_at_nothing
-from modes_tui.core.values.route import Decision
+from modes_tui.core.values.route import ClassifierInfo, Decision
 from tests.conftest import PackWriter
 from tests.core.routing.test_router import Scripted
 
@@ -21,6 +21,13 @@ def pack(write_pack: PackWriter) -> Pack:
     modes = {"chat": {"description": "Everyday chat."}, "code": {"description": "Code."}}
     router = {"classifier": "keyword", "fallback": "chat", "below_confidence": 0.5}
     return load_pack(profiles_dir=write_pack(router=router, modes=modes))
+
+
+class Head(Scripted):
+    """Answers as told, traced as the embedding head (the rule applies to it alone)."""
+
+    def trace(self) -> ClassifierInfo:
+        return ClassifierInfo("embedding", "fake-head")
 
 
 SURE_WRITE = Decision("code", 0.98, "like 'tighten this up'", {"code": 0.98, "chat": 0.02})
@@ -62,7 +69,7 @@ def test_a_message_with_a_subject_of_its_own_is_left_alone(text: str) -> None:
 
 
 def test_fix_it_as_the_first_message_goes_to_the_fallback_and_says_why(pack: Pack) -> None:
-    route = asyncio.run(Router(pack, Scripted(SURE_WRITE)).route([Message("user", "fix it")]))
+    route = asyncio.run(Router(pack, Head(SURE_WRITE)).route([Message("user", "fix it")]))
     assert (route.mode_name, route.decided_by) == ("chat", "fallback")
     assert route.reason is not None and "“it” points at something" in route.reason
     assert "nothing came before it" in route.reason
@@ -76,13 +83,19 @@ def test_the_same_words_mid_conversation_are_a_follow_up_not_a_fallback(pack: Pa
         Message("assistant", "You never change i.", mode="code"),
         Message("user", "fix it"),
     ]
-    route = asyncio.run(Router(pack, Scripted(SURE_WRITE)).route(conversation))
+    route = asyncio.run(Router(pack, Head(SURE_WRITE)).route(conversation))
+    assert (route.mode_name, route.decided_by) == ("code", "classifier")
+
+
+def test_a_keyword_pack_keeps_its_own_word_for_fix(pack: Pack) -> None:
+    # the pack's author said "fix" means code: a keyword match is not second-guessed
+    route = asyncio.run(Router(pack, Scripted(SURE_WRITE)).route([Message("user", "fix it")]))
     assert (route.mode_name, route.decided_by) == ("code", "classifier")
 
 
 def test_fix_this_with_pasted_code_is_routed_on_the_request(pack: Pack) -> None:
     message = "fix this:\n```python\nfor i in range(10)\n    print(i)\n```"
-    route = asyncio.run(Router(pack, Scripted(SURE_WRITE)).route([Message("user", message)]))
+    route = asyncio.run(Router(pack, Head(SURE_WRITE)).route([Message("user", message)]))
     assert route.mode_name == "code" and route.decided_by == "classifier"
 
 
