@@ -46,6 +46,8 @@ FILLERS = _words(
 )
 """Words that ask, soften or connect without saying what about."""
 
+_KNOWN = POINTERS | ANY_MODE_VERBS | FILLERS
+
 MOST_WORDS = 8
 """Longer messages carry a subject of their own even when every word is common."""
 
@@ -64,8 +66,7 @@ def points_at_nothing(message: str) -> str | None:
     pointer = next((word for word in words if word in POINTERS), None)
     if pointer is None:
         return None
-    known = POINTERS | ANY_MODE_VERBS | FILLERS
-    return pointer if all(word in known for word in words) else None
+    return pointer if all(word in _KNOWN for word in words) else None
 
 
 def reason_pointing_at_nothing(pointer: str) -> str:
