@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "True")
 
-from modes_tui.core.config.control import ControlReading  # noqa: E402
+from modes_tui.core.control_setting import ControlReading  # noqa: E402
 from modes_tui.core.history.conversation import Message  # noqa: E402
 from modes_tui.core.history.events import RequestBuilt, TurnFinished  # noqa: E402
 from modes_tui.core.packs.profiles import load_pack  # noqa: E402

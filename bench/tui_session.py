@@ -34,8 +34,8 @@ os.environ["MODES_TUI_HOME"] = tempfile.mkdtemp(prefix="modes-bench-")
 from textual import events
 from textual.screen import Screen
 
-from modes_tui.core.config.control import AUTO, ControlReading
 from modes_tui.core.config.models import EMBEDDED_MODEL
+from modes_tui.core.control_setting import AUTO, ControlReading
 from modes_tui.core.engine.ports import Confirmer
 from modes_tui.core.history.conversation import Conversation, Message
 from modes_tui.core.history.events import TurnEvent

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("MODES_TUI_HOME", tempfile.mkdtemp(prefix="modes-bench-"))
 
-from modes_tui.core.config.control import AUTO, ControlReading
+from modes_tui.core.control_setting import AUTO, ControlReading
 from modes_tui.core.engine.ports import Confirmer
 from modes_tui.core.history.conversation import Conversation, Message
 from modes_tui.core.history.events import (

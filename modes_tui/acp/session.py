@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from acp.helpers import update_agent_thought_text, update_current_mode, update_user_message_text
 
 from modes_tui.acp.updates import translate
-from modes_tui.core.config.control import OFF
+from modes_tui.core.control_setting import OFF
 from modes_tui.core.history.events import RouteDecided, TurnCancelled
 
 if TYPE_CHECKING:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from modes_tui.core.engine.ports import Confirmer
     from modes_tui.mcp.servers import McpServers
+    from modes_tui.runtime.tui_start import TuiStart
     from modes_tui.tui.services import AppServices
 
 
@@ -106,27 +107,32 @@ async def _closing(work: Awaitable[int], servers: McpServers | None) -> int:
 
 def cmd_tui(args: argparse.Namespace) -> int:
     """The Textual app, started one way: arguments -> options -> runtime -> services -> app.
-    Only textual and the app's widgets load before the first frame: the runtime (settings,
-    pack, stores) is built by `TuiStart.services` in the app's worker right after it, and the
-    engine (with litellm and the model) in another one after that."""
+    Only textual and the app's widgets load before the first frame: the options, the runtime
+    (settings, pack, stores) and the services are made by `TuiStart` in the app's worker right
+    after it (the runtime's modules load there too), and the engine (with litellm and the
+    model) in another one after that."""
     from modes_tui.tui.gc_tuning import freeze_what_is_loaded, hold_collections
 
     hold_collections()  # before Textual and our widgets are imported
     from modes_tui.cli.terminal_guard import TerminalGuard
-    from modes_tui.runtime import RunOptions
-    from modes_tui.runtime.tui_start import TuiStart
     from modes_tui.tui.app import build_app
 
-    options = RunOptions.from_args(args)
-    check_resume(options.resume)  # a wrong id fails here, at the terminal, not inside the app
+    # a wrong id fails here, at the terminal, not inside the app
+    check_resume(getattr(args, "resume", None))
     freeze_what_is_loaded()
-    start = TuiStart(options)
     # a death by signal gives Textual no chance to restore the terminal: the guard does.
     # Its settings are read now; its keeper starts with the services, after the first frame.
     guard = TerminalGuard.start(later=True)
+    started: list[TuiStart] = []
+    """The start the worker made (the command line closes what its runtime opened)."""
 
     def prepare() -> AppServices:
         guard.spawn()
+        from modes_tui.runtime import RunOptions
+        from modes_tui.runtime.tui_start import TuiStart
+
+        start = TuiStart(RunOptions.from_args(args))
+        started.append(start)
         return start.services()
 
     app = build_app(prepare=prepare)
@@ -136,13 +142,15 @@ def cmd_tui(args: argparse.Namespace) -> int:
             await app.run_async()
         finally:  # on the app's loop, where the servers' tasks live
             guard.release()  # Textual has given the terminal back
-            await start.stop_servers()
+            for start in started:
+                await start.stop_servers()
 
     try:
         asyncio.run(run())
     finally:
         guard.release()
-        start.close_sessions()
+        for start in started:
+            start.close_sessions()
     # Textual prints an error that ended the app and sets 1: the shell must see it failed
     return app.return_code or EXIT_OK
 

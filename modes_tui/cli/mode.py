@@ -21,13 +21,13 @@ from modes_tui.frontend.modes import setting_meaning
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from modes_tui.core.config.control import ControlReading
+    from modes_tui.core.control_setting import ControlReading
     from modes_tui.core.packs.profiles import Pack
 
 
 def cmd_mode(args: argparse.Namespace) -> int:
     """Show the control setting and the routing rule in force, or set the setting."""
-    from modes_tui.core.config.control import AUTO, OFF
+    from modes_tui.core.control_setting import AUTO, OFF
     from modes_tui.core.paths import app_dirs
     from modes_tui.runtime import load_pack
     from modes_tui.store.control import ControlFile

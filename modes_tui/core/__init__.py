@@ -10,6 +10,7 @@ its own layer or below; the architecture test keeps it so):
     files.py          atomic writes and safe reads of small files
     yaml_files.py     YAML read with limits (size, depth, aliases)
     terminal_text.py  text made safe for a terminal (control sequences removed)
+    control_setting.py  the control setting as a value: auto, off, or a forced mode
     redaction.py      secrets removed from what is written or shown
     values/           the values the parts hand each other: route, decision, correction, framing
     config/           settings the user writes: models, config.yaml's fields, variables, control

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from modes_tui.core.config.control import AUTO, OFF
+from modes_tui.core.control_setting import AUTO, OFF
 from modes_tui.core.errors import UnknownMode, suggest
 
 Surface = Literal["app", "repl"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from modes_tui.core.config.control import AUTO, OFF
+from modes_tui.core.control_setting import AUTO, OFF
 from modes_tui.frontend.commands import (
     Command,
     CommandError,

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from modes_tui.core.config.control import AUTO, OFF
+from modes_tui.core.control_setting import AUTO, OFF
 
 if TYPE_CHECKING:
-    from modes_tui.core.config.control import ControlReading
+    from modes_tui.core.control_setting import ControlReading
     from modes_tui.core.packs.profiles import Pack
 
 __all__ = ["ModeRow", "ModeSetting", "mode_rows", "set_mode", "setting_meaning"]

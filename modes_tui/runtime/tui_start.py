@@ -1,9 +1,9 @@
 """The terminal UI's start-up, one way: options -> runtime -> services -> app.
 
-The command line reads the arguments into `RunOptions` and hands the app
-`TuiStart(options).services`; the app calls it in a worker thread after its first frame
-(the settings, the pack, the stores and the MCP configuration are read there, never before
-the first paint). What the runtime opened (the session writer, the MCP servers) is kept here,
+The command line hands the app a `prepare` function that the app calls in a worker thread
+after its first frame: it reads the arguments into `RunOptions` and returns
+`TuiStart(options).services()` (this package, the settings, the pack, the stores and the MCP
+configuration load there, never before the first paint). What the runtime opened (the session writer, the MCP servers) is kept here,
 so the command line closes it when the app has ended; nothing calls back into the command
 line.
 """

@@ -43,8 +43,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.core.config.control import AUTO, OFF, ControlReading, Source, pack_name_problem
+from modes_tui.core.config.control import pack_name_problem
 from modes_tui.core.config.ports import ControlSource
+from modes_tui.core.control_setting import AUTO, OFF, ControlReading, Source
 from modes_tui.core.errors import (
     FileReadError,
     FileTooLargeError,

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from modes_tui.core.config.control import OFF
+from modes_tui.core.control_setting import OFF
 from modes_tui.core.errors import RecordError
 from modes_tui.core.history import events as ev
 from modes_tui.core.history.conversation import Conversation, Message

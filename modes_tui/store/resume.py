@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from modes_tui.core.config.control import OFF
+from modes_tui.core.control_setting import OFF
 from modes_tui.core.engine.ports import Restorable
 from modes_tui.core.errors import SessionError
 from modes_tui.core.files import read_bytes

@@ -29,7 +29,7 @@ from textual.app import App
 from textual.binding import Binding, BindingsMap
 from textual.worker import Worker, WorkerState
 
-from modes_tui.core.config.control import OFF
+from modes_tui.core.control_setting import OFF
 from modes_tui.core.errors import ModesError, cut_repr
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.conversation import ConversationScreen

@@ -34,7 +34,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import OptionList, TextArea
 
-from modes_tui.core.config.control import AUTO, ControlReading
+from modes_tui.core.control_setting import AUTO, ControlReading
 from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.chat import ChatLog

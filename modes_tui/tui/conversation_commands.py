@@ -21,7 +21,7 @@ from modes_tui.tui.render import plural
 from modes_tui.tui.status import reading_label
 
 if TYPE_CHECKING:
-    from modes_tui.core.config.control import ControlReading
+    from modes_tui.core.control_setting import ControlReading
     from modes_tui.core.engine.ports import TurnEngine
     from modes_tui.frontend.commands import Command
     from modes_tui.frontend.dispatch import Handler

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from modes_tui.core.config.control import AUTO, OFF
+from modes_tui.core.control_setting import AUTO, OFF
 
 if TYPE_CHECKING:
     from modes_tui.core.packs.profiles import Profile

@@ -10,7 +10,7 @@ from typing import Protocol, cast
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from modes_tui.core.config.control import AUTO, OFF
+from modes_tui.core.control_setting import AUTO, OFF
 
 
 class ModeSwitcher(Protocol):

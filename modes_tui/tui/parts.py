@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.message import Message
 
-    from modes_tui.core.config.control import ControlReading
+    from modes_tui.core.control_setting import ControlReading
     from modes_tui.core.engine.ports import TurnEngine
     from modes_tui.core.history.events import TurnFailed
     from modes_tui.core.history.transcript import TurnTranscript

@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from modes_tui.core.config.control import ControlReading
+    from modes_tui.core.control_setting import ControlReading
     from modes_tui.core.history.transcript import Reroute
     from modes_tui.core.packs.profiles import Pack
     from modes_tui.store.replay import ReplayedTurn

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.timer import Timer
 from textual.widgets import Static
 
-from modes_tui.core.config.control import AUTO, OFF, ControlReading
+from modes_tui.core.control_setting import AUTO, OFF, ControlReading
 from modes_tui.tui.render import tool_outcome
 
 if TYPE_CHECKING:

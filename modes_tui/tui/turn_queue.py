@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeVar
 
-from modes_tui.core.config.control import OFF
+from modes_tui.core.control_setting import OFF
 
 if TYPE_CHECKING:
     from modes_tui.core.history.transcript import TurnTranscript

@@ -196,6 +196,24 @@ def test_the_app_alone_starts_without_the_parser(tmp_path: Path) -> None:
     assert json.loads(out.strip().splitlines()[-1]) == []
 
 
+def test_the_runtime_settings_and_values_load_after_the_app_starts(tmp_path: Path) -> None:
+    """`modes-tui` alone runs the app before the runtime, the settings' models and the
+    routing values are imported: they load in the worker after the first frame (each is
+    milliseconds of start-up, `bench/tui_startup.py`)."""
+    code = (
+        "import json, sys\n"
+        "import modes_tui.tui.app as app\n"
+        "async def run_async(self):\n"
+        "    watched = ('modes_tui.runtime', 'modes_tui.core.config', 'modes_tui.core.values')\n"
+        "    print(json.dumps([m for m in watched if m in sys.modules]))\n"
+        "app.ModesApp.run_async = run_async\n"
+        "from modes_tui.cli import main\n"
+        "main([])\n"
+    )
+    out = run_python(code, env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert json.loads(out.strip().splitlines()[-1]) == []
+
+
 def test_a_verb_loads_its_own_module_and_no_other(tmp_path: Path) -> None:
     code = (
         "import sys; from modes_tui.cli import main; main(['mode', '--json']); "

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from modes_tui.core.config.control import ControlReading
+from modes_tui.core.control_setting import ControlReading
 from modes_tui.core.errors import UnknownMode
 from modes_tui.store.control import ControlFile
 

@@ -18,7 +18,7 @@ from rich.console import Console
 from textual import events
 from textual.pilot import Pilot
 
-from modes_tui.core.config.control import AUTO, OFF, ControlReading
+from modes_tui.core.control_setting import AUTO, OFF, ControlReading
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.ports import Confirmer
 from modes_tui.core.engine.questions import ANSWER_ARMING_SECONDS

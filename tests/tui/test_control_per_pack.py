@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from modes_tui.cli import main
-from modes_tui.core.config.control import ControlReading
+from modes_tui.core.control_setting import ControlReading
 from modes_tui.core.errors import UnknownMode
 from modes_tui.core.paths import Dirs, app_dirs
 from modes_tui.llm.fake import ScriptedReply

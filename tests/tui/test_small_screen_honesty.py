@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 from textual.widgets._toast import Toast
 
-from modes_tui.core.config.control import ControlReading
+from modes_tui.core.control_setting import ControlReading
 from modes_tui.core.paths import app_dirs
 from modes_tui.store.control import ControlFile
 from modes_tui.tui.app import ModesApp, build_app

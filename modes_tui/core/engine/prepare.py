@@ -18,7 +18,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from modes_tui.core.config.control import AUTO, OFF, ControlReading
+from modes_tui.core.control_setting import AUTO, OFF, ControlReading
 from modes_tui.core.engine.auto_enter import confirm_entry
 from modes_tui.core.engine.context import TurnContext
 from modes_tui.core.engine.doubt_choice import ask_doubt, chosen_route

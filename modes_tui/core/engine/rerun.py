@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from modes_tui.core.config.control import OFF
+from modes_tui.core.control_setting import OFF
 from modes_tui.core.engine.ports import CorrectionRecorder
 from modes_tui.core.errors import CorrectionRefused, ModesError, UnknownMode
 from modes_tui.core.history.events import TurnCorrected

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from modes_tui.core.config.control import ControlReading
+from modes_tui.core.control_setting import ControlReading
 from modes_tui.core.engine.config import EngineConfig
 from modes_tui.core.engine.engine import Engine
 from modes_tui.core.engine.guards import Limits
