@@ -15,6 +15,11 @@ CPU times barely move, so the CPU ratio tells whether a change helped.
 
 The first (discarded) start of each writes bytecode, as an installed package has.
 
+A third app, `layout`, draws modes-tui's first screen (header, chat beside a four-line route
+panel, status line, TextArea prompt, footer) with stock Textual widgets and none of our code:
+what that screen costs Textual itself. modes-tui / layout is then what our code adds. The
+three apps start in a shuffled order each round.
+
 Target (issue 32): modes-tui <= 1.15x the bare app (issue 14 asked <= 1.3x). Never asserts.
 Run: `PYTHONPATH=. python bench/tui_startup.py [--repeat 7]`.
 """
@@ -25,6 +30,7 @@ import argparse
 import json
 import os
 import pty
+import random
 import select
 import statistics
 import struct
@@ -63,7 +69,42 @@ def watch(app, app_kind):
     app.call_after_refresh(report, app_kind)
 
 kind = sys.argv[1]
-if kind == "bare":
+if kind == "layout":
+    # modes-tui's first screen built from stock Textual widgets and none of our code: a
+    # header line, a chat beside a route panel of four lines, a status line, a TextArea
+    # prompt and a footer line. What that screen costs Textual, whoever draws it.
+    from textual.app import App
+    from textual.containers import Horizontal, Vertical, VerticalScroll
+    from textual.widgets import Static, TextArea
+
+    class Layout(App):
+        CSS = '''
+        #main { height: 1fr; }
+        #chat { width: 1fr; }
+        #routes { width: 50; border-left: tall $panel; height: 1fr; }
+        #header { dock: top; height: 1; background: $panel; padding: 0 1; }
+        #prompt { border: tall $primary; background: $surface; height: 3; }
+        #footer { dock: bottom; height: 1; background: $panel; }
+        '''
+
+        def compose(self):
+            yield Static("modes-tui · mode: router picks · pack: default", id="header")
+            with Horizontal(id="main"):
+                yield VerticalScroll(id="chat")
+                with Vertical(id="routes"):
+                    yield Static("Routes · 0 decisions")
+                    yield Static("setting auto")
+                    yield Static("No decisions yet: send a message.")
+                    yield Static("enter: inspect a turn · ctrl+e: correct it")
+            yield Static("Starting…", id="status")
+            yield TextArea(id="prompt")
+            yield Static("ctrl+q quit  f1 help", id="footer")
+
+        def on_mount(self):
+            watch(self, "layout")
+
+    Layout().run()
+elif kind == "bare":
     from textual.app import App
     from textual.widgets import Input
 
@@ -183,14 +224,20 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="modes-bench-"))
-    starts: dict[str, list[Start]] = {"bare": [], "modes-tui": []}
-    start("bare", home)  # warm the file cache once for both
-    start("modes-tui", home)
+    starts: dict[str, list[Start]] = {"bare": [], "layout": [], "modes-tui": []}
+    for kind in starts:
+        start(kind, home)  # warm the file cache once for each
     for _ in range(args.repeat):
-        for kind, done in starts.items():
-            done.append(start(kind, home))
+        order = list(starts)
+        random.shuffle(order)  # no app always follows the same one
+        for kind in order:
+            starts[kind].append(start(kind, home))
     heavy = sorted({name for one in starts["modes-tui"] for name in one.heavy})
-    labels = {"bare": "bare Textual app, one Input", "modes-tui": "modes-tui (modes-tui, no verb)"}
+    labels = {
+        "bare": "bare Textual app, one Input",
+        "layout": "our screen's layout, stock widgets",
+        "modes-tui": "modes-tui (modes-tui, no verb)",
+    }
 
     def ms(kind: str, field: str) -> list[float]:
         return [getattr(one, field) * 1000 for one in starts[kind]]
@@ -215,6 +262,9 @@ def main() -> None:
             ms("bare", f"{field}_cpu")
         )
         print(f"ratio modes-tui / bare: {ratio:.2f}x (target <= 1.15x); CPU time: {cpu_ratio:.2f}x")
+        layout = statistics.median(ms("layout", field)) / statistics.median(ms("bare", field))
+        ours = statistics.median(ms("modes-tui", field)) / statistics.median(ms("layout", field))
+        print(f"ratio layout / bare: {layout:.2f}x; modes-tui / layout: {ours:.2f}x")
     print()
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores here)")
     print(f"model libraries imported at first paint: {', '.join(heavy) or 'none'}")
