@@ -173,38 +173,19 @@ def test_the_app_alone_gets_the_options_the_parser_gives_no_arguments() -> None:
     assert "handler" not in parsed  # so `main` opens the terminal UI
 
 
-def test_the_app_alone_starts_without_the_parser(tmp_path: Path) -> None:
-    """`modes-tui` alone reaches the app with neither argparse nor the parser loaded (the
-    parser would cost milliseconds before the first frame)."""
-    code = (
-        "import json, sys\n"
-        "class Stop(Exception): pass\n"
-        "class Watch:\n"
-        "    def find_spec(self, name, path, target=None):\n"
-        "        if name == 'modes_tui.tui.app':\n"
-        "            print(json.dumps([m for m in ('argparse', 'modes_tui.cli.parser') "
-        "if m in sys.modules]))\n"
-        "            raise Stop\n"
-        "sys.meta_path.insert(0, Watch())\n"
-        "from modes_tui.cli import main\n"
-        "try:\n"
-        "    main([])\n"
-        "except Stop:\n"
-        "    pass\n"
-    )
-    out = run_python(code, env={"MODES_TUI_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
-    assert json.loads(out.strip().splitlines()[-1]) == []
-
-
-def test_the_runtime_settings_and_values_load_after_the_app_starts(tmp_path: Path) -> None:
-    """`modes-tui` alone runs the app before the runtime, the settings' models and the
-    routing values are imported: they load in the worker after the first frame (each is
-    milliseconds of start-up, `bench/tui_startup.py`)."""
+def test_the_app_alone_starts_without_the_parser_the_runtime_or_the_settings(
+    tmp_path: Path,
+) -> None:
+    """`modes-tui` alone starts the app with neither argparse nor the parser loaded (the
+    parser would cost milliseconds before the first frame), and before the runtime, the
+    settings' models and the routing values are imported: those load in the app's worker
+    after the first frame (each is milliseconds of start-up, `bench/tui_startup.py`)."""
     code = (
         "import json, sys\n"
         "import modes_tui.tui.app as app\n"
         "async def run_async(self):\n"
-        "    watched = ('modes_tui.runtime', 'modes_tui.core.config', 'modes_tui.core.values')\n"
+        "    watched = ('argparse', 'modes_tui.cli.parser', 'modes_tui.runtime',\n"
+        "               'modes_tui.core.config', 'modes_tui.core.values')\n"
         "    print(json.dumps([m for m in watched if m in sys.modules]))\n"
         "app.ModesApp.run_async = run_async\n"
         "from modes_tui.cli import main\n"
