@@ -13,7 +13,7 @@ its own layer or below; the architecture test keeps it so):
     control_setting.py  the control setting as a value: auto, off, or a forced mode
     redaction.py      secrets removed from what is written or shown
     values/           the values the parts hand each other: route, decision, correction, framing
-    config/           settings the user writes: models, config.yaml's fields, variables, control
+    config/           settings the user writes: models, config.yaml's fields, variables, pack names
     model/            the model seam: the `ChatModel` port, requests and the model's events
     tools/            tools a model can call: registry, toolbox, workspace, MCP servers
     edits/            changing files safely: edit tools, diffs, a mode's policy, checkpoints
