@@ -107,10 +107,11 @@ async def _closing(work: Awaitable[int], servers: McpServers | None) -> int:
 
 def cmd_tui(args: argparse.Namespace) -> int:
     """The Textual app, started one way: arguments -> options -> runtime -> services -> app.
-    Only textual and the app's widgets load before the first frame: the options, the runtime
-    (settings, pack, stores) and the services are made by `TuiStart` in the app's worker right
-    after it (the runtime's modules load there too), and the engine (with litellm and the
-    model) in another one after that."""
+    Only textual and the app's widgets load before the first frame: `prepare`, which the app
+    runs in its worker right after it, reads the options from the arguments and has
+    `TuiStart` build the runtime (settings, pack, stores) and the services (the runtime's
+    modules load there too); the engine (with litellm and the model) is built in another
+    worker after that."""
     from modes_tui.tui.gc_tuning import freeze_what_is_loaded, hold_collections
 
     hold_collections()  # before Textual and our widgets are imported
@@ -123,8 +124,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
     # a death by signal gives Textual no chance to restore the terminal: the guard does.
     # Its settings are read now; its keeper starts with the services, after the first frame.
     guard = TerminalGuard.start(later=True)
-    started: list[TuiStart] = []
-    """The start the worker made (the command line closes what its runtime opened)."""
+    started: list[TuiStart] = []  # made by the worker; what its runtime opened is closed here
 
     def prepare() -> AppServices:
         guard.spawn()

@@ -3,9 +3,9 @@
 The command line hands the app a `prepare` function that the app calls in a worker thread
 after its first frame: it reads the arguments into `RunOptions` and returns
 `TuiStart(options).services()` (this package, the settings, the pack, the stores and the MCP
-configuration load there, never before the first paint). What the runtime opened (the session writer, the MCP servers) is kept here,
-so the command line closes it when the app has ended; nothing calls back into the command
-line.
+configuration load there, never before the first paint). What the runtime opened (the
+session writer, the MCP servers) is kept here, so the command line closes it when the app
+has ended; nothing calls back into the command line.
 """
 
 from __future__ import annotations

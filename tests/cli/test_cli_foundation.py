@@ -176,10 +176,11 @@ def test_the_app_alone_gets_the_options_the_parser_gives_no_arguments() -> None:
 def test_the_app_alone_starts_without_the_parser_the_runtime_or_the_settings(
     tmp_path: Path,
 ) -> None:
-    """`modes-tui` alone starts the app with neither argparse nor the parser loaded (the
-    parser would cost milliseconds before the first frame), and before the runtime, the
-    settings' models and the routing values are imported: those load in the app's worker
-    after the first frame (each is milliseconds of start-up, `bench/tui_startup.py`)."""
+    """When `modes-tui` alone starts the app running (`run_async`), neither argparse nor the
+    parser is loaded (the parser would cost milliseconds before the first frame), nor the
+    runtime, the settings' models or the routing values: those load in the app's worker
+    after the first frame (each is milliseconds of start-up, `bench/tui_startup.py`). What
+    the first frame itself composes is our widgets, which import none of them."""
     code = (
         "import json, sys\n"
         "import modes_tui.tui.app as app\n"

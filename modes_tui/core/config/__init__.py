@@ -7,7 +7,7 @@ the store.
     models.py     Configured models: the `models:` section of config.yaml, and the one
                   model-name resolver (roles: `fast`, `strong`, `roles:`)
     ports.py      What the core needs to read the control setting: the store's control file, or
-                  a fixed reading in tests (the value itself is `core.control_setting.ControlReading`)
+                  a fixed reading in tests (the value: `core.control_setting.ControlReading`)
     settings.py   Typed fields of config.yaml: the one reader for its keys, `models:` and
                   `mcp_servers:`
     variables.py  `${NAME}` in configured values (model headers, MCP server env and headers):
