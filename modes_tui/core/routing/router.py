@@ -44,7 +44,7 @@ from modes_tui.core.history.conversation import Message
 from modes_tui.core.routing.continuity import measure, recent_turns
 from modes_tui.core.routing.input import MessageLike, cut_middle, cut_tail, split_transcript
 from modes_tui.core.routing.steps import QuotedStep, in_conversation
-from modes_tui.core.routing.vague import points_at_nothing, reason_pointing_at_nothing
+from modes_tui.core.routing.vague import nothing_to_route_on
 from modes_tui.core.values.doubt import doubt
 from modes_tui.core.values.entry import HistoryEntry
 from modes_tui.core.values.framing import split_message
@@ -199,10 +199,10 @@ class Router:
         # Only for the embedding head, which reads "fix it" like a pack's "fix this up"
         # examples: a keyword pack's author said what "fix" means, and a model reads it itself.
         vague = framing is None and info.with_ == "embedding"
-        pointer = points_at_nothing(message) if vague else None
-        if pointer is not None and not split_transcript(source)[1]:
-            # "fix it" as the first message: no mode has anything to work on
-            return Route(fallback, "fallback", reason_pointing_at_nothing(pointer), **common)
+        nothing = nothing_to_route_on(message) if vague else None
+        if nothing is not None and not split_transcript(source)[1]:
+            # "fix it" or "shorter" as the first message: no mode has anything to work on
+            return Route(fallback, "fallback", nothing, **common)
         names = {p.name for p in available}
         continuity = None
         # A turn the fallback took is one no mode was sure of: being close to it says nothing

@@ -12,6 +12,11 @@ this, those, the last one), a verb any mode could do (fix, improve, change, expl
 filler (please, can you, again, better, wrong), and at least one pointer must be there. A
 word of the message's own ("debug this", "translate it", "git status", "poem about rain")
 is something to route on, and the rule stays out.
+
+`names_no_object` is the same for a bare request of at most `BARE_WORDS` words with no
+pointer at all: "shorter", "try again", "explain more". A verb that belongs to a mode
+("translate", "summarise", "debug") is left alone: alone, it announces the task, and the
+text to work on can follow in that mode.
 """
 
 from __future__ import annotations
@@ -67,6 +72,44 @@ def points_at_nothing(message: str) -> str | None:
     if pointer is None:
         return None
     return pointer if all(word in _KNOWN for word in words) else None
+
+
+BARE_WORDS = 3
+"""A request with no pointer names no object only when it is this short ("explain more")."""
+
+_ACTIONS = ANY_MODE_VERBS | _words(
+    "more less better worse shorter longer faster slower simpler smaller bigger cleaner again"
+)
+"""What a bare request asks for: a verb any mode could do, or more, less, shorter, again."""
+
+
+def names_no_object(message: str) -> str | None:
+    """The first action word of a short message made only of verbs any mode could do and
+    fillers, with no pointer and nothing else ("shorter", "try again"); None otherwise."""
+    text = message.lower().replace("\u2019", "'")
+    if re.search(r"[0-9`\"<>{}\[\]=/\\|$#@:]", text):
+        return None
+    words = _WORD.findall(text)
+    if not words or len(words) > BARE_WORDS or not all(word in _KNOWN for word in words):
+        return None
+    if any(word in POINTERS for word in words):
+        return None  # `points_at_nothing` names it
+    return next((word for word in words if word in _ACTIONS), None)
+
+
+def nothing_to_route_on(message: str) -> str | None:
+    """Why a first message gives no mode anything to work on (the route's reason), or None
+    when it names something of its own."""
+    pointer = points_at_nothing(message)
+    if pointer is not None:
+        return reason_pointing_at_nothing(pointer)
+    action = names_no_object(message)
+    if action is not None:
+        return (
+            f"“{action}” says what to do but not to what, and nothing came before it: "
+            "nothing to route on"
+        )
+    return None
 
 
 def reason_pointing_at_nothing(pointer: str) -> str:

@@ -1,5 +1,6 @@
-"""First messages that point at nothing ("fix it") go to the fallback, whatever the
-classifier says; the same words mid-conversation, or with something quoted, do not."""
+"""First messages that point at nothing ("fix it") or name no object ("shorter") go to the
+fallback, whatever the classifier says; the same words mid-conversation, a verb of one
+mode's own ("translate"), or something quoted, do not."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.router import Router
-from modes_tui.core.routing.vague import points_at_nothing
+from modes_tui.core.routing.vague import names_no_object, points_at_nothing
 from modes_tui.core.values.route import ClassifierInfo, Decision
 from tests.conftest import PackWriter
 from tests.core.routing.test_router import Scripted
@@ -68,6 +69,55 @@ def test_a_message_with_a_subject_of_its_own_is_left_alone(text: str) -> None:
     assert points_at_nothing(text) is None
 
 
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [
+        ("shorter", "shorter"),
+        ("try again", "try"),
+        ("Explain more, please", "explain"),
+        ("go on", "go"),
+        ("simpler", "simpler"),
+    ],
+)
+def test_a_bare_request_with_no_object_names_its_action(text: str, action: str) -> None:
+    assert names_no_object(text) == action
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "translate",  # a verb of one mode's own: it announces the task
+        "summarise",
+        "thanks",  # no action at all: small talk, left to the classifier
+        "ok",
+        "make it shorter",  # a pointer: `points_at_nothing` names it
+        "explain recursion",  # an object of its own
+        "fix: 1",
+        "please make the intro shorter",  # more than a bare request
+    ],
+)
+def test_a_bare_word_with_a_subject_or_a_mode_of_its_own_is_left_alone(text: str) -> None:
+    assert names_no_object(text) is None
+
+
+def test_shorter_as_the_first_message_goes_to_the_fallback_and_says_why(pack: Pack) -> None:
+    route = asyncio.run(Router(pack, Head(SURE_WRITE)).route([Message("user", "shorter")]))
+    assert (route.mode_name, route.decided_by) == ("chat", "fallback")
+    assert route.reason == (
+        "“shorter” says what to do but not to what, and nothing came before it: nothing to route on"
+    )
+
+
+def test_shorter_after_a_turn_is_a_follow_up_of_it(pack: Pack) -> None:
+    conversation = [
+        Message("user", "write a docstring for this parser"),
+        Message("assistant", "Parses one line.", mode="code"),
+        Message("user", "shorter"),
+    ]
+    route = asyncio.run(Router(pack, Head(SURE_WRITE)).route(conversation))
+    assert (route.mode_name, route.decided_by) == ("code", "classifier")
+
+
 def test_fix_it_as_the_first_message_goes_to_the_fallback_and_says_why(pack: Pack) -> None:
     route = asyncio.run(Router(pack, Head(SURE_WRITE)).route([Message("user", "fix it")]))
     assert (route.mode_name, route.decided_by) == ("chat", "fallback")
@@ -108,3 +158,5 @@ def test_with_the_real_encoder_make_it_shorter_first_falls_back_and_debug_this_d
     assert (routed.mode_name, routed.decided_by) == ("chat", "fallback"), routed.to_dict()
     routed = asyncio.run(router.route([Message("user", "debug this")]))
     assert routed.mode_name == "code", routed.to_dict()
+    routed = asyncio.run(router.route([Message("user", "try again")]))
+    assert (routed.mode_name, routed.decided_by) == ("chat", "fallback"), routed.to_dict()
