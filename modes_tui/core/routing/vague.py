@@ -103,10 +103,10 @@ def nothing_to_route_on(message: str) -> str | None:
     pointer = points_at_nothing(message)
     if pointer is not None:
         return reason_pointing_at_nothing(pointer)
-    action = names_no_object(message)
-    if action is not None:
+    if names_no_object(message) is not None:
+        said = " ".join(_WORD.findall(message.lower().replace("\u2019", "'")))
         return (
-            f"“{action}” says what to do but not to what, and nothing came before it: "
+            f"“{said}” says what to do but not to what, and nothing came before it: "
             "nothing to route on"
         )
     return None

@@ -106,6 +106,9 @@ def test_shorter_as_the_first_message_goes_to_the_fallback_and_says_why(pack: Pa
     assert route.reason == (
         "“shorter” says what to do but not to what, and nothing came before it: nothing to route on"
     )
+    route = asyncio.run(Router(pack, Head(SURE_WRITE)).route([Message("user", "Try again!")]))
+    assert route.decided_by == "fallback"
+    assert route.reason is not None and route.reason.startswith("“try again” says what to do")
 
 
 def test_shorter_after_a_turn_is_a_follow_up_of_it(pack: Pack) -> None:
