@@ -111,16 +111,6 @@ def test_shorter_as_the_first_message_goes_to_the_fallback_and_says_why(pack: Pa
     assert route.reason is not None and route.reason.startswith("“try again” says what to do")
 
 
-def test_shorter_after_a_turn_is_a_follow_up_of_it(pack: Pack) -> None:
-    conversation = [
-        Message("user", "write a docstring for this parser"),
-        Message("assistant", "Parses one line.", mode="code"),
-        Message("user", "shorter"),
-    ]
-    route = asyncio.run(Router(pack, Head(SURE_WRITE)).route(conversation))
-    assert (route.mode_name, route.decided_by) == ("code", "classifier")
-
-
 def test_fix_it_as_the_first_message_goes_to_the_fallback_and_says_why(pack: Pack) -> None:
     route = asyncio.run(Router(pack, Head(SURE_WRITE)).route([Message("user", "fix it")]))
     assert (route.mode_name, route.decided_by) == ("chat", "fallback")
@@ -130,11 +120,20 @@ def test_fix_it_as_the_first_message_goes_to_the_fallback_and_says_why(pack: Pac
     assert route.decision is not None and route.decision.mode_name == "code"
 
 
-def test_the_same_words_mid_conversation_are_a_follow_up_not_a_fallback(pack: Pack) -> None:
+@pytest.mark.parametrize(
+    ("asked", "answer", "then"),
+    [
+        ("why does my loop never end?", "You never change i.", "fix it"),
+        ("write a docstring for this parser", "Parses one line.", "shorter"),
+    ],
+)
+def test_the_same_words_mid_conversation_are_a_follow_up_not_a_fallback(
+    pack: Pack, asked: str, answer: str, then: str
+) -> None:
     conversation = [
-        Message("user", "why does my loop never end?"),
-        Message("assistant", "You never change i.", mode="code"),
-        Message("user", "fix it"),
+        Message("user", asked),
+        Message("assistant", answer, mode="code"),
+        Message("user", then),
     ]
     route = asyncio.run(Router(pack, Head(SURE_WRITE)).route(conversation))
     assert (route.mode_name, route.decided_by) == ("code", "classifier")
