@@ -7,8 +7,7 @@ nothing without the previous turn, so it belongs to the mode that answered that 
 `follow_up_score` reads cues a person would read: an opening that continues ("and",
 "but", "what about", "same for"), a word that points back ("it", "that", "those",
 "again", "instead", "too"), a request to change the last answer ("make it", "shorter",
-"more detail"), a bare acknowledgement ("thanks", "ok"), a lone "why?", what the user
-saw when they tried the answer ("the events mention a failed probe"); and against
+"more detail"), a bare acknowledgement ("thanks", "ok"), a lone "why?"; and against
 them, words that announce a new subject ("new question", "unrelated", "by the way").
 Cues combine as independent chances (`1 - prod(1 - w)`); length damps them, because
 a long message carries its own subject even when it says "it". The score is lexical on
@@ -114,19 +113,6 @@ _BACK: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
             "points at the last answer",
         ),
         (r"\b(?:example|examples|how so|else)\b", 0.3, "asks about it"),
-        # What the user saw after trying the last answer: a definite subject or a pointer,
-        # then a verb that reports ("the events mention a failed probe", "my manager says it
-        # is too casual"), or a tool's name and one ("nc reports a timeout").
-        (
-            r"^(?:(?:(?:the|this|that|its|my|our|your) [\w.-]+(?: [\w.-]+)?|it|they) "
-            r"(?:now |still |only |just )?(?:say|show|mention|report|list|print|return|read|"
-            r"contain|give|end|answer|complain|display|output|log|point|flag|warn|claim|note)|"
-            r"[\w.-]+ (?:now |still |only |just )?(?:says|shows|mentions|reports|lists|prints|"
-            r"returns|reads|contains|gives|ends|answers|complains|displays|outputs|logs|"
-            r"points|flags|warns|claims|notes))(?:s|ed|d)?\b",
-            0.5,
-            "reports what it saw",
-        ),
     )
 )
 _NEW_TOPIC = re.compile(

@@ -148,10 +148,6 @@ FOLLOW_UPS = [
     "can you make it ignore case too?",
     "is that O(n)?",
     "what if the list is empty?",
-    # what the user saw after trying the last answer
-    "the events mention a failed liveness probe",
-    "nc reports connection timed out",
-    "the logs show nothing",
 ]
 SELF_CONTAINED = [
     "write a 300-word essay about tea",
@@ -160,17 +156,7 @@ SELF_CONTAINED = [
     "new question: what's the capital of Peru?",
     "my Node server crashes with ECONNREFUSED when it starts up on port 3000",
     "why does my Rust code say 'borrowed value does not live long enough' when I return a slice?",
-    "the weather in Lisbon has been lovely this week",  # a statement, but nothing it reports
-    "please show me how to read a CSV file in Python",  # "show" as a request, not a report
 ]
-
-
-@pytest.mark.parametrize(
-    "text",
-    ["the events mention a failed liveness probe", "nc reports connection timed out"],
-)
-def test_a_reported_observation_is_named_as_such(text: str) -> None:
-    assert "reports what it saw" in follow_up_score(text).cues
 
 
 @pytest.mark.parametrize("text", FOLLOW_UPS)
