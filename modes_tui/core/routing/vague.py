@@ -77,10 +77,14 @@ def points_at_nothing(message: str) -> str | None:
 BARE_WORDS = 3
 """A request with no pointer names no object only when it is this short ("explain more")."""
 
-_ACTIONS = ANY_MODE_VERBS | _words(
+_ACTIONS = (
+    ANY_MODE_VERBS - _words("do does did done use look go work works working handle run sort")
+) | _words(
     "more less better worse shorter longer faster slower simpler smaller bigger cleaner again"
 )
-"""What a bare request asks for: a verb any mode could do, or more, less, shorter, again."""
+"""What a bare request asks for: a verb any mode could do, or more, less, shorter, again. Not
+the verbs that also make a statement or a phrase of their own ("we are done", "work out",
+"look up") or name a command ("sort", "run"): those are left to the classifier."""
 
 
 def names_no_object(message: str) -> str | None:
