@@ -57,16 +57,24 @@ MOST_WORDS = 8
 """Longer messages carry a subject of their own even when every word is common."""
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_MATERIAL = re.compile(r"[0-9`\"<>{}\[\]=/\\|$#@]")
+"""Digits, code, paths, quotes: something to work on is there."""
+
+
+def _plain_words(message: str) -> list[str] | None:
+    """The message's words, lower-cased, when it holds nothing to work on but words (None
+    when it has digits, code, a path or quotes, or no word at all)."""
+    text = message.lower().replace("\u2019", "'")
+    if _MATERIAL.search(text):
+        return None
+    return _WORD.findall(text) or None
 
 
 def points_at_nothing(message: str) -> str | None:
     """The pointer word of a message made only of pointers, verbs any mode could do and
     fillers (None when any other word is there, or no pointer, or it is long)."""
-    text = message.lower().replace("\u2019", "'")
-    if re.search(r"[0-9`\"<>{}\[\]=/\\|$#@]", text):
-        return None  # digits, code, paths, quotes: something to work on is there
-    words = _WORD.findall(text)
-    if not words or len(words) > MOST_WORDS:
+    words = _plain_words(message)
+    if words is None or len(words) > MOST_WORDS:
         return None
     pointer = next((word for word in words if word in POINTERS), None)
     if pointer is None:
@@ -90,11 +98,8 @@ the verbs that also make a statement or a phrase of their own ("we are done", "w
 def names_no_object(message: str) -> str | None:
     """The first action word of a short message made only of verbs any mode could do and
     fillers, with no pointer and nothing else ("shorter", "try again"); None otherwise."""
-    text = message.lower().replace("\u2019", "'")
-    if re.search(r"[0-9`\"<>{}\[\]=/\\|$#@:]", text):
-        return None
-    words = _WORD.findall(text)
-    if not words or len(words) > BARE_WORDS or not all(word in _KNOWN for word in words):
+    words = _plain_words(message)
+    if words is None or len(words) > BARE_WORDS or not all(word in _KNOWN for word in words):
         return None
     if any(word in POINTERS for word in words):
         return None  # `points_at_nothing` names it
@@ -104,18 +109,11 @@ def names_no_object(message: str) -> str | None:
 def nothing_to_route_on(message: str) -> str | None:
     """Why a first message gives no mode anything to work on (the route's reason), or None
     when it names something of its own."""
-    pointer = points_at_nothing(message)
-    if pointer is not None:
-        return reason_pointing_at_nothing(pointer)
-    if names_no_object(message) is not None:
-        said = " ".join(_WORD.findall(message.lower().replace("\u2019", "'")))
-        return (
-            f"“{said}” says what to do but not to what, and nothing came before it: "
-            "nothing to route on"
-        )
-    return None
-
-
-def reason_pointing_at_nothing(pointer: str) -> str:
-    """The route's reason when `points_at_nothing` sent a first message to the fallback."""
-    return f"“{pointer}” points at something, and nothing came before it: nothing to route on"
+    said: str | None = points_at_nothing(message)
+    if said is not None:
+        what = "points at something"
+    elif names_no_object(message) is not None:
+        said, what = " ".join(_plain_words(message) or ()), "says what to do but not to what"
+    else:
+        return None
+    return f"“{said}” {what}, and nothing came before it: nothing to route on"
