@@ -28,8 +28,7 @@ import difflib
 import re
 import reprlib
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 SHOWN_AT_MOST = 60
 """How many characters of a value an error message quotes."""
@@ -78,9 +77,9 @@ class MissingLocalParts(ModesError):
     title = "No model installed"
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One thing wrong in a pack: where it is and what would fix it."""
+class Problem(NamedTuple):
+    """One thing wrong in a pack: where it is and what would fix it (a named tuple: this
+    module loads before the app's first frame, where a frozen dataclass compiles six methods)."""
 
     file: str
     """The file that holds the problem (relative to the pack when possible)."""

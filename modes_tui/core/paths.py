@@ -7,8 +7,8 @@ otherwise platformdirs decides.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 APP_NAME = "modes-tui"
 HOME_ENV = "MODES_TUI_HOME"
@@ -16,9 +16,9 @@ HOME_ENV = "MODES_TUI_HOME"
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 
-@dataclass(frozen=True, slots=True)
-class Dirs:
-    """The three directories modes-tui writes to."""
+class Dirs(NamedTuple):
+    """The three directories modes-tui writes to (a named tuple: this module loads before the
+    app's first frame, where a frozen dataclass compiles six methods)."""
 
     config: Path
     """User configuration: config.yaml, state.json (the control file), user packs."""

@@ -47,36 +47,36 @@ _JOINERS = "\u200c\u200d"
 
 # The string controls (OSC, DCS, SOS, PM, APC) end with BEL or ST (ESC \ or 8-bit 0x9c).
 _STRING_BODY = r"[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
-_SEQUENCE = re.compile(
-    "|".join(
-        (
-            r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]",  # CSI: parameters, intermediates, final
-            rf"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f]){_STRING_BODY}",  # OSC, DCS, SOS, PM, APC
-            r"\x1b[ -/]*[0-~]",  # two-character forms (ESC c resets, ESC 7 saves the cursor)
-        )
+# The patterns are kept as text and compiled on first use, through `re`'s own cache: this
+# module loads before the app's first frame, and compiling them all costs about 1 ms there.
+_SEQUENCE = "|".join(
+    (
+        r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]",  # CSI: parameters, intermediates, final
+        rf"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f]){_STRING_BODY}",  # OSC, DCS, SOS, PM, APC
+        r"\x1b[ -/]*[0-~]",  # two-character forms (ESC c resets, ESC 7 saves the cursor)
     )
 )
-_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_CONTROLS}{_INVISIBLE}]")
-_NOTICED = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_CONTROLS}{_INVISIBLE}{_JOINERS}]")
+_CONTROL = rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_CONTROLS}{_INVISIBLE}]"
+_NOTICED = rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_CONTROLS}{_INVISIBLE}{_JOINERS}]"
 """Every character `terminal_safe` acts on; most text has none and is returned as it is."""
-_LOOSE_JOINER = re.compile(rf"(?:(?<=[\x00-\x7f])|\A)[{_JOINERS}]+|[{_JOINERS}]+(?=[\x00-\x7f]|\Z)")
+_LOOSE_JOINER = rf"(?:(?<=[\x00-\x7f])|\A)[{_JOINERS}]+|[{_JOINERS}]+(?=[\x00-\x7f]|\Z)"
 """A joiner that joins nothing but ASCII or an end: it only hides a character boundary."""
-_JSON_UNSAFE = re.compile(rf"[\x7f-\x9f{_BIDI_CONTROLS}{_INVISIBLE}{_JOINERS}]")
+_JSON_UNSAFE = rf"[\x7f-\x9f{_BIDI_CONTROLS}{_INVISIBLE}{_JOINERS}]"
 
 
 def terminal_safe(text: str) -> str:
     """`text` as a terminal may show it: every control character, escape sequence, hiding
     invisible character and registered secret value removed (see the module docstring)."""
     text = redact_values(text)
-    if _NOTICED.search(text) is None:
+    if re.search(_NOTICED, text) is None:
         return text
     text = text.replace("\r\n", "\n")
-    text = _SEQUENCE.sub("", text)
-    text = _CONTROL.sub("", text)
-    return _LOOSE_JOINER.sub("", text)
+    text = re.sub(_SEQUENCE, "", text)
+    text = re.sub(_CONTROL, "", text)
+    return re.sub(_LOOSE_JOINER, "", text)
 
 
-_CUT_SEQUENCE = re.compile(
+_CUT_SEQUENCE = (
     "(?:"
     + "|".join(
         (
@@ -107,7 +107,7 @@ class TerminalStream:
     def feed(self, text: str) -> str:
         """The safe part of what is held plus `text` that can be shown now."""
         data = self._held + text
-        cut = _CUT_SEQUENCE.search(data)
+        cut = re.search(_CUT_SEQUENCE, data)
         start = len(data)
         if cut is not None and len(data) - cut.start() <= HELD_AT_MOST:
             start = cut.start()
@@ -149,7 +149,7 @@ def json_terminal_safe(line: str) -> str:
     hiding invisible characters escaped as `\\uXXXX` too (the same value for a parser,
     inert on a terminal), and registered secret values redacted."""
     line = redact_values(line)
-    return _JSON_UNSAFE.sub(_json_escape, line)
+    return re.sub(_JSON_UNSAFE, _json_escape, line)
 
 
 def _json_escape(found: re.Match[str]) -> str:

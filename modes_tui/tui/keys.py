@@ -8,8 +8,7 @@ Nothing here imports textual, so the REPL and the docs can list the same keys.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from modes_tui.core.control_setting import AUTO, OFF
 
@@ -22,9 +21,9 @@ FREE_FUNCTION_KEYS = ("f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9")
 MODE_BINDING_PREFIX = "mode."
 
 
-@dataclass(frozen=True, slots=True)
-class ModeKey:
-    """A mode and the key that forces it."""
+class ModeKey(NamedTuple):
+    """A mode and the key that forces it (a named tuple: it loads before the first frame, and
+    a frozen dataclass compiles six methods at import)."""
 
     mode: str
     """The mode's name."""

@@ -1,6 +1,10 @@
 """What the app's workers report: one typed message per result, each handled by the app with
 `@on(...)`.
 
+Each message is a class with its own `__init__` rather than a dataclass: they load before the
+first frame, and a dataclass compiles its methods when its module is imported (eight of them
+cost about 1 ms of the start, `bench/tui_startup.py`).
+
 A worker that can fail in a way the user must see whole (the start, the engine, a turn)
 catches its own error and posts it as a message; any other worker's error reaches the app's
 one `Worker.StateChanged` handler, which names the worker. New slow work gets its own
@@ -20,7 +24,6 @@ When a worker fails:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -38,65 +41,73 @@ def error_text(error: BaseException | None) -> str:
     return str(error) if isinstance(error, ModesError) else repr(error)
 
 
-@dataclass
 class ServicesPrepared(Message):
     """The settings, the pack and the stores are in (read after the first frame)."""
 
-    services: AppServices
-    """Everything the app runs on."""
+    def __init__(self, services: AppServices) -> None:
+        super().__init__()
+        self.services = services
+        """Everything the app runs on."""
 
 
-@dataclass
 class StartupFailed(Message):
     """The settings, the pack or the stores could not be read."""
 
-    error: BaseException
-    """What went wrong (a broken pack names its files)."""
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+        """What went wrong (a broken pack names its files)."""
 
 
-@dataclass
 class EngineBuilt(Message):
     """The engine is ready: messages can be answered."""
 
-    engine: TurnEngine
-    """The engine every turn runs on."""
+    def __init__(self, engine: TurnEngine) -> None:
+        super().__init__()
+        self.engine = engine
+        """The engine every turn runs on."""
 
 
-@dataclass
 class EngineFailed(Message):
     """The engine could not be built (the model or the encoder did not load)."""
 
-    error: str
-    """The error, as shown."""
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+        """The error, as shown."""
 
 
-@dataclass
 class SessionLoaded(Message):
     """A recorded session was read (and re-routed) for the replay screen."""
 
-    session: ReplayedSession
-    """The session's turns and decisions."""
+    def __init__(self, session: ReplayedSession) -> None:
+        super().__init__()
+        self.session = session
+        """The session's turns and decisions."""
 
 
-@dataclass
 class Rerouted(Message):
     """Today's router went over a replayed session's turns (for the replay screen)."""
 
-    result: RerouteResult
-    """Today's decision by turn, and the summary."""
+    def __init__(self, result: RerouteResult) -> None:
+        super().__init__()
+        self.result = result
+        """Today's decision by turn, and the summary."""
 
 
-@dataclass
 class RerouteFailed(Message):
     """Re-routing a replayed session failed; the replay itself stays."""
 
-    error: str
-    """The error, as shown."""
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+        """The error, as shown."""
 
 
-@dataclass
 class TurnEnded(Message):
     """A turn's worker ended: answered, failed, cancelled, or broken by a bug."""
 
-    crash: str | None = None
-    """The unexpected error that broke the turn (a bug in modes-tui), if one did."""
+    def __init__(self, crash: str | None = None) -> None:
+        super().__init__()
+        self.crash = crash
+        """The unexpected error that broke the turn (a bug in modes-tui), if one did."""

@@ -12,7 +12,6 @@ the list itself is mounted with the first decision, not on the first frame.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import TYPE_CHECKING, ClassVar
 
@@ -47,18 +46,21 @@ REDRAWN_AFTER = frozenset(
 """Events after which a decision's card shows more (its model, its outcome, a correction)."""
 
 
-@dataclass
 class PanelEntry:
-    """One decision: the turn it belongs to and the route as decided then."""
+    """One decision: the turn it belongs to and the route as decided then (a plain class:
+    it loads before the first frame, where a dataclass would compile its methods)."""
 
-    record: TurnTranscript
-    """The turn."""
-    route: Route | None
-    """The decision (None while routing)."""
-    attempt: int
-    """1, or 2+ for a retry's decision."""
-    option: Option | None = field(default=None, compare=False)
-    """Its card in the list, once drawn (None until then, or after the turn changed)."""
+    __slots__ = ("attempt", "option", "record", "route")
+
+    def __init__(self, record: TurnTranscript, route: Route | None, attempt: int) -> None:
+        self.record = record
+        """The turn."""
+        self.route = route
+        """The decision (None while routing)."""
+        self.attempt = attempt
+        """1, or 2+ for a retry's decision."""
+        self.option: Option | None = None
+        """Its card in the list, once drawn (None until then, or after the turn changed)."""
 
 
 class DecisionList(OptionList):
