@@ -32,7 +32,7 @@ from textual.css.query import QueryType
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import OptionList, TextArea
+from textual.widgets import OptionList, Static, TextArea
 
 from modes_tui.core.control_setting import AUTO, ControlReading
 from modes_tui.core.errors import ModesError
@@ -40,7 +40,6 @@ from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.conversation_commands import ConversationCommands, copy_answer
 from modes_tui.tui.focus import next_part, type_into
-from modes_tui.tui.footer import KeysFooter
 from modes_tui.tui.keys import next_setting
 from modes_tui.tui.messages import SessionLoaded, TurnEnded
 from modes_tui.tui.panel import RoutePanel
@@ -156,9 +155,10 @@ class ConversationScreen(Screen[None]):
             suggester=CommandSuggester(self.mode_names, self.session_ids),
             id="prompt",
         )
-        yield KeysFooter()
+        yield Static(id="footer-bar")  # the footer's place until `_mount_footer`
 
     def on_mount(self) -> None:
+        self.call_after_refresh(self._mount_footer)
         self.prompt.focus()
         self.prompt.on_empty_up = self._recall
         self.panel.fit(self.app.size.width)
@@ -166,6 +166,11 @@ class ConversationScreen(Screen[None]):
             self.watch_services(self.services)
         else:
             self.status.busy("Starting…")
+
+    async def _mount_footer(self) -> None:
+        from modes_tui.tui.footer import take_place  # after the first frame (see there)
+
+        await take_place(self, self.query_one("#footer-bar"))
 
     # ------------------------------------------------------------------ state from the app
 
@@ -434,12 +439,7 @@ class ConversationScreen(Screen[None]):
     def action_accept_hand_off(self) -> None:
         """Count the last turn's hand-off as a correction: the router learns the mode the
         model handed it to (nothing is answered again)."""
-        record = self.records[-1] if self.records else None
-        route = record.route if record is not None else None
-        if route is None or route.decided_by != "model":
-            self.status.error("The last turn was not handed to another mode: nothing to keep.")
-            return
-        self.runner.correct(record, route.mode_name, rerun=False)
+        self.runner.keep_hand_off(self.records[-1] if self.records else None)
 
     def action_why(self) -> None:
         """The inspector for the last turn."""

@@ -8,12 +8,21 @@ whole; `ctrl+p` lists every action and `/help` every key.
 It also mounts its keys again only when they change: Textual's footer does it on every
 announcement that the bindings may have changed (each focus move, each `refresh_bindings`),
 and mounting a row of keys costs a few milliseconds each time, before the first frame too.
+
+The footer is not in the first frame: the conversation composes an empty bar in its place
+(`#footer-bar`) and mounts the footer right after that frame (`take_place`). Textual lists a
+footer's keys only once the screen's bindings are ready, after that frame, so the first
+frame showed the bar empty anyway; this module, Textual's footer and their CSS (about 2 ms
+of the start, `bench/tui_startup.py`) now wait with the keys.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -106,3 +115,12 @@ class KeysFooter(Footer):
         # Recompose only when another number of keys fits (a resize to the same keys is free).
         if self._fits and self._fitting(self.size.width) != self._shown:
             self.refresh(recompose=True)
+
+
+async def take_place(screen: Screen[Any], bar: Widget) -> None:
+    """Mount a `KeysFooter` on `screen` in place of `bar`, in one frame (never two bars,
+    never none), and announce the bindings it missed while it was not there."""
+    with screen.app.batch_update():
+        await screen.mount(KeysFooter(), before=bar)
+        await bar.remove()
+    screen.refresh_bindings()

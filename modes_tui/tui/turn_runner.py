@@ -99,6 +99,16 @@ class TurnRunner:
         self._parts.status.busy(f"Correcting turn {record.number} to {mode}…")
         self._begin(partial(self.corrected_turn, record, outcome.events))
 
+    def keep_hand_off(self, record: TurnTranscript | None) -> None:
+        """Count `record`'s hand-off as a correction to the mode it was handed to (ctrl+n)."""
+        route = record.route if record is not None else None
+        if route is None or route.decided_by != "model":
+            self._parts.status.error(
+                "The last turn was not handed to another mode: nothing to keep."
+            )
+            return
+        self.correct(record, route.mode_name, rerun=False)
+
     def can_correct(self, record: TurnTranscript | None) -> bool:
         """A turn can be corrected now; if not, the status line says why."""
         status = self._parts.status

@@ -91,3 +91,19 @@ async def test_announcements_queued_at_start_mount_the_keys_once() -> None:
         await settle(pilot)
         assert descriptions(app) == ["Routes", "Help"]
         assert all(a is b for a, b in zip(keys(app), first, strict=True))
+
+
+async def test_the_app_mounts_its_footer_after_the_first_frame_in_the_bars_place() -> None:
+    """The conversation draws an empty bar where the footer goes and swaps in the footer
+    after the first frame: once started there is one footer, at the bottom line, listing
+    the conversation's keys, and no bar left behind."""
+    from modes_tui.tui.app import build_app
+    from tests.support.tui_support import services, until
+
+    async with build_app(services()).run_test(size=(120, 30)) as pilot:
+        app = pilot.app
+        await until(pilot, lambda: bool(app.query(FooterKey)))
+        footers = list(app.screen.query(KeysFooter))
+        assert len(footers) == 1 and footers[0].region.y == 29
+        assert not app.screen.query("#footer-bar")
+        assert "Routes" in descriptions(app) and "Why?" in descriptions(app)
