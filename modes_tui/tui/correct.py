@@ -3,6 +3,12 @@
 A small modal list of the pack's modes, each with the router's probability for the turn
 beside it; the mode that answered is marked and cannot be picked. Enter (or a click, or the
 mode's number) chooses; Esc closes without correcting. The app does the rest.
+
+Letters find a mode by name: each one typed narrows to the first mode whose name starts with
+what was typed ("sh" -> shell), shown in the hint; backspace takes one back. Once a letter
+has been typed, a digit is part of the name being typed, not a pick: the `2` of "ipv2",
+typed into a picker opened by mistake, never answers a turn again in mode 2. Enter with a
+name that matches no mode does nothing but say so.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -24,6 +30,7 @@ from modes_tui.core.values.numbers import two_places
 from modes_tui.route_format import bar
 
 PICK_KEYS = "123456789"
+HINT = "enter or 1-9: answer the turn again in that mode · letters: find a mode · esc: close"
 
 
 def mode_choices(
@@ -77,6 +84,8 @@ class CorrectScreen(ModalScreen[str | None]):
         self.routed_mode = routed.mode_name if routed is not None and not routed.forced else None
         self.answered = record.mode
         self.choices = mode_choices(modes, decision.probabilities if decision else None)
+        self.typed = ""
+        """The start of a mode's name typed so far (letters find a mode)."""
 
     def compose(self) -> ComposeResult:
         record = self.record
@@ -89,10 +98,7 @@ class CorrectScreen(ModalScreen[str | None]):
             shown = record.user_text if len(record.user_text) <= 120 else record.user_text[:119]
             yield Static(Text(f"“{shown}”"), id="correct-text")
             yield OptionList(*self._options(), id="correct-modes")
-            yield Static(
-                "enter or 1-9: answer the turn again in that mode · esc: close",
-                id="correct-hint",
-            )
+            yield Static(HINT, id="correct-hint")
 
     def _options(self) -> list[Option]:
         width = max((len(name) for name, _ in self.choices), default=4)
@@ -123,6 +129,50 @@ class CorrectScreen(ModalScreen[str | None]):
         first = next((i for i, (n, _) in enumerate(self.choices) if n != self.answered), None)
         if first is not None:
             modes.highlighted = first
+
+    def on_key(self, event: events.Key) -> None:
+        """Letters (and, after one, digits) find a mode by name; see the module."""
+        if event.key == "backspace" and self.typed:
+            self.typed = self.typed[:-1]
+        elif event.key == "enter" and self.typed and self._found() is None:
+            pass  # nothing matches: Enter must not pick what happens to be highlighted
+        elif (
+            event.is_printable and event.character and (self.typed or not event.character.isdigit())
+        ):
+            self.typed += event.character.lower()
+        else:
+            return  # a digit alone picks (the bindings), Enter picks, arrows move, Esc closes
+        event.stop()
+        event.prevent_default()
+        self._show_found()
+
+    def _found(self) -> int | None:
+        """The index of the first mode that can be picked whose name starts with `typed`."""
+        return next(
+            (
+                index
+                for index, (name, _) in enumerate(self.choices)
+                if name.startswith(self.typed) and name != self.answered
+            ),
+            None,
+        )
+
+    def _show_found(self) -> None:
+        hint = self.query_one("#correct-hint", Static)
+        if not self.typed:
+            hint.update(HINT)
+            return
+        found = self._found()
+        if found is None:
+            hint.update(
+                Text(f"no mode to pick starts with “{self.typed}” · backspace · esc: close")
+            )
+            return
+        self.query_one("#correct-modes", OptionList).highlighted = found
+        name = self.choices[found][0]
+        hint.update(
+            Text(f"“{self.typed}”: {name} · enter: answer the turn again in it · esc: close")
+        )
 
     @on(OptionList.OptionSelected, "#correct-modes")
     def _chosen(self, event: OptionList.OptionSelected) -> None:

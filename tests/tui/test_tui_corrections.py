@@ -396,3 +396,46 @@ def test_wrong_completes_modes_and_undo() -> None:
     assert complete("/wrong ", settings) == "/wrong chat"
     assert complete("/wrong s", settings) == "/wrong shell"
     assert complete("/wrong u", settings) == "/wrong undo"
+
+
+async def test_letters_in_the_picker_find_a_mode_by_name(rig: Rig) -> None:
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        await say(pilot, ASKED)
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: isinstance(app.screen, CorrectScreen))
+        picker = app.screen
+        assert isinstance(picker, CorrectScreen)
+        await pilot.press("s", "h")
+        modes = picker.query_one("#correct-modes", OptionList)
+        assert modes.highlighted is not None
+        assert picker.choices[modes.highlighted][0] == "shell"
+        assert "“sh”: shell" in all_text(picker.query("#correct-hint"))
+        await pilot.press("enter")
+        await until(pilot, idle(app))
+        assert app.conversation.records[0].mode == "shell"
+        assert [c.corrected_mode for c in rig.store.corrections()] == ["shell"]
+
+
+async def test_a_word_typed_into_the_picker_never_picks_a_mode_by_its_digit(rig: Rig) -> None:
+    """Typed into a picker opened by mistake, "ipv2" then Enter corrects nothing: after a
+    letter the 2 is part of the name, and Enter on a name that matches no mode does nothing."""
+    async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        await say(pilot, ASKED)
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: isinstance(app.screen, CorrectScreen))
+        picker = app.screen
+        assert isinstance(picker, CorrectScreen)
+        await pilot.press("i", "p", "v", "2", "enter")
+        await pilot.pause(0.05)
+        assert app.screen is picker
+        assert "no mode to pick starts with “ipv2”" in all_text(picker.query("#correct-hint"))
+        for _ in range(4):
+            await pilot.press("backspace")
+        await pilot.press("2")  # alone, a digit picks as before
+        await until(pilot, idle(app))
+        assert not isinstance(app.screen, CorrectScreen)
+        assert [c.corrected_mode for c in rig.store.corrections()] == [picker.choices[1][0]]
