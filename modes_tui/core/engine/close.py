@@ -65,6 +65,7 @@ def _finished(ctx: TurnContext, turn: TurnState, message: Message) -> TurnFinish
             cost=settle_cost(ctx, turn),
         )
     )
+    ctx.router.answered(message.content)  # encoded while the user reads it
     return TurnFinished(message)
 
 

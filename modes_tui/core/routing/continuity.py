@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -61,7 +62,7 @@ class Continuity:
     unrelated: float
     """The pack's cosine below which two texts share no subject."""
     turns_back: int = 1
-    """Which turn was closest: 1 is the user's last message."""
+    """Which turn was closest: 1 is the user's last message (0: the last answer)."""
 
     @property
     def chance(self) -> float:
@@ -79,6 +80,8 @@ class Continuity:
         return f"similarity {self.similarity:.2f} to {self._turn()}"
 
     def _turn(self) -> str:
+        if self.turns_back == 0:
+            return "the last answer"
         return "your last turn" if self.turns_back == 1 else f"your turn {self.turns_back} back"
 
 
@@ -104,6 +107,39 @@ def recent_turns(
         turns.append(content)
         answered_by = None
     return turns
+
+
+ANSWER_CHARS = 400
+"""How much of the last answer is compared (its start: what it told the user to do)."""
+
+
+def latest_answer(transcript: Sequence[Any], current: str | None) -> str | None:
+    """The start of the last answer, when `current` gave it (None otherwise)."""
+    for entry in reversed(transcript[:-1]):
+        role, content, mode = _fields(entry)
+        if role == "assistant":
+            if (mode or current) != current or not content.strip():
+                return None
+            return content[:ANSWER_CHARS]
+    return None
+
+
+def warm_answer(classifier: object, answer: str) -> None:
+    """Encode the start of `answer` now, in a thread of its own (a turn has just ended), so
+    the next message's route finds its vector cached instead of encoding it then (about
+    10 ms for `ANSWER_CHARS` on 2 cores). Nothing happens when the classifier cannot embed."""
+    source = vector_source(classifier)
+    excerpt = answer[:ANSWER_CHARS]
+    if source is None or not excerpt.strip():
+        return
+
+    def warm() -> None:
+        try:
+            source.turn_vectors([excerpt])
+        except Exception as error:  # noqa: BLE001 - the route encodes it then, as before
+            log.warning("follow-ups: the last answer was not encoded ahead (%s)", error)
+
+    threading.Thread(target=warm, name="modes-tui-answer-vector", daemon=True).start()
 
 
 def _fields(entry: Any) -> tuple[str, str, str | None]:
@@ -134,6 +170,7 @@ async def measure(
     message: str,
     turns: Iterable[str],
     routed: Callable[[str], str] = lambda text: text,
+    answer: str | None = None,
 ) -> Continuity | None:
     """The message's closeness to `turns` (newest first), or None when the classifier cannot
     embed, is not ready, failed to, or there are no turns: the step then reads the shape alone.
@@ -145,11 +182,12 @@ async def measure(
     texts = [routed(turn) for turn in turns]
     if source is None or not texts:
         return None
+    extra = [answer] if answer else []
     try:
         # Cached vectors come back at once; an old turn loaded from disk is encoded here,
         # off the event loop.
-        seen = await asyncio.to_thread(source.turn_vectors, [message, *texts])
-        return None if seen is None else _closest(seen, len(texts))
+        seen = await asyncio.to_thread(source.turn_vectors, [message, *texts, *extra])
+        return None if seen is None else _closest(seen, len(texts), answered=bool(extra))
     except Exception as error:  # noqa: BLE001 - extra evidence: without it, the shape decides
         log.warning(
             "follow-ups: closeness to the recent turns not measured (%s: %s); the message's "
@@ -160,9 +198,11 @@ async def measure(
         return None
 
 
-def _closest(seen: tuple[list[Any], float], expected: int) -> Continuity:
-    """The closest turn from (message vector, turn vectors...; unrelated cosine)."""
+def _closest(seen: tuple[list[Any], float], turns: int, *, answered: bool = False) -> Continuity:
+    """The closest turn from (message vector, turn vectors..., [answer vector]; unrelated
+    cosine)."""
     vectors, unrelated = seen
+    expected = turns + int(answered)
     if len(vectors) != expected + 1:
         raise ValueError(f"turn_vectors gave {len(vectors)} vectors for {expected + 1} texts")
     query = np.asarray(vectors[0], dtype=np.float32)
@@ -171,4 +211,4 @@ def _closest(seen: tuple[list[Any], float], expected: int) -> Continuity:
     similarity = cosines[best]
     if not (math.isfinite(similarity) and math.isfinite(unrelated)):
         raise ValueError(f"turn_vectors gave a cosine of {similarity} (unrelated {unrelated})")
-    return Continuity(round(similarity, 4), float(unrelated), best + 1)
+    return Continuity(round(similarity, 4), float(unrelated), (best + 1) % (turns + 1))

@@ -41,7 +41,12 @@ from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.errors import ContractError, UnknownMode
 from modes_tui.core.history.conversation import Message
-from modes_tui.core.routing.continuity import measure, recent_turns
+from modes_tui.core.routing.continuity import (
+    latest_answer,
+    measure,
+    recent_turns,
+    warm_answer,
+)
 from modes_tui.core.routing.input import MessageLike, cut_middle, cut_tail, split_transcript
 from modes_tui.core.routing.steps import QuotedStep, in_conversation
 from modes_tui.core.routing.vague import nothing_to_route_on
@@ -116,6 +121,11 @@ class Router:
         if name not in {p.name for p in available}:
             raise UnknownMode(name, [p.name for p in available])
         return Route(name, "caller", REASON_FORCED)
+
+    def answered(self, answer: str) -> None:
+        """A turn ended with `answer`: its start is encoded ahead, for the next message's
+        follow-up check (`continuity.warm_answer`)."""
+        warm_answer(self.classifier, answer)
 
     def view(self, transcript: Iterable[MessageLike]) -> tuple[str, list[HistoryEntry]]:
         """What the classifier reads of `transcript`: the routed message and the history
@@ -209,7 +219,13 @@ class Router:
         # for any mode, and what falls below the threshold should still fall back.
         if current_mode in names and current_mode != fallback and decision.mode_name is not None:
             turns = recent_turns(source, current_mode)
-            continuity = await measure(chosen, routed, turns, self._routed_text(info.with_))
+            continuity = await measure(
+                chosen,
+                routed,
+                turns,
+                self._routed_text(info.with_),
+                answer=latest_answer(source, current_mode),
+            )
         decision, follow_up, alone = in_conversation(
             decision, message, current_mode, names, continuity
         )

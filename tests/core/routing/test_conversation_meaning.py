@@ -5,6 +5,7 @@ a self-contained request moves, and the route's reason names the similarity."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +16,13 @@ from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.classifiers.cascade import CascadeClassifier
 from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
-from modes_tui.core.routing.continuity import Continuity, recent_turns, vector_source
+from modes_tui.core.routing.continuity import (
+    ANSWER_CHARS,
+    Continuity,
+    latest_answer,
+    recent_turns,
+    vector_source,
+)
 from modes_tui.core.routing.router import REASON_BELOW, Router
 from modes_tui.core.values.route import Decision
 from tests.conftest import PackWriter
@@ -131,6 +138,66 @@ def test_a_follow_up_closest_to_an_older_turn_names_that_turn(pack: Pack) -> Non
     assert "continues your turn 2 back (similarity 0.54)" in route.reason
 
 
+QUESTION = "why does my service keep crashing at night"
+"""Shares no word with `REPORT`: only the answer names what the report is about."""
+ANSWER = "Check the journal with journalctl and look for oom killer lines"
+REPORT = "journalctl shows oom killer lines"
+
+
+def test_a_report_on_what_the_last_answer_named_stays_by_the_answer(pack: Pack) -> None:
+    """ "journalctl shows ..." continues a turn whose question never said journalctl; the
+    answer did. The user's question alone lends it nothing; the answer does."""
+    transcript = [
+        Message("user", QUESTION),
+        Message("assistant", ANSWER, mode="shell"),
+        Message("user", REPORT),
+    ]
+    route = route_with(pack, Vectored(UNSURE_CODE), transcript)
+    assert (route.mode_name, route.decided_by) == ("shell", "classifier"), route.reason
+    assert "continues the last answer (similarity 0." in route.reason
+    without = route_with(pack, Vectored(UNSURE_CODE), after([(QUESTION, "shell")], REPORT))
+    assert (without.mode_name, without.decided_by) == ("chat", "fallback"), without.reason
+
+
+def test_the_last_answer_is_compared_only_when_the_current_mode_gave_it() -> None:
+    long = "x" * (ANSWER_CHARS + 50)
+    shell_turn = [Message("user", QUESTION), Message("assistant", long, mode="shell")]
+    assert latest_answer([*shell_turn, Message("user", REPORT)], "shell") == long[:ANSWER_CHARS]
+    assert latest_answer([*shell_turn, Message("user", REPORT)], "code") is None
+    chat_turn = [Message("user", "hi"), Message("assistant", "hello!", mode="chat")]
+    assert latest_answer([*shell_turn, *chat_turn, Message("user", REPORT)], "shell") is None
+    assert latest_answer([Message("user", REPORT)], "shell") is None
+
+
+def test_an_answer_is_encoded_when_its_turn_ends_not_when_the_next_is_routed(
+    write_pack: PackWriter,
+) -> None:
+    folder = write_pack(
+        router={"classifier": "embedding", "fallback": "chat"}, modes=EMBEDDING_MODES
+    )
+    pack = load_pack(profiles_dir=folder)
+    encoder = HashingEncoder()
+    classifier = EmbeddingClassifier(
+        lambda: encoder, encoder_name=encoder.name, modes=pack.profiles
+    )
+    router = Router(pack, classifier)
+    classifier.wait(10)
+    asyncio.run(router.route([Message("user", "restart the docker container")]))
+    router.answered(ANSWER)  # the turn ended: its start is encoded in the background
+    deadline = time.monotonic() + 10
+    while ANSWER not in encoder.texts and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert ANSWER in encoder.texts
+    before = len(encoder.texts)
+    transcript = [
+        Message("user", "restart the docker container"),
+        Message("assistant", ANSWER, mode="shell"),
+        Message("user", REPORT),
+    ]
+    asyncio.run(router.route(transcript))
+    assert encoder.texts[before:] == [REPORT]  # the answer came from the cache
+
+
 def test_turns_another_mode_answered_are_not_compared(pack: Pack) -> None:
     vectored = Vectored(UNSURE_CODE)
     transcript = after([(EXITED, "shell"), ("what is a monad", "chat")], OOM)
@@ -176,7 +243,7 @@ def test_without_vectors_the_route_reads_the_shape_and_does_not_fail(
     pack: Pack, vectored: Vectored, caplog: pytest.LogCaptureFixture
 ) -> None:
     route = route_with(pack, vectored, after([(EXITED, "shell")], OOM))
-    assert vectored.asked == [[OOM, EXITED]]
+    assert vectored.asked == [[OOM, EXITED, "(answer)"]]  # the turn, then the last answer
     assert (route.mode_name, route.decided_by, route.reason) == ("chat", "fallback", REASON_BELOW)
     assert route.error is None and route.alone is None
     broken = vectored.fail is not None or vectored.short or vectored.unrelated != 0.1
@@ -274,7 +341,12 @@ def test_the_history_is_encoded_once_not_on_every_turn(write_pack: PackWriter) -
     asyncio.run(router.route(after(history, "docker logs say OOMKilled")))
     encoded = encoder.texts[first:]
     assert sorted(encoded) == sorted(
-        ["docker logs say OOMKilled", "why did it exit with 137", "restart the docker container"]
+        [
+            "docker logs say OOMKilled",
+            "why did it exit with 137",
+            "restart the docker container",
+            "(answer)",  # the last answer, compared too
+        ]
     )
     # The next turn encodes its own message only: the earlier ones come from the cache.
     history.append(("docker logs say OOMKilled", "shell"))
@@ -315,7 +387,8 @@ def test_a_new_request_after_a_logs_question_moves_with_the_real_encoder() -> No
     )
     assert (route.mode_name, route.decided_by) == ("write", "classifier"), route.reason
     assert "; a new request (similarity 0." in route.reason
-    assert route.reason.endswith(" to your last turn)")
+    # closest to the placeholder answer "(answer)" rather than to the question: said so
+    assert route.reason.endswith(" to the last answer)")
 
 
 @pytest.mark.local
