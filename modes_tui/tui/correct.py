@@ -8,7 +8,9 @@ Letters find a mode by name: each one typed narrows to the first mode whose name
 what was typed ("sh" -> shell), shown in the hint; backspace takes one back. Once a letter
 has been typed, a digit is part of the name being typed, not a pick: the `2` of "ipv2",
 typed into a picker opened by mistake, never answers a turn again in mode 2. Enter with a
-name that matches no mode does nothing but say so.
+name that matches no mode does nothing but say so. Keys of the picker's own (1-9, Esc, or
+letters a user's keymap gave them) keep their action while no name is being typed; the
+arrows end a name, and Enter then picks the row they chose.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from modes_tui.core.values.numbers import two_places
 from modes_tui.route_format import bar
 
 PICK_KEYS = "123456789"
+MOVES = frozenset({"up", "down", "home", "end", "pageup", "pagedown"})
+"""Keys that choose a row by hand: they end a name being typed."""
 HINT = "enter or 1-9: answer the turn again in that mode · letters: find a mode · esc: close"
 
 
@@ -98,7 +102,7 @@ class CorrectScreen(ModalScreen[str | None]):
             shown = record.user_text if len(record.user_text) <= 120 else record.user_text[:119]
             yield Static(Text(f"“{shown}”"), id="correct-text")
             yield OptionList(*self._options(), id="correct-modes")
-            yield Static(HINT, id="correct-hint")
+            yield Static(Text(HINT), id="correct-hint")
 
     def _options(self) -> list[Option]:
         width = max((len(name) for name, _ in self.choices), default=4)
@@ -132,19 +136,30 @@ class CorrectScreen(ModalScreen[str | None]):
 
     def on_key(self, event: events.Key) -> None:
         """Letters (and, after one, digits) find a mode by name; see the module."""
+        character = event.character if event.is_printable else None
+        if event.key in MOVES:
+            if self.typed:  # the row is chosen by hand now: Enter picks it
+                self.typed = ""
+                self._show_found()
+            return
         if event.key == "backspace" and self.typed:
             self.typed = self.typed[:-1]
         elif event.key == "enter" and self.typed and self._found() is None:
             pass  # nothing matches: Enter must not pick what happens to be highlighted
-        elif (
-            event.is_printable and event.character and (self.typed or not event.character.isdigit())
-        ):
-            self.typed += event.character.lower()
+        elif character and (self.typed or not (character.isspace() or self._bound(event.key))):
+            self.typed += character.lower()
         else:
-            return  # a digit alone picks (the bindings), Enter picks, arrows move, Esc closes
+            return  # a key of this screen's (1-9, Esc, or the user's keymap), Enter, Tab
         event.stop()
         event.prevent_default()
         self._show_found()
+
+    def _bound(self, key: str) -> bool:
+        """Whether `key` is one of this screen's keys (Textual applies the keymap to the
+        binding chain it builds, not to the screen's own map)."""
+        return any(
+            key in keys.key_to_bindings for node, keys in self._binding_chain if node is self
+        )
 
     def _found(self) -> int | None:
         """The index of the first mode that can be picked whose name starts with `typed`."""
@@ -160,7 +175,7 @@ class CorrectScreen(ModalScreen[str | None]):
     def _show_found(self) -> None:
         hint = self.query_one("#correct-hint", Static)
         if not self.typed:
-            hint.update(HINT)
+            hint.update(Text(HINT))
             return
         found = self._found()
         if found is None:

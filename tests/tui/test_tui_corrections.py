@@ -4,9 +4,11 @@ log: what the user sees, what is recorded, and what the router learns."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -68,6 +70,7 @@ class Rig:
     control: ControlFile
     store: CorrectionStore
     log: SessionLog
+    encoder: HashingEncoder
 
 
 def numbered(model: ScriptedModel) -> Callable[[ModelRequest], ScriptedReply]:
@@ -116,7 +119,7 @@ def correcting(pack: Pack, cwd: Path, *, fallback_is_negative: bool = False) -> 
         sessions=StoreSessions(dirs, router, export_dir=cwd),
         session_id=lambda: log.id,
     )
-    return Rig(services, pack, model, control, store, log)
+    return Rig(services, pack, model, control, store, log, encoder)
 
 
 @pytest.fixture
@@ -439,3 +442,74 @@ async def test_a_word_typed_into_the_picker_never_picks_a_mode_by_its_digit(rig:
         await until(pilot, idle(app))
         assert not isinstance(app.screen, CorrectScreen)
         assert [c.corrected_mode for c in rig.store.corrections()] == [picker.choices[1][0]]
+
+
+def test_a_finished_turn_has_its_answer_encoded_for_the_next_follow_up(
+    tmp_path: Path, write_pack: PackWriter
+) -> None:
+    """The engine hands each answer to the router when its turn ends; the router encodes its
+    start in the background, so the next message's follow-up check finds it cached."""
+    pack = load_pack(
+        profiles_dir=write_pack(router={"classifier": "embedding", "fallback": "chat"}, modes=MODES)
+    )
+    rig = correcting(pack, tmp_path)
+    try:
+        engine = rig.services.build_engine(lambda *_: True)  # type: ignore[arg-type]
+        classifier = engine.router.classifier
+        assert isinstance(classifier, EmbeddingClassifier)
+        classifier.wait(10)
+
+        async def one_turn() -> None:
+            async for _ in engine.run_turn(ASKED):
+                pass
+
+        asyncio.run(one_turn())
+        deadline = time.monotonic() + 10
+        while "reply 1" not in rig.encoder.texts and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert rig.encoder.texts[-1] == "reply 1"  # after the question, once it was answered
+    finally:
+        rig.log.close()
+
+
+async def open_picker(pilot: Pilot[None]) -> CorrectScreen:
+    app = pilot.app
+    await say(pilot, ASKED)
+    await pilot.press("ctrl+e")
+    await until(pilot, lambda: isinstance(app.screen, CorrectScreen))
+    assert isinstance(app.screen, CorrectScreen)
+    return app.screen
+
+
+async def test_the_picker_keeps_space_arrows_and_the_users_keymap_keys(rig: Rig) -> None:
+    """A leading space is no name (Enter still picks), an arrow ends a name that matched
+    nothing (Enter picks the row it chose), and a letter the keymap gave the picker (here
+    `q` for close) keeps its action."""
+    services = replace(rig.services, keymap={"correct.close": "q"})
+    async with build_app(services, tz=UTC).run_test(size=SIZE) as pilot:
+        app = pilot.app
+        assert isinstance(app, ModesApp)
+        picker = await open_picker(pilot)
+        await pilot.press("q")
+        await until(pilot, lambda: not isinstance(app.screen, CorrectScreen))
+        assert not rig.store.corrections()
+
+        picker = await open_picker(pilot)
+        await pilot.press("x")
+        assert "no mode to pick starts with “x”" in all_text(picker.query("#correct-hint"))
+        await pilot.press("down")
+        assert "letters: find a mode" in all_text(picker.query("#correct-hint"))
+        chosen = picker.choices[2][0]  # the first pickable row is 1; down moved to 2
+        await pilot.press("enter")
+        await until(pilot, idle(app))
+        assert [c.corrected_mode for c in rig.store.corrections()][-1] == chosen
+
+        picker = await open_picker(pilot)
+        highlighted = picker.query_one("#correct-modes", OptionList).highlighted
+        assert highlighted is not None
+        await pilot.press("space", "enter")
+        await until(pilot, idle(app))
+        assert not isinstance(app.screen, CorrectScreen)
+        assert [c.corrected_mode for c in rig.store.corrections()][-1] == (
+            picker.choices[highlighted][0]
+        )
