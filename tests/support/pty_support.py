@@ -53,6 +53,14 @@ class Terminal:
             self._read(min(left, 0.2))
         return found + len(text)
 
+    def exit_code(self, timeout: float = WAIT_SECONDS) -> int | None:
+        """Wait for the process to end, reading what it writes meanwhile (a process that
+        restores the terminal as it exits blocks on a full pseudo-terminal otherwise)."""
+        deadline = time.monotonic() + timeout
+        while self.process.poll() is None and time.monotonic() < deadline:
+            self._read(0.1)
+        return self.process.poll()
+
     def _read(self, timeout: float) -> None:
         ready, _, _ = select.select([self.master], [], [], timeout)
         if ready:
