@@ -17,6 +17,8 @@ The app is `app.ModesApp` (start-up, screens, global keys); the conversation is 
     correct.py          The correction picker: which mode should have answered this turn?
     doubt.py            The doubt dialog: the router is unsure, so the user picks the mode
                         before the turn runs
+    early_prompt.py     The prompt of the first frame: it keeps what is typed until the editor,
+                        mounted right after that frame, takes it
     focus.py            Moving around by keyboard: Tab walks the conversation's parts, and a
                         character typed away from the prompt is typed into it
     footer.py           The footer: the keys that fit, each shown whole

@@ -271,7 +271,7 @@ class ModesApp(App[None]):
         only a second one within `QUIT_AGAIN_SECONDS` quits."""
         conversation = self.conversation
         dropped = (
-            unsent(conversation.prompt.value, conversation.turns.waiting)
+            unsent(conversation.draft, conversation.turns.waiting)
             if conversation.is_mounted
             else ""
         )

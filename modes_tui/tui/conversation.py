@@ -24,6 +24,7 @@ from datetime import tzinfo
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -32,24 +33,24 @@ from textual.css.query import QueryType
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import OptionList, Static, TextArea
+from textual.widgets import OptionList, Static
 
 from modes_tui.core.control_setting import AUTO, ControlReading
 from modes_tui.core.errors import ModesError
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.chat import ChatLog
 from modes_tui.tui.conversation_commands import ConversationCommands, copy_answer
+from modes_tui.tui.early_prompt import EarlyPrompt
 from modes_tui.tui.focus import next_part, type_into
 from modes_tui.tui.keys import next_setting
 from modes_tui.tui.messages import SessionLoaded, TurnEnded
 from modes_tui.tui.panel import RoutePanel
-from modes_tui.tui.parts import Part
+from modes_tui.tui.parts import LatePart, Part
 from modes_tui.tui.pending import PendingMessages
-from modes_tui.tui.prompt import CommandSuggester, PromptInput
 from modes_tui.tui.render import plural
 from modes_tui.tui.status import NOT_KNOWN, ModeHeader, StatusLine, model_label, reading_label
 from modes_tui.tui.turn_messages import RetryRequested
-from modes_tui.tui.turn_queue import Sent, TurnQueue, typed_line
+from modes_tui.tui.turn_queue import Sent, TurnQueue
 from modes_tui.tui.turn_runner import TurnRunner
 
 if TYPE_CHECKING:
@@ -59,10 +60,20 @@ if TYPE_CHECKING:
     from modes_tui.frontend.commands import Command
     from modes_tui.frontend.dispatch import Handler
     from modes_tui.tui.keys import ModeKey
+    from modes_tui.tui.prompt import PromptInput
     from modes_tui.tui.services import AppServices
     from modes_tui.tui.startup import StartupProblem
 
 STILL_STARTING = "modes-tui is still starting; try again in a moment."
+PLACEHOLDER = "Ask anything · Enter sends · shift+enter or ctrl+j: new line"
+
+
+def _editor() -> type[PromptInput]:
+    from modes_tui.tui.prompt import PromptInput  # after the first frame: see early_prompt
+
+    return PromptInput
+
+
 STARTING_HINT = " (modes-tui is still starting: `/MODE text` works once the modes load)"
 
 
@@ -109,6 +120,8 @@ class ConversationScreen(Screen[None]):
         self.tz = tz
         """Time zone for times on screen (None: local); tests fix it."""
         self._mode_keys = mode_keys
+        self.editor_in = False
+        """The editor has replaced the early prompt (right after the first frame)."""
         self.records: list[TurnTranscript] = []
         """Every turn on screen, in order (numbered by `TurnRunner.new_record`)."""
         self.turns: TurnQueue[Sent] = TurnQueue(lambda: self.pending, changed=self.refresh_bindings)
@@ -128,9 +141,17 @@ class ConversationScreen(Screen[None]):
     panel = Part("#routes", RoutePanel)
     header = Part("#header", ModeHeader)
     status = Part("#status", StatusLine)
-    prompt = Part("#prompt", PromptInput)
+    prompt = LatePart("#prompt", _editor)
+    """The editor; until it is in, right after the first frame, `EarlyPrompt` keeps the keys."""
     pending = Part("#pending", PendingMessages)
     """Messages sent while a turn runs, waiting their turn."""
+
+    @property
+    def draft(self) -> str:
+        """What is typed and not sent: the editor's text, or the early prompt's keys."""
+        if self.editor_in:
+            return self.prompt.value
+        return self.query_one(EarlyPrompt).typed() if self.is_mounted else ""
 
     @property
     def turn_running(self) -> bool:
@@ -150,27 +171,28 @@ class ConversationScreen(Screen[None]):
             yield RoutePanel(id="routes", tz=self.tz)
         yield StatusLine(id="status")
         yield PendingMessages(id="pending")
-        yield PromptInput(
-            placeholder="Ask anything · Enter sends · shift+enter or ctrl+j: new line",
-            suggester=CommandSuggester(self.mode_names, self.session_ids),
-            id="prompt",
-        )
-        yield Static(id="footer-bar")  # the footer's place until `_mount_footer`
+        yield EarlyPrompt(Text(PLACEHOLDER), id="early-prompt")  # the editor's place until `_late`
+        yield Static(id="footer-bar")  # the footer's place until `_late`
 
     def on_mount(self) -> None:
-        self.call_after_refresh(self._mount_footer)
-        self.prompt.focus()
-        self.prompt.on_empty_up = self._recall
+        self.call_after_refresh(self._late)
+        self.query_one(EarlyPrompt).focus()
         self.panel.fit(self.app.size.width)
         if self.services is not None:
             self.watch_services(self.services)
         else:
             self.status.busy("Starting…")
 
-    async def _mount_footer(self) -> None:
-        from modes_tui.tui.footer import take_place  # after the first frame (see there)
+    async def _late(self) -> None:
+        """The editor and the footer, right after the first frame (see their modules)."""
+        from modes_tui.tui import early_prompt, footer, prompt
 
-        await take_place(self, self.query_one("#footer-bar"))
+        suggest = prompt.CommandSuggester(self.mode_names, self.session_ids)
+        editor = prompt.PromptInput(placeholder=PLACEHOLDER, suggester=suggest, id="prompt")
+        editor.on_empty_up = self.runner.recall
+        await early_prompt.take_place(self, self.query_one(EarlyPrompt), editor)
+        self.editor_in = True
+        await footer.take_place(self, self.query_one("#footer-bar"))
 
     # ------------------------------------------------------------------ state from the app
 
@@ -232,8 +254,7 @@ class ConversationScreen(Screen[None]):
 
     # ------------------------------------------------------------------ the prompt
 
-    @on(PromptInput.Submitted, "#prompt")
-    async def _submitted(self, event: PromptInput.Submitted) -> None:
+    async def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         text = event.value
         if not text.strip():
             return
@@ -271,31 +292,10 @@ class ConversationScreen(Screen[None]):
         if self.status.has_class("-error"):
             self.status.idle()
 
-    @on(TextArea.Changed, "#prompt")
-    def _typing(self) -> None:
+    def on_text_area_changed(self) -> None:
         if self.turns.editing is not None and not self.prompt.value:
             self.turns.stop_editing()
             self.status.idle()
-
-    def _recall(self) -> bool:
-        """Up in an empty prompt: take back the newest waiting message, else edit the last
-        message (resending it replaces that turn). False lets up walk the history."""
-        last = self.records[-1] if self.records else None
-        if last is not None and self.chat.view(last.number) is None:
-            last = None  # cleared away (/clear): there is no turn on screen to replace
-        recall = self.turns.recall(last)
-        if recall == "take back":
-            self.call_later(self._take_back_waiting)
-        elif recall == "edit" and last is not None:
-            self.prompt.recall(typed_line(last))
-            self.status.idle(f"Editing turn {last.number} · Enter replaces it · esc keeps it")
-        return recall is not None
-
-    async def _take_back_waiting(self) -> None:
-        sent = await self.turns.take_back()
-        if sent is not None:
-            self.prompt.value = sent.line
-            self.status.idle("Took a waiting message back: Enter queues it again.")
 
     @on(PendingMessages.EditRequested)
     def _edit_waiting(self, event: PendingMessages.EditRequested) -> None:
@@ -371,7 +371,7 @@ class ConversationScreen(Screen[None]):
         if action == "cancel_turn":
             return self.turns.can_cancel
         if action == "focus_prompt":  # esc after a click on the panel, the chat, a button
-            return self.focused is not self.prompt
+            return self.editor_in and self.focused is not self.prompt
         if action == "retry":
             return self.turns.can_retry(self.records[-1] if self.records else None)
         return True
@@ -379,7 +379,7 @@ class ConversationScreen(Screen[None]):
     def on_screen_resume(self) -> None:
         """Back on top (an overlay closed: inspector, picker, palette, a dialog): the keys go
         to the prompt again, wherever the focus was when it opened."""
-        if self.is_mounted:
+        if self.editor_in:
             self.prompt.focus()
 
     def focus_next(self, selector: str | type[QueryType] = "*") -> Widget | None:
@@ -388,7 +388,8 @@ class ConversationScreen(Screen[None]):
 
     def on_key(self, event: events.Key) -> None:
         """Keys typed after a click on the chat, the panel, the header reach the prompt."""
-        type_into(self.prompt, self.focused, event)
+        if self.editor_in:
+            type_into(self.prompt, self.focused, event)
 
     def action_focus_prompt(self) -> None:
         """Esc away from the prompt: back to it, so the next keys are typed there."""

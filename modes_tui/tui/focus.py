@@ -9,10 +9,13 @@ click anywhere (the chat, the panel, the header), what is typed next lands in th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.widget import Widget
-from textual.widgets import TextArea
+
+if TYPE_CHECKING:
+    from textual.widgets import TextArea  # loaded with the editor, after the first frame
 
 
 def next_part(focused: Widget | None, parts: Sequence[Widget]) -> Widget:

@@ -8,6 +8,7 @@ screen imports them) and each can be read without it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -52,6 +53,20 @@ class Part(Generic[W]):
             found = node.query_one(self._selector, self._kind)
             node.__dict__[self._key] = found
         return found
+
+
+class LatePart(Part[W]):
+    """A part whose class is imported when it is first looked up (`kind` returns it): the
+    prompt's editor, which is mounted after the first frame (`early_prompt`)."""
+
+    def __init__(self, selector: str, kind: Callable[[], type[W]]) -> None:
+        self._selector = selector
+        self._load = kind
+        self._key = ""
+
+    @property
+    def _kind(self) -> type[W]:  # type: ignore[override]
+        return self._load()
 
 
 class ConversationParts(Protocol):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from modes_tui.core.terminal_text import terminal_safe
 from modes_tui.tui.messages import TurnEnded, error_text
+from modes_tui.tui.turn_queue import typed_line
 
 if TYPE_CHECKING:
     from modes_tui.core.engine.ports import TurnEngine
@@ -98,6 +99,27 @@ class TurnRunner:
             return
         self._parts.status.busy(f"Correcting turn {record.number} to {mode}…")
         self._begin(partial(self.corrected_turn, record, outcome.events))
+
+    def recall(self) -> bool:
+        """Up in an empty prompt: take back the newest waiting message, else edit the last
+        message (resending it replaces that turn). False lets up walk the history."""
+        parts = self._parts
+        last = parts.records[-1] if parts.records else None
+        if last is not None and parts.chat.view(last.number) is None:
+            last = None  # cleared away (/clear): there is no turn on screen to replace
+        recall = parts.turns.recall(last)
+        if recall == "take back":
+            parts.app.call_later(self._take_back_waiting)
+        elif recall == "edit" and last is not None:
+            parts.prompt.recall(typed_line(last))
+            parts.status.idle(f"Editing turn {last.number} · Enter replaces it · esc keeps it")
+        return recall is not None
+
+    async def _take_back_waiting(self) -> None:
+        sent = await self._parts.turns.take_back()
+        if sent is not None:
+            self._parts.prompt.value = sent.line
+            self._parts.status.idle("Took a waiting message back: Enter queues it again.")
 
     def keep_hand_off(self, record: TurnTranscript | None) -> None:
         """Count `record`'s hand-off as a correction to the mode it was handed to (ctrl+n)."""

@@ -181,14 +181,16 @@ def test_the_app_alone_starts_without_the_parser_the_runtime_or_the_settings(
     runtime, the settings' models or the routing values: those load in the app's worker
     after the first frame (each is milliseconds of start-up, `bench/tui_startup.py`). What
     the first frame itself composes is our widgets, which import none of them; the footer
-    (ours and Textual's) is mounted right after that frame, in an empty bar's place."""
+    and the prompt's editor (ours and Textual's `TextArea`) are mounted right after that
+    frame, in the places an empty bar and `EarlyPrompt` kept for them."""
     code = (
         "import json, sys\n"
         "import modes_tui.tui.app as app\n"
         "async def run_async(self):\n"
         "    watched = ('argparse', 'modes_tui.cli.parser', 'modes_tui.runtime',\n"
         "               'modes_tui.core.config', 'modes_tui.core.values',\n"
-        "               'modes_tui.tui.footer', 'textual.widgets._footer')\n"
+        "               'modes_tui.tui.footer', 'textual.widgets._footer',\n"
+        "               'modes_tui.tui.prompt', 'textual.widgets._text_area')\n"
         "    print(json.dumps([m for m in watched if m in sys.modules]))\n"
         "app.ModesApp.run_async = run_async\n"
         "from modes_tui.cli import main\n"

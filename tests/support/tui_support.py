@@ -479,6 +479,16 @@ DEMO_MESSAGES = [
 ]
 
 
+async def editor_in(pilot: Pilot[None]) -> None:
+    """Wait for the prompt's editor, mounted right after the first frame in the early
+    prompt's place (`tui.early_prompt`): a test that reaches for `conversation.prompt` at
+    once waits for it, as a user's keys wait in the early prompt."""
+    app = pilot.app
+    await until(
+        pilot, lambda: bool(getattr(app, "conversation", None) and app.conversation.editor_in)
+    )  # type: ignore[attr-defined]
+
+
 async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 5.0) -> None:
     """Let the app run until `check()` holds; fail with a clear message after `timeout` s."""
     loop = asyncio.get_running_loop()

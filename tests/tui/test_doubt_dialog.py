@@ -28,7 +28,7 @@ from modes_tui.tui.doubt import DoubtScreen
 from modes_tui.tui.services import AppServices
 from tests.conftest import PackWriter
 from tests.support.engine_support import with_config
-from tests.support.tui_support import FakeClock, all_text, plain, until
+from tests.support.tui_support import FakeClock, all_text, editor_in, plain, until
 from tests.support.tui_support import type_word as typed
 
 SIZE = (100, 30)
@@ -228,6 +228,7 @@ def test_the_doubt_dialog_snapshot(rig: Rig, snap_compare: Any) -> None:
     async def run_before(pilot: Pilot[None]) -> None:
         app = pilot.app
         assert isinstance(app, ModesApp)
+        await editor_in(pilot)
         app.conversation.prompt.cursor_blink = False
         app.conversation.status.animated = False
         await ask(pilot)

@@ -20,7 +20,15 @@ from modes_tui.tui.app import ModesApp, build_app
 from modes_tui.tui.panel import RoutePanel
 from modes_tui.tui.replay import ReplayScreen
 from modes_tui.tui.status import forced_line, since_label
-from tests.support.tui_support import ScriptEngine, demo_scripts, plain, services, started, until
+from tests.support.tui_support import (
+    ScriptEngine,
+    demo_scripts,
+    editor_in,
+    plain,
+    services,
+    started,
+    until,
+)
 from tests.tui.test_tui_app import FakeSessions, replayed
 
 NOW = datetime(2026, 12, 4, 9, 30, tzinfo=UTC)
@@ -179,6 +187,7 @@ def test_forced_since_at_80x24_snapshot(snap_compare: Any) -> None:
     async def run_before(pilot: Pilot[None]) -> None:
         app = pilot.app
         assert isinstance(app, ModesApp)
+        await editor_in(pilot)
         app.conversation.prompt.cursor_blink = False
         app.conversation.status.animated = False
         await started(pilot)
@@ -192,6 +201,7 @@ def test_replay_at_80x24_snapshot(snap_compare: Any) -> None:
     async def run_before(pilot: Pilot[None]) -> None:
         app = pilot.app
         assert isinstance(app, ModesApp)
+        await editor_in(pilot)
         app.conversation.prompt.cursor_blink = False
         app.conversation.status.animated = False
         await started(pilot)

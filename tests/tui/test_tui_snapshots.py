@@ -19,6 +19,7 @@ from tests.support.tui_support import (
     DEMO_MESSAGES,
     ScriptEngine,
     demo_scripts,
+    editor_in,
     services,
     tool_card_script,
 )
@@ -35,6 +36,7 @@ def demo_app(**extra: Any) -> ModesApp:
 async def settle(pilot: Pilot[None]) -> None:
     app = pilot.app
     assert isinstance(app, ModesApp)
+    await editor_in(pilot)
     app.conversation.prompt.cursor_blink = False  # a blinking cursor would make the picture flaky
     app.conversation.status.animated = False
     for _ in range(200):
