@@ -6,8 +6,13 @@ import hashlib
 import re
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from modes_tui.core.packs.profiles import Pack
+    from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
 
 DIMENSIONS = 64
 
@@ -41,3 +46,16 @@ class HashingEncoder:
             else:
                 vectors[row] /= norm
         return vectors
+
+
+def hashing_backend(pack: Pack) -> tuple[EmbeddingClassifier, HashingEncoder]:
+    """The embedding backend for `pack` over a fresh `HashingEncoder`, loaded: the pack's own
+    texts are encoded (see `encoder.texts`) before it returns."""
+    from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
+
+    encoder = HashingEncoder()
+    classifier = EmbeddingClassifier(
+        lambda: encoder, encoder_name=encoder.name, modes=pack.profiles
+    )
+    classifier.wait(10)
+    return classifier, encoder

@@ -401,15 +401,20 @@ def test_wrong_completes_modes_and_undo() -> None:
     assert complete("/wrong u", settings) == "/wrong undo"
 
 
+async def open_picker(pilot: Pilot[None]) -> CorrectScreen:
+    app = pilot.app
+    await say(pilot, ASKED)
+    await pilot.press("ctrl+e")
+    await until(pilot, lambda: isinstance(app.screen, CorrectScreen))
+    assert isinstance(app.screen, CorrectScreen)
+    return app.screen
+
+
 async def test_letters_in_the_picker_find_a_mode_by_name(rig: Rig) -> None:
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
         app = pilot.app
         assert isinstance(app, ModesApp)
-        await say(pilot, ASKED)
-        await pilot.press("ctrl+e")
-        await until(pilot, lambda: isinstance(app.screen, CorrectScreen))
-        picker = app.screen
-        assert isinstance(picker, CorrectScreen)
+        picker = await open_picker(pilot)
         await pilot.press("s", "h")
         modes = picker.query_one("#correct-modes", OptionList)
         assert modes.highlighted is not None
@@ -427,11 +432,7 @@ async def test_a_word_typed_into_the_picker_never_picks_a_mode_by_its_digit(rig:
     async with build_app(rig.services, tz=UTC).run_test(size=SIZE) as pilot:
         app = pilot.app
         assert isinstance(app, ModesApp)
-        await say(pilot, ASKED)
-        await pilot.press("ctrl+e")
-        await until(pilot, lambda: isinstance(app.screen, CorrectScreen))
-        picker = app.screen
-        assert isinstance(picker, CorrectScreen)
+        picker = await open_picker(pilot)
         await pilot.press("i", "p", "v", "2", "enter")
         await pilot.pause(0.05)
         assert app.screen is picker
@@ -470,15 +471,6 @@ def test_a_finished_turn_has_its_answer_encoded_for_the_next_follow_up(
         assert rig.encoder.texts[-1] == "reply 1"  # after the question, once it was answered
     finally:
         rig.log.close()
-
-
-async def open_picker(pilot: Pilot[None]) -> CorrectScreen:
-    app = pilot.app
-    await say(pilot, ASKED)
-    await pilot.press("ctrl+e")
-    await until(pilot, lambda: isinstance(app.screen, CorrectScreen))
-    assert isinstance(app.screen, CorrectScreen)
-    return app.screen
 
 
 async def test_the_picker_keeps_space_arrows_and_the_users_keymap_keys(rig: Rig) -> None:

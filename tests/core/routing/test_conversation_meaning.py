@@ -14,7 +14,6 @@ import pytest
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.classifiers.cascade import CascadeClassifier
-from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
 from modes_tui.core.routing.continuity import (
     ANSWER_CHARS,
@@ -27,7 +26,7 @@ from modes_tui.core.routing.router import REASON_BELOW, Router
 from modes_tui.core.values.route import Decision
 from tests.conftest import PackWriter
 from tests.core.routing.test_router import Scripted
-from tests.support.fake_encoder import HashingEncoder
+from tests.support.fake_encoder import HashingEncoder, hashing_backend
 
 MODES = {
     "chat": {"description": "Everyday chat."},
@@ -176,12 +175,8 @@ def test_an_answer_is_encoded_when_its_turn_ends_not_when_the_next_is_routed(
         router={"classifier": "embedding", "fallback": "chat"}, modes=EMBEDDING_MODES
     )
     pack = load_pack(profiles_dir=folder)
-    encoder = HashingEncoder()
-    classifier = EmbeddingClassifier(
-        lambda: encoder, encoder_name=encoder.name, modes=pack.profiles
-    )
+    classifier, encoder = hashing_backend(pack)
     router = Router(pack, classifier)
-    classifier.wait(10)
     asyncio.run(router.route([Message("user", "restart the docker container")]))
     router.answered(ANSWER)  # the turn ended: its start is encoded in the background
     deadline = time.monotonic() + 10
@@ -329,12 +324,8 @@ def test_the_history_is_encoded_once_not_on_every_turn(write_pack: PackWriter) -
         router={"classifier": "embedding", "fallback": "chat"}, modes=EMBEDDING_MODES
     )
     pack = load_pack(profiles_dir=folder)
-    encoder = HashingEncoder()
-    classifier = EmbeddingClassifier(
-        lambda: encoder, encoder_name=encoder.name, modes=pack.profiles
-    )
+    classifier, encoder = hashing_backend(pack)  # the pack's own texts are encoded first
     router = Router(pack, classifier)
-    classifier.wait(10)  # the pack's own texts are encoded while loading
     # A resumed session: two earlier shell turns the classifier never routed.
     history = [("restart the docker container", "shell"), ("why did it exit with 137", "shell")]
     first = len(encoder.texts)

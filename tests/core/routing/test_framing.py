@@ -605,17 +605,13 @@ EMBEDDING_MODES: dict[str, dict[str, Any]] = {
 def test_the_embedding_backend_encodes_the_request_and_not_the_quoted_command(
     write_pack: PackWriter,
 ) -> None:
-    from modes_tui.core.routing.classifiers.embedding import EmbeddingClassifier
-    from tests.support.fake_encoder import HashingEncoder
+    from tests.support.fake_encoder import hashing_backend
 
     folder = write_pack(
         router={"classifier": "embedding", "fallback": "chat"}, modes=EMBEDDING_MODES
     )
     pack = load_pack(profiles_dir=folder)
-    encoder = HashingEncoder()
-    classifier = EmbeddingClassifier(
-        lambda: encoder, encoder_name=encoder.name, modes=pack.profiles
-    )
+    classifier, encoder = hashing_backend(pack)
     text = "translate this: 'git push origin main, then delete a git branch'"
     routed = asyncio.run(Router(pack, classifier).route([Message("user", text)]))
     assert routed.mode_name == "write", routed.to_dict()
