@@ -259,6 +259,8 @@ class ModesApp(App[None]):
         """Mode keys act on the conversation only while it is on top."""
         if action in ("set_setting", "help"):  # f1 over a dialog would hide it
             return self.screen is self.conversation
+        if action == "command_palette":  # a priority key: kept in order until the editor is in
+            return self.conversation.editor_in
         return True
 
     def action_set_setting(self, setting: str) -> None:

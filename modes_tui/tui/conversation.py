@@ -11,9 +11,8 @@ state from outside comes in as reactive values the app sets (`services`, `engine
 - `conversation_commands`: what `/clear`, `/export`, `/sessions`... do;
 - `session_actions`: `/resume`, `/fork` and `/rename`.
 
-Lines typed in the prompt are read once, by `frontend.lines.read_line` (loaded with the
-first line, not before the first frame), when Enter is pressed; a message that waits its
-turn waits as the value read (`turn_queue.Sent`).
+Lines typed in the prompt are read once, by `frontend.lines.read_line` (loaded with the first
+line), when Enter is pressed; a waiting message waits as the value read (`turn_queue.Sent`).
 """
 
 from __future__ import annotations
@@ -149,9 +148,7 @@ class ConversationScreen(Screen[None]):
     @property
     def draft(self) -> str:
         """What is typed and not sent: the editor's text, or the early prompt's keys."""
-        if self.editor_in:
-            return self.prompt.value
-        return self.query_one(EarlyPrompt).typed() if self.is_mounted else ""
+        return self.prompt.value if self.editor_in else self.query_one(EarlyPrompt).typed()
 
     @property
     def turn_running(self) -> bool:
@@ -184,13 +181,10 @@ class ConversationScreen(Screen[None]):
             self.status.busy("Starting…")
 
     async def _late(self) -> None:
-        """The editor and the footer, right after the first frame (see their modules)."""
-        from modes_tui.tui import early_prompt, footer, prompt
+        from modes_tui.tui import early_prompt, footer, prompt  # after the first frame
 
-        suggest = prompt.CommandSuggester(self.mode_names, self.session_ids)
-        editor = prompt.PromptInput(placeholder=PLACEHOLDER, suggester=suggest, id="prompt")
-        editor.on_empty_up = self.runner.recall
-        await early_prompt.take_place(self, self.query_one(EarlyPrompt), editor)
+        made = prompt.editor(PLACEHOLDER, self.mode_names, self.session_ids, self.runner.recall)
+        await early_prompt.take_place(self, self.query_one(EarlyPrompt), made)
         self.editor_in = True
         await footer.take_place(self, self.query_one("#footer-bar"))
 
@@ -372,6 +366,8 @@ class ConversationScreen(Screen[None]):
             return self.turns.can_cancel
         if action == "focus_prompt":  # esc after a click on the panel, the chat, a button
             return self.editor_in and self.focused is not self.prompt
+        if action in ("cycle_mode", "correct") and not self.editor_in:
+            return False  # priority keys: until the editor is in, kept in order with the rest
         if action == "retry":
             return self.turns.can_retry(self.records[-1] if self.records else None)
         return True
@@ -384,12 +380,16 @@ class ConversationScreen(Screen[None]):
 
     def focus_next(self, selector: str | type[QueryType] = "*") -> Widget | None:
         """Tab: prompt → chat → route panel (when shown) → prompt (`focus.next_part`)."""
+        if not self.editor_in:
+            return None
         return next_part(self.focused, [self.prompt, self.chat, *self.panel.query(OptionList)])
 
     def on_key(self, event: events.Key) -> None:
         """Keys typed after a click on the chat, the panel, the header reach the prompt."""
         if self.editor_in:
             type_into(self.prompt, self.focused, event)
+        else:
+            self.query_one(EarlyPrompt).keep(event)  # the editor will have them, in order
 
     def action_focus_prompt(self) -> None:
         """Esc away from the prompt: back to it, so the next keys are typed there."""

@@ -15,7 +15,7 @@ as they always do.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar, cast
 
 from rich.text import Text
 from textual import events
@@ -23,6 +23,20 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 Typed = events.Key | events.Paste
+LINE_BREAK_KEYS = ("shift+enter", "ctrl+j", "alt+enter", "ctrl+enter")
+"""Keys that start a new line in the prompt (Enter sends)."""
+
+
+class Editor(Protocol):
+    """What the early prompt needs of the editor (`prompt.PromptInput`)."""
+
+    def insert(self, text: str) -> object: ...
+
+    def action_delete_left(self) -> None: ...
+
+    def send(self) -> None: ...
+
+
 W = TypeVar("W", bound=Widget)
 
 
@@ -63,27 +77,40 @@ class EarlyPrompt(Widget, can_focus=True):
         return shown
 
     def on_key(self, event: events.Key) -> None:
-        self._keep(event, events.Key(event.key, event.character))
+        self.keep(event)
 
     def on_paste(self, event: events.Paste) -> None:
-        self._keep(event, events.Paste(event.text))
+        self.keep(event)
 
-    def _keep(self, event: Typed, copy: Typed) -> None:
+    def keep(self, event: Typed) -> None:
+        """Keep a key or paste (the conversation also brings the ones typed while another
+        of its parts had the focus)."""
         event.stop()
         event.prevent_default()
+        copy: Typed
+        if isinstance(event, events.Paste):
+            copy = events.Paste(event.text)
+        else:
+            copy = events.Key(event.key, event.character)
+        copy.time = event.time  # when the terminal gave it (dialogs read it)
         if self.handed_over:
             self.app.post_message(copy)
         else:
             self.kept.append(copy)
 
-    def hand_over(self) -> None:
-        """Type again what was kept, in order, as the terminal would have: through the app,
-        to the widget with the focus (the editor), with the bindings of a real key. What
-        reaches this prompt later is typed again at once."""
+    def hand_over(self, editor: Editor) -> None:
+        """Apply what was kept to `editor`, in order. Text, pastes, backspaces, line breaks
+        and Enter go straight into it, exactly as typed there; from the first other key on
+        (an arrow, a mode's key) the rest is typed again through the app, as a terminal's
+        keys are. What reaches this prompt later is typed again at once."""
         self.handed_over = True
+        self.can_focus = False
         kept, self.kept = self.kept, []
-        for typed in kept:
-            self.app.post_message(typed)
+        for index, typed in enumerate(kept):
+            if not _edit(editor, typed):
+                for rest in kept[index:]:
+                    self.app.post_message(rest)
+                return
 
     def typed(self) -> str:
         """The text the kept keys would make (for a quit that would drop it)."""
@@ -93,19 +120,38 @@ class EarlyPrompt(Widget, can_focus=True):
                 text += typed.text
             elif typed.key == "backspace":
                 text = text[:-1]
+            elif typed.key == "enter" or typed.key in LINE_BREAK_KEYS:
+                text += "\n"  # a kept Enter has sent nothing yet: a quit would drop it too
             elif typed.is_printable and typed.character:
                 text += typed.character
         return text
 
 
+def _edit(editor: Editor, typed: Typed) -> bool:
+    """Apply one kept key or paste as the editor would; False for a key it cannot."""
+    if isinstance(typed, events.Paste):
+        editor.insert(typed.text)
+    elif typed.key == "enter":
+        editor.send()
+    elif typed.key in LINE_BREAK_KEYS:
+        editor.insert("\n")
+    elif typed.key == "backspace":
+        editor.action_delete_left()
+    elif typed.is_printable and typed.character:
+        editor.insert(typed.character)
+    else:
+        return False
+    return True
+
+
 async def take_place(screen: Screen[Any], early: EarlyPrompt, editor: W) -> W:
-    """Mount `editor` in `early`'s place, in one frame, and hand it what was kept (and the
-    focus, if `early` had it)."""
+    """Mount `editor` in `early`'s place, in one frame, give it the focus if the early
+    prompt had it, or nothing had, or keys were kept, and hand it what was kept."""
     with screen.app.batch_update():
         await screen.mount(editor, before=early)
-        if early.has_focus:
+        if early.kept or screen.focused in (early, None):
             editor.focus()
-        early.hand_over()
+        early.hand_over(cast(Editor, editor))  # a widget that edits: `PromptInput`
         early.display = False  # out of the layout now; removed once its keys are passed on
     screen.call_after_refresh(early.remove)
     return editor

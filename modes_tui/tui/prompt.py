@@ -17,7 +17,9 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
-NEWLINE_KEYS = ("shift+enter", "ctrl+j", "alt+enter", "ctrl+enter")
+from modes_tui.tui.early_prompt import LINE_BREAK_KEYS
+
+NEWLINE_KEYS = LINE_BREAK_KEYS
 """Keys that insert a new line instead of sending."""
 
 Completer = Callable[[str], str | None]
@@ -143,16 +145,21 @@ class PromptInput(TextArea):
         if key == "enter":
             event.stop()
             event.prevent_default()
-            if self.text.strip():
-                # taken out now, not when the app gets the message: keys typed in between
-                # land in an empty prompt instead of being wiped with the sent text
-                self.post_message(self.Submitted(self, self.text))
-                self.value = ""
+            self.send()
             return
         if key in NEWLINE_KEYS:
             event.stop()
             event.prevent_default()
             self.insert("\n")
+            return
+        if key == "backspace":
+            # Here, not by TextArea's binding: a binding acts only once the key has gone up
+            # to the app, so in a burst of keys (a slow link, keys typed while the app was
+            # busy) the characters typed after it were inserted first and it deleted the last
+            # of them ("ab⌫c" became "ab").
+            event.stop()
+            event.prevent_default()
+            self.action_delete_left()
             return
         if key == "tab":
             event.stop()
@@ -172,6 +179,14 @@ class PromptInput(TextArea):
             self.action_history(1)
             return
         await super()._on_key(event)
+
+    def send(self) -> None:
+        """What Enter does: send the text, unless it is blank."""
+        if self.text.strip():
+            # taken out now, not when the app gets the message: keys typed in between land
+            # in an empty prompt instead of being wiped with the sent text
+            self.post_message(self.Submitted(self, self.text))
+            self.value = ""
 
     def action_complete(self) -> None:
         """Take the completion shown, or move focus on when there is none."""
@@ -203,3 +218,18 @@ class PromptInput(TextArea):
         if self.sent and self.sent[-1] == text:
             self._position = len(self.sent) - 1
         self.value = text
+
+
+def editor(
+    placeholder: str,
+    modes: Callable[[], Sequence[str]],
+    sessions: Callable[[], Sequence[str]],
+    on_empty_up: Callable[[], bool],
+) -> PromptInput:
+    """The conversation's prompt (`#prompt`): it completes `/mode` with `modes()` and
+    `/replay` with `sessions()`, and calls `on_empty_up` for up in an empty prompt."""
+    made = PromptInput(
+        placeholder=placeholder, suggester=CommandSuggester(modes, sessions), id="prompt"
+    )
+    made.on_empty_up = on_empty_up
+    return made
