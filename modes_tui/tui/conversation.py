@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from modes_tui.tui.startup import StartupProblem
 
 STILL_STARTING = "modes-tui is still starting; try again in a moment."
+STARTING_HINT = " (modes-tui is still starting: `/MODE text` works once the modes load)"
 PLACEHOLDER = "Ask anything · Enter sends · shift+enter or ctrl+j: new line"
 
 
@@ -71,9 +72,6 @@ def _editor() -> type[PromptInput]:
     from modes_tui.tui.prompt import PromptInput  # after the first frame: see early_prompt
 
     return PromptInput
-
-
-STARTING_HINT = " (modes-tui is still starting: `/MODE text` works once the modes load)"
 
 
 class ConversationScreen(Screen[None]):

@@ -19,9 +19,6 @@ from textual.widgets import TextArea
 
 from modes_tui.tui.early_prompt import LINE_BREAK_KEYS
 
-NEWLINE_KEYS = LINE_BREAK_KEYS
-"""Keys that insert a new line instead of sending."""
-
 Completer = Callable[[str], str | None]
 
 
@@ -147,7 +144,7 @@ class PromptInput(TextArea):
             event.prevent_default()
             self.send()
             return
-        if key in NEWLINE_KEYS:
+        if key in LINE_BREAK_KEYS:
             event.stop()
             event.prevent_default()
             self.insert("\n")
