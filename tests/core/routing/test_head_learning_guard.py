@@ -81,3 +81,42 @@ def test_corrections_to_the_fallback_do_not_push_the_packs_messages_below_the_th
     caught = lambda head: np.mean([s.confidence < THRESHOLD for s in head.score_rows(outside)])  # noqa: E731
     assert caught(learned) > caught(alone)
     assert NONE in learned.labels
+
+
+def test_messages_like_those_corrected_out_of_the_fallback_keep_their_route_next_time() -> None:
+    """The in-scope step counts the user's corrections to a mode: a pack whose examples are
+    tight and whose user writes more loosely stops sending such messages to the fallback."""
+    centres, _ = _clusters(0)
+    rng = np.random.default_rng(0)
+
+    def sample(centre: Any, count: int, spread: float) -> Any:
+        rows = centre + rng.normal(scale=spread / np.sqrt(24), size=(count, 24)) * 3
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    blocks = [sample(centres[m], 20, 0.25) for m in range(3)]
+    alone, _ = calibrated(build_training(blocks, [[True] * 20] * 3, None), threshold=THRESHOLD)
+    loose = sample(centres[0], 200, 0.6)
+    fell_back = [v for v in loose if alone.score(v).confidence < THRESHOLD][:15]
+    assert len(fell_back) == 15
+    blocks[0] = np.concatenate([blocks[0], np.array(fell_back)])
+    shipped = [[True] * 20 + [False] * 15, [True] * 20, [True] * 20]
+    learned, _ = calibrated(build_training(blocks, shipped, None), threshold=THRESHOLD)
+
+    def kept(head: Any, rows: Any) -> float:
+        scored = head.score_rows(rows)
+        return float(
+            np.mean(
+                [s.confidence >= THRESHOLD and int(np.argmax(s.probabilities)) == 0 for s in scored]
+            )
+        )
+
+    fresh = sample(centres[0], 400, 0.6)
+    # 0.21 of them are kept before the corrections; after them 0.88 (with the step fitted on
+    # the examples alone, the same corrections left it under 0.75).
+    assert kept(alone, fresh) < 0.3
+    assert kept(learned, fresh) >= 0.75
+    # The price, stated: a loosely written topic no mode takes falls back less (0.99 before
+    # the corrections, 0.78 after), most of it still does.
+    outside = sample(centres[3], 300, 0.6)
+    caught = np.mean([s.confidence < THRESHOLD for s in learned.score_rows(outside)])
+    assert caught >= 0.75
