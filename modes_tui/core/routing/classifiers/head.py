@@ -17,7 +17,11 @@ the encoder's unit vectors. It answers three things for a message vector `q`:
   in-scope held-out scores (`FLOOR_PERCENTILE`; the pack's examples and the user's
   corrections to a mode) and 0.98 at their median. The fallback
   threshold (`below_confidence`) therefore means the same on every pack: at 0.5, about 95%
-  of messages like the pack's own keep their route, whatever the encoder's scale.
+  of messages like the pack's own and the user's corrected ones keep their route, whatever
+  the encoder's scale. (The index backend, `mode_index`, keeps corrections out of its floor:
+  there they raised it. Here they lower it, as they are mostly messages that fell back; the
+  refit check's in-scope measure then cannot see what a lower floor costs, only the
+  corrections to the fallback can: see bench/head.py and the README.)
 
 Corrections to the fallback ("none of these", label `NONE`) teach the out-of-scope side
 locally: a message's confidence is multiplied by `1 - p(none)`, where `p(none)` is a steep
@@ -264,7 +268,7 @@ def folds(training: TrainingSet, count: int = FOLDS) -> list[Any]:
 
 @dataclass(frozen=True, slots=True)
 class HeldOut:
-    """Out-of-fold scores of the measured rows (shipped examples and negatives)."""
+    """Out-of-fold scores of every row: shipped examples, corrections to a mode and negatives."""
 
     rows: Labels
     """Which rows of the training set."""
@@ -277,7 +281,7 @@ class HeldOut:
 def held_out(
     training: TrainingSet, kind: HeadKind = "logistic", l2: float | None = None
 ) -> HeldOut:
-    """Cross-validated logits and nearness of the shipped examples and the negatives."""
+    """Cross-validated logits and nearness of every row (`folds` deals them all out)."""
     width = training.modes
     parts, logits, nears = [], [], []
     everything = np.arange(len(training.labels))
