@@ -350,9 +350,7 @@ def fit_calibration(training: TrainingSet, out: HeldOut) -> Calibration:
         key=lambda item: item[2],
     )
     gamma, temperature = best[0], best[1]
-    # The in-scope step counts the user's corrections to a mode with the examples: each is a
-    # message the user sent and said belongs to the pack, often one that fell back.
-    every = labels != NONE
+    every = labels != NONE  # the examples and the corrections to a mode (see above)
     scaled = (
         out.logits[every, : training.modes] + gamma * out.near.per_class[every, : training.modes]
     )
