@@ -300,8 +300,13 @@ def explain_lines(route: Route) -> list[str]:
         confidence = "n/a" if route.alone.confidence is None else two_places(route.alone.confidence)
         lines.append(f"  alone: {route.alone.mode_name} {confidence}")
     if route.unsure is not None:
-        why = "below ask_below" if route.unsure.why == "low" else "runner-up within ask_margin"
-        lines.append(f"  {route.unsure.line()} ({why}; the pick runs, the app asks)")
+        why = {
+            "low": "below ask_below",
+            "close": "runner-up within ask_margin",
+            "threshold": "the pick just under below_confidence",
+        }[route.unsure.why]
+        runs = route.unsure.pick
+        lines.append(f"  {route.unsure.line()} ({why}; {runs} runs here, the app asks first)")
     if not lines:
         lines.append("  framing: the whole message is the request (nothing quoted)")
     return lines

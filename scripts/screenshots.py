@@ -215,6 +215,16 @@ def make_app(
     return build_app(services, tz=UTC), log
 
 
+async def still(pilot: Pilot[None], app: ModesApp) -> None:
+    """Once the prompt's editor is mounted (right after the first frame, in the early
+    prompt's place), stop its cursor blinking and the status line's animation."""
+    await until(
+        pilot, lambda: bool(getattr(app, "conversation", None) and app.conversation.editor_in)
+    )
+    app.conversation.prompt.cursor_blink = False
+    app.conversation.status.animated = False
+
+
 async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 10) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -345,8 +355,7 @@ async def shoot(out: Path) -> list[Path]:
         written.append(path)
 
     async with app.run_test(size=SIZE) as pilot:
-        app.conversation.prompt.cursor_blink = False
-        app.conversation.status.animated = False
+        await still(pilot, app)
         await until(pilot, lambda: app.conversation.engine is not None)
         for scene in (chat_scenes, shell_scene, replay_scene, correction_scenes, typeahead_scenes):
             await scene(pilot, app, save, log.id)
@@ -378,8 +387,7 @@ async def shoot_edit(out: Path) -> list[Path]:
     app, log = make_app(workdir, script, session_id="20260314-092653-edit")
     path = out / "edit.svg"
     async with app.run_test(size=SIZE) as pilot:
-        app.conversation.prompt.cursor_blink = False
-        app.conversation.status.animated = False
+        await still(pilot, app)
         await until(pilot, lambda: app.conversation.engine is not None)
         app.conversation.prompt.value = EDIT_MESSAGE
         await pilot.press("enter")
@@ -405,8 +413,7 @@ async def shoot_doubt(out: Path) -> list[Path]:
     app, log = make_app(workdir, script, session_id="20260314-092653-doubt", below_confidence=0.5)
     path = out / "doubt.svg"
     async with app.run_test(size=(100, 30)) as pilot:
-        app.conversation.prompt.cursor_blink = False
-        app.conversation.status.animated = False
+        await still(pilot, app)
         await until(pilot, lambda: app.conversation.engine is not None)
         app.conversation.prompt.value = CORRECTED
         await pilot.press("enter")

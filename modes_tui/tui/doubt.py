@@ -1,8 +1,9 @@
 """The doubt dialog: the router is unsure, so the user picks the mode before the turn runs.
 
 The engine asks through `DialogConfirmer.choose` (`core.engine.doubt_choice`) when the route
-is unsure (`Route.unsure`: the pick below router.yaml's `ask_below`, or the runner-up
-within `ask_margin`). The dialog shows the message, the pick and the runner-up with their
+is unsure (`Route.unsure`: the pick below router.yaml's `ask_below`, the runner-up within
+`ask_margin`, or the pick just under the fallback threshold: then the fallback is offered
+first and the pick second). The dialog shows the message, the pick and the runner-up with their
 confidences; one key takes either:
 
     Enter or 1   the router's pick (Esc too: nothing changes)
@@ -121,13 +122,15 @@ class DoubtScreen(ArmedDialog[str]):
     def answer_hint(self) -> str:
         unsure = self.choice.unsure
         keys = " · a mode's key: that mode" if self.keys else ""
-        return f"Enter: {unsure.pick} · 2: {unsure.runner_up}{keys} · Esc: the pick runs"
+        return f"Enter: {unsure.pick} · 2: {unsure.runner_up}{keys} · Esc: {unsure.pick} runs"
 
     def compose(self) -> ComposeResult:
         unsure = self.choice.unsure
-        why = (
-            "its pick is not confident" if unsure.why == "low" else "two modes are almost as likely"
-        )
+        why = {
+            "low": "its pick is not confident",
+            "close": "two modes are almost as likely",
+            "threshold": f"{unsure.runner_up} fell just short of the threshold",
+        }[unsure.why]
         with Vertical():
             yield Static(
                 Text(f"The router is unsure ({why}): which mode answers?"), id="doubt-title"
@@ -140,7 +143,7 @@ class DoubtScreen(ArmedDialog[str]):
                 id="doubt-pick",
             )
             yield Static(
-                self._row("2", unsure.runner_up, unsure.runner_up_confidence, "runner-up"),
+                self._row("2", unsure.runner_up, unsure.runner_up_confidence, self._second()),
                 classes="doubt-row",
                 id="doubt-runner-up",
             )
@@ -150,9 +153,15 @@ class DoubtScreen(ArmedDialog[str]):
                 yield Button(f"{unsure.runner_up} (2)", id="runner-up")
                 yield Button(f"{unsure.pick} (Enter)", variant="primary", id="pick")
 
+    def _second(self) -> str:
+        if self.choice.unsure.why == "threshold":
+            return "the router's pick"
+        return "runner-up"
+
     def _pick_note(self) -> str:
+        what = "the fallback" if self.choice.unsure.why == "threshold" else "the router's pick"
         reason = " ".join(self.choice.reason.split())
-        return f"the router's pick · {reason}" if reason else "the router's pick"
+        return f"{what} · {reason}" if reason else what
 
     @staticmethod
     def _row(key: str, mode: str, confidence: float | None, note: str) -> Text:

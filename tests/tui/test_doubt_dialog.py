@@ -42,7 +42,10 @@ ASKED = "my build breaks after the upgrade"
 
 @dataclass
 class UnsureClassifier:
-    """Code at 0.46, shell at 0.41: below ask_below and within ask_margin."""
+    """Code at 0.46, shell at 0.41: below ask_below and within ask_margin (or code at
+    `confidence`)."""
+
+    confidence: float = 0.46
 
     def classify(
         self,
@@ -52,8 +55,8 @@ class UnsureClassifier:
         instructions: str,
         inputs: Mapping[str, Any],
     ) -> Decision:
-        probabilities = {"code": 0.46, "shell": 0.41, "chat": 0.13}
-        return Decision("code", 0.46, "nearest example: fix my build", probabilities)
+        probabilities = {"code": self.confidence, "shell": 0.41, "chat": 0.13}
+        return Decision("code", self.confidence, "nearest example: fix my build", probabilities)
 
 
 @dataclass
@@ -65,9 +68,16 @@ class Rig:
     """Set before the app starts: its dialogs arm on this clock, not the real one."""
 
 
+NEAR = "near the threshold"
+"""`rig`'s parameter: a pack with a threshold of 0.7 (the default pack's) and code at 0.65."""
+
+
 @pytest.fixture
-def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
-    pack: Pack = load_pack(profiles_dir=write_pack(modes=MODES))
+def rig(tmp_path: Path, write_pack: PackWriter, request: pytest.FixtureRequest) -> Iterator[Rig]:
+    near = getattr(request, "param", None) == NEAR
+    router = {"fallback": "chat", "below_confidence": 0.7} if near else None
+    pack: Pack = load_pack(profiles_dir=write_pack(router=router, modes=MODES))
+    classifier = UnsureClassifier(0.65 if near else 0.46)
     dirs = app_dirs()
     store = CorrectionStore.for_pack(dirs.data, pack.name)
     model = ScriptedModel()
@@ -80,7 +90,7 @@ def rig(tmp_path: Path, write_pack: PackWriter) -> Iterator[Rig]:
         return Engine(
             **with_config(
                 pack=pack,
-                router=Router(pack, UnsureClassifier()),
+                router=Router(pack, classifier),
                 model=model,
                 default_model="scripted/demo",
                 control=control,
@@ -224,7 +234,9 @@ async def test_keys_typed_before_the_dialog_arms_go_to_the_prompt(rig: Rig) -> N
         assert await answered(pilot) == "answered in code"
 
 
-def test_the_doubt_dialog_snapshot(rig: Rig, snap_compare: Any) -> None:
+def dialog_snapshot(rig: Rig, snap_compare: Any) -> bool:
+    """The app at 80x24 with the doubt dialog open over it, against its snapshot."""
+
     async def run_before(pilot: Pilot[None]) -> None:
         app = pilot.app
         assert isinstance(app, ModesApp)
@@ -234,6 +246,30 @@ def test_the_doubt_dialog_snapshot(rig: Rig, snap_compare: Any) -> None:
         await ask(pilot)
         await pilot.pause(0.2)
 
-    assert snap_compare(
-        build_app(rig.services, tz=UTC), terminal_size=(80, 24), run_before=run_before
+    return bool(
+        snap_compare(build_app(rig.services, tz=UTC), terminal_size=(80, 24), run_before=run_before)
     )
+
+
+def test_the_doubt_dialog_snapshot(rig: Rig, snap_compare: Any) -> None:
+    assert dialog_snapshot(rig, snap_compare)
+
+
+@pytest.mark.parametrize("rig", [NEAR], indirect=True, ids=["near"])
+async def test_a_pick_just_under_the_threshold_offers_the_fallback_and_the_pick(rig: Rig) -> None:
+    app = build_app(rig.services, tz=UTC)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot)
+        shown = screen_text(app)
+        assert "code fell just short of the threshold" in shown
+        assert "the fallback" in shown and "0.65" in shown and "the router's pick" in shown
+        assert "Enter: chat · 2: code" in shown
+        await pilot.press("2")
+        assert await answered(pilot) == "answered in code"
+        (correction,) = rig.store.corrections()
+        assert (correction.routed_mode, correction.corrected_mode) == ("chat", "code")
+
+
+@pytest.mark.parametrize("rig", [NEAR], indirect=True, ids=["near"])
+def test_the_doubt_dialog_near_the_threshold_snapshot(rig: Rig, snap_compare: Any) -> None:
+    assert dialog_snapshot(rig, snap_compare)

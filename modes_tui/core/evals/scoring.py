@@ -34,6 +34,7 @@ from modes_tui.core.routing.calibration import (
 )
 from modes_tui.core.routing.ports import Classifier
 from modes_tui.core.routing.router import Router
+from modes_tui.core.values.doubt import doubt
 from modes_tui.core.values.route import Route
 
 FALLBACK = "fallback"
@@ -472,11 +473,22 @@ async def route_cases(
 
 
 def _as_asked(route: Route, threshold: float | None, pack: Pack) -> Route:
-    """`route` with the doubt the app would show: routed with the threshold off, a pick far
-    below the threshold is a sure fallback there, never a question (`values.doubt`)."""
+    """`route` with the doubt the app would show. Routed with the threshold off, a pick below
+    the threshold is a fallback in the app: its doubt is the fallback's (`values.doubt`),
+    asked about when the pick nearly made it and never when it fell far below."""
     confidence = route.confidence
-    if route.unsure is None or threshold is None or confidence is None:
+    if route.decided_by != "classifier" or threshold is None or confidence is None:
         return route
-    if confidence < threshold - (pack.router.ask_margin or 0.0):
-        return replace(route, unsure=None)
-    return route
+    if confidence >= threshold:
+        return route
+    config = pack.router
+    unsure = doubt(
+        route.mode_name,
+        confidence,
+        route.decision.probabilities if route.decision is not None else None,
+        ask_below=config.ask_below,
+        ask_margin=config.ask_margin,
+        runs=config.fallback,
+        fell_below=threshold,
+    )
+    return replace(route, unsure=unsure)

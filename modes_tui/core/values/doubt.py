@@ -2,7 +2,11 @@
 
 A route is unsure when the classifier's confidence in its pick is below router.yaml's
 `ask_below` (default 0.5), or when the runner-up's confidence is within `ask_margin`
-(default 0.1) of the pick's. Confidences per mode are read as the router reads them in the
+(default 0.1) of the pick's, or when the pick fell below the fallback threshold
+(`below_confidence`) by less than `ask_margin`: the turn would go to the fallback, and the
+user decides between it and the pick. (Without that third rule a pack whose threshold
+sits above `ask_below`, like the default pack at 0.7, never asked: a pick at 0.68 fell back
+in silence, and 10 of the 17 eval lines at 0.6-0.7 were such wrong routes.) Confidences per mode are read as the router reads them in the
 conversation step: each mode's probability scaled by the share of the top probability the
 decision's confidence kept. The app asks before the turn runs; a pipe or the plain REPL
 runs the pick and prints `Unsure.line()` ("unsure: code 0.46 or shell 0.41").
@@ -24,7 +28,7 @@ ASK_BELOW = 0.5
 ASK_MARGIN = 0.1
 """Default `ask_margin`: a runner-up this close to the pick makes the route unsure."""
 
-Why = Literal["low", "close"]
+Why = Literal["low", "close", "threshold"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +44,8 @@ class Unsure:
     runner_up_confidence: float | None
     """Its confidence."""
     why: Why = "low"
-    """low (the pick is below ask_below) or close (the runner-up is within ask_margin)."""
+    """low (the pick is below ask_below), close (the runner-up is within ask_margin) or
+    threshold (the pick fell just below the fallback threshold; the fallback is `pick`)."""
 
     def line(self) -> str:
         """`unsure: code 0.46 or shell 0.41`, for a pipe, the REPL and the log."""
@@ -66,8 +71,14 @@ class Unsure:
             _number(data.get("pick_confidence")),
             str(data.get("runner_up") or ""),
             _number(data.get("runner_up_confidence")),
-            "close" if data.get("why") == "close" else "low",
+            _why(data.get("why")),
         )
+
+
+def _why(value: object) -> Why:
+    if value == "close":
+        return "close"
+    return "threshold" if value == "threshold" else "low"
 
 
 def _named(mode: str, confidence: float | None) -> str:
@@ -108,10 +119,14 @@ def doubt(
     """
     if confidence is None:
         return None
-    # a fallback is a doubt only when the pick nearly made the threshold (`fell_below`); far
-    # below it ("asdfghjkl", a question no mode covers) the fallback is the router being sure
-    if fell_below is not None and confidence < fell_below - (ask_margin or 0.0):
-        return None
+    if fell_below is not None:
+        # a fallback is a doubt only when the pick nearly made the threshold; far below it
+        # ("asdfghjkl", a question no mode covers) the fallback is the router being sure
+        if runs is None or runs == chosen:
+            return None
+        if ask_margin is None or confidence < fell_below - ask_margin:
+            return None
+        return Unsure(runs, None, chosen, round(confidence, 4), "threshold")
     scores = confidences(chosen, confidence, probabilities)
     others = sorted(
         ((n, c) for n, c in scores.items() if n != chosen and c > 0), key=lambda i: (-i[1], i[0])

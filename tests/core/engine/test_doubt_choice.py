@@ -198,3 +198,40 @@ async def test_a_retry_keeps_the_mode_the_user_chose(pack: Pack) -> None:
     route = the_route(retried).route
     assert route.mode_name == "shell"
     assert len(dialog.choices) == 1  # not asked again
+
+
+@pytest.fixture
+def guarded(write_pack: Any) -> Pack:
+    """The modes behind a fallback threshold of 0.7, as the default pack has."""
+    router = {"classifier": "keyword", "fallback": "chat", "below_confidence": 0.7}
+    return load_pack(profiles_dir=write_pack(router=router, modes=MODES))
+
+
+async def test_a_pick_just_under_the_threshold_asks_and_taking_it_teaches_the_router(
+    guarded: Pack,
+) -> None:
+    # code at 0.65 under a threshold of 0.7: the turn would fall back to chat in silence
+    dialog, store = Dialog("code"), MemoryCorrections()
+    events = await play(engine_for(guarded, dialog, store, classifier=Unsure(0.65)))
+    (choice,) = dialog.choices
+    assert (choice.unsure.pick, choice.unsure.runner_up, choice.unsure.why) == (
+        "chat",
+        "code",
+        "threshold",
+    )
+    assert choice.unsure.line() == "unsure: chat or code 0.65"
+    route = the_route(events).route
+    assert (route.mode_name, route.decided_by) == ("code", "caller")
+    (recorded,) = store.corrections()
+    assert (recorded.routed_mode, recorded.corrected_mode) == ("chat", "code")
+
+
+async def test_enter_on_a_pick_under_the_threshold_keeps_the_fallback(guarded: Pack) -> None:
+    dialog, store = Dialog("chat"), MemoryCorrections()
+    events = await play(engine_for(guarded, dialog, store, classifier=Unsure(0.65)))
+    route = the_route(events).route
+    assert (route.mode_name, route.decided_by) == ("chat", "fallback")
+    assert store.corrections() == ()
+    far = Dialog("code")
+    events = await play(engine_for(guarded, far, MemoryCorrections(), classifier=Unsure(0.5)))
+    assert the_route(events).route.mode_name == "chat" and far.choices == []

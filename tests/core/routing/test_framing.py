@@ -301,6 +301,44 @@ def test_a_fallback_below_the_threshold_is_unsure_between_the_fallback_and_the_p
     assert unsure is not None and (unsure.pick, unsure.runner_up) == ("chat", "code")
 
 
+def test_a_pick_just_under_the_threshold_is_a_doubt_between_the_fallback_and_the_pick() -> None:
+    # the default pack's threshold (0.7) sits above ask_below (0.5): a pick at 0.68 used to
+    # fall back to chat in silence
+    probabilities = {"reason": 0.78, "code": 0.16, "chat": 0.01}
+    near = doubt(
+        "reason", 0.68, probabilities, ask_below=0.5, ask_margin=0.1, runs="chat", fell_below=0.7
+    )
+    assert near == Unsure("chat", None, "reason", 0.68, "threshold")
+    assert near.line() == "unsure: chat or reason 0.68"
+    assert Unsure.from_dict(near.to_dict()) == near
+
+
+@pytest.mark.parametrize(
+    ("chosen", "confidence", "ask_margin"),
+    [
+        ("reason", 0.55, 0.1),  # far below the threshold: the fallback is sure
+        ("chat", 0.68, 0.1),  # the pick is the fallback itself: nothing to choose between
+        ("reason", 0.68, None),  # ask_margin: null turns the rule off
+    ],
+)
+def test_a_fallback_far_below_or_onto_itself_or_with_the_margin_off_is_not_asked(
+    chosen: str, confidence: float, ask_margin: float | None
+) -> None:
+    probabilities = {"reason": 0.06, "chat": 0.06, chosen: 0.78, "code": 0.16}
+    assert (
+        doubt(
+            chosen,
+            confidence,
+            probabilities,
+            ask_below=0.5,
+            ask_margin=ask_margin,
+            runs="chat",
+            fell_below=0.7,
+        )
+        is None
+    )
+
+
 def test_the_router_marks_a_tied_route_unsure_and_a_clear_one_sure(pack: Pack) -> None:
     tied = route(pack, "python or git?")
     assert tied.unsure is not None
@@ -644,3 +682,36 @@ def test_a_route_moved_by_the_whole_message_never_cites_the_requests_example(pac
     assert routed.mode_name == "write", routed.to_dict()
     assert routed.reason is not None and "good morning" not in routed.reason
     assert routed.reason.startswith("like the example 'shorten this'")
+
+
+def test_a_pick_just_under_a_threshold_of_0_7_asks_and_eval_counts_it(guarded: Pack) -> None:
+    """The default pack's shape (threshold 0.7 over ask_below 0.5): a pick at 0.68 falls back
+    and asks between the fallback and the pick; `eval` counts that turn as asked."""
+    from modes_tui.core.evals.cases import EvalCase
+    from modes_tui.core.evals.scoring import route_cases
+    from tests.core.routing.test_router import Scripted
+
+    near = Decision("code", 0.68, "r", {"code": 0.8, "shell": 0.15, "chat": 0.05})
+    routed = asyncio.run(Router(guarded, Scripted(near)).route([Message("user", "sum 1 to 500")]))
+    assert (routed.mode_name, routed.decided_by) == ("chat", "fallback")
+    assert routed.unsure == Unsure("chat", None, "code", 0.68, "threshold")
+    [outcome] = asyncio.run(
+        route_cases(guarded, Scripted(near), [EvalCase("sum 1 to 500", "code")])
+    )
+    assert outcome.route.unsure == routed.unsure
+
+    far = Decision("code", 0.55, "r", {"code": 0.8, "shell": 0.15, "chat": 0.05})
+    assert asyncio.run(Router(guarded, Scripted(far)).route([Message("user", "x")])).unsure is None
+    [outcome] = asyncio.run(route_cases(guarded, Scripted(far), [EvalCase("x", "code")]))
+    assert outcome.route.unsure is None
+
+
+def test_route_explain_says_the_fallback_runs_and_the_app_asks_first() -> None:
+    from modes_tui.route_format import explain_lines
+
+    unsure = Unsure("chat", None, "reason", 0.68, "threshold")
+    routed = Route("chat", "fallback", "Below confidence threshold", unsure=unsure)
+    assert explain_lines(routed) == [
+        "  unsure: chat or reason 0.68 (the pick just under below_confidence; chat runs here, "
+        "the app asks first)"
+    ]
