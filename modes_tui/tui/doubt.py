@@ -6,8 +6,9 @@ is unsure (`Route.unsure`: the pick below router.yaml's `ask_below`, the runner-
 first and the pick second). The dialog shows the message, the pick and the runner-up with their
 confidences; one key takes either:
 
-    Enter or 1   the router's pick (Esc too: nothing changes)
-    2            the runner-up
+    Enter or 1   the router's pick (Esc too: nothing changes); for a pick just under the
+                 threshold, the fallback
+    2            the runner-up; for a pick just under the threshold, that pick
     a mode key   any mode (the pack's F-keys, as on the main screen)
 
 A choice other than the pick is recorded as a correction, like ctrl+e's. It is armed like

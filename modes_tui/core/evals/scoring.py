@@ -482,10 +482,13 @@ def _as_asked(route: Route, threshold: float | None, pack: Pack) -> Route:
     if confidence >= threshold:
         return route
     config = pack.router
+    # the classifier's pick after the conversation step: the threshold comes before
+    # stickiness, so a route stickiness kept still falls back and asks about that pick
+    decision = route.decision
     unsure = doubt(
-        route.mode_name,
+        decision.mode_name if decision is not None and decision.mode_name else route.mode_name,
         confidence,
-        route.decision.probabilities if route.decision is not None else None,
+        decision.probabilities if decision is not None else None,
         ask_below=config.ask_below,
         ask_margin=config.ask_margin,
         runs=config.fallback,

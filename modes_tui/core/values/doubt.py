@@ -6,7 +6,7 @@ A route is unsure when the classifier's confidence in its pick is below router.y
 (`below_confidence`) by less than `ask_margin`: the turn would go to the fallback, and the
 user decides between it and the pick. (Without that third rule a pack whose threshold
 sits above `ask_below`, like the default pack at 0.7, never asked: a pick at 0.68 fell back
-in silence, and 10 of the 17 eval lines at 0.6-0.7 were such wrong routes.) Confidences per mode are read as the router reads them in the
+in silence, and 8 of the 19 lines of its eval files at 0.6-0.7 were such wrong routes.) Confidences per mode are read as the router reads them in the
 conversation step: each mode's probability scaled by the share of the top probability the
 decision's confidence kept. The app asks before the turn runs; a pipe or the plain REPL
 runs the pick and prints `Unsure.line()` ("unsure: code 0.46 or shell 0.41").
@@ -122,11 +122,11 @@ def doubt(
     if fell_below is not None:
         # a fallback is a doubt only when the pick nearly made the threshold; far below it
         # ("asdfghjkl", a question no mode covers) the fallback is the router being sure
-        if runs is None or runs == chosen:
-            return None
         if ask_margin is None or confidence < fell_below - ask_margin:
             return None
-        return Unsure(runs, None, chosen, round(confidence, 4), "threshold")
+        if runs is not None and runs != chosen:
+            return Unsure(runs, None, chosen, round(confidence, 4), "threshold")
+        # the pick is the fallback itself: only the rules below (a close runner-up) ask
     scores = confidences(chosen, confidence, probabilities)
     others = sorted(
         ((n, c) for n, c in scores.items() if n != chosen and c > 0), key=lambda i: (-i[1], i[0])

@@ -706,6 +706,48 @@ def test_a_pick_just_under_a_threshold_of_0_7_asks_and_eval_counts_it(guarded: P
     assert outcome.route.unsure is None
 
 
+def test_a_near_miss_whose_pick_is_the_fallback_asks_only_about_a_close_runner_up() -> None:
+    close = doubt(
+        "chat",
+        0.65,
+        {"chat": 0.5, "code": 0.48, "shell": 0.02},
+        ask_below=0.5,
+        ask_margin=0.1,
+        runs="chat",
+        fell_below=0.7,
+    )
+    assert close == Unsure("chat", 0.65, "code", 0.624, "close")
+
+
+@pytest.mark.parametrize("previous", ["shell", "chat"])
+def test_eval_asks_about_a_sticky_turn_under_the_threshold_as_the_app_does(
+    write_pack: PackWriter, previous: str
+) -> None:
+    """The threshold comes before stickiness: the app falls back and asks about the
+    classifier's pick, not about the mode stickiness would have kept."""
+    from modes_tui.core.evals.cases import EvalCase
+    from modes_tui.core.evals.scoring import route_cases
+    from tests.core.routing.test_router import Scripted
+
+    router = {"classifier": "keyword", "fallback": "chat", "below_confidence": 0.7, "sticky": 0.1}
+    sticky = load_pack(profiles_dir=write_pack(router=router, modes=MODES))
+    near = Decision("code", 0.65, "r", {"code": 0.5, "shell": 0.45, "chat": 0.05})
+    if previous == "chat":
+        near = Decision("code", 0.65, "r", {"code": 0.5, "chat": 0.45, "shell": 0.05})
+    history = [Message("user", "before"), Message("assistant", "ok")]
+    app = asyncio.run(
+        Router(sticky, Scripted(near)).route(
+            [*history, Message("user", "sort a list of numbers in place")], current_mode=previous
+        )
+    )
+    assert app.unsure == Unsure("chat", None, "code", 0.65, "threshold"), app.to_dict()
+    case = EvalCase(
+        "sort a list of numbers in place", "code", history=("before",), previous_mode=previous
+    )
+    [outcome] = asyncio.run(route_cases(sticky, Scripted(near), [case]))
+    assert outcome.route.unsure == app.unsure
+
+
 def test_route_explain_says_the_fallback_runs_and_the_app_asks_first() -> None:
     from modes_tui.route_format import explain_lines
 
