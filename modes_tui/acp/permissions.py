@@ -1,14 +1,19 @@
 """The engine's questions, asked through `session/request_permission`.
 
 `PermissionAsker` is the engine's `Confirmer` (tool calls: commands, edits with their diff,
-MCP tools, hand-offs) and its `Asker` (entering an `auto_enter: confirm` mode, the budget).
-The mode's policy has decided already that the user must be asked; this only asks.
+MCP tools, hand-offs), its `Asker` (entering an `auto_enter: confirm` mode, the budget) and
+its `Chooser` (the router is unsure which mode answers: the app's doubt dialog). The mode's
+policy has decided already that the user must be asked; this only asks.
 
 Every question offers allow once / allow always / reject once / reject always. "Always"
 lasts for the ACP session and is kept per tool and mode (a question that is not a tool
 call: per kind of question and mode), so "allow always" for `run_command` in shell does not
 allow it in another mode, and is forgotten when the agent stops. A client that cannot
 answer (the prompt was cancelled, the connection is gone, an answer we do not know) is a no.
+
+A mode choice offers the modes instead, the router's pick first and the runner-up second
+(for a pick just under the fallback threshold: the fallback first, then that pick), each as
+"allow once" with its option id `mode:NAME`; anything but one of them runs the first.
 """
 
 from __future__ import annotations
@@ -29,15 +34,18 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from modes_tui.core.values.numbers import two_places
+
 if TYPE_CHECKING:
     from modes_tui.core.edits.editor import Change
-    from modes_tui.core.engine.questions import Question
+    from modes_tui.core.engine.questions import ModeChoice, Question
     from modes_tui.core.model.wire import ToolCall
     from modes_tui.core.tools.registry import Tool
 
 __all__ = [
     "ALLOW_ALWAYS",
     "ALLOW_ONCE",
+    "MODE_OPTION",
     "OPTIONS",
     "REJECT_ALWAYS",
     "REJECT_ONCE",
@@ -45,6 +53,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("modes_tui.acp")
+
+MODE_OPTION = "mode:"
+"""The option id of a mode in a mode choice is this and the mode's name."""
 
 ALLOW_ONCE = "allow-once"
 ALLOW_ALWAYS = "allow-always"
@@ -108,6 +119,41 @@ class PermissionAsker:
         )
         return await self._decide(f"question:{question.kind}", update)
 
+    async def choose(self, choice: ModeChoice) -> str | None:
+        """The router is unsure: the mode the user takes (None: the first offered runs)."""
+        self._questions += 1
+        unsure = choice.unsure
+        first, second = _labels(choice)
+        names = {unsure.pick: first, unsure.runner_up: second}
+        ordered = [unsure.pick, unsure.runner_up, *(m for m in choice.modes if m not in names)]
+        options = [
+            PermissionOption(
+                option_id=MODE_OPTION + mode, name=names.get(mode, mode), kind="allow_once"
+            )
+            for mode in ordered
+        ]
+        text = (
+            f"“{' '.join(choice.message.split())[:160]}”\n{unsure.line()}\n"
+            "Taking another mode than the first is recorded as a correction: the router learns."
+        )
+        update = ToolCallUpdate(
+            tool_call_id=f"question-{self._questions}",
+            title="The router is unsure: which mode answers?",
+            kind="switch_mode",
+            status="pending",
+            content=[_text(text)],
+        )
+        try:
+            response = await self._ask(self.session_id, update, options)
+        except (RequestError, ConnectionError, OSError, ValueError) as error:
+            log.warning("request_permission failed (%s); the router's pick runs", error)
+            return None
+        outcome = response.outcome
+        if not isinstance(outcome, AllowedOutcome) or not outcome.option_id.startswith(MODE_OPTION):
+            return None
+        chosen = outcome.option_id.removeprefix(MODE_OPTION)
+        return chosen if chosen in choice.modes else None
+
     def _path(self, change: Change) -> str:
         return str(self.root / change.path)
 
@@ -131,6 +177,23 @@ class PermissionAsker:
         if chosen in (ALLOW_ALWAYS, REJECT_ALWAYS):
             self.always[key] = chosen == ALLOW_ALWAYS
         return chosen in (ALLOW_ONCE, ALLOW_ALWAYS)
+
+
+def _labels(choice: ModeChoice) -> tuple[str, str]:
+    """What the first two options say: the pick (or the fallback) and the runner-up (or the
+    pick just under the threshold), with their confidences."""
+    unsure = choice.unsure
+
+    def named(mode: str, confidence: float | None) -> str:
+        return mode if confidence is None else f"{mode} {two_places(confidence)}"
+
+    second = named(unsure.runner_up, unsure.runner_up_confidence)
+    if unsure.why == "threshold":
+        return f"{unsure.pick} (the fallback)", f"{second} (the router's pick, under the threshold)"
+    return (
+        f"{named(unsure.pick, unsure.pick_confidence)} (the router's pick)",
+        f"{second} (runner-up)",
+    )
 
 
 def tool_kind(name: str) -> Kind:

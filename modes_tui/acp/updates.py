@@ -110,6 +110,9 @@ def route_note(route: Route, setting: str = "auto") -> str:
         parts.append(f"mode set to {setting}")
     if route.reason:
         parts.append(" ".join(route.reason.split()))
+    unsure = route.unsure  # what else it nearly was (asked first when the editor can)
+    if unsure is not None and unsure.line() not in (route.reason or ""):
+        parts.append(unsure.line())
     return " · ".join(parts)
 
 

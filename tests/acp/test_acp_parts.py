@@ -19,7 +19,7 @@ from acp.schema import (
 from modes_tui.acp.editor_servers import editor_servers, offer_to_modes
 from modes_tui.acp.permissions import PermissionAsker
 from modes_tui.acp.updates import route_note, translate
-from modes_tui.core.engine.questions import Question
+from modes_tui.core.engine.questions import ModeChoice, Question
 from modes_tui.core.history.events import (
     ReasoningDelta,
     RouteDecided,
@@ -28,6 +28,7 @@ from modes_tui.core.history.events import (
 )
 from modes_tui.core.model.wire import ToolCall
 from modes_tui.core.packs.profiles import load_pack
+from modes_tui.core.values.doubt import Unsure
 from modes_tui.core.values.route import Decision, Route
 from modes_tui.mcp.config import McpServer
 
@@ -87,9 +88,11 @@ class FakeEditor:
     def __init__(self, *answers: str | None) -> None:
         self.answers = list(answers)
         self.asked: list[Any] = []
+        self.options: list[list[Any]] = []
 
     async def __call__(self, session: str, call: Any, options: list[Any]) -> Any:
         self.asked.append(call)
+        self.options.append(options)
         answer = self.answers.pop(0)
         if answer is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
@@ -120,3 +123,44 @@ async def test_a_broken_editor_answers_no() -> None:
 
     asker = PermissionAsker("s1", broken, lambda: "shell", Path("/work"))
     assert await asker.confirm(COMMAND, None) is False  # type: ignore[arg-type]
+
+
+NEAR_MISS = ModeChoice(
+    Unsure("chat", None, "code", 0.67, "threshold"),
+    "python traceback after git pull",
+    "Below confidence threshold",
+    ("chat", "code", "shell"),
+)
+
+
+async def test_an_unsure_route_offers_the_modes_and_the_answer_picks_one() -> None:
+    editor = FakeEditor("mode:code", "mode:nonsense", "allow-once", None)
+    asker = PermissionAsker("s1", editor, lambda: "chat", Path("/work"))
+    assert await asker.choose(NEAR_MISS) == "code"
+    [options] = editor.options[:1]
+    assert [o.option_id for o in options] == ["mode:chat", "mode:code", "mode:shell"]
+    assert [o.name for o in options] == [
+        "chat (the fallback)",
+        "code 0.67 (the router's pick, under the threshold)",
+        "shell",
+    ]
+    asked = editor.asked[0]
+    assert asked.kind == "switch_mode" and "which mode answers" in asked.title
+    assert "unsure: chat or code 0.67" in asked.content[0].content.text
+    # an unknown mode, an answer that is not a mode, a cancel: the first offered runs
+    assert await asker.choose(NEAR_MISS) is None
+    assert await asker.choose(NEAR_MISS) is None
+    assert await asker.choose(NEAR_MISS) is None
+
+
+def test_the_route_note_says_when_the_router_was_unsure() -> None:
+    unsure = Unsure("chat", None, "code", 0.67, "threshold")
+    route = Route("chat", "fallback", "Below confidence threshold", unsure=unsure)
+    assert route_note(route).endswith("Below confidence threshold · unsure: chat or code 0.67")
+    chosen = Route(
+        "code",
+        "caller",
+        "Chosen by you: the router was unsure (unsure: chat or code 0.67)",
+        unsure=unsure,
+    )
+    assert route_note(chosen).count("unsure: chat or code 0.67") == 1

@@ -122,7 +122,7 @@ async def test_a_hand_off_is_asked_announced_and_replayed_on_load(
         async with running_agent(modes_home, project, *options, model=None, env=env) as editor:
             session = await editor.start(project)
             editor.answers = ["allow-once"]
-            assert await editor.say(session, "hello, fix my function please") == "end_turn"
+            assert await editor.say(session, "hello, calc.py needs a fix") == "end_turn"
         [asked] = editor.questions
         assert (asked.tool_call.kind, asked.tool_call.title) == (
             "switch_mode",
