@@ -125,7 +125,8 @@ class PermissionAsker:
         unsure = choice.unsure
         first, second = _labels(choice)
         names = {unsure.pick: first, unsure.runner_up: second}
-        ordered = [unsure.pick, unsure.runner_up, *(m for m in choice.modes if m not in names)]
+        ordered = list(dict.fromkeys((unsure.pick, unsure.runner_up, *choice.modes)))
+        ordered = [m for m in ordered if m in choice.modes or m == unsure.pick]
         options = [
             PermissionOption(
                 option_id=MODE_OPTION + mode, name=names.get(mode, mode), kind="allow_once"

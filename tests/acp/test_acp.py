@@ -234,7 +234,7 @@ async def test_an_unsure_route_is_asked_and_the_mode_taken_answers_and_is_learne
         editor.answers = [None]  # cancelled: the fallback runs, the note says it was unsure
         since = len(editor.updates)
         await editor.say(session, "fix the python bug after git clone")
-    assert editor.modes(since) == ["chat", "auto"]
+    assert editor.modes(since) == ["chat", "auto"] and len(editor.questions) == 2
     assert "unsure: chat or code 0.67" in editor.text(since=since)
     listed = run_cli("", "corrections", "--json", home=modes_home)
     [correction] = json.loads(listed.stdout)

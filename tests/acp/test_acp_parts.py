@@ -164,3 +164,19 @@ def test_the_route_note_says_when_the_router_was_unsure() -> None:
         unsure=unsure,
     )
     assert route_note(chosen).count("unsure: chat or code 0.67") == 1
+
+
+async def test_a_mode_choice_the_editor_cannot_answer_runs_the_first() -> None:
+    async def broken(*_: Any) -> Any:
+        raise ConnectionError("gone")
+
+    asker = PermissionAsker("s1", broken, lambda: "chat", Path("/work"))
+    assert await asker.choose(NEAR_MISS) is None
+
+
+async def test_a_mode_choice_offers_each_mode_once_and_only_the_available_ones() -> None:
+    editor = FakeEditor("mode:shell")
+    asker = PermissionAsker("s1", editor, lambda: "chat", Path("/work"))
+    odd = ModeChoice(Unsure("code", 0.46, "write", 0.41), "x", "r", ("chat", "code", "shell"))
+    assert await asker.choose(odd) == "shell"
+    assert [o.option_id for o in editor.options[0]] == ["mode:code", "mode:chat", "mode:shell"]
