@@ -436,7 +436,7 @@ REVIEWED = {
     (
         "modes_tui/tui/doubt.py",
         "Static",
-        "self._row('2', unsure.runner_up, unsure.runner_up_confidence, self._second())",
+        "self._row('2', unsure.runner_up, unsure.runner_up_confidence, unsure.roles()[1])",
     ): "DoubtScreen._row: a Text whose mode and note pass terminal_safe",
     ("modes_tui/tui/confirm.py", "Static", "diff_text(self.preview.diff, DIFF_LINES_SHOWN)"): (
         "a Text of a diff core.edits.diffs made terminal-safe"

@@ -123,15 +123,18 @@ class PermissionAsker:
         """The router is unsure: the mode the user takes (None: the first offered runs)."""
         self._questions += 1
         unsure = choice.unsure
-        first, second = _labels(choice)
-        names = {unsure.pick: first, unsure.runner_up: second}
-        ordered = list(dict.fromkeys((unsure.pick, unsure.runner_up, *choice.modes)))
-        ordered = [m for m in ordered if m in choice.modes or m == unsure.pick]
+        first, second = unsure.roles()
+        names = {
+            unsure.pick: f"{_named(unsure.pick, unsure.pick_confidence)} ({first})",
+            unsure.runner_up: f"{_named(unsure.runner_up, unsure.runner_up_confidence)} ({second})",
+        }
+        offered = dict.fromkeys((unsure.pick, unsure.runner_up, *choice.modes))
         options = [
             PermissionOption(
                 option_id=MODE_OPTION + mode, name=names.get(mode, mode), kind="allow_once"
             )
-            for mode in ordered
+            for mode in offered
+            if mode in choice.modes or mode == unsure.pick
         ]
         text = (
             f"“{' '.join(choice.message.split())[:160]}”\n{unsure.line()}\n"
@@ -180,21 +183,8 @@ class PermissionAsker:
         return chosen in (ALLOW_ONCE, ALLOW_ALWAYS)
 
 
-def _labels(choice: ModeChoice) -> tuple[str, str]:
-    """What the first two options say: the pick (or the fallback) and the runner-up (or the
-    pick just under the threshold), with their confidences."""
-    unsure = choice.unsure
-
-    def named(mode: str, confidence: float | None) -> str:
-        return mode if confidence is None else f"{mode} {two_places(confidence)}"
-
-    second = named(unsure.runner_up, unsure.runner_up_confidence)
-    if unsure.why == "threshold":
-        return f"{unsure.pick} (the fallback)", f"{second} (the router's pick, under the threshold)"
-    return (
-        f"{named(unsure.pick, unsure.pick_confidence)} (the router's pick)",
-        f"{second} (runner-up)",
-    )
+def _named(mode: str, confidence: float | None) -> str:
+    return mode if confidence is None else f"{mode} {two_places(confidence)}"
 
 
 def tool_kind(name: str) -> Kind:

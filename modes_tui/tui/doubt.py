@@ -144,7 +144,7 @@ class DoubtScreen(ArmedDialog[str]):
                 id="doubt-pick",
             )
             yield Static(
-                self._row("2", unsure.runner_up, unsure.runner_up_confidence, self._second()),
+                self._row("2", unsure.runner_up, unsure.runner_up_confidence, unsure.roles()[1]),
                 classes="doubt-row",
                 id="doubt-runner-up",
             )
@@ -154,13 +154,8 @@ class DoubtScreen(ArmedDialog[str]):
                 yield Button(f"{unsure.runner_up} (2)", id="runner-up")
                 yield Button(f"{unsure.pick} (Enter)", variant="primary", id="pick")
 
-    def _second(self) -> str:
-        if self.choice.unsure.why == "threshold":
-            return "the router's pick"
-        return "runner-up"
-
     def _pick_note(self) -> str:
-        what = "the fallback" if self.choice.unsure.why == "threshold" else "the router's pick"
+        what = self.choice.unsure.roles()[0]
         reason = " ".join(self.choice.reason.split())
         return f"{what} · {reason}" if reason else what
 

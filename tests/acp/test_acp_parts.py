@@ -141,7 +141,7 @@ async def test_an_unsure_route_offers_the_modes_and_the_answer_picks_one() -> No
     assert [o.option_id for o in options] == ["mode:chat", "mode:code", "mode:shell"]
     assert [o.name for o in options] == [
         "chat (the fallback)",
-        "code 0.67 (the router's pick, under the threshold)",
+        "code 0.67 (the router's pick)",
         "shell",
     ]
     asked = editor.asked[0]

@@ -6,8 +6,9 @@ A route is unsure when the classifier's confidence in its pick is below router.y
 (`below_confidence`) by less than `ask_margin`: the turn would go to the fallback, and the
 user decides between it and the pick. (Without that third rule a pack whose threshold
 sits above `ask_below`, like the default pack at 0.7, never asked: a pick at 0.68 fell back
-in silence, and 8 of the 19 lines of its eval files at 0.6-0.7 were such wrong routes.) Confidences per mode are read as the router reads them in the
-conversation step: each mode's probability scaled by the share of the top probability the
+in silence, and 8 of the 19 lines of its eval files at 0.6-0.7 were such wrong routes.)
+
+Confidences per mode are read as the router reads them in the conversation step: each mode's probability scaled by the share of the top probability the
 decision's confidence kept. The app asks before the turn runs; a pipe or the plain REPL
 runs the pick and prints `Unsure.line()` ("unsure: code 0.46 or shell 0.41").
 
@@ -52,6 +53,14 @@ class Unsure:
         return f"unsure: {_named(self.pick, self.pick_confidence)} or " + _named(
             self.runner_up, self.runner_up_confidence
         )
+
+    def roles(self) -> tuple[str, str]:
+        """What `pick` and `runner_up` are to the user, for the dialog and the editor: the
+        router's pick and its runner-up, or (a pick just under the threshold) the fallback
+        and the router's pick."""
+        if self.why == "threshold":
+            return "the fallback", "the router's pick"
+        return "the router's pick", "runner-up"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data."""
