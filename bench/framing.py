@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FILES = (
     "bench/evals/framing_heldout.jsonl",
     "bench/evals/framing_dev.jsonl",
+    "bench/evals/framing_heldout_c.jsonl",
+    "bench/evals/framing_dev_b.jsonl",
     "bench/evals/default.jsonl",
     "bench/evals/conversation.jsonl",
     "bench/evals/conversation_heldout.jsonl",
