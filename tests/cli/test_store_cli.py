@@ -29,7 +29,7 @@ def test_mode_shows_the_default_and_the_routing_rule(dirs: Dirs, capsys: Capture
     assert out.startswith(f"mode: auto (default: no control file at {dirs.control_file})\n")
     assert "  the router picks the mode of every turn\n" in out
     assert "pack: default (" in out
-    assert "routing: classifier embedding, fallback chat, below_confidence 0.7, sticky 0.1" in out
+    assert "routing: classifier embedding, fallback chat, below_confidence 0.65, sticky 0.1" in out
     assert "modes: chat, code, reason, shell, write" in out
 
 
