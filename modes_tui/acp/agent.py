@@ -231,6 +231,7 @@ class ModesAgent:
             self._ask,
             lambda: holder[0].mode if holder else None,
             folder,
+            self._send,
         )
         session_runtime = dataclasses.replace(
             runtime,

@@ -14,6 +14,11 @@ answer (the prompt was cancelled, the connection is gone, an answer we do not kn
 A mode choice offers the modes instead, the router's pick first and the runner-up second
 (for a pick just under the fallback threshold: the fallback first, then that pick), each as
 "allow once" with its option id `mode:NAME`; anything but one of them runs the first.
+
+A question that is not a tool call (a mode choice, entering a mode, the budget) has no tool
+call of the engine's to finish it, so once answered its card is settled here: a
+`tool_call_update` that completes it with the answer (or fails it when nobody answered), so
+the editor does not show it waiting for ever.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from acp import RequestError
-from acp.helpers import text_block, tool_content, tool_diff_content
+from acp.helpers import text_block, tool_content, tool_diff_content, update_tool_call
 from acp.schema import (
     AllowedOutcome,
     PermissionOption,
@@ -75,6 +80,8 @@ OPTIONS = (
 
 Ask = Callable[[str, ToolCallUpdate, list[PermissionOption]], Awaitable[RequestPermissionResponse]]
 """`request_permission(session_id, tool_call, options)` of the agent's connection."""
+Send = Callable[[str, Any], Awaitable[None]]
+"""`session_update(session_id, update)` of the agent's connection."""
 Kind = Literal["execute", "edit", "switch_mode", "other", "fetch", "read", "search"]
 
 
@@ -82,9 +89,16 @@ class PermissionAsker:
     """Asks the editor; remembers "always" answers per (tool, mode) for this session."""
 
     def __init__(
-        self, session_id: str, ask: Ask, mode: Callable[[], str | None], root: Path
+        self,
+        session_id: str,
+        ask: Ask,
+        mode: Callable[[], str | None],
+        root: Path,
+        send: Send | None = None,
     ) -> None:
         self.session_id = session_id
+        self._send = send
+        """Where a question's card is settled once answered (None: not settled)."""
         self.root = root
         """The working folder: ACP wants absolute paths, the engine's are relative to it."""
         self._ask = ask
@@ -93,6 +107,10 @@ class PermissionAsker:
         self.always: dict[tuple[str, str | None], bool] = {}
         """(tool or question kind, mode) -> the standing answer."""
         self._questions = 0
+        self._asked = 0
+        """Requests sent to the editor (a standing "always" answer sends none)."""
+        self._answered = False
+        """Whether the latest request got an answer (not a cancel or a failure)."""
 
     async def confirm(self, call: ToolCall, tool: Tool, preview: Change | None = None) -> bool:
         """A tool call the policy asks about; an edit carries its change as an ACP diff."""
@@ -117,7 +135,12 @@ class PermissionAsker:
             status="pending",
             content=[_text(question.text)],
         )
-        return await self._decide(f"question:{question.kind}", update)
+        asked = self._asked
+        allowed = await self._decide(f"question:{question.kind}", update)
+        if self._asked > asked:  # asked now, not answered by a standing "always"
+            answer = ("Yes" if allowed else "No") if self._answered else None
+            await self._settle(update.tool_call_id, answer)
+        return allowed
 
     async def choose(self, choice: ModeChoice) -> str | None:
         """The router is unsure: the mode the user takes (None: the first offered runs)."""
@@ -151,12 +174,18 @@ class PermissionAsker:
             response = await self._ask(self.session_id, update, options)
         except (RequestError, ConnectionError, OSError, ValueError) as error:
             log.warning("request_permission failed (%s); the router's pick runs", error)
+            await self._settle(update.tool_call_id, None)
             return None
         outcome = response.outcome
-        if not isinstance(outcome, AllowedOutcome) or not outcome.option_id.startswith(MODE_OPTION):
-            return None
-        chosen = outcome.option_id.removeprefix(MODE_OPTION)
-        return chosen if chosen in choice.modes else None
+        chosen: str | None = None
+        if isinstance(outcome, AllowedOutcome) and outcome.option_id.startswith(MODE_OPTION):
+            taken = outcome.option_id.removeprefix(MODE_OPTION)
+            chosen = taken if taken in choice.modes else None
+        answered = isinstance(outcome, AllowedOutcome)
+        await self._settle(
+            update.tool_call_id, f"{chosen or first_mode(options)} answers" if answered else None
+        )
+        return chosen
 
     def _path(self, change: Change) -> str:
         return str(self.root / change.path)
@@ -164,11 +193,25 @@ class PermissionAsker:
     def _diff(self, change: Change) -> Any:
         return tool_diff_content(self._path(change), change.after, change.state.content)
 
+    async def _settle(self, tool_call_id: str, answer: str | None) -> None:
+        """Complete a question's card with its answer, or fail it when nobody answered."""
+        if self._send is None:
+            return
+        if answer is None:
+            update = update_tool_call(
+                tool_call_id, status="failed", content=[_text("No answer")]
+            )
+        else:
+            update = update_tool_call(tool_call_id, status="completed", content=[_text(answer)])
+        await self._send(self.session_id, update)
+
     async def _decide(self, subject: str, update: ToolCallUpdate) -> bool:
         key = (subject, self._mode())
         standing = self.always.get(key)
         if standing is not None:
             return standing
+        self._asked += 1
+        self._answered = False
         try:
             response = await self._ask(self.session_id, update, list(OPTIONS))
         except (RequestError, ConnectionError, OSError, ValueError) as error:  # cannot answer: no
@@ -177,10 +220,16 @@ class PermissionAsker:
         outcome = response.outcome
         if not isinstance(outcome, AllowedOutcome):
             return False  # cancelled
+        self._answered = True
         chosen = outcome.option_id
         if chosen in (ALLOW_ALWAYS, REJECT_ALWAYS):
             self.always[key] = chosen == ALLOW_ALWAYS
         return chosen in (ALLOW_ONCE, ALLOW_ALWAYS)
+
+
+def first_mode(options: list[PermissionOption]) -> str:
+    """The mode of a mode choice's first option: the one that runs when none is taken."""
+    return options[0].option_id.removeprefix(MODE_OPTION) if options else "the first"
 
 
 def _named(mode: str, confidence: float | None) -> str:

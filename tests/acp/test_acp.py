@@ -214,6 +214,12 @@ async def test_entering_a_confirm_first_mode_is_asked_and_a_no_falls_back(
     assert asked.tool_call.kind == "switch_mode"
     assert editor.modes()[0] == "chat"  # the fallback answered
     assert "by fallback" in editor.text()
+    # the question's card is settled with the answer, not left waiting
+    [settled] = [
+        d for _, d in editor.updates if d.get("toolCallId") == asked.tool_call.tool_call_id
+    ]
+    assert (settled["sessionUpdate"], settled["status"]) == ("tool_call_update", "completed")
+    assert settled["content"][0]["content"]["text"] == "No"
 
 
 async def test_an_unsure_route_is_asked_and_the_mode_taken_answers_and_is_learned(
@@ -230,6 +236,13 @@ async def test_an_unsure_route_is_asked_and_the_mode_taken_answers_and_is_learne
         assert [o.option_id for o in asked.options][:2] == ["mode:chat", "mode:code"]
         assert editor.modes() == ["code", "auto"]  # the mode taken answers
         assert "Chosen by you: the router was unsure (unsure: chat or code 0.60)" in editor.text()
+        [settled] = [
+            d for _, d in editor.updates if d.get("toolCallId") == asked.tool_call.tool_call_id
+        ]
+        assert (settled["status"], settled["content"][0]["content"]["text"]) == (
+            "completed",
+            "code answers",
+        )
 
         editor.answers = [None]  # cancelled: the fallback runs, the note says it was unsure
         since = len(editor.updates)

@@ -180,3 +180,39 @@ async def test_a_mode_choice_offers_each_mode_once_and_only_the_available_ones()
     odd = ModeChoice(Unsure("code", 0.46, "write", 0.41), "x", "r", ("chat", "code", "shell"))
     assert await asker.choose(odd) == "shell"
     assert [o.option_id for o in editor.options[0]] == ["mode:code", "mode:chat", "mode:shell"]
+
+
+async def test_a_question_card_is_settled_with_its_answer_once_answered() -> None:
+    """A question is no tool call of the engine's: nothing else would ever finish its card,
+    and the editor would show it waiting after the turn has moved on."""
+    sent: list[tuple[str, Any]] = []
+
+    async def send(session_id: str, update: Any) -> None:
+        sent.append((session_id, update))
+
+    editor = FakeEditor(
+        "allow-once", "reject-once", None, "allow-always", "mode:code", None, "reject-once"
+    )
+    asker = PermissionAsker("s1", editor, lambda: "chat", Path("/work"), send)
+    budget = Question("budget", "Over budget?", "The turn would cost more than the budget.")
+    assert await asker.ask(budget) is True
+    assert await asker.ask(budget) is False
+    assert await asker.ask(budget) is False  # cancelled
+    assert await asker.ask(budget) is True  # allow always: asked...
+    assert await asker.ask(budget) is True  # ...and then answered without asking
+    assert await asker.choose(NEAR_MISS) == "code"
+    assert await asker.choose(NEAR_MISS) is None  # cancelled
+    settled = [(s, u.tool_call_id, u.status, u.content[0].content.text) for s, u in sent]
+    ids = [q.tool_call_id for q in editor.asked]
+    assert settled == [
+        ("s1", ids[0], "completed", "Yes"),
+        ("s1", ids[1], "completed", "No"),
+        ("s1", ids[2], "failed", "No answer"),
+        ("s1", ids[3], "completed", "Yes"),
+        ("s1", ids[4], "completed", "code answers"),
+        ("s1", ids[5], "failed", "No answer"),
+    ]
+    assert len(set(ids)) == 6 and all(u.session_update == "tool_call_update" for _, u in sent)
+    # a tool call is the engine's to finish (ToolCallFinished): confirm settles nothing
+    assert await asker.confirm(COMMAND, None) is False  # type: ignore[arg-type]
+    assert len(sent) == 6
