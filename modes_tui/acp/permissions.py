@@ -23,6 +23,7 @@ the editor does not show it waiting for ever.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -107,10 +108,6 @@ class PermissionAsker:
         self.always: dict[tuple[str, str | None], bool] = {}
         """(tool or question kind, mode) -> the standing answer."""
         self._questions = 0
-        self._asked = 0
-        """Requests sent to the editor (a standing "always" answer sends none)."""
-        self._answered = False
-        """Whether the latest request got an answer (not a cancel or a failure)."""
 
     async def confirm(self, call: ToolCall, tool: Tool, preview: Change | None = None) -> bool:
         """A tool call the policy asks about; an edit carries its change as an ACP diff."""
@@ -135,12 +132,7 @@ class PermissionAsker:
             status="pending",
             content=[_text(question.text)],
         )
-        asked = self._asked
-        allowed = await self._decide(f"question:{question.kind}", update)
-        if self._asked > asked:  # asked now, not answered by a standing "always"
-            answer = ("Yes" if allowed else "No") if self._answered else None
-            await self._settle(update.tool_call_id, answer)
-        return allowed
+        return await self._decide(f"question:{question.kind}", update, settle=True)
 
     async def choose(self, choice: ModeChoice) -> str | None:
         """The router is unsure: the mode the user takes (None: the first offered runs)."""
@@ -170,21 +162,14 @@ class PermissionAsker:
             status="pending",
             content=[_text(text)],
         )
-        try:
-            response = await self._ask(self.session_id, update, options)
-        except (RequestError, ConnectionError, OSError, ValueError) as error:
-            log.warning("request_permission failed (%s); the router's pick runs", error)
-            await self._settle(update.tool_call_id, None)
-            return None
-        outcome = response.outcome
+        response = await self._request(update, options, "the router's pick runs", settle=True)
+        outcome = response.outcome if response is not None else None
         chosen: str | None = None
         if isinstance(outcome, AllowedOutcome) and outcome.option_id.startswith(MODE_OPTION):
             taken = outcome.option_id.removeprefix(MODE_OPTION)
             chosen = taken if taken in choice.modes else None
         answered = isinstance(outcome, AllowedOutcome)
-        await self._settle(
-            update.tool_call_id, f"{chosen or first_mode(options)} answers" if answered else None
-        )
+        await self._settle(update, f"{chosen or first_mode(options)} answers" if answered else None)
         return chosen
 
     def _path(self, change: Change) -> str:
@@ -193,38 +178,51 @@ class PermissionAsker:
     def _diff(self, change: Change) -> Any:
         return tool_diff_content(self._path(change), change.after, change.state.content)
 
-    async def _settle(self, tool_call_id: str, answer: str | None) -> None:
-        """Complete a question's card with its answer, or fail it when nobody answered."""
+    async def _request(
+        self, update: ToolCallUpdate, options: list[PermissionOption], failed: str, *, settle: bool
+    ) -> RequestPermissionResponse | None:
+        """The editor's response, or None when it cannot answer. A turn cancelled while the
+        question is open settles the question's card (with `settle`), then stops."""
+        try:
+            return await self._ask(self.session_id, update, options)
+        except asyncio.CancelledError:
+            if settle:
+                await self._settle(update, None)
+            raise
+        except (RequestError, ConnectionError, OSError, ValueError) as error:
+            log.warning("request_permission failed (%s); %s", error, failed)
+            return None
+
+    async def _settle(self, asked: ToolCallUpdate, answer: str | None) -> None:
+        """Complete a question's card with its answer below the question, or fail it when
+        nobody answered (a tool_call_update's content replaces the card's, so the question
+        is sent again with the answer)."""
         if self._send is None:
             return
-        if answer is None:
-            update = update_tool_call(
-                tool_call_id, status="failed", content=[_text("No answer")]
-            )
-        else:
-            update = update_tool_call(tool_call_id, status="completed", content=[_text(answer)])
+        content = [*(asked.content or []), _text(answer or "No answer")]
+        status: Literal["completed", "failed"] = "failed" if answer is None else "completed"
+        update = update_tool_call(asked.tool_call_id, status=status, content=content)
         await self._send(self.session_id, update)
 
-    async def _decide(self, subject: str, update: ToolCallUpdate) -> bool:
+    async def _decide(self, subject: str, update: ToolCallUpdate, *, settle: bool = False) -> bool:
+        """Ask (unless a standing "always" answers); with `settle`, settle the card after."""
         key = (subject, self._mode())
         standing = self.always.get(key)
         if standing is not None:
             return standing
-        self._asked += 1
-        self._answered = False
-        try:
-            response = await self._ask(self.session_id, update, list(OPTIONS))
-        except (RequestError, ConnectionError, OSError, ValueError) as error:  # cannot answer: no
-            log.warning("request_permission failed (%s); treated as rejected", error)
+        response = await self._request(update, list(OPTIONS), "treated as rejected", settle=settle)
+        outcome = response.outcome if response is not None else None
+        if not isinstance(outcome, AllowedOutcome):  # cancelled, or no answer: no
+            if settle:
+                await self._settle(update, None)
             return False
-        outcome = response.outcome
-        if not isinstance(outcome, AllowedOutcome):
-            return False  # cancelled
-        self._answered = True
         chosen = outcome.option_id
         if chosen in (ALLOW_ALWAYS, REJECT_ALWAYS):
             self.always[key] = chosen == ALLOW_ALWAYS
-        return chosen in (ALLOW_ONCE, ALLOW_ALWAYS)
+        allowed = chosen in (ALLOW_ONCE, ALLOW_ALWAYS)
+        if settle:
+            await self._settle(update, "Yes" if allowed else "No")
+        return allowed
 
 
 def first_mode(options: list[PermissionOption]) -> str:

@@ -219,7 +219,8 @@ async def test_entering_a_confirm_first_mode_is_asked_and_a_no_falls_back(
         d for _, d in editor.updates if d.get("toolCallId") == asked.tool_call.tool_call_id
     ]
     assert (settled["sessionUpdate"], settled["status"]) == ("tool_call_update", "completed")
-    assert settled["content"][0]["content"]["text"] == "No"
+    assert settled["content"][-1]["content"]["text"] == "No"
+    assert settled["content"][0]["content"]["text"] == asked.tool_call.content[0].content.text
 
 
 async def test_an_unsure_route_is_asked_and_the_mode_taken_answers_and_is_learned(
@@ -239,7 +240,7 @@ async def test_an_unsure_route_is_asked_and_the_mode_taken_answers_and_is_learne
         [settled] = [
             d for _, d in editor.updates if d.get("toolCallId") == asked.tool_call.tool_call_id
         ]
-        assert (settled["status"], settled["content"][0]["content"]["text"]) == (
+        assert (settled["status"], settled["content"][-1]["content"]["text"]) == (
             "completed",
             "code answers",
         )

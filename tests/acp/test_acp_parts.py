@@ -3,10 +3,12 @@ MCP servers, and the permission answers that last."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from acp.schema import (
     AllowedOutcome,
     DeniedOutcome,
@@ -202,7 +204,10 @@ async def test_a_question_card_is_settled_with_its_answer_once_answered() -> Non
     assert await asker.ask(budget) is True  # ...and then answered without asking
     assert await asker.choose(NEAR_MISS) == "code"
     assert await asker.choose(NEAR_MISS) is None  # cancelled
-    settled = [(s, u.tool_call_id, u.status, u.content[0].content.text) for s, u in sent]
+    settled = [(s, u.tool_call_id, u.status, u.content[-1].content.text) for s, u in sent]
+    # the update replaces the card's content: the question stays above the answer
+    question_texts = [q.content[0].content.text for q in editor.asked]
+    assert [u.content[0].content.text for _, u in sent] == question_texts[:6]
     ids = [q.tool_call_id for q in editor.asked]
     assert settled == [
         ("s1", ids[0], "completed", "Yes"),
@@ -216,3 +221,26 @@ async def test_a_question_card_is_settled_with_its_answer_once_answered() -> Non
     # a tool call is the engine's to finish (ToolCallFinished): confirm settles nothing
     assert await asker.confirm(COMMAND, None) is False  # type: ignore[arg-type]
     assert len(sent) == 6
+
+
+async def test_a_turn_cancelled_while_a_question_is_open_settles_its_card_and_stops() -> None:
+    sent: list[Any] = []
+
+    async def send(_: str, update: Any) -> None:
+        sent.append(update)
+
+    async def never_answers(*_: Any) -> Any:
+        await asyncio.Event().wait()
+
+    for asking in ("ask", "choose"):
+        sent.clear()
+        asker = PermissionAsker("s1", never_answers, lambda: "chat", Path("/work"), send)
+        question = Question("enter_mode", "Enter shell?", "The router wants shell.")
+        call = asker.ask(question) if asking == "ask" else asker.choose(NEAR_MISS)
+        task = asyncio.ensure_future(call)
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        [update] = sent
+        assert (update.status, update.content[-1].content.text) == ("failed", "No answer"), asking
