@@ -169,7 +169,7 @@ class PermissionAsker:
             taken = outcome.option_id.removeprefix(MODE_OPTION)
             chosen = taken if taken in choice.modes else None
         answered = isinstance(outcome, AllowedOutcome)
-        await self._settle(update, f"{chosen or first_mode(options)} answers" if answered else None)
+        await self._settle(update, f"{chosen or _first_mode(options)} answers" if answered else None)
         return chosen
 
     def _path(self, change: Change) -> str:
@@ -225,7 +225,7 @@ class PermissionAsker:
         return allowed
 
 
-def first_mode(options: list[PermissionOption]) -> str:
+def _first_mode(options: list[PermissionOption]) -> str:
     """The mode of a mode choice's first option: the one that runs when none is taken."""
     return options[0].option_id.removeprefix(MODE_OPTION) if options else "the first"
 
