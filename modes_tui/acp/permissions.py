@@ -169,7 +169,9 @@ class PermissionAsker:
             taken = outcome.option_id.removeprefix(MODE_OPTION)
             chosen = taken if taken in choice.modes else None
         answered = isinstance(outcome, AllowedOutcome)
-        await self._settle(update, f"{chosen or _first_mode(options)} answers" if answered else None)
+        await self._settle(
+            update, f"{chosen or _first_mode(options)} answers" if answered else None
+        )
         return chosen
 
     def _path(self, change: Change) -> str:
