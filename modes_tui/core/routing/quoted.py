@@ -5,6 +5,9 @@ each quoted kind (code, log, command, prose) counts a little, through what the p
 classifier says of that kind's description; when the request says little on its own, the
 whole message (or the request's own kind, when the request is itself a command) is pooled with
 it, and so it is when the request only asks about its material ("what does … do exactly?").
+A request that opens with a verb that only ever works on text ("summarise", "proofread",
+"paraphrase": `QuotedEvidence.text_verb`) is pooled with that verb's own reading the same way,
+so "summarise this stack trace for a bug report: …" is a summary whatever "stack trace" says.
 A message that is itself a command line (`Framing.command_line`) is strong evidence: the
 command kind's reading, sharpened, counts `WEIGHT_COMMAND_LINE` whatever the request's words
 say. `core.routing.steps.QuotedStep` asks the classifier; this module does the arithmetic.
@@ -56,6 +59,14 @@ _ASKS_ABOUT = re.compile(
 )
 
 
+_TEXT_VERB = re.compile(
+    r"^(?:please\s+|can you\s+|could you\s+)?"
+    r"(?P<verb>summari[sz]e|proofread|paraphrase|rephrase|reword|tl;?dr)\b"
+)
+"""Verbs that only ever ask for work on text: their reading says what the request wants done
+whatever the material is ("summarise this stack trace: …" is a summary)."""
+
+
 class QuotedEvidence:
     """The quoted pieces' kinds as weak evidence beside the request's own decision."""
 
@@ -79,6 +90,11 @@ class QuotedEvidence:
         words = request.replace(PLACEHOLDER, " ").split()
         return len(words) <= ABOUT_MAX_WORDS and bool(_ASKS_ABOUT.match(request))
 
+    def text_verb(self) -> str | None:
+        """The request's opening verb when it only ever asks for work on text."""
+        found = _TEXT_VERB.match(self.framing.request.strip().lower())
+        return found.group("verb") if found else None
+
     def text_of(self, kind: QuotedKind) -> str:
         """What the classifier is asked about `kind`."""
         return KIND_TEXTS[kind]
@@ -94,6 +110,7 @@ class QuotedEvidence:
         own: QuotedKind | None = None,
         command_line: bool = False,
         kind_gate: float = 0.0,
+        verb: str | None = None,
     ) -> tuple[str, float, dict[str, float], str] | None:
         """(mode, confidence, probabilities, note) with the evidence mixed in, or None when
         there is nothing to mix. `evidence` is one distribution per kind (`kinds()` order),
@@ -146,6 +163,8 @@ class QuotedEvidence:
         said = "the whole message" if whole else f"quoted {', '.join(self.kinds())}"
         if own is not None:
             said = f"the request reads as {own}"
+        if verb is not None:
+            said = f"its verb “{verb}”"
         note = f"routed on the request; {said} counted at {w:.2f}"
         if command_line:
             note = f"the message is a command line; command counted at {w:.2f}"

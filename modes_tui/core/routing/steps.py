@@ -35,6 +35,7 @@ class QuotedStep:
         self.inputs = inputs
         self.validate = validate
         self._kinds: dict[tuple[int, str, tuple[str, ...]], tuple[dict[str, float], float]] = {}
+        self._verbs: dict[tuple[int, str, tuple[str, ...]], dict[str, float]] = {}
 
     async def weigh(
         self,
@@ -51,6 +52,10 @@ class QuotedStep:
             return weigh_quoted(
                 decision, evidence, [kind], command_line=True, kind_gate=self._gate(chosen, modes)
             )
+        verb = evidence.text_verb()
+        if verb is not None:  # "summarise this stack trace: …": the verb says what is wanted
+            read = await self._verb(chosen, verb, modes)
+            return weigh_quoted(decision, evidence, [read], whole=True, verb=verb)
         weak = decision.confidence is not None and decision.confidence < DECISIVE
         if weak or evidence.asks_about():
             # The request itself a command or code ("echo … >> notes.txt"): its own kind
@@ -82,6 +87,16 @@ class QuotedStep:
             self._kinds[key] = (probabilities, min(gate, 1.0))
         return self._kinds[key][0]
 
+    async def _verb(
+        self, chosen: Classifier, verb: str, modes: tuple[Profile, ...]
+    ) -> Mapping[str, float]:
+        """What the classifier says of "<verb> this text" (once per classifier and pack)."""
+        key = (id(chosen), f"verb:{verb}", tuple(p.name for p in modes))
+        if key not in self._verbs:
+            read = await self._decide(chosen, f"{verb} this text", [], modes)
+            self._verbs[key] = dict(read.probabilities or {})
+        return self._verbs[key]
+
     def _gate(self, chosen: Classifier, modes: tuple[Profile, ...]) -> float:
         """The pack's in-scope chance for the command kind (read by `_kind` before)."""
         return self._kinds[(id(chosen), "command", tuple(p.name for p in modes))][1]
@@ -109,6 +124,7 @@ def weigh_quoted(
     command_line: bool = False,
     kind_gate: float = 0.0,
     whole_reason: tuple[str | None, str | None] = (None, None),
+    verb: str | None = None,
 ) -> Decision:
     """The request's decision with `kinds` (the classifier's probabilities for each quoted
     kind's description) mixed in at the evidence's weight. `kind_gate`, for a command
@@ -127,6 +143,7 @@ def weigh_quoted(
         own=own,
         command_line=command_line,
         kind_gate=kind_gate,
+        verb=verb,
     )
     if weighed is None:
         return decision

@@ -757,3 +757,68 @@ def test_route_explain_says_the_fallback_runs_and_the_app_asks_first() -> None:
         "  unsure: chat or reason 0.68 (the pick just under below_confidence; chat runs here, "
         "the app asks first)"
     ]
+
+
+class _TopicWordsWin:
+    """Reads a request by its topic words, as MiniLM does: "stack trace" and "bug report"
+    outweigh "summarise"; the verb alone reads as writing."""
+
+    def __init__(self) -> None:
+        self.read: list[str] = []
+
+    def classify(self, message: str, *args: Any) -> Decision:
+        self.read.append(message)
+        if message.endswith("this text"):
+            return Decision("write", 0.99, "like 'summarise the article'", {"write": 0.99})
+        if "stack trace" in message or "traceback" in message:
+            return Decision("code", 0.97, "like 'explain this stack trace'", {"code": 0.97})
+        return Decision("code", 0.8, "like 'fix this function'", {"code": 0.8, "write": 0.2})
+
+    def trace(self) -> Any:
+        from modes_tui.core.values.route import ClassifierInfo
+
+        return ClassifierInfo("embedding", "fake-head")
+
+
+TRACEBACK = (
+    'Traceback (most recent call last):\n  File "app.py", line 12, in <module>\n    main()\n'
+    "KeyError: 'DATABASE_URL'"
+)
+
+
+@pytest.mark.parametrize(
+    "opening",
+    ["summarise this stack trace for a bug report title", "please proofread this traceback note"],
+)
+def test_a_verb_that_only_works_on_text_decides_over_the_material_it_names(
+    pack: Pack, opening: str
+) -> None:
+    head = _TopicWordsWin()
+    routed = asyncio.run(Router(pack, head).route([Message("user", f"{opening}:\n{TRACEBACK}")]))
+    assert routed.mode_name == "write", routed.to_dict()
+    verb = "summarise" if opening.startswith("summarise") else "proofread"
+    assert f"its verb “{verb}” counted at" in routed.reason
+    assert f"{verb} this text" in head.read
+
+
+def test_a_request_without_such_a_verb_keeps_its_own_reading(pack: Pack) -> None:
+    # "explain" and "fix" work on code as often as on text: no verb reading is asked for
+    head = _TopicWordsWin()
+    routed = asyncio.run(
+        Router(pack, head).route([Message("user", f"explain this stack trace:\n{TRACEBACK}")])
+    )
+    assert routed.mode_name == "code", routed.to_dict()
+    assert not [text for text in head.read if text.endswith("this text")]
+
+
+@pytest.mark.local
+def test_summarising_a_pasted_traceback_is_writing_with_the_real_encoder() -> None:
+    """The issue's own case: before, this went to code at 0.97."""
+    router = _default_router()
+    for text, mode in [
+        (f"summarise this stack trace for a bug report title:\n{TRACEBACK}", "write"),
+        (f"summarise this log:\n{TRACEBACK}", "write"),
+        (f"why does this crash?\n{TRACEBACK}", "code"),
+    ]:
+        routed = asyncio.run(router.route([Message("user", text)]))
+        assert routed.mode_name == mode, (text, routed.to_dict())
