@@ -298,8 +298,12 @@ def _default_pack_report(name: str, capsys: pytest.CaptureFixture[str]) -> dict[
         # written in a later session before any change of it, scored only as a whole
         ("default_heldout_b.jsonl", 60, 0.90),
         # quoted and pasted material, follow-ups and switches, written before the examples of
-        # 2026-12-07 and read once after them: measured 0.917 (44/48), 1 wrong at >= 0.9
+        # 2026-12-07 and read once after them: measured 0.917 (44/48), 1 wrong at >= 0.9;
+        # 0.938 with the text-verb rule
         ("framing_heldout_c.jsonl", 48, 0.875),
+        # written after those examples, scored as a whole only: 0.850, then 0.875 (35/40)
+        # with the text-verb rule, 1 wrong at >= 0.9; the floor leaves two cases
+        ("framing_heldout_d.jsonl", 40, 0.825),
     ],
 )
 def test_the_default_pack_routes_its_eval_files_with_at_most_one_confident_wrong_route(
