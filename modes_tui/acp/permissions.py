@@ -228,8 +228,9 @@ class PermissionAsker:
 
 
 def _first_mode(options: list[PermissionOption]) -> str:
-    """The mode of a mode choice's first option: the one that runs when none is taken."""
-    return options[0].option_id.removeprefix(MODE_OPTION) if options else "the first"
+    """The mode of a mode choice's first option (the router's pick is always offered): the
+    one that runs when none is taken."""
+    return options[0].option_id.removeprefix(MODE_OPTION)
 
 
 def _named(mode: str, confidence: float | None) -> str:

@@ -34,8 +34,7 @@ class QuotedStep:
     def __init__(self, inputs: Mapping[str, Any], validate: Callable[[object], Decision]) -> None:
         self.inputs = inputs
         self.validate = validate
-        self._kinds: dict[tuple[int, str, tuple[str, ...]], tuple[dict[str, float], float]] = {}
-        self._verbs: dict[tuple[int, str, tuple[str, ...]], dict[str, float]] = {}
+        self._readings: dict[tuple[int, str, tuple[str, ...]], tuple[dict[str, float], float]] = {}
 
     async def weigh(
         self,
@@ -78,28 +77,30 @@ class QuotedStep:
     async def _kind(
         self, chosen: Classifier, kind: QuotedKind, modes: tuple[Profile, ...]
     ) -> Mapping[str, float]:
-        key = (id(chosen), kind, tuple(p.name for p in modes))
-        if key not in self._kinds:
-            read = await self._decide(chosen, KIND_TEXTS[kind], [], modes)
-            probabilities = dict(read.probabilities or {})
-            top = probabilities.get(read.mode_name or "", 0.0)
-            gate = read.confidence / top if read.confidence is not None and top > 0 else 0.0
-            self._kinds[key] = (probabilities, min(gate, 1.0))
-        return self._kinds[key][0]
+        return (await self._reading(chosen, KIND_TEXTS[kind], modes))[0]
 
     async def _verb(
         self, chosen: Classifier, verb: str, modes: tuple[Profile, ...]
     ) -> Mapping[str, float]:
-        """What the classifier says of "<verb> this text" (once per classifier and pack)."""
-        key = (id(chosen), f"verb:{verb}", tuple(p.name for p in modes))
-        if key not in self._verbs:
-            read = await self._decide(chosen, f"{verb} this text", [], modes)
-            self._verbs[key] = dict(read.probabilities or {})
-        return self._verbs[key]
+        return (await self._reading(chosen, f"{verb} this text", modes))[0]
+
+    async def _reading(
+        self, chosen: Classifier, text: str, modes: tuple[Profile, ...]
+    ) -> tuple[dict[str, float], float]:
+        """What the classifier says of a fixed `text` (a kind's description, "<verb> this
+        text"): its probabilities and in-scope chance, asked once per classifier and pack."""
+        key = (id(chosen), text, tuple(p.name for p in modes))
+        if key not in self._readings:
+            read = await self._decide(chosen, text, [], modes)
+            probabilities = dict(read.probabilities or {})
+            top = probabilities.get(read.mode_name or "", 0.0)
+            gate = read.confidence / top if read.confidence is not None and top > 0 else 0.0
+            self._readings[key] = (probabilities, min(gate, 1.0))
+        return self._readings[key]
 
     def _gate(self, chosen: Classifier, modes: tuple[Profile, ...]) -> float:
         """The pack's in-scope chance for the command kind (read by `_kind` before)."""
-        return self._kinds[(id(chosen), "command", tuple(p.name for p in modes))][1]
+        return self._readings[(id(chosen), KIND_TEXTS["command"], tuple(p.name for p in modes))][1]
 
     async def _decide(
         self,
