@@ -7,8 +7,11 @@ Run from the repository root (the default pack, the local encoder, in process):
 
 Per eval file: accuracy, ECE, the routes that were wrong at confidence >= 0.9, follow-up and
 switch accuracy, the share of turns the router would ask about (`unsure`), and the route
-latency (p50/p95, the split and the quoted evidence included); per `group` when lines name
-one. It reads the files itself (a `group` key is kept aside), so the same script measures
+latency (p50/p95, the split and the quoted evidence included) twice: "cold" as `eval` routes a
+line (every earlier turn encoded afresh, as on the first route after a session is loaded from
+disk) and "app" as the app routes it (each earlier user message was routed when it was sent
+and the last answer was encoded when its turn ended, `Router.answered`, so the route encodes
+only what is new); per `group` when lines name one. It reads the files itself (a `group` key is kept aside), so the same script measures
 an older checkout that has no framing (`PYTHONPATH=/path/to/old python bench/framing.py`).
 """
 
@@ -129,7 +132,46 @@ async def run_file(path: Path, show_cases: bool) -> tuple[dict[str, Any], list[d
     total = score(rows)
     durations = [r["ms"] for r in rows if r["ms"] is not None]
     total["p50"], total["p95"] = percentile(durations, 50), percentile(durations, 95)
+    with contextlib.suppress(ImportError):  # an old checkout encodes no turns ahead
+        app = await app_path_times(pack, cases)
+        times = [ms for ms, _ in app]
+        total["app_p50"], total["app_p95"] = percentile(times, 50), percentile(times, 95)
+        total["app_framed"] = [ms for ms, framed in app if framed]
     return total, rows
+
+
+async def app_path_times(pack: Any, cases: list[Any]) -> list[tuple[float, bool]]:
+    """Each line's route time as the app pays it, and whether the line was split (it quotes
+    or pastes material): a fresh classifier (no line's vector left
+    from the accuracy pass), the line's earlier user messages routed in order and each answer
+    encoded as `Router.answered` does when a turn ends (untimed), then the line routed."""
+    from dataclasses import replace
+
+    from modes_tui.core.routing.continuity import ANSWER_CHARS, vector_source
+    from modes_tui.core.routing.router import Router
+    from modes_tui.runtime import RunOptions, Runtime
+    from modes_tui.store.settings import Settings
+
+    runtime = Runtime.load(RunOptions(classifier="embedding"), settings=Settings(), pack=pack)
+    classifier = runtime.classifier()
+    source = vector_source(classifier)
+    router = Router(replace(pack, router=replace(pack.router, below_confidence=None)), classifier)
+    times = []
+    for case in cases:
+        conversation = case.conversation()
+        for at, entry in enumerate(conversation[:-1]):
+            if not isinstance(entry, dict):
+                continue
+            if entry.get("role") == "user":
+                await router.route(conversation[: at + 1])
+            elif entry.get("role") == "assistant" and source is not None:
+                excerpt = str(entry.get("content") or "")[:ANSWER_CHARS]
+                if excerpt.strip():
+                    source.turn_vectors([excerpt])
+        route = await router.route(conversation, **case.route_options())
+        if route.duration_ms is not None:
+            times.append((route.duration_ms, route.framing is not None))
+    return times
 
 
 def split_cost(paths: list[str]) -> None:
@@ -165,10 +207,11 @@ def line(name: str, s: dict[str, Any]) -> str:
     ece = "-" if s["ece"] is None else f"{s['ece']:.3f}"
     follow = f"{s['follow'][0]}/{s['follow'][1]}" if s["follow"][1] else "-"
     switch = f"{s['switch'][0]}/{s['switch'][1]}" if s["switch"][1] else "-"
-    latency = f"{s['p50']:.1f}/{s['p95']:.1f}" if s.get("p50") is not None and s.get("p95") else ""
+    cold = f"{s['p50']:.1f}/{s['p95']:.1f}" if s.get("p50") is not None and s.get("p95") else ""
+    app = f"{s['app_p50']:.1f}/{s['app_p95']:.1f}" if s.get("app_p50") is not None else ""
     return (
         f"{name:<34} {s['cases']:>5} {s['accuracy']:>8.3f} {ece:>6} {s['wrong_sure']:>9} "
-        f"{s['ask']:>6.1%} {follow:>9} {switch:>8} {latency:>12}"
+        f"{s['ask']:>6.1%} {follow:>9} {switch:>8} {cold:>12} {app:>11}"
     )
 
 
@@ -180,14 +223,23 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     print(
         f"{'file / group':<34} {'cases':>5} {'accuracy':>8} {'ECE':>6} {'wrong>=.9':>9} "
-        f"{'ask':>6} {'follow-up':>9} {'switch':>8} {'p50/p95 ms':>12}"
+        f"{'ask':>6} {'follow-up':>9} {'switch':>8} {'cold ms':>12} {'app ms':>11}"
     )
+    framed: list[float] = []
     for name in args.files:
         total, rows = asyncio.run(run_file(Path(name), args.cases))
         print(line(Path(name).name, total))
+        framed += total.get("app_framed", [])
         groups = sorted({r["group"] for r in rows if r["group"]})
         for group in groups:
             print(line(f"  {group}", score([r for r in rows if r["group"] == group])))
+    if framed:
+        from modes_tui.core.evals.scoring import percentile
+
+        print(
+            f"\nmessages that quote or paste material ({len(framed)} over these files), app "
+            f"path: p50 {percentile(framed, 50):.1f} ms, p95 {percentile(framed, 95):.1f} ms"
+        )
     with contextlib.suppress(ImportError):  # a checkout without the framing has no split
         split_cost(args.files)
 
