@@ -317,6 +317,7 @@ def test_the_default_pack_routes_its_eval_files_with_at_most_one_confident_wrong
 
 EVALS = Path(__file__).resolve().parents[3] / "bench" / "evals"
 DEV_FILES = (
+    "after_quote_dev.jsonl",
     "default.jsonl",
     "framing_dev.jsonl",
     "framing_dev_b.jsonl",
