@@ -32,6 +32,8 @@ FILES = (
     "bench/evals/framing_dev.jsonl",
     "bench/evals/framing_heldout_c.jsonl",
     "bench/evals/framing_dev_b.jsonl",
+    "bench/evals/after_quote_heldout.jsonl",
+    "bench/evals/after_quote_dev.jsonl",
     "bench/evals/default.jsonl",
     "bench/evals/conversation.jsonl",
     "bench/evals/conversation_heldout.jsonl",

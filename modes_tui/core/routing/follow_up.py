@@ -47,6 +47,13 @@ _ACK = re.compile(
 )
 _WORD = re.compile(r"[a-z0-9']+")
 
+_CLAUSE = (
+    r"(?! (?:(?:the|a|an|my|your|our|their|his|her|its|every|each|all|no|any|some|there|"
+    r"both|neither|either)\b|\d))"
+)
+"""After "show that" or "check that": not a clause's subject. "show that the sum of the angles
+is 180 degrees" states what to show; "show that again" points back."""
+
 # (pattern, weight, cue name). Weights are chances that the cue alone makes a follow-up.
 _OPENERS: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
     (re.compile(pattern), weight, name)
@@ -63,7 +70,12 @@ _OPENERS: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
         (r"^(?:can|could|would) you (?:also|now|then|just)\b", 0.6, "asks for more of it"),
         (r"^(?:can|could|would) you (?:add|drop|remove|skip|keep)\b", 0.45, "asks for a change"),
         (r"^what if\b", 0.55, "'what if'"),
-        (r"^(?:try|do|show) (?:it|that|this|again|another|one more)\b", 0.7, "asks again"),
+        (
+            rf"^(?:try|do|show) (?:it|this|again|another|one more)\b|^(?:try|do) that\b|"
+            rf"^show that\b{_CLAUSE}",
+            0.7,
+            "asks again",
+        ),
         (r"^(?:instead|otherwise|alternatively|actually)\b", 0.6, "revises the request"),
         (r"^(?:in|with|for|using|without|on) \w+(?: \w+)?\??$", 0.7, "an elliptical phrase"),
     )
@@ -79,9 +91,9 @@ _BACK: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
         # "that" as a pronoun ("is that O(n)?", "explain that"), not as a relative
         # ("a method that checks"); "this" mostly points at pasted text, not back.
         (
-            r"\b(?:do|explain|fix|change|check|try|use|run|make|turn|is|does|was|did|about|"
+            r"\b(?:do|explain|fix|change|try|use|run|make|turn|is|does|was|did|about|"
             r"with|like|to) that\b|\bthat(?= (?:is|was|does|did|do|will|would|works?|part|"
-            r"line|one|bit|off|on|again|too|in)\b|\s*[?.!]*$)",
+            rf"line|one|bit|off|on|again|too|in)\b|\s*[?.!]*$)|\bcheck that\b{_CLAUSE}",
             0.35,
             "refers back",
         ),
@@ -107,7 +119,7 @@ _BACK: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
             "reworks something",
         ),
         (
-            r"\b(?:above|earlier|your answer|you said|you wrote|the first one|"
+            r"\b(?:above(?! \d)|earlier|your answer|you said|you wrote|the first one|"
             r"the second one|the last one|the other one)\b",
             0.6,
             "points at the last answer",

@@ -383,6 +383,20 @@ def test_a_new_request_after_a_logs_question_moves_with_the_real_encoder() -> No
 
 
 @pytest.mark.local
+def test_a_proof_after_a_quoted_git_command_does_not_lean_on_it_with_the_real_encoder() -> None:
+    """Seen in the app: "show that …" read as "show that again", so the proof leaned on the
+    previous message, read whole as a git command, and went to shell at 0.94."""
+    turn = "translate this into German: 'git push --force-with-lease origin main'"
+    route = asyncio.run(
+        _default_router().route(
+            after([(turn, "write")], "show that the sum of the angles in a triangle is 180 degrees")
+        )
+    )
+    assert "follows up on the previous message" not in route.reason
+    assert not (route.mode_name == "shell" and route.decided_by == "classifier"), route.reason
+
+
+@pytest.mark.local
 @pytest.mark.xfail(
     strict=True,
     reason="known miss (issue 31 item 5): the statement reads alone as code 0.75 and MiniLM puts "

@@ -148,6 +148,10 @@ FOLLOW_UPS = [
     "can you make it ignore case too?",
     "is that O(n)?",
     "what if the list is empty?",
+    "show that again",
+    "show that another way",
+    "check that again",
+    "explain the code above",
 ]
 SELF_CONTAINED = [
     "write a 300-word essay about tea",
@@ -156,6 +160,11 @@ SELF_CONTAINED = [
     "new question: what's the capital of Peru?",
     "my Node server crashes with ECONNREFUSED when it starts up on port 3000",
     "why does my Rust code say 'borrowed value does not live long enough' when I return a slice?",
+    # "that" opening a clause, a number after "above": no pointer at the last answer
+    "show that the sum of the angles in a triangle is 180 degrees",
+    "show that 2 + 2 = 4",
+    "check that the tests pass",
+    "prove that every prime above 2 is odd",
 ]
 
 
