@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,9 @@ def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-async def run_file(path: Path, show_cases: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+async def run_file(
+    path: Path, show_cases: bool, idle: float = 0.0
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from modes_tui.core.evals.scoring import percentile, route_cases
     from modes_tui.core.packs.profiles import load_pack
     from modes_tui.runtime import RunOptions, Runtime
@@ -135,18 +138,21 @@ async def run_file(path: Path, show_cases: bool) -> tuple[dict[str, Any], list[d
     durations = [r["ms"] for r in rows if r["ms"] is not None]
     total["p50"], total["p95"] = percentile(durations, 50), percentile(durations, 95)
     with contextlib.suppress(ImportError):  # an old checkout encodes no turns ahead
-        app = await app_path_times(pack, cases)
+        app = await app_path_times(pack, cases, idle)
         times = [ms for ms, _ in app]
         total["app_p50"], total["app_p95"] = percentile(times, 50), percentile(times, 95)
         total["app_framed"] = [ms for ms, framed in app if framed]
     return total, rows
 
 
-async def app_path_times(pack: Any, cases: list[Any]) -> list[tuple[float, bool]]:
+async def app_path_times(
+    pack: Any, cases: list[Any], idle: float = 0.0
+) -> list[tuple[float, bool]]:
     """Each line's route time as the app pays it, and whether the line was split (it quotes
     or pastes material): a fresh classifier (no line's vector left
     from the accuracy pass), the line's earlier user messages routed in order and each answer
-    encoded as `Router.answered` does when a turn ends (untimed), then the line routed."""
+    encoded as `Router.answered` does when a turn ends (untimed), then the line routed; after
+    `idle` seconds of nothing, when given, as a person types between two messages."""
     from dataclasses import replace
 
     from modes_tui.core.routing.continuity import ANSWER_CHARS, vector_source
@@ -170,6 +176,8 @@ async def app_path_times(pack: Any, cases: list[Any]) -> list[tuple[float, bool]
                 excerpt = str(entry.get("content") or "")[:ANSWER_CHARS]
                 if excerpt.strip():
                     source.turn_vectors([excerpt])
+        if idle:
+            time.sleep(idle)  # the whole process idle, as between two turns in the app
         route = await router.route(conversation, **case.route_options())
         if route.duration_ms is not None:
             times.append((route.duration_ms, route.framing is not None))
@@ -178,7 +186,6 @@ async def app_path_times(pack: Any, cases: list[Any]) -> list[tuple[float, bool]
 
 def split_cost(paths: list[str]) -> None:
     """What the split costs per message (no encoder), and on a 1 MB paste."""
-    import time
 
     from modes_tui.core.values.framing import split_message
 
@@ -221,6 +228,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", default=list(FILES))
     parser.add_argument("--cases", action="store_true", help="print every case")
+    parser.add_argument(
+        "--idle",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="on the app's path, wait this long before each timed route (a CPU that idled "
+        "between two messages wakes up slower: see the README)",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     print(
@@ -229,7 +244,7 @@ def main() -> None:
     )
     framed: list[float] = []
     for name in args.files:
-        total, rows = asyncio.run(run_file(Path(name), args.cases))
+        total, rows = asyncio.run(run_file(Path(name), args.cases, args.idle))
         print(line(Path(name).name, total))
         framed += total.get("app_framed", [])
         groups = sorted({r["group"] for r in rows if r["group"]})
