@@ -33,6 +33,7 @@ FILES = (
     "bench/evals/framing_dev.jsonl",
     "bench/evals/framing_heldout_c.jsonl",
     "bench/evals/framing_dev_b.jsonl",
+    "bench/evals/framing_dev_c.jsonl",
     "bench/evals/after_quote_heldout.jsonl",
     "bench/evals/after_quote_dev.jsonl",
     "bench/evals/default.jsonl",

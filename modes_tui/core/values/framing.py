@@ -201,6 +201,10 @@ _WORDLIKE_COMMANDS = frozenset(
         "ls",
     ]
 )
+_SHELL_COMPOUND = re.compile(
+    r"for\s+\w+\s+in\s.+\bdo\b.+\bdone\b|(?:while|until)\s.+;\s*do\b.+\bdone\b|if\s.+\bthen\b.+\bfi\b"
+)
+"""A shell loop or test typed on one line or a few ("for f in *.txt; do echo $f; done")."""
 _SHELL_MARK = re.compile(r"\s--?\w|>>?|\||&&|(?:^|\s)(?:/|~/|\./)\w|\*\.\w|\$\w")
 _CODE_WORDS = re.compile(
     r"^\s*(?:def|class|return|import|from|function|const|let|var|fn|pub|impl|struct|enum|"
@@ -322,7 +326,8 @@ def kind_of(text: str) -> QuotedKind:
     first = lines[0].removeprefix("$ ").removeprefix("# ")
     head = first.split(maxsplit=1)[0].lower() if first.split() else ""
     wordlike = head in _WORDLIKE_COMMANDS and not _SHELL_MARK.search(first)
-    if head in _COMMANDS and len(lines) <= 3 and not wordlike:
+    loop = _SHELL_COMPOUND.match(" ".join([first, *lines[1:]]))
+    if (head in _COMMANDS and len(lines) <= 3 and not wordlike) or loop:
         return "command"
     letters = len(_LETTERS.findall(sample))
     symbols = len(_SYMBOLS.findall(sample))

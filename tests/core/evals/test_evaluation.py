@@ -325,6 +325,7 @@ DEV_FILES = (
     "default.jsonl",
     "framing_dev.jsonl",
     "framing_dev_b.jsonl",
+    "framing_dev_c.jsonl",
     "short_dev.jsonl",
     "conversation.jsonl",
 )

@@ -141,6 +141,11 @@ def test_a_line_full_of_apostrophes_is_read_once_and_stays_the_request() -> None
         ("$ docker compose up -d --build", "command"),
         ("def f(x):\n    return {k: v for k, v in x.items()}", "code"),
         ("Order #12345 shipped on Monday, thanks for waiting", "prose"),
+        ("for f in *.txt do echo $f done", "command"),
+        ("while true; do curl -s localhost:8080/health; sleep 5; done", "command"),
+        ("if [ -f .env ]; then source .env; fi", "command"),
+        ("for i in range(n): for j in range(i): pass", "code"),
+        ("for the record, I do think we are done here", "prose"),
     ],
 )
 def test_the_kind_of_quoted_text_is_read_from_its_shape(text: str, kind: str) -> None:
