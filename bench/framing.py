@@ -11,7 +11,8 @@ latency (p50/p95, the split and the quoted evidence included) twice: "cold" as `
 line (every earlier turn encoded afresh, as on the first route after a session is loaded from
 disk) and "app" as the app routes it (each earlier user message was routed when it was sent
 and the last answer was encoded when its turn ended, `Router.answered`, so the route encodes
-only what is new); per `group` when lines name one. It reads the files itself (a `group` key is kept aside), so the same script measures
+only what is new); with `--idle`, the app's route also after a pause and for a message the
+app prepared while it was typed (`DRAFTS`); per `group` when lines name one. It reads the files itself (a `group` key is kept aside), so the same script measures
 an older checkout that has no framing (`PYTHONPATH=/path/to/old python bench/framing.py`).
 """
 
@@ -143,17 +144,31 @@ async def run_file(
         times = [ms for ms, _ in app]
         total["app_p50"], total["app_p95"] = percentile(times, 50), percentile(times, 95)
         total["app_framed"] = [ms for ms, framed in app if framed]
+    if idle:
+        with contextlib.suppress(AttributeError):  # an old checkout prepares no drafts
+            for draft in DRAFTS:
+                times = [ms for ms, _ in await app_path_times(pack, cases, idle, draft)]
+                total[draft] = (percentile(times, 50), percentile(times, 95))
     return total, rows
 
 
+DRAFTS = ("drafted", "edited")
+"""How the message was typed, with `--idle`: "drafted", its text was prepared
+(`Router.prepare`, as the app does after a pause in typing) `DRAFT_BEFORE[0]` s before Enter;
+"edited", only the text without its last character was, `DRAFT_BEFORE[1]` s before Enter
+(the last key came too late for a pause)."""
+DRAFT_BEFORE = (0.15, 0.05)
+
+
 async def app_path_times(
-    pack: Any, cases: list[Any], idle: float = 0.0
+    pack: Any, cases: list[Any], idle: float = 0.0, draft: str | None = None
 ) -> list[tuple[float, bool]]:
     """Each line's route time as the app pays it, and whether the line was split (it quotes
     or pastes material): a fresh classifier (no line's vector left
     from the accuracy pass), the line's earlier user messages routed in order and each answer
     encoded as `Router.answered` does when a turn ends (untimed), then the line routed; after
-    `idle` seconds of nothing, when given, as a person types between two messages."""
+    `idle` seconds of nothing, when given, as a person types between two messages, and the
+    message prepared as `draft` says (`DRAFTS`)."""
     from dataclasses import replace
 
     from modes_tui.core.routing.continuity import ANSWER_CHARS, vector_source
@@ -179,6 +194,10 @@ async def app_path_times(
                     source.turn_vectors([excerpt])
         if idle:
             time.sleep(idle)  # the whole process idle, as between two turns in the app
+        if draft is not None:
+            text = str(conversation[-1]["content"])
+            router.prepare(conversation[:-1], text if draft == "drafted" else text[:-1])
+            time.sleep(DRAFT_BEFORE[DRAFTS.index(draft)])
         route = await router.route(conversation, **case.route_options())
         if route.duration_ms is not None:
             times.append((route.duration_ms, route.framing is not None))
@@ -219,9 +238,10 @@ def line(name: str, s: dict[str, Any]) -> str:
     switch = f"{s['switch'][0]}/{s['switch'][1]}" if s["switch"][1] else "-"
     cold = f"{s['p50']:.1f}/{s['p95']:.1f}" if s.get("p50") is not None and s.get("p95") else ""
     app = f"{s['app_p50']:.1f}/{s['app_p95']:.1f}" if s.get("app_p50") is not None else ""
+    drafts = "".join(f" {s[d][0]:>5.1f}/{s[d][1]:<5.1f}" for d in DRAFTS if d in s)
     return (
         f"{name:<34} {s['cases']:>5} {s['accuracy']:>8.3f} {ece:>6} {s['wrong_sure']:>9} "
-        f"{s['ask']:>6.1%} {follow:>9} {switch:>8} {cold:>12} {app:>11}"
+        f"{s['ask']:>6.1%} {follow:>9} {switch:>8} {cold:>12} {app:>11}{drafts}"
     )
 
 
@@ -235,13 +255,15 @@ def main() -> None:
         default=0.0,
         metavar="SECONDS",
         help="on the app's path, wait this long before each timed route (a CPU that idled "
-        "between two messages wakes up slower: see the README)",
+        "between two messages wakes up slower: see the README); then also time the route of "
+        "a message prepared while typed (drafted) and of one edited after that (edited)",
     )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     print(
         f"{'file / group':<34} {'cases':>5} {'accuracy':>8} {'ECE':>6} {'wrong>=.9':>9} "
         f"{'ask':>6} {'follow-up':>9} {'switch':>8} {'cold ms':>12} {'app ms':>11}"
+        + ("".join(f" {d + ' ms':>11}" for d in DRAFTS) if args.idle else "")
     )
     framed: list[float] = []
     for name in args.files:

@@ -14,6 +14,7 @@ no prompt_toolkit here (tests/test_architecture.py checks it).
     modes         /modes and /mode NAME: what the listing holds, what a setting does
     startup       why the app could not start: a bad setting's file, line and column
     tool_text     a tool call and its result as a person writes them: `$ ls`, output lines
+    drafts        when the text being typed is prepared for its route (`TurnEngine.prepare`)
 """
 
 from __future__ import annotations

@@ -1,19 +1,23 @@
 """The interactive REPL: a prompt-toolkit prompt with completion for slash commands and
 mode names, persistent input history, Enter to send and Ctrl+J / Alt+Enter for a new line.
-Ctrl+C cancels a turn (a second Ctrl+C at the prompt exits), Ctrl+D exits.
+Ctrl+C cancels a turn (a second Ctrl+C at the prompt exits), Ctrl+D exits. After a pause in
+typing, the text is prepared for its route (`frontend.drafts`), as in the app.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modes_tui.frontend.commands import commands_for, mode_settings, one_shot_modes
+from modes_tui.frontend.drafts import DRAFT_PAUSE, routed_draft
 from modes_tui.repl.commands import run_line
 
 if TYPE_CHECKING:
+    from modes_tui.core.engine.ports import TurnEngine
     from modes_tui.repl.context import ReplContext
     from modes_tui.repl.printer import Printer
 
@@ -101,6 +105,23 @@ def input_history(path: Path, printer: Printer) -> Any:
     return StateHistory()
 
 
+def draft_preparer(engine: TurnEngine) -> Callable[[Any], None]:
+    """A buffer's `on_text_changed` handler: after a pause in typing, the text goes to
+    `engine.prepare` in a thread (`frontend.drafts`)."""
+    paused: list[asyncio.TimerHandle] = []
+
+    def prepare(text: str) -> None:
+        if routed_draft(text):
+            asyncio.get_running_loop().run_in_executor(None, engine.prepare, text)
+
+    def changed(buffer: Any) -> None:
+        while paused:
+            paused.pop().cancel()
+        paused.append(asyncio.get_running_loop().call_later(DRAFT_PAUSE, prepare, buffer.text))
+
+    return changed
+
+
 async def run_interactive(
     context: ReplContext, printer: Printer, *, input: Any = None, output: Any = None
 ) -> int:
@@ -121,6 +142,7 @@ async def run_interactive(
         input=input,
         output=output,
     )
+    session.default_buffer.on_text_changed += draft_preparer(context.engine)
     printer.write(
         "modes-tui plain REPL. Enter sends; Ctrl+J or Alt+Enter starts a new line (a pasted "
         "text stays one message). /help for commands, Ctrl+D to leave.\n"

@@ -181,7 +181,9 @@ class ConversationScreen(Screen[None]):
     async def _late(self) -> None:
         from modes_tui.tui import early_prompt, footer, prompt  # after the first frame
 
-        made = prompt.editor(PLACEHOLDER, self.mode_names, self.session_ids, self.runner.recall)
+        made = prompt.editor(
+            PLACEHOLDER, self.mode_names, self.session_ids, self.runner.recall, lambda: self.engine
+        )
         await early_prompt.take_place(self, self.query_one(EarlyPrompt), made)
         self.editor_in = True
         await footer.take_place(self, self.query_one("#footer-bar"))

@@ -7,17 +7,27 @@ which Textual turns on; there shift+Enter arrives as `shift+enter`. Everywhere e
 `ctrl+j` (a plain line feed, `\\n`) and `alt+enter` (`ESC \\r`) still arrive as keys of
 their own, so all three insert a new line. A bracketed paste arrives as one Paste event and
 is inserted whole, new lines included; nothing in it is sent until Enter.
+
+After a pause in typing the text is prepared for its route (`frontend.drafts`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
+from modes_tui.frontend.drafts import DRAFT_PAUSE, routed_draft
 from modes_tui.tui.early_prompt import LINE_BREAK_KEYS
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from modes_tui.core.engine.ports import TurnEngine
 
 Completer = Callable[[str], str | None]
 
@@ -100,6 +110,9 @@ class PromptInput(TextArea):
         self.on_empty_up: Callable[[], bool] | None = None
         """Called when up is pressed in an empty prompt; True means it was handled there
         (the app edits the last message or takes back a waiting one)."""
+        self.engine: Callable[[], TurnEngine | None] = lambda: None
+        """The engine once built, which prepares the route of the text typed."""
+        self._paused: Timer | None = None
 
     # ---------------------------------------------------------------- value
 
@@ -134,6 +147,26 @@ class PromptInput(TextArea):
             self.sent.append(text)
         self._position = len(self.sent)
         self._draft = ""
+
+    def on_text_area_changed(self) -> None:
+        """Every edit: the text goes to the engine after a pause in typing."""
+        if self._paused is not None:
+            self._paused.stop()
+        self._paused = self.set_timer(DRAFT_PAUSE, self._prepare_draft)
+
+    def _prepare_draft(self) -> None:
+        """Encode ahead what the text's route will read (not a command: it is not routed)."""
+        engine, text = self.engine(), self.text
+        if engine is None or not routed_draft(text):
+            return
+        self.run_worker(
+            partial(engine.prepare, text),
+            name="draft encoding",
+            group="draft",
+            thread=True,
+            exclusive=True,
+            exit_on_error=False,
+        )
 
     # ---------------------------------------------------------------- keys
 
@@ -222,11 +255,14 @@ def editor(
     modes: Callable[[], Sequence[str]],
     sessions: Callable[[], Sequence[str]],
     on_empty_up: Callable[[], bool],
+    engine: Callable[[], TurnEngine | None],
 ) -> PromptInput:
     """The conversation's prompt (`#prompt`): it completes `/mode` with `modes()` and
-    `/replay` with `sessions()`, and calls `on_empty_up` for up in an empty prompt."""
+    `/replay` with `sessions()`, calls `on_empty_up` for up in an empty prompt, and hands
+    what is typed to `engine()` to prepare its route."""
     made = PromptInput(
         placeholder=placeholder, suggester=CommandSuggester(modes, sessions), id="prompt"
     )
     made.on_empty_up = on_empty_up
+    made.engine = engine
     return made

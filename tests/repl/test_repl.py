@@ -7,6 +7,7 @@ import io
 import json
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -266,3 +267,33 @@ def test_a_repl_that_received_no_message_leaves_no_session(modes_home: Path) -> 
     result = run_piped_chat("\n/help\n", home=modes_home)
     assert result.returncode == 0, result.stderr
     assert json.loads(run_cli("", "sessions", "--json", home=modes_home).stdout) == []
+
+
+async def test_what_is_typed_is_prepared_for_its_route_after_a_pause_but_not_a_command() -> None:
+    """As in the app: after a pause in typing the text goes to `engine.prepare` (off the
+    event loop), so the route after Enter finds it encoded; a command is not routed."""
+    out = io.StringIO()
+    engine = engine_with(ScriptedModel().script(ScriptedReply("Done.")))
+    prepared: list[str] = []
+    engine.prepare = prepared.append  # type: ignore[method-assign]
+    context = context_for(engine)
+    with create_pipe_input() as pipe:
+        running = asyncio.create_task(
+            run_interactive(context, Printer(out), input=pipe, output=DummyOutput())
+        )
+        pipe.send_text("restart the docker container")
+        await eventually(lambda: bool(prepared))
+        pipe.send_text("\r")
+        await eventually(lambda: "Done." in out.getvalue())
+        pipe.send_text("/mode shell")
+        await asyncio.sleep(0.5)
+        pipe.send_text("\x15\x04")  # Ctrl+U clears the line, Ctrl+D leaves
+        assert await running == 0
+    assert prepared == ["restart the docker container"]
+
+
+async def eventually(check: Callable[[], bool], seconds: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.02)

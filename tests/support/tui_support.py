@@ -142,6 +142,8 @@ class ScriptEngine:
     """When set, each text delta takes one permit (tests release them one by one)."""
     texts: list[str] = field(default_factory=list)
     resent: list[str] = field(default_factory=list)
+    prepared: list[str] = field(default_factory=list)
+    """Drafts the prompt handed over to prepare their route, in order."""
     cleared: int = 0
     _cancelled: bool = False
     _last: Script | None = None
@@ -158,6 +160,9 @@ class ScriptEngine:
         self._last = self.scripts.popleft() if self.scripts else answer_events("ok", "chat", text)
         async for event in self._play(self._last, text):
             yield event
+
+    def prepare(self, draft: str) -> None:
+        self.prepared.append(draft)
 
     async def resend(self, text: str, *, force: str | None = None) -> AsyncIterator[TurnEvent]:
         """Drop the last user turn and run `text` in its place."""

@@ -23,6 +23,7 @@ from tests.support.tui_support import (
     request,
     services,
     tool_call,
+    type_word,
 )
 from tests.tui.test_tui_app import (
     FakeSessions,
@@ -36,6 +37,31 @@ from tests.tui.test_tui_app import (
 )
 
 SIZE = (120, 40)
+
+
+# --------------------------------------------------------------------------- drafts
+
+
+async def test_what_is_typed_is_prepared_for_its_route_after_a_pause_but_not_a_command() -> None:
+    """After a pause in typing the text goes to the engine (`TurnEngine.prepare`), which
+    encodes it ahead so the route after Enter finds it encoded; a command is not routed."""
+    engine = ScriptEngine()
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        typed = "restart the docker container"
+        await type_word(pilot, typed, lambda: typed in engine.prepared)
+        # keys came faster than the pause: at most a few prefixes, the whole text last
+        assert engine.prepared[-1] == typed
+        assert all(typed.startswith(d) for d in engine.prepared)
+        assert len(engine.prepared) < len(typed) // 2
+        await pilot.press("enter")
+        await until(pilot, idle(app))
+        await pilot.pause(0.3)
+        assert engine.texts == [typed] and engine.prepared[-1] == typed  # nothing for ""
+        engine.prepared.clear()
+        await type_word(pilot, "/mode shell", lambda: app.conversation.prompt.value != "")
+        await pilot.pause(0.3)
+        assert engine.prepared == []
 
 
 # --------------------------------------------------------------------------- multi-line

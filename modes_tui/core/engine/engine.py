@@ -26,6 +26,7 @@ The engine owns the parts and the conversation; each call that runs a turn hands
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
 
@@ -67,6 +68,8 @@ from modes_tui.core.values.correction import Correction
 from modes_tui.core.values.route import Route, RoutedTurn
 
 __all__ = ["Confirmer", "Engine", "EngineConfig", "Limits"]
+
+log = logging.getLogger("modes_tui.engine")
 
 
 class Engine:
@@ -196,6 +199,15 @@ class Engine:
         ends at once and leaves a consistent history.
         """
         return self._play(TurnOrder("new", text, force))
+
+    def prepare(self, draft: str) -> None:
+        """Encode ahead what routing `draft` will read, while the user is still typing it
+        (`Router.prepare`); blocking, so call it off the event loop. Best effort: a failure
+        is logged and the route encodes the message itself, as without it."""
+        try:
+            self.router.prepare(list(self.conversation.messages), draft)
+        except Exception as error:  # noqa: BLE001 - the route after Enter encodes it then
+            log.warning("the draft was not encoded ahead (%s: %s)", type(error).__name__, error)
 
     def retry(self) -> AsyncGenerator[TurnEvent, None]:
         """Run the last turn again from its user message (which is not added twice), in the

@@ -99,6 +99,11 @@ class TurnEngine(Restorable, Protocol):
         """Route and answer one user message (`force`: the mode of this message only)."""
         ...
 
+    def prepare(self, draft: str) -> None:
+        """Do ahead, while the user types `draft`, the work its route will need (blocking:
+        call it in a thread; it never raises)."""
+        ...
+
     def retry(self) -> AsyncIterator[TurnEvent]:
         """Run the last turn again."""
         ...

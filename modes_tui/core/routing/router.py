@@ -45,6 +45,7 @@ from modes_tui.core.routing.continuity import (
     latest_answer,
     measure,
     recent_turns,
+    vector_source,
     warm_answer,
 )
 from modes_tui.core.routing.input import MessageLike, cut_middle, cut_tail, split_transcript
@@ -126,6 +127,27 @@ class Router:
         """A turn ended with `answer`: its start is encoded ahead, for the next message's
         follow-up check (`continuity.warm_answer`)."""
         warm_answer(self.classifier, answer)
+
+    def prepare(self, conversation: Iterable[MessageLike], draft: str) -> None:
+        """Encode ahead, in the caller's thread, what routing `draft` after `conversation`
+        reads that no earlier route encoded: the message, its request and the quoted step's
+        fixed texts when it quotes material, and the previous user message whole. The
+        app calls it while the user types (`TurnEngine.prepare`), so the route after Enter
+        finds the vectors cached instead of waking a CPU that idled while the user typed.
+        Best effort: nothing happens when the classifier cannot embed or is not loaded."""
+        source = vector_source(self.classifier)
+        draft_vectors = getattr(source, "draft_vectors", None)
+        if source is None or draft_vectors is None or not draft.strip():
+            return
+        message, history = self.view([*conversation, Message("user", draft)])
+        framing = split_message(message)
+        texts = [message]
+        if framing is not None and framing.routed_on == "request":
+            texts += [framing.request, *self._quoted.texts_for(framing)]
+        draft_vectors(texts)
+        previous = next((h.content for h in reversed(history) if h.role == "user"), None)
+        if previous is not None:
+            source.turn_vectors([previous])
 
     def view(self, transcript: Iterable[MessageLike]) -> tuple[str, list[HistoryEntry]]:
         """What the classifier reads of `transcript`: the routed message and the history

@@ -74,6 +74,17 @@ class QuotedStep:
         kinds = [await self._kind(chosen, kind, modes) for kind in evidence.kinds()]
         return weigh_quoted(decision, evidence, kinds)
 
+    def texts_for(self, framing: Framing) -> list[str]:
+        """The fixed texts `weigh` may classify for `framing` (a kind's description, "<verb>
+        this text"), for `Router.prepare` to encode before the route reads them."""
+        evidence = QuotedEvidence(framing)
+        verb = evidence.text_verb()
+        if framing.command_line or verb is not None:
+            return [KIND_TEXTS["command"] if framing.command_line else f"{verb} this text"]
+        return [
+            KIND_TEXTS[kind] for kind in dict.fromkeys([*evidence.kinds(), evidence.own_kind()])
+        ]
+
     async def _kind(
         self, chosen: Classifier, kind: QuotedKind, modes: tuple[Profile, ...]
     ) -> Mapping[str, float]:

@@ -27,7 +27,7 @@ from .doubt import ASK_BELOW, ASK_MARGIN, Unsure, doubt
 from .entry import HistoryEntry
 from .evidence import Evidence, EvidenceKind
 from .framing import PLACEHOLDER, SCAN_LIMIT, Framing, QuotedKind, kind_of, split_message
-from .numbers import two_places
+from .numbers import rounded_probabilities, two_places
 from .recorded import RecordedError, error_to_dict, failure_reason
 from .route import ClassifierInfo, DecidedBy, Decision, Route, RoutedTurn
 
@@ -35,4 +35,5 @@ __all__ = ["ASK_BELOW", "ASK_MARGIN", "Correction", "Unsure", "doubt", "new_corr
 __all__ += ["Evidence", "EvidenceKind", "HistoryEntry"]
 __all__ += ["PLACEHOLDER", "SCAN_LIMIT", "Framing", "QuotedKind", "kind_of", "split_message"]
 __all__ += ["RecordedError", "error_to_dict", "failure_reason", "two_places"]
+__all__ += ["rounded_probabilities"]
 __all__ += ["ClassifierInfo", "DecidedBy", "Decision", "Route", "RoutedTurn"]

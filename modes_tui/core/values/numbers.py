@@ -8,3 +8,13 @@ def two_places(value: float) -> str:
     exactly 1.0 in floating point, shows as 0.99, so no screen, line or reason claims a
     certainty a router cannot have."""
     return f"{min(value, 0.99):.2f}"
+
+
+def rounded_probabilities(probabilities: dict[str, float]) -> dict[str, float]:
+    """Probabilities rounded for display to four places, still summing to 1 (the largest
+    absorbs the rest)."""
+    rounded = {name: round(p, 4) for name, p in probabilities.items()}
+    if rounded:
+        top = max(rounded, key=lambda n: rounded[n])
+        rounded[top] = round(min(1.0, max(0.0, rounded[top] + 1.0 - sum(rounded.values()))), 6)
+    return rounded

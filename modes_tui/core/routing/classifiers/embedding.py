@@ -34,6 +34,7 @@ import numpy as np
 
 from modes_tui.core.packs.profiles import Profile
 from modes_tui.core.routing.classifiers.embedding_cache import EmbeddingCache as EmbeddingCache
+from modes_tui.core.routing.classifiers.embedding_cache import RecentVectors
 from modes_tui.core.routing.classifiers.head import NEAR_IDENTICAL, NONE, HeadKind, Nearness
 from modes_tui.core.routing.classifiers.head_refit import RefitOutcome
 from modes_tui.core.routing.classifiers.learned_head import (
@@ -49,6 +50,7 @@ from modes_tui.core.routing.learning import correction_note, learned_examples, s
 from modes_tui.core.routing.ports import CorrectionSource
 from modes_tui.core.values.entry import HistoryEntry
 from modes_tui.core.values.evidence import Evidence
+from modes_tui.core.values.numbers import rounded_probabilities
 from modes_tui.core.values.route import ClassifierInfo, Decision
 
 if TYPE_CHECKING:
@@ -71,9 +73,9 @@ FOLLOW_UP_LEAN = 0.4
 FOLLOW_UP_MAX_WEIGHT = 4.0
 
 
-def mode_texts(mode: Profile) -> list[str]:
-    """What the backend encodes for a mode: its description, then its examples."""
-    return [mode.description, *mode.examples]
+def mode_texts(modes: Sequence[Profile]) -> list[str]:
+    """What the backend encodes for the modes: each one's description, then its examples."""
+    return [text for mode in modes for text in (mode.description, *mode.examples)]
 
 
 # --------------------------------------------------------------------------- classifier
@@ -123,7 +125,7 @@ class EmbeddingClassifier:
         self._vectors: dict[str, Vector] = {}
         self._indexes: OrderedDict[tuple[Any, ...], ModeIndex] = OrderedDict()
         self._heads: dict[tuple[Any, ...], LearnedHead] = {}
-        self._queries: OrderedDict[str, Vector] = OrderedDict()
+        self._queries = RecentVectors()
         self._lock = threading.RLock()
         self._future: concurrent.futures.Future[None] | None = None
         self._reported_failure: concurrent.futures.Future[None] | None = None
@@ -155,7 +157,7 @@ class EmbeddingClassifier:
     def _prepare(self, future: concurrent.futures.Future[None]) -> None:
         started = time.perf_counter()
         try:
-            texts = [text for mode in self._warm_modes for text in mode_texts(mode)]
+            texts = mode_texts(self._warm_modes)
             if self.cache is not None and texts:
                 self._remember(self.cache.load(self.encoder_name, texts))
             encoder = self._factory()
@@ -199,7 +201,7 @@ class EmbeddingClassifier:
             missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
             encoder = self._encoder
             # A correction's text was routed moments ago: its vector is a recent query.
-            routed = {t: self._queries[t] for t in missing if t in self._queries}
+            routed = {t: v for t in missing if (v := self._queries.get(t)) is not None}
         if routed:
             self._remember(routed)
             if self.cache is not None:
@@ -224,7 +226,7 @@ class EmbeddingClassifier:
             if index is not None:
                 self._indexes.move_to_end(key)
                 return index
-        self._ensure([text for mode in modes for text in mode_texts(mode)])
+        self._ensure(mode_texts(modes))
         with self._lock:
             vectors = self._vectors
             dim = len(vectors[modes[0].description])
@@ -270,11 +272,7 @@ class EmbeddingClassifier:
         corrections, negatives = split_negatives(
             self.corrections.corrections(), names, self.fallback
         )
-        self._ensure(
-            [text for mode in modes for text in mode_texts(mode)]
-            + [c.text for c in corrections]
-            + [c.text for c in negatives]
-        )
+        self._ensure(mode_texts(modes) + [c.text for c in corrections + negatives])
         with self._lock:
             vector = self._vectors.__getitem__
         learned = learned_examples(modes, corrections, vector)
@@ -341,10 +339,21 @@ class EmbeddingClassifier:
         assert encoder is not None
         vector = np.asarray(encoder.encode([text]), dtype=np.float32)[0]
         with self._lock:
-            self._queries[text] = vector
-            while len(self._queries) > 64:
-                self._queries.popitem(last=False)
+            self._queries.put(text, vector)
         return vector
+
+    def draft_vectors(self, texts: Sequence[str]) -> None:
+        """Encode what a message being typed will be routed on, before it is sent; kept apart
+        from routed messages (`RecentVectors.put_draft`). Nothing happens until loaded."""
+        with self._lock:
+            encoder = self._encoder if self.ready else None
+            missing = [t for t in dict.fromkeys(texts) if t.strip() and t not in self._queries]
+        if encoder is None or not missing:
+            return
+        encoded = np.asarray(encoder.encode(missing), dtype=np.float32)
+        with self._lock:
+            for text, vector in zip(missing, encoded, strict=True):
+                self._queries.put_draft(text, vector)
 
     # ----------------------------------------------------------------- routing
 
@@ -422,7 +431,7 @@ class EmbeddingClassifier:
             roster.names[best],
             round(confidence, 4),
             reason,
-            _rounded(probabilities),
+            rounded_probabilities(probabilities),
             evidence,
         )
 
@@ -489,12 +498,3 @@ def _previous_user_message(history: Sequence[HistoryEntry]) -> str | None:
     return next(
         (e.content for e in reversed(history) if e.role == "user" and e.content.strip()), None
     )
-
-
-def _rounded(probabilities: Mapping[str, float]) -> dict[str, float]:
-    """Probabilities rounded for display, still summing to 1 (largest absorbs the rest)."""
-    rounded = {name: round(p, 4) for name, p in probabilities.items()}
-    if rounded:
-        top = max(rounded, key=lambda n: rounded[n])
-        rounded[top] = round(min(1.0, max(0.0, rounded[top] + 1.0 - sum(rounded.values()))), 6)
-    return rounded

@@ -1,4 +1,5 @@
-"""Example vectors on disk (`EmbeddingCache`), one file per encoder, keyed by each text."""
+"""Example vectors on disk (`EmbeddingCache`), one file per encoder, keyed by each text; the
+vectors of recent messages and of the draft being typed in memory (`RecentVectors`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import hashlib
 import os
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -83,3 +85,43 @@ class EmbeddingCache:
             except OSError:
                 # A cache that cannot be written costs a re-encode next start, nothing more.
                 return
+
+
+class RecentVectors:
+    """Vectors of the messages the router read lately, and of the draft being typed.
+
+    A route encodes each message once; the conversation step and the next routes find it here
+    (the newest `size`). A draft's vectors, encoded while the user types (`put_draft`), sit
+    apart, the newest `drafts` of them, so typing a long message never pushes a turn's vector
+    out; the draft that is sent moves among the routed messages when a route reads it.
+    Not locked: its owner (`EmbeddingClassifier`) holds its own lock around every call.
+    """
+
+    def __init__(self, size: int = 64, drafts: int = 4) -> None:
+        self.size = size
+        self.drafts = drafts
+        self._routed: OrderedDict[str, Vector] = OrderedDict()
+        self._drafts: OrderedDict[str, Vector] = OrderedDict()
+
+    def __contains__(self, text: object) -> bool:
+        return text in self._routed or text in self._drafts
+
+    def get(self, text: str) -> Vector | None:
+        """The vector of `text`, or None; a draft's is moved among the routed messages."""
+        vector = self._routed.get(text)
+        if vector is None and (vector := self._drafts.pop(text, None)) is not None:
+            self.put(text, vector)
+        return vector
+
+    def put(self, text: str, vector: Vector) -> None:
+        """Keep the vector of a message a route read (the oldest goes past `size`)."""
+        self._routed[text] = vector
+        while len(self._routed) > self.size:
+            self._routed.popitem(last=False)
+
+    def put_draft(self, text: str, vector: Vector) -> None:
+        """Keep the vector of a draft (the oldest draft goes past `drafts`)."""
+        self._drafts[text] = vector
+        self._drafts.move_to_end(text)
+        while len(self._drafts) > self.drafts:
+            self._drafts.popitem(last=False)

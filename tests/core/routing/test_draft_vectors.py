@@ -1,0 +1,123 @@
+"""A message prepared while it is typed (`Router.prepare`, `TurnEngine.prepare`): the route
+after Enter encodes nothing, decides exactly as without it, and typing never pushes a turn's
+vector out of the query cache."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.packs.profiles import Pack, load_pack
+from modes_tui.core.routing.classifiers.embedding_cache import RecentVectors
+from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.router import Router
+from tests.conftest import PackWriter
+from tests.core.engine.test_engine import make_engine
+from tests.core.routing.test_conversation_meaning import EMBEDDING_MODES
+from tests.support.fake_encoder import hashing_backend
+
+QUOTED = "translate into German: 'git push --force-with-lease origin main'"
+ANSWER = "Auf Deutsch: 'git push --force-with-lease origin main' bleibt gleich."
+DRAFT = "and what does the lease part mean"
+
+
+@pytest.fixture
+def pack(write_pack: PackWriter) -> Pack:
+    folder = write_pack(
+        router={"classifier": "embedding", "fallback": "chat"}, modes=EMBEDDING_MODES
+    )
+    return load_pack(profiles_dir=folder)
+
+
+def transcript(*messages: str) -> list[Message]:
+    """The quoted request, its answer, then `messages` from the user."""
+    return [
+        Message("user", QUOTED),
+        Message("assistant", ANSWER, mode="write"),
+        *(Message("user", m) for m in messages),
+    ]
+
+
+def test_a_prepared_message_is_routed_without_encoding_and_decides_the_same(pack: Pack) -> None:
+    classifier, encoder = hashing_backend(pack)
+    router = Router(pack, classifier)
+    asyncio.run(router.route(transcript()[:1]))  # the quoted request was sent and routed
+    classifier.turn_vectors([ANSWER[:400]])  # its answer, as `Router.answered` encodes it
+    # Without the draft step, the route encodes the message itself.
+    cold, cold_encoder = hashing_backend(pack)
+    cold_router = Router(pack, cold)
+    asyncio.run(cold_router.route(transcript()[:1]))
+    cold.turn_vectors([ANSWER[:400]])
+    before = len(cold_encoder.texts)
+    expected = asyncio.run(cold_router.route(transcript(DRAFT)))
+    assert DRAFT in cold_encoder.texts[before:]
+
+    router.prepare(transcript()[:2], DRAFT)
+    before = len(encoder.texts)
+    route = asyncio.run(router.route(transcript(DRAFT)))
+    assert encoder.texts[before:] == []
+    assert (route.mode_name, route.confidence, route.reason) == (
+        expected.mode_name,
+        expected.confidence,
+        expected.reason,
+    )
+
+
+def test_a_draft_that_quotes_material_has_its_request_encoded_too(pack: Pack) -> None:
+    classifier, encoder = hashing_backend(pack)
+    router = Router(pack, classifier)
+    draft = "proofread this: 'pip instal requests --upgrade'"
+    router.prepare([], draft)
+    before = len(encoder.texts)
+    route = asyncio.run(router.route([Message("user", draft)]))
+    assert route.framing is not None and route.framing.routed_on == "request"
+    assert encoder.texts[before:] == []
+
+
+def test_a_draft_edited_after_its_pause_is_encoded_by_the_route(pack: Pack) -> None:
+    classifier, encoder = hashing_backend(pack)
+    router = Router(pack, classifier)
+    router.prepare([], "restart the docker contai")  # Enter came before the next pause
+    before = len(encoder.texts)
+    asyncio.run(router.route([Message("user", "restart the docker container now")]))
+    assert encoder.texts[before:] == ["restart the docker container now"]
+
+
+def test_typing_a_long_message_keeps_the_turns_vectors() -> None:
+    recent = RecentVectors(size=3, drafts=2)
+    vector = np.ones(4, dtype=np.float32)
+    for turn in ("first turn", "second turn", "an answer"):
+        recent.put(turn, vector)
+    typed = "restart the docker container and show its logs"
+    for end in range(1, len(typed) + 1):  # a pause after every character
+        recent.put_draft(typed[:end], vector)
+    assert all(turn in recent for turn in ("first turn", "second turn", "an answer"))
+    assert typed in recent and typed[:-1] in recent and typed[:-2] not in recent
+    # The draft that was sent joins the routed messages; the oldest turn makes room.
+    assert recent.get(typed) is vector
+    assert "first turn" not in recent and typed in recent and "an answer" in recent
+
+
+def test_a_classifier_that_cannot_embed_prepares_nothing(pack: Pack) -> None:
+    router = Router(pack, KeywordClassifier())
+    router.prepare(transcript(), DRAFT)  # no vectors to warm: nothing happens, nothing raises
+    assert asyncio.run(router.route(transcript(DRAFT))).mode_name in {"chat", "shell", "write"}
+
+
+def test_the_engine_never_raises_from_a_draft(
+    pack: Pack, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = make_engine(pack, tmp_path)
+
+    def broken(conversation: object, draft: str) -> None:
+        raise RuntimeError("encoder gone")
+
+    monkeypatch.setattr(engine.router, "prepare", broken)
+    with caplog.at_level(logging.WARNING, logger="modes_tui.engine"):
+        engine.prepare("restart the docker container")
+    assert "the draft was not encoded ahead (RuntimeError: encoder gone)" in caplog.text
