@@ -5,11 +5,16 @@ encoding them on a CPU that idled while the user typed (see `bench/framing.py --
 
 from __future__ import annotations
 
+from modes_tui.frontend.commands import is_command, message_text
+
 DRAFT_PAUSE = 0.15
 """Seconds without an edit after which the text typed is prepared for its route."""
 
 
-def routed_draft(text: str) -> bool:
-    """Whether `text`, sent as it is, would be routed: not blank and not a command (a `/…`
-    line is a command or a one-shot `/MODE text`, which no router reads)."""
-    return bool(text.strip()) and not text.lstrip().startswith("/")
+def routed_text(text: str) -> str | None:
+    """What the line typed so far would send to the router: None for a blank line or a
+    command (a `/…` line is a command or a one-shot `/MODE text`, which no router reads),
+    else the message (`//x` sends `/x`)."""
+    if not text.strip() or is_command(text):
+        return None
+    return message_text(text)

@@ -23,7 +23,7 @@ import mmap
 import os
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -147,6 +147,9 @@ class MiniLMEncoder:
         self._token_type = w["embeddings.token_type_embeddings.weight"][0]
         self._emb_norm = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
         self._threads = _blas_controller()
+        self._limit: Any = None
+        self._limit_users = 0
+        self._limit_lock = threading.Lock()
         self._session = _onnx_session(self)
         """The layers in onnxruntime (about 3x faster), or None: the numpy layers below."""
         if self._session is not None:
@@ -215,18 +218,31 @@ class MiniLMEncoder:
                 result[chunk] = self._forward([ids[i] for i in chunk])
         return result
 
-    def _one_blas_thread(self) -> contextlib.AbstractContextManager[Any]:
+    @contextlib.contextmanager
+    def _one_blas_thread(self) -> Iterator[None]:
         """One BLAS thread while encoding. A routed message is a few dozen tokens: threads
         buy nothing there, and on a busy 2-core machine OpenBLAS's spinning threads made a
         query 4x slower (p50 60 ms with 2 threads, 15 ms with 1, measured). Entering the
         limit costs ~10 us (the controller is built once), so it stays per call and other
-        numpy users in the process keep their threads."""
+        numpy users in the process keep their threads. Counted: encodes that overlap (a
+        route and a draft being prepared) share one limit, and the last one out restores
+        the original threads (nested limits restored out of order would leave one thread
+        for the whole process)."""
         if self._threads is None:
-            return contextlib.nullcontext()
-        limited: contextlib.AbstractContextManager[Any] = self._threads.limit(
-            limits=1, user_api="blas"
-        )
-        return limited
+            yield
+            return
+        with self._limit_lock:
+            if self._limit_users == 0:
+                self._limit = self._threads.limit(limits=1, user_api="blas")
+            self._limit_users += 1
+        try:
+            yield
+        finally:
+            with self._limit_lock:
+                self._limit_users -= 1
+                if self._limit_users == 0 and self._limit is not None:
+                    self._limit.restore_original_limits()
+                    self._limit = None
 
     def _forward(self, batch: list[list[int]]) -> Vectors:
         import numpy as np

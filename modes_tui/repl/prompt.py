@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modes_tui.frontend.commands import commands_for, mode_settings, one_shot_modes
-from modes_tui.frontend.drafts import DRAFT_PAUSE, routed_draft
+from modes_tui.frontend.drafts import DRAFT_PAUSE, routed_text
 from modes_tui.repl.commands import run_line
 
 if TYPE_CHECKING:
@@ -105,21 +105,31 @@ def input_history(path: Path, printer: Printer) -> Any:
     return StateHistory()
 
 
-def draft_preparer(engine: TurnEngine) -> Callable[[Any], None]:
+class DraftPreparer:
     """A buffer's `on_text_changed` handler: after a pause in typing, the text goes to
-    `engine.prepare` in a thread (`frontend.drafts`)."""
-    paused: list[asyncio.TimerHandle] = []
+    `engine.prepare` in a thread (`frontend.drafts`); `cancel` when the line is sent, since
+    prompt-toolkit keeps the sent text in the buffer until the next prompt."""
 
-    def prepare(text: str) -> None:
-        if routed_draft(text):
-            asyncio.get_running_loop().run_in_executor(None, engine.prepare, text)
+    def __init__(self, engine: TurnEngine) -> None:
+        self.engine = engine
+        self._paused: asyncio.TimerHandle | None = None
 
-    def changed(buffer: Any) -> None:
-        while paused:
-            paused.pop().cancel()
-        paused.append(asyncio.get_running_loop().call_later(DRAFT_PAUSE, prepare, buffer.text))
+    def changed(self, buffer: Any) -> None:
+        self.cancel()
+        self._paused = asyncio.get_running_loop().call_later(
+            DRAFT_PAUSE, self._prepare, buffer.text
+        )
 
-    return changed
+    def cancel(self) -> None:
+        if self._paused is not None:
+            self._paused.cancel()
+            self._paused = None
+
+    def _prepare(self, typed: str) -> None:
+        self._paused = None
+        text = routed_text(typed)
+        if text is not None:
+            asyncio.get_running_loop().run_in_executor(None, self.engine.prepare, text)
 
 
 async def run_interactive(
@@ -142,7 +152,8 @@ async def run_interactive(
         input=input,
         output=output,
     )
-    session.default_buffer.on_text_changed += draft_preparer(context.engine)
+    drafts = DraftPreparer(context.engine)
+    session.default_buffer.on_text_changed += drafts.changed
     printer.write(
         "modes-tui plain REPL. Enter sends; Ctrl+J or Alt+Enter starts a new line (a pasted "
         "text stays one message). /help for commands, Ctrl+D to leave.\n"
@@ -159,6 +170,8 @@ async def run_interactive(
             continue
         except EOFError:
             return 0
+        finally:
+            drafts.cancel()  # the line was sent or dropped: nothing to prepare any more
         interrupted = False
         if not line.strip():
             continue

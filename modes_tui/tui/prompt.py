@@ -21,7 +21,7 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
-from modes_tui.frontend.drafts import DRAFT_PAUSE, routed_draft
+from modes_tui.frontend.drafts import DRAFT_PAUSE, routed_text
 from modes_tui.tui.early_prompt import LINE_BREAK_KEYS
 
 if TYPE_CHECKING:
@@ -156,8 +156,8 @@ class PromptInput(TextArea):
 
     def _prepare_draft(self) -> None:
         """Encode ahead what the text's route will read (not a command: it is not routed)."""
-        engine, text = self.engine(), self.text
-        if engine is None or not routed_draft(text):
+        engine, text = self.engine(), routed_text(self.text)
+        if engine is None or text is None:
             return
         self.run_worker(
             partial(engine.prepare, text),

@@ -151,3 +151,24 @@ def test_route_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None
     assert out["classifier"] == {"with": "embedding", "model": "local/all-MiniLM-L6-v2"}
     assert out["reason"].startswith("like the ")
     assert out["decision"]["evidence"]["mode"] == "shell"
+
+
+def test_overlapping_encodes_give_the_process_its_blas_threads_back(minilm) -> None:  # type: ignore[no-untyped-def]
+    """A route and a draft being prepared encode at once: each holds BLAS at one thread, and
+    when both are done the process has its threads again, whichever finished first."""
+    if minilm.runtime != "numpy":
+        pytest.skip("onnxruntime keeps its own threads")
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> list[int]:
+        return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+
+    before = blas_threads()
+    first, second = minilm._one_blas_thread(), minilm._one_blas_thread()
+    first.__enter__()
+    second.__enter__()
+    assert all(n == 1 for n in blas_threads())
+    first.__exit__(None, None, None)  # the first one out is not the last
+    assert all(n == 1 for n in blas_threads())
+    second.__exit__(None, None, None)
+    assert blas_threads() == before

@@ -292,6 +292,26 @@ async def test_what_is_typed_is_prepared_for_its_route_after_a_pause_but_not_a_c
     assert prepared == ["restart the docker container"]
 
 
+async def test_a_line_sent_before_the_pause_is_not_prepared_after_it() -> None:
+    """prompt-toolkit keeps the sent text in the buffer until the next prompt: Enter within
+    the pause must not hand the sent line to `prepare` while its own turn runs."""
+    out = io.StringIO()
+    engine = engine_with(ScriptedModel().script(ScriptedReply("Done.")))
+    prepared: list[str] = []
+    engine.prepare = prepared.append  # type: ignore[method-assign]
+    context = context_for(engine)
+    with create_pipe_input() as pipe:
+        pipe.send_text("restart the docker container\r")  # typed and sent at once
+        running = asyncio.create_task(
+            run_interactive(context, Printer(out), input=pipe, output=DummyOutput())
+        )
+        await eventually(lambda: "Done." in out.getvalue())
+        await asyncio.sleep(0.5)
+        pipe.send_text("\x04")
+        assert await running == 0
+    assert prepared == []
+
+
 async def eventually(check: Callable[[], bool], seconds: float = 10.0) -> None:
     deadline = asyncio.get_running_loop().time() + seconds
     while not check():

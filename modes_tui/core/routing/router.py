@@ -131,10 +131,11 @@ class Router:
     def prepare(self, conversation: Iterable[MessageLike], draft: str) -> None:
         """Encode ahead, in the caller's thread, what routing `draft` after `conversation`
         reads that no earlier route encoded: the message, its request and the quoted step's
-        fixed texts when it quotes material, and the previous user message whole. The
-        app calls it while the user types (`TurnEngine.prepare`), so the route after Enter
-        finds the vectors cached instead of waking a CPU that idled while the user typed.
-        Best effort: nothing happens when the classifier cannot embed or is not loaded."""
+        fixed texts when it quotes material, and the previous user message whole. The app
+        and the REPL call it while the user types (`TurnEngine.prepare`), so the route after
+        Enter finds the vectors cached instead of waking a CPU that idled while the user
+        typed. Best effort: nothing happens when the classifier cannot embed or is not
+        loaded."""
         source = vector_source(self.classifier)
         draft_vectors = getattr(source, "draft_vectors", None)
         if source is None or draft_vectors is None or not draft.strip():
@@ -142,10 +143,13 @@ class Router:
         message, history = self.view([*conversation, Message("user", draft)])
         framing = split_message(message)
         texts = [message]
-        if framing is not None and framing.routed_on == "request":
-            texts += [framing.request, *self._quoted.texts_for(framing)]
-        draft_vectors(texts)
-        previous = next((h.content for h in reversed(history) if h.role == "user"), None)
+        framed = trace_of(self.classifier).with_ in FRAMING_BACKENDS
+        if framing is not None and framed and framing.routed_on == "request":
+            texts = [*self._quoted.texts_for(framing, self.classifier), framing.request, message]
+        draft_vectors(texts)  # the message last: the newest draft, the last to go
+        previous = next(
+            (h.content for h in reversed(history) if h.role == "user" and h.content.strip()), None
+        )
         if previous is not None:
             source.turn_vectors([previous])
 

@@ -74,16 +74,19 @@ class QuotedStep:
         kinds = [await self._kind(chosen, kind, modes) for kind in evidence.kinds()]
         return weigh_quoted(decision, evidence, kinds)
 
-    def texts_for(self, framing: Framing) -> list[str]:
+    def texts_for(self, framing: Framing, chosen: Classifier) -> list[str]:
         """The fixed texts `weigh` may classify for `framing` (a kind's description, "<verb>
-        this text"), for `Router.prepare` to encode before the route reads them."""
+        this text") that `chosen` has not read yet, for `Router.prepare` to encode ahead."""
         evidence = QuotedEvidence(framing)
         verb = evidence.text_verb()
         if framing.command_line or verb is not None:
-            return [KIND_TEXTS["command"] if framing.command_line else f"{verb} this text"]
-        return [
-            KIND_TEXTS[kind] for kind in dict.fromkeys([*evidence.kinds(), evidence.own_kind()])
-        ]
+            texts = [KIND_TEXTS["command"] if framing.command_line else f"{verb} this text"]
+        else:
+            own = evidence.own_kind()
+            kinds = [*evidence.kinds(), *([own] if own != "prose" else [])]
+            texts = [KIND_TEXTS[kind] for kind in dict.fromkeys(kinds)]
+        read = {text for (who, text, _) in self._readings if who == id(chosen)}
+        return [text for text in texts if text not in read]
 
     async def _kind(
         self, chosen: Classifier, kind: QuotedKind, modes: tuple[Profile, ...]

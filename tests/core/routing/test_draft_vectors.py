@@ -103,10 +103,54 @@ def test_typing_a_long_message_keeps_the_turns_vectors() -> None:
     assert "first turn" not in recent and typed in recent and "an answer" in recent
 
 
-def test_a_classifier_that_cannot_embed_prepares_nothing(pack: Pack) -> None:
-    router = Router(pack, KeywordClassifier())
-    router.prepare(transcript(), DRAFT)  # no vectors to warm: nothing happens, nothing raises
-    assert asyncio.run(router.route(transcript(DRAFT))).mode_name in {"chat", "shell", "write"}
+def test_a_draft_that_quotes_several_kinds_is_routed_without_encoding(pack: Pack) -> None:
+    """Code, a traceback and a command quoted at once: the request, the whole message and
+    each kind's reading all fit among the drafts, the message last."""
+    classifier, encoder = hashing_backend(pack)
+    router = Router(pack, classifier)
+    draft = (
+        "compare these:\n```\ndef f(x):\n    return x\n```\n"
+        'Traceback (most recent call last):\n  File "a.py", line 3, in <module>\n'
+        "ValueError: bad\n\n$ git push --force origin main"
+    )
+    router.prepare([], draft)
+    before = len(encoder.texts)
+    route = asyncio.run(router.route([Message("user", draft)]))
+    assert route.framing is not None and len({q.kind for q in route.framing.quoted}) >= 2
+    assert encoder.texts[before:] == []
+    # A second draft after that route: the kinds' readings are known, only new text is encoded.
+    again = draft.replace("compare these", "explain these")
+    before = len(encoder.texts)
+    router.prepare([Message("user", draft)], again)
+    assert sorted(encoder.texts[before:]) == sorted(
+        [again, route.framing.request.replace("compare these", "explain these")]
+    )
+
+
+def test_typing_never_evicts_a_routed_message_and_a_routed_text_is_no_draft() -> None:
+    recent = RecentVectors(size=4, drafts=2)
+    vector = np.ones(4, dtype=np.float32)
+    recent.put_draft("restart nginx", vector)
+    recent.put("restart nginx", vector)  # the route read it
+    recent.put_draft("restart nginx", vector)  # a late draft of the same text
+    recent.put_draft("a", vector)
+    recent.put_draft("b", vector)
+    recent.put_draft("c", vector)
+    assert "restart nginx" in recent  # kept with the routed messages, not pushed out
+    assert recent.refresh("b") and recent.refresh("c") and not recent.refresh("a")
+
+
+def test_a_cascade_prepares_the_whole_message_only(pack: Pack) -> None:
+    """A cascade classifies the whole message (it reads its framing itself): no request and
+    no kind texts are encoded for it."""
+    from modes_tui.core.routing.classifiers.cascade import CascadeClassifier
+
+    classifier, encoder = hashing_backend(pack)
+    router = Router(pack, CascadeClassifier(classifier, KeywordClassifier(), 0.5))
+    draft = "proofread this: 'pip instal requests --upgrade'"
+    before = len(encoder.texts)
+    router.prepare([], draft)
+    assert encoder.texts[before:] == [draft]
 
 
 def test_the_engine_never_raises_from_a_draft(

@@ -347,12 +347,12 @@ class EmbeddingClassifier:
         from routed messages (`RecentVectors.put_draft`). Nothing happens until loaded."""
         with self._lock:
             encoder = self._encoder if self.ready else None
-            missing = [t for t in dict.fromkeys(texts) if t.strip() and t not in self._queries]
-        if encoder is None or not missing:
+            missing = [t for t in dict.fromkeys(texts) if not self._queries.refresh(t)]
+        if encoder is None:
             return
-        encoded = np.asarray(encoder.encode(missing), dtype=np.float32)
-        with self._lock:
-            for text, vector in zip(missing, encoded, strict=True):
+        for text in missing:  # one at a time, as a route encodes: a batch may differ a bit
+            vector = np.asarray(encoder.encode([text]), dtype=np.float32)[0]
+            with self._lock:
                 self._queries.put_draft(text, vector)
 
     # ----------------------------------------------------------------- routing

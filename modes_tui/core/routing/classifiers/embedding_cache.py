@@ -92,12 +92,13 @@ class RecentVectors:
 
     A route encodes each message once; the conversation step and the next routes find it here
     (the newest `size`). A draft's vectors, encoded while the user types (`put_draft`), sit
-    apart, the newest `drafts` of them, so typing a long message never pushes a turn's vector
-    out; the draft that is sent moves among the routed messages when a route reads it.
+    apart, the newest `drafts` of them (more than one prepare encodes: the message, its
+    request and the quoted step's texts), so typing a long message never pushes a turn's
+    vector out; the draft that is sent moves among the routed messages when a route reads it.
     Not locked: its owner (`EmbeddingClassifier`) holds its own lock around every call.
     """
 
-    def __init__(self, size: int = 64, drafts: int = 4) -> None:
+    def __init__(self, size: int = 64, drafts: int = 8) -> None:
         self.size = size
         self.drafts = drafts
         self._routed: OrderedDict[str, Vector] = OrderedDict()
@@ -115,12 +116,23 @@ class RecentVectors:
 
     def put(self, text: str, vector: Vector) -> None:
         """Keep the vector of a message a route read (the oldest goes past `size`)."""
+        self._drafts.pop(text, None)
         self._routed[text] = vector
         while len(self._routed) > self.size:
             self._routed.popitem(last=False)
 
+    def refresh(self, text: str) -> bool:
+        """Whether `text` is kept; a draft's is made the newest draft again."""
+        if text in self._drafts:
+            self._drafts.move_to_end(text)
+            return True
+        return text in self._routed
+
     def put_draft(self, text: str, vector: Vector) -> None:
-        """Keep the vector of a draft (the oldest draft goes past `drafts`)."""
+        """Keep the vector of a draft (the oldest draft goes past `drafts`), unless a route
+        read the text meanwhile."""
+        if text in self._routed:
+            return
         self._drafts[text] = vector
         self._drafts.move_to_end(text)
         while len(self._drafts) > self.drafts:
