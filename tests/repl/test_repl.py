@@ -7,7 +7,7 @@ import io
 import json
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -269,18 +269,29 @@ def test_a_repl_that_received_no_message_leaves_no_session(modes_home: Path) -> 
     assert json.loads(run_cli("", "sessions", "--json", home=modes_home).stdout) == []
 
 
-async def test_what_is_typed_is_prepared_for_its_route_after_a_pause_but_not_a_command() -> None:
-    """As in the app: after a pause in typing the text goes to `engine.prepare` (off the
-    event loop), so the route after Enter finds it encoded; a command is not routed."""
+async def prepared_while(
+    script: Callable[[Any, io.StringIO, list[str]], Awaitable[None]],
+) -> list[str]:
+    """What the REPL handed to `engine.prepare` while `script(pipe, out, prepared)` typed (the
+    script leaves the REPL at its end)."""
     out = io.StringIO()
     engine = engine_with(ScriptedModel().script(ScriptedReply("Done.")))
     prepared: list[str] = []
     engine.prepare = prepared.append  # type: ignore[method-assign]
-    context = context_for(engine)
     with create_pipe_input() as pipe:
         running = asyncio.create_task(
-            run_interactive(context, Printer(out), input=pipe, output=DummyOutput())
+            run_interactive(context_for(engine), Printer(out), input=pipe, output=DummyOutput())
         )
+        await script(pipe, out, prepared)
+        assert await running == 0
+    return prepared
+
+
+async def test_what_is_typed_is_prepared_for_its_route_after_a_pause_but_not_a_command() -> None:
+    """As in the app: after a pause in typing the text goes to `engine.prepare` (off the
+    event loop), so the route after Enter finds it encoded; a command is not routed."""
+
+    async def script(pipe: Any, out: io.StringIO, prepared: list[str]) -> None:
         pipe.send_text("restart the docker container")
         await eventually(lambda: bool(prepared))
         pipe.send_text("\r")
@@ -288,28 +299,21 @@ async def test_what_is_typed_is_prepared_for_its_route_after_a_pause_but_not_a_c
         pipe.send_text("/mode shell")
         await asyncio.sleep(0.5)
         pipe.send_text("\x15\x04")  # Ctrl+U clears the line, Ctrl+D leaves
-        assert await running == 0
-    assert prepared == ["restart the docker container"]
+
+    assert await prepared_while(script) == ["restart the docker container"]
 
 
 async def test_a_line_sent_before_the_pause_is_not_prepared_after_it() -> None:
     """prompt-toolkit keeps the sent text in the buffer until the next prompt: Enter within
     the pause must not hand the sent line to `prepare` while its own turn runs."""
-    out = io.StringIO()
-    engine = engine_with(ScriptedModel().script(ScriptedReply("Done.")))
-    prepared: list[str] = []
-    engine.prepare = prepared.append  # type: ignore[method-assign]
-    context = context_for(engine)
-    with create_pipe_input() as pipe:
+
+    async def script(pipe: Any, out: io.StringIO, prepared: list[str]) -> None:
         pipe.send_text("restart the docker container\r")  # typed and sent at once
-        running = asyncio.create_task(
-            run_interactive(context, Printer(out), input=pipe, output=DummyOutput())
-        )
         await eventually(lambda: "Done." in out.getvalue())
         await asyncio.sleep(0.5)
         pipe.send_text("\x04")
-        assert await running == 0
-    assert prepared == []
+
+    assert await prepared_while(script) == []
 
 
 async def eventually(check: Callable[[], bool], seconds: float = 10.0) -> None:
