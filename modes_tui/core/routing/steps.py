@@ -85,7 +85,8 @@ class QuotedStep:
             own = evidence.own_kind()
             kinds = [*evidence.kinds(), *([own] if own != "prose" else [])]
             texts = [KIND_TEXTS[kind] for kind in dict.fromkeys(kinds)]
-        read = {text for (who, text, _) in self._readings if who == id(chosen)}
+        # a copy first (taken whole, under the GIL): a route may add a reading meanwhile
+        read = {text for (who, text, _) in list(self._readings) if who == id(chosen)}
         return [text for text in texts if text not in read]
 
     async def _kind(
