@@ -107,12 +107,24 @@ def input_history(path: Path, printer: Printer) -> Any:
 
 class DraftPreparer:
     """A buffer's `on_text_changed` handler: after a pause in typing, the text goes to
-    `engine.prepare` in a thread (`frontend.drafts`); `cancel` when the line is sent, since
-    prompt-toolkit keeps the sent text in the buffer until the next prompt."""
+    `engine.prepare` in a thread (`frontend.drafts`). `attach` also cancels the pause in the
+    buffer's accept handler, in the key press that sends the line: prompt-toolkit keeps the
+    sent text in the buffer until the next prompt, and on a loaded machine the prompt's
+    teardown after Enter can outlast the pause."""
 
     def __init__(self, engine: TurnEngine) -> None:
         self.engine = engine
         self._paused: asyncio.TimerHandle | None = None
+
+    def attach(self, buffer: Any) -> None:
+        accept = buffer.accept_handler
+
+        def accept_and_cancel(sent: Any) -> bool:
+            self.cancel()
+            return bool(accept(sent)) if accept is not None else False
+
+        buffer.on_text_changed += self.changed
+        buffer.accept_handler = accept_and_cancel
 
     def changed(self, buffer: Any) -> None:
         self.cancel()
@@ -153,7 +165,7 @@ async def run_interactive(
         output=output,
     )
     drafts = DraftPreparer(context.engine)
-    session.default_buffer.on_text_changed += drafts.changed
+    drafts.attach(session.default_buffer)
     printer.write(
         "modes-tui plain REPL. Enter sends; Ctrl+J or Alt+Enter starts a new line (a pasted "
         "text stays one message). /help for commands, Ctrl+D to leave.\n"
