@@ -511,7 +511,10 @@ async def test_a_provider_failure_fails_the_turn_and_keeps_the_message(
 ) -> None:
     from modes_tui.core.history.events import TurnFailed
 
-    events, engine, records = await provider_turn(openai_env, model, timeout=1.0)
+    # a short timeout only where it is what fails: a loaded machine must not turn the
+    # other failures into timeouts
+    timeout = 1.0 if kind == "timeout" else 30.0
+    events, engine, records = await provider_turn(openai_env, model, timeout=timeout)
     failed = events[-1]
     assert isinstance(failed, TurnFailed), events
     assert failed.kind == kind and failed.retryable is retryable

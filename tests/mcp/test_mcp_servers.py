@@ -282,7 +282,7 @@ async def test_closing_stops_every_server_and_leaves_no_process_or_zombie(
     pids = marked_processes(mark)
     assert len(pids) == 2
     await servers.close()
-    assert all(wait_until_gone(pid, timeout=1.0) for pid in pids)
+    assert all(wait_until_gone(pid) for pid in pids)
     assert servers.running() == {"time": False, "git": False}
     await servers.close()  # idempotent
 
@@ -303,7 +303,7 @@ async def test_a_turn_cancelled_while_its_server_starts_does_not_leak_it(
     assert type(events[-1]).__name__ == "TurnCancelled"
     await servers.close()
     for pid in marked_processes(mark):
-        assert wait_until_gone(pid, timeout=1.0)
+        assert wait_until_gone(pid)
 
 
 # --------------------------------------------------------------------------- guards and schemas

@@ -62,7 +62,9 @@ def test_yes_typed_while_the_answer_streams_does_not_answer_and_a_later_y_does(
 ) -> None:
     with terminal(*COMMAND_CHAT, home=modes_home, cwd=folder) as screen:
         at = in_shell(screen)
-        screen.type("touch ran.txt\r")
+        # a long comment keeps the answer streaming ~3 s after "I will": "yes" is typed
+        # well before the question opens even when this test is descheduled for a while
+        screen.type("touch ran.txt  # " + "." * 300 + "\r")
         at = screen.expect("(scripted model) I will", after=at)  # still streaming
         screen.type("yes\r")  # waits in the terminal driver, not in any prompt
         at = screen.expect(NOTE + ': "yes"', after=at)

@@ -238,7 +238,7 @@ def install(provider: FakeProvider) -> list[dict[str, Any]]:
     return previous
 
 
-def wait_until(predicate: Any, timeout: float = 5.0) -> bool:
+def wait_until(predicate: Any, timeout: float = 15.0) -> bool:
     """Poll `predicate` until it is true or `timeout` passes (for cross-thread checks)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

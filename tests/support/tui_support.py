@@ -494,8 +494,9 @@ async def editor_in(pilot: Pilot[None]) -> None:
     )  # type: ignore[attr-defined]
 
 
-async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Let the app run until `check()` holds; fail with a clear message after `timeout` s."""
+async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 15.0) -> None:
+    """Let the app run until `check()` holds; fail with a clear message after `timeout` s
+    (generous: a wait that holds returns at once, and CI runs three workers on two cores)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not check():
@@ -562,3 +563,37 @@ async def answer_dialog(pilot: Pilot[None], key: str) -> None:
     app = pilot.app
     await until(pilot, lambda: bool(getattr(app.screen, "armed", False)))
     await pilot.press(key)
+
+
+async def rerouted(pilot: Pilot[None]) -> None:
+    """Wait until the replay screen shows today's re-route: its title and the turns it marks
+    as changed (the re-route runs in a thread after the first paint)."""
+    from modes_tui.tui.chat import ChatLog
+    from modes_tui.tui.replay import ReplayScreen
+
+    app = pilot.app
+    await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+    screen = app.screen
+    await until(pilot, lambda: "re-route:" in plain(screen.query_one("#replay-title")))
+    chat = screen.query_one(ChatLog)
+    await until(pilot, lambda: "(was " in all_text(chat.query("Static")))
+    await pilot.pause(0.1)
+
+
+async def palette_lists(pilot: Pilot[None], wanted: str) -> None:
+    """Wait until the command palette shows its list with a command holding `wanted` on top
+    and highlighted: Enter picks nothing while the palette's search is still running."""
+    from textual.command import CommandList, CommandPalette
+
+    app = pilot.app
+
+    def on_top() -> bool:
+        screen = app.screen
+        if not isinstance(screen, CommandPalette):
+            return False
+        commands = screen.query_one(CommandList)
+        if not commands.has_class("--visible") or commands.highlighted != 0:
+            return False
+        return wanted.lower() in str(commands.get_option_at_index(0).prompt).lower()
+
+    await until(pilot, on_top)

@@ -25,6 +25,7 @@ from tests.support.tui_support import (
     demo_scripts,
     editor_in,
     plain,
+    rerouted,
     services,
     started,
     until,
@@ -207,8 +208,7 @@ def test_replay_at_80x24_snapshot(snap_compare: Any) -> None:
         await started(pilot)
         app.conversation.prompt.value = "/replay 20260314-092653-abcd"
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
-        await pilot.pause(0.3)
+        await rerouted(pilot)
 
     app = build_app(services(ScriptEngine(), sessions=FakeSessions(replayed())), tz=UTC)
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -42,6 +42,7 @@ from tests.support.tui_support import (
     answer_dialog,
     answer_events,
     default_pack,
+    palette_lists,
     plain,
     request,
     route,
@@ -181,10 +182,10 @@ async def test_an_external_control_file_edit_shows_in_header_and_panel() -> None
         control = app_services.control
         assert isinstance(control, MemoryControl)
         control.external("reason")
-        await until(pilot, lambda: "forced reason" in header(app), timeout=2)
+        await until(pilot, lambda: "forced reason" in header(app))
         assert app.conversation.panel.setting == "forced reason"
         control.external("auto", warning="control file state.json: not valid JSON; using auto")
-        await until(pilot, lambda: "not valid JSON" in header(app), timeout=2)
+        await until(pilot, lambda: "not valid JSON" in header(app))
 
 
 async def test_a_keymap_rebinds_a_mode_key() -> None:
@@ -395,7 +396,7 @@ async def test_the_palette_forces_a_mode() -> None:
         await pilot.press("ctrl+p")
         await pilot.pause(0.1)
         await pilot.press(*"Force mode: shell")
-        await pilot.pause(0.5)
+        await palette_lists(pilot, "Force mode: shell")
         await pilot.press("enter")
         await until(pilot, lambda: "forced shell" in header(app))
 
@@ -746,10 +747,10 @@ async def test_another_process_editing_the_control_file_shows_within_a_second() 
         await until(pilot, lambda: "forced code" in header(app))
         assert json.loads(path.read_text())["packs"]["default"] == "code"
         path.write_text('{"packs": {"default": "shell"}}\n')  # as `modes-tui mode shell` would
-        await until(pilot, lambda: "forced shell" in header(app), timeout=1.5)
+        await until(pilot, lambda: "forced shell" in header(app))
         assert app.conversation.panel.setting == "forced shell (this pack)"
         path.write_text("{not json")
-        await until(pilot, lambda: "not valid JSON" in header(app), timeout=1.5)
+        await until(pilot, lambda: "not valid JSON" in header(app))
         assert "setting auto" in header(app)
 
 

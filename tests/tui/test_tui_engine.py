@@ -141,7 +141,7 @@ async def test_an_external_control_file_edit_changes_header_and_next_turn(rig: R
         app = await started(pilot)
         rig.control.path.parent.mkdir(parents=True, exist_ok=True)
         rig.control.path.write_text('{"mode": "off"}\n')  # another process
-        await until(pilot, lambda: "setting off" in header(app), timeout=1.5)
+        await until(pilot, lambda: "setting off" in header(app))
         await say(pilot, "my python script segfaults")
         assert app.conversation.records[-1].route is not None
         assert app.conversation.records[-1].mode is None  # no mode: base prompt only

@@ -102,7 +102,7 @@ async def test_tab_walks_prompt_chat_panel_and_enter_opens_the_newest_decision()
         options = conversation.panel.query_one(OptionList)
         assert app.focused is options
         assert conversation.panel.highlighted_record() is conversation.records[-1]
-        await pilot.pause(0.1)
+        await until(pilot, lambda: "⏎ Inspect" in screen_text(app).splitlines()[-1])
         footer = screen_text(app).splitlines()[-1]
         assert "⏎ Inspect" in footer and "esc Prompt" in footer  # the keys that work here
         await pilot.press("enter")

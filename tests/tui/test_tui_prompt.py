@@ -19,6 +19,7 @@ from modes_tui.tui.turn_view import ToolCallView, TurnView
 from tests.support.tui_support import (
     ScriptEngine,
     answer_events,
+    palette_lists,
     plain,
     request,
     services,
@@ -445,7 +446,7 @@ async def test_the_palette_lists_every_action_of_the_chat_screen() -> None:
         await pilot.press("ctrl+p")
         await pilot.pause(0.2)
         await pilot.press(*"route panel")
-        await pilot.pause(0.3)
+        await palette_lists(pilot, "route panel")
         await pilot.press("enter")
         await until(pilot, lambda: not app.conversation.panel.display)
 

@@ -20,6 +20,7 @@ from tests.support.tui_support import (
     ScriptEngine,
     demo_scripts,
     editor_in,
+    rerouted,
     services,
     tool_card_script,
 )
@@ -127,11 +128,7 @@ def test_replay_screen(snap_compare: Any) -> None:
         assert isinstance(app, ModesApp)
         app.conversation.prompt.value = "/replay 20260314-092653-abcd"
         await pilot.press("enter")
-        for _ in range(100):
-            if app.screen.__class__.__name__ == "ReplayScreen":
-                break
-            await asyncio.sleep(0.02)
-        await pilot.pause(0.3)
+        await rerouted(pilot)
 
     app = demo_app(sessions=FakeSessions(replayed()))
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

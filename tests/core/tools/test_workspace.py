@@ -149,10 +149,11 @@ async def test_run_command_caps_output_keeping_head_and_tail(project: Path) -> N
 
 
 async def test_run_command_times_out_and_kills_the_command(project: Path) -> None:
-    run = command_tool(Workspace(project), timeout=0.5)
+    # 2 s: a loaded machine can take most of a second to start bash and read its first line
+    run = command_tool(Workspace(project), timeout=2.0)
     result = await run.invoke({"command": "echo start; sleep 30; echo never"})
     assert result["exit_code"] is None
-    assert result["timed_out"] == "stopped after 0.5 seconds"
+    assert result["timed_out"] == "stopped after 2 seconds"
     assert result["output"] == "start\n"
 
 
@@ -180,7 +181,12 @@ async def test_a_cancel_while_the_command_starts_kills_what_it_started(
 
     async def slow_start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
         process = await real_start(*args, **kwargs)
-        await asyncio.to_thread(wait_until, lambda: (project / "pid").exists())
+        # the shell's `>` makes the file before `echo` writes into it: wait for its content
+        assert await asyncio.to_thread(
+            wait_until,
+            lambda: (project / "pid").exists() and (project / "pid").read_text().strip(),
+            30.0,
+        )
         started.set()
         await asyncio.sleep(5)  # still "starting" when the cancel comes
         return process
