@@ -144,6 +144,28 @@ _REQUEST_OPENER = re.compile(
     r"hi|hello|hey|if|debug|refactor|review|proofread|rewrite|edit|build|start|stop|open|"
     r"create|update|upgrade|search|count|sort|merge|split|parse|read|send|reply|book)\b"
 )
+# An imperative the list above does not name: a first word that is no function word, then
+# what a verb takes: a determiner or number opening its object, "me"/"us", a particle ("work
+# out", "set up"), a file name or a formula ("restart the nginx service", "profile my flask
+# endpoint", "teach me Italian", "unzip archive.zip", "factor 391"). A fragment opens with a
+# preposition, an adverb, a determiner, a pronoun or an -ing form instead ("only the tcp
+# ones", "with three dice", "skipping the first two rows"), which this does not match.
+_NOT_A_VERB = (
+    r"the|a|an|this|that|these|those|my|your|our|their|his|her|its|some|any|no|every|each|"
+    r"all|both|either|neither|another|other|same|such|more|less|most|least|much|many|few|"
+    r"only|just|even|also|still|maybe|perhaps|not|again|too|instead|rather|quite|very|now|"
+    r"then|so|and|but|or|nor|yet|because|though|although|while|unless|whether|in|on|at|"
+    r"for|with|without|from|to|by|about|under|over|after|before|into|onto|like|near|since|"
+    r"than|via|per|during|within|across|through|between|among|against|along|around|behind|"
+    r"beyond|up|down|off|out|as|of|something|anything|everything|nothing|someone|anyone|"
+    r"one|ones|it|they|we|you|he|she|there|here|next|last|first|second|third|else|yes|ok|"
+    r"okay|same|half|twice"
+)
+_IMPERATIVE = re.compile(
+    rf"^(?!(?:{_NOT_A_VERB})\b)[a-z][a-z-]*(?<!ing)(?<![^p]ly) "
+    r"(?:(?:the|a|an|this|these|my|our|your|their|every|each|all|some|two|three|four|five|"
+    r"me|us|out|up|down|whether)\b|\d|\S*[./_*^(=])"
+)
 # A statement with a finite verb of its own ("git rebase went wrong", "the build failed",
 # "my laptop keeps crashing") says what happened: it stands alone, however short.
 _FINITE_VERB = re.compile(
@@ -199,13 +221,17 @@ def follow_up_score(message: str) -> FollowUp:
     # "…" stands for material the message quotes (`core.values.framing`): "this" points at
     # it, and the message carries its own subject however few words its request has.
     material = PLACEHOLDER in message
-    if len(words) <= SHORT_WORDS and not material:
+    # a verb with an object of its own is a whole request however short ("restart the
+    # nginx service"); its back-pointing words still count above ("make it shorter")
+    ordered = _IMPERATIVE.match(text) is not None
+    if len(words) <= SHORT_WORDS and not material and not ordered:
         weights.append(0.4)
         cues.append(f"{len(words)} word{'s' if len(words) != 1 else ''}")
     if (
         len(words) <= ELLIPTIC_WORDS
         and not material
         and not _REQUEST_OPENER.match(text)
+        and not ordered
         and not _FINITE_VERB.search(text)
     ):
         weights.append(ELLIPTIC_WEIGHT)

@@ -152,6 +152,11 @@ FOLLOW_UPS = [
     "show that another way",
     "check that again",
     "explain the code above",
+    # fragments: a preposition, an adverb or an -ing form opens them, not a verb
+    "only the tcp ones",
+    "with three dice",
+    "skipping the first two rows",
+    "recursive version",
 ]
 SELF_CONTAINED = [
     "write a 300-word essay about tea",
@@ -165,6 +170,13 @@ SELF_CONTAINED = [
     "show that 2 + 2 = 4",
     "check that the tests pass",
     "prove that every prime above 2 is odd",
+    # short imperatives whose verb no list names: a verb, then an object of its own
+    "restart the nginx service",
+    "unzip archive.zip into a new folder",
+    "factor 391 into primes",
+    "teach me some basic Italian greetings",
+    "profile my slow flask endpoint",
+    "apply the patch",
 ]
 
 
