@@ -80,13 +80,14 @@ _OPENERS: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
         (r"^(?:in|with|for|using|without|on) \w+(?: \w+)?\??$", 0.7, "an elliptical phrase"),
     )
 )
+_REFERS_BACK = "refers back"
 _BACK: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
     (re.compile(pattern), weight, name)
     for pattern, weight, name in (
         (
             r"\b(?:it|its|it's|those|these|them|they|their|one|ones|he|she|him|her|his)\b",
             0.5,
-            "refers back",
+            _REFERS_BACK,
         ),
         # "that" as a pronoun ("is that O(n)?", "explain that"), not as a relative
         # ("a method that checks"); "this" mostly points at pasted text, not back.
@@ -95,7 +96,7 @@ _BACK: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
             r"with|like|to) that\b|\bthat(?= (?:is|was|does|did|do|will|would|works?|part|"
             rf"line|one|bit|off|on|again|too|in)\b|\s*[?.!]*$)|\bcheck that\b{_CLAUSE}",
             0.35,
-            "refers back",
+            _REFERS_BACK,
         ),
         (
             r"\b(?:show|walk me through|break down|give) (?:me )?(?:the|your|how|an?)\b",
@@ -161,11 +162,14 @@ _NOT_A_VERB = (
     r"one|ones|it|they|we|you|he|she|there|here|next|last|first|second|third|else|yes|ok|"
     r"okay|same|half|twice"
 )
+_VERB_FIRST = rf"^(?!(?:{_NOT_A_VERB})\b)[a-z][a-z-]*(?<!ing)(?<![^p]ly) "
 _IMPERATIVE = re.compile(
-    rf"^(?!(?:{_NOT_A_VERB})\b)[a-z][a-z-]*(?<!ing)(?<![^p]ly) "
-    r"(?:(?:the|a|an|this|these|my|our|your|their|every|each|all|some|two|three|four|five|"
-    r"me|us|out|up|down|whether)\b|\d|\S*[./_*^(=])"
+    _VERB_FIRST + r"(?:(?:the|a|an|this|these|my|our|your|their|every|each|all|some|two|"
+    r"three|four|five|me|us|out|up|down|whether)\b|\d|\S*[./_*^(=])"
 )
+# The same verb with a pronoun for its object ("simulate it in python") leans on the last
+# turn for its object: it reads as elliptic, but that pull is the pronoun's (`carried`).
+_IMPERATIVE_ON_IT = re.compile(_VERB_FIRST + r"(?:it|that|them|those)\b")
 # A statement with a finite verb of its own ("git rebase went wrong", "the build failed",
 # "my laptop keeps crashing") says what happened: it stands alone, however short.
 _FINITE_VERB = re.compile(
@@ -196,6 +200,9 @@ class FollowUp:
     stands_alone: bool = False
     """No cue at all, and longer than an elliptic fragment: a request complete in itself,
     which closeness in meaning to the last turn does not pull back (`continued`)."""
+    pronoun: float = 0.0
+    """The part of `score` that only a pronoun pointing back gave ("it", "that"): it carries
+    the last turn's subject over, not its mode ("write it as a python script instead")."""
 
     def explain(self) -> str:
         """`0.82: 'what about', refers back` for the route's reason."""
@@ -218,6 +225,7 @@ def follow_up_score(message: str) -> FollowUp:
         if pattern.search(text):
             weights.append(weight)
             cues.append(name)
+    pronouns = [w for w, cue in zip(weights, cues, strict=True) if cue == _REFERS_BACK]
     # "…" stands for material the message quotes (`core.values.framing`): "this" points at
     # it, and the message carries its own subject however few words its request has.
     material = PLACEHOLDER in message
@@ -236,16 +244,23 @@ def follow_up_score(message: str) -> FollowUp:
     ):
         weights.append(ELLIPTIC_WEIGHT)
         cues.append("no request of its own")
+        if _IMPERATIVE_ON_IT.match(text):
+            pronouns.append(ELLIPTIC_WEIGHT)  # its object is the pronoun: the same pull
     remaining = 1.0
     for weight in weights:
         remaining *= 1.0 - weight
-    score = 1.0 - remaining
+    without = remaining  # the same product without the pronouns' factors
+    for weight in pronouns:
+        without /= 1.0 - weight
+    damping = 1.0
     if material or len(words) > LONG_WORDS:
-        score *= 0.4
+        damping = 0.4
     elif len(words) > MEDIUM_WORDS:
-        score *= 0.6
+        damping = 0.6
+    score = (1.0 - remaining) * damping
+    pronoun = score - (1.0 - without) * damping
     alone = not weights and len(words) > ELLIPTIC_WORDS
-    return FollowUp(round(score, 4), tuple(dict.fromkeys(cues)), alone)
+    return FollowUp(round(score, 4), tuple(dict.fromkeys(cues)), alone, round(pronoun, 4))
 
 
 # --------------------------------------------------------------------------- weighing
@@ -333,6 +348,26 @@ def _confidences(decision: Weighed) -> dict[str, float]:
     return {name: p * gate for name, p in probabilities.items()}
 
 
+PRONOUN_YIELDS = 0.8
+"""From this confidence of the message's own words in a mode, a pronoun's pull back to the
+last turn's mode weakens; from `SURE_ELSEWHERE` on it is gone (`carried`)."""
+
+
+def sureness(confidence: float, unsure: float = UNSURE_ELSEWHERE) -> float:
+    """How surely a message's own words send it to a mode at `confidence`: 0 up to `unsure`,
+    1 from `SURE_ELSEWHERE` on."""
+    sure = (confidence - unsure) / (SURE_ELSEWHERE - unsure)
+    return min(max(sure, 0.0), 1.0)
+
+
+def carried(follow: FollowUp, confidence: float) -> float:
+    """The follow-up score of a message whose own words pick a mode at `confidence`: a
+    pronoun carries the last turn's subject over, but where the words are sure of a mode
+    they pick it ("write it as a python script instead" after a sum), so the pronoun's part
+    of the score counts only as far as they are unsure."""
+    return follow.score - follow.pronoun * sureness(confidence, PRONOUN_YIELDS)
+
+
 def continued(
     follow: FollowUp, continuity: Continuity | None, confidence: Mapping[str, float], current: str
 ) -> float:
@@ -343,12 +378,12 @@ def continued(
     send surely elsewhere: `1 - shape` times how far the surest other mode's confidence is
     from `UNSURE_ELSEWHERE` (counts nothing) to `SURE_ELSEWHERE` (counts fully).
     """
-    shape = follow.score
-    if continuity is None or continuity.chance <= 0 or follow.stands_alone:
-        return shape
     elsewhere = max((c for name, c in confidence.items() if name != current), default=0.0)
-    sure = (elsewhere - UNSURE_ELSEWHERE) / (SURE_ELSEWHERE - UNSURE_ELSEWHERE)
-    close = continuity.chance * (1.0 - (1.0 - shape) * min(max(sure, 0.0), 1.0))
+    sure = sureness(elsewhere)
+    shape = carried(follow, elsewhere)
+    if continuity is None or continuity.chance <= 0 or follow.stands_alone:
+        return round(shape, 4)
+    close = continuity.chance * (1.0 - (1.0 - shape) * sure)
     return round(1.0 - (1.0 - shape) * (1.0 - close), 4)
 
 

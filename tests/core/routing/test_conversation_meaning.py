@@ -430,13 +430,19 @@ def test_a_short_imperative_after_a_chat_turn_moves_to_its_own_mode_with_the_rea
 
 @pytest.mark.local
 @pytest.mark.parametrize(
-    ("name", "switches"), [("imperative_heldout", 0.68), ("imperative_heldout_b", 0.63)]
+    ("name", "switches", "follow_ups"),
+    [
+        ("imperative_heldout", 0.68, 1.0),
+        ("imperative_heldout_b", 0.63, 1.0),
+        ("backref_heldout", 0.55, 0.9),
+    ],
 )
-def test_short_imperatives_move_and_fragments_stay(
-    name: str, switches: float, capsys: pytest.CaptureFixture[str]
+def test_requests_of_another_mode_move_and_follow_ups_stay(
+    name: str, switches: float, follow_ups: float, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Short requests after a turn in another mode (`_b` written before the change and not
-    tuned on): before it, 4 of 38 and 14 of 30 moved; every fragment still stays."""
+    """Short requests after a turn in another mode, and requests that name the last turn's
+    subject by a pronoun ("write it as a python script"); `_b` and `backref` were written
+    before the change and not tuned on. Before it, 4 of 38, 14 of 30 and 5 of 15 moved."""
     import json
     from pathlib import Path
 
@@ -446,7 +452,7 @@ def test_short_imperatives_move_and_fragments_stay(
     assert main(["eval", str(eval_file), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["conversation"]["switch_accuracy"] >= switches, report["confusion"]
-    assert report["conversation"]["follow_up_accuracy"] == 1.0, report["confusion"]
+    assert report["conversation"]["follow_up_accuracy"] >= follow_ups, report["confusion"]
     assert report["wrong_sure"]["count"] <= 3, report["wrong_sure"]
 
 

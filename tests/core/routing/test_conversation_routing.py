@@ -14,7 +14,7 @@ from modes_tui.core.evals.cases import EvalCase, read_eval_file
 from modes_tui.core.evals.scoring import Outcome, evaluate, route_cases
 from modes_tui.core.history.conversation import Message
 from modes_tui.core.packs.profiles import Pack, load_pack
-from modes_tui.core.routing.follow_up import follow_up_score
+from modes_tui.core.routing.follow_up import carried, follow_up_score
 from modes_tui.core.routing.router import REASON_BELOW, Router
 from modes_tui.core.values.route import Decision, Route
 from tests.conftest import PackWriter
@@ -63,6 +63,13 @@ SURE_SHELL = Decision(
     "shell", 0.93, "closest: 'undo my commit'", {"shell": 0.95, "code": 0.03, "chat": 0.02}
 )
 
+SURE_CODE = Decision(
+    "code", 0.97, "closest: 'a script'", {"code": 0.98, "write": 0.01, "chat": 0.01}
+)
+UNSURE_CODE = Decision(
+    "code", 0.75, "closest: 'a script'", {"code": 0.8, "write": 0.1, "chat": 0.1}
+)
+
 CONVERSATIONS = [
     # (previous mode, message, classifier's decision alone, expected mode, decided_by)
     ("code", "and in Go?", UNSURE_CHAT, "code", "classifier"),
@@ -85,6 +92,10 @@ CONVERSATIONS = [
         "shell",
         "classifier",
     ),
+    # "it" carries the last turn's subject over, not its mode: where the message's own words
+    # are sure of another mode they pick it; where they are unsure, the pronoun holds the turn
+    ("write", "turn it into a python script", SURE_CODE, "code", "classifier"),
+    ("write", "turn it into a python script", UNSURE_CODE, "write", "classifier"),
     # a self-contained message the classifier is unsure of still falls back: nothing to lean on
     ("code", "recommend a podcast about the history of Rome", UNSURE_CHAT, "chat", "fallback"),
 ]
@@ -188,6 +199,17 @@ def test_follow_up_cues_are_read_from_the_message(text: str) -> None:
 @pytest.mark.parametrize("text", SELF_CONTAINED)
 def test_a_self_contained_request_barely_leans_on_the_last_turn(text: str) -> None:
     assert follow_up_score(text).score < 0.35, follow_up_score(text)
+
+
+def test_a_pronoun_pulls_back_to_the_last_mode_only_as_far_as_the_words_are_unsure() -> None:
+    """The pronoun's share of the score ("it") yields to a sure mode; "shorter" does not."""
+    follow = follow_up_score("simulate it in python to check")
+    assert follow.score == follow.pronoun > 0.7  # only the pronoun makes it lean back
+    assert carried(follow, 0.7) == follow.score
+    assert 0 < carried(follow, 0.9) < follow.score
+    assert carried(follow, 0.97) == 0
+    shorter = follow_up_score("make it shorter")
+    assert carried(shorter, 0.99) >= 0.7  # asks to rework the answer: stays a follow-up
 
 
 # --------------------------------------------------------------------------- values

@@ -9,11 +9,10 @@ nearest example, correction or description of the chosen mode; a message near-id
 correction goes where the correction says. The pack's own `ModeIndex` (no corrections)
 measures the follow-up rule's `unrelated` cosine and serves `similarity`.
 
-Follow-ups: an earlier user message on the message's topic (a cosine above `unrelated`, what
-two examples of *different* modes reach 85% of the time) has its logits and nearness mixed in,
-`s = (s_msg + lambda * s_prev) / (1 + lambda)`, `lambda = max(1 - confidence(alone), 0.3)`; a
-self-contained message on another subject is not pulled in. `turn_vectors` gives the router's
-conversation step (`core.routing.continuity`) the turns' vectors from the query cache.
+Follow-ups: an earlier user message on the message's topic (a cosine above `unrelated`), or
+one the message leans on by its shape, has its logits and nearness mixed in (`_follow_weight`);
+a self-contained message on another subject is not. `turn_vectors` gives the conversation step
+(`core.routing.continuity`) the turns' vectors from the query cache.
 
 Example vectors are cached on disk (`EmbeddingCache`, by encoder and text). The encoder loads
 in a background thread started by the constructor; the first `classify` awaits it only.
@@ -45,7 +44,7 @@ from modes_tui.core.routing.classifiers.learned_head import (
 )
 from modes_tui.core.routing.classifiers.mode_index import ModeIndex, ScoringParams
 from modes_tui.core.routing.corrections import EMPTY_CORRECTIONS
-from modes_tui.core.routing.follow_up import follow_up_score
+from modes_tui.core.routing.follow_up import FollowUp, carried, follow_up_score
 from modes_tui.core.routing.learning import correction_note, learned_examples, split_negatives
 from modes_tui.core.routing.ports import CorrectionSource
 from modes_tui.core.values.entry import HistoryEntry
@@ -394,7 +393,7 @@ class EmbeddingClassifier:
             before = int(np.argmax(scored.probabilities))
             previous_query = self._query(previous)
             related = float(np.asarray(previous_query, np.float32) @ query) >= index.unrelated
-            weight = _follow_weight(scored.confidence, related, follow_up_score(message).score)
+            weight = _follow_weight(scored.confidence, related, follow_up_score(message))
             earlier = previous_query[None, :]
             scored = head.score_rows(
                 query[None, :],
@@ -460,13 +459,14 @@ class EmbeddingClassifier:
         return ClassifierInfo("embedding", self.encoder_name)
 
 
-def _follow_weight(confidence: float, related: bool, follow: float) -> float:
+def _follow_weight(confidence: float, related: bool, shape: FollowUp) -> float:
     """How much the previous message's scores count beside the message's own.
 
-    A message on the previous one's topic leans on it as much as it is unsure of itself; a
-    message that reads as a follow-up (`core.routing.follow_up`, "what does -a do?") leans on it
-    whatever its topic, as much as it cannot stand alone (`f / (1 - f)`, at most 4).
+    A message on the previous one's topic (a cosine above `unrelated`) leans on it as much as it
+    is unsure of itself; one that reads as a follow-up ("what does -a do?") leans on it whatever
+    its topic, as much as it cannot stand alone (`f / (1 - f)`, at most 4; `follow_up.carried`).
     """
+    follow = carried(shape, confidence)
     weight = max(1.0 - confidence, FOLLOW_UP_MIN_WEIGHT) if related else 0.0
     if follow >= FOLLOW_UP_LEAN:
         weight = max(weight, min(follow / max(1.0 - follow, 1e-9), FOLLOW_UP_MAX_WEIGHT))
