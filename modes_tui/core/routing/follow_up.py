@@ -170,6 +170,13 @@ _IMPERATIVE = re.compile(
 # The same verb with a pronoun for its object ("simulate it in python") leans on the last
 # turn for its object: it reads as elliptic, but that pull is the pronoun's (`carried`).
 _IMPERATIVE_ON_IT = re.compile(_VERB_FIRST + r"(?:it|that|them|those)\b")
+# Words that ask for something wherever they stand; a message with none of them, no question
+# mark and no request opener but a subject ("I", "my") only states something.
+_ASKS = re.compile(
+    r"\b(?:need|needs|want|wants|like|help|please|pls|can|could|would|how|what|why|which|"
+    r"where|when|who|whether)\b|\?"
+)
+_SUBJECT_OPENER = re.compile(r"^(?:i|i'm|im|i've|my)\b")
 # A statement with a finite verb of its own ("git rebase went wrong", "the build failed",
 # "my laptop keeps crashing") says what happened: it stands alone, however short.
 _FINITE_VERB = re.compile(
@@ -200,6 +207,9 @@ class FollowUp:
     stands_alone: bool = False
     """No cue at all, and longer than an elliptic fragment: a request complete in itself,
     which closeness in meaning to the last turn does not pull back (`continued`)."""
+    statement: bool = False
+    """It asks nothing: no question, no request verb, no imperative ("the server is behind a
+    corporate VPN"). Close in meaning to the turn before, it gives that turn's context."""
     pronoun: float = 0.0
     """The part of `score` that only a pronoun pointing back gave ("it", "that"): it carries
     the last turn's subject over, not its mode ("write it as a python script instead")."""
@@ -259,8 +269,17 @@ def follow_up_score(message: str) -> FollowUp:
         damping = 0.6
     score = (1.0 - remaining) * damping
     pronoun = score - (1.0 - without) * damping
-    alone = not weights and len(words) > ELLIPTIC_WORDS
-    return FollowUp(round(score, 4), tuple(dict.fromkeys(cues)), alone, round(pronoun, 4))
+    statement = (
+        not material
+        and not _ASKS.search(text)
+        and not ordered
+        and not _IMPERATIVE_ON_IT.match(text)
+        and (_SUBJECT_OPENER.match(text) is not None or not _REQUEST_OPENER.match(text))
+    )
+    alone = not weights and len(words) > ELLIPTIC_WORDS and not statement
+    return FollowUp(
+        round(score, 4), tuple(dict.fromkeys(cues)), alone, statement, round(pronoun, 4)
+    )
 
 
 # --------------------------------------------------------------------------- weighing
@@ -383,7 +402,8 @@ def continued(
     shape = carried(follow, elsewhere)
     if continuity is None or continuity.chance <= 0 or follow.stands_alone:
         return round(shape, 4)
-    close = continuity.chance * (1.0 - (1.0 - shape) * sure)
+    # a statement asks nothing of another mode: its words' sureness does not cancel closeness
+    close = continuity.chance * (1.0 - (1.0 - shape) * (0.0 if follow.statement else sure))
     return round(1.0 - (1.0 - shape) * (1.0 - close), 4)
 
 
