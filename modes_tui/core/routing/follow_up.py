@@ -170,6 +170,16 @@ _IMPERATIVE = re.compile(
 # The same verb with a pronoun for its object ("simulate it in python") leans on the last
 # turn for its object: it reads as elliptic, but that pull is the pronoun's (`carried`).
 _IMPERATIVE_ON_IT = re.compile(_VERB_FIRST + r"(?:it|that|them|those)\b")
+_DISCOURSE = re.compile(
+    r"^(?:(?:ok(?:ay)?|alright|right|so|and|but|also|plus|then|now|next|after that)\b[\s,:;.!-]*)+"
+)
+_SEQUENCING = {"carries on", "opens with a continuation"}
+"""Cues of an opener that orders the turns ("now", "next", "then") without pointing back."""
+_PRONOUN_SUBJECT = re.compile(
+    r"^(?:(?:how|why|what|when|where|who|which|so|but|and|then|now|ok|okay)\W+){0,2}"
+    r"(?:(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have|had)\W+)?"
+    r"(?:it|its|it's|they|they're|their|that|that's|those|these|he|she|his|her)\b"
+)
 # Words that ask for something wherever they stand; a message with none of them, no question
 # mark and no request opener but a subject ("I", "my") only states something.
 _ASKS = re.compile(
@@ -211,8 +221,8 @@ class FollowUp:
     """It asks nothing: no question, no request verb, no imperative ("the server is behind a
     corporate VPN"). Close in meaning to the turn before, it gives that turn's context."""
     pronoun: float = 0.0
-    """The part of `score` that only a pronoun pointing back gave ("it", "that"): it carries
-    the last turn's subject over, not its mode ("write it as a python script instead")."""
+    """The part of `score` that only a pronoun a new verb takes as its object gave ("turn it
+    into", "write that as"): it carries the last turn's subject over, not its mode."""
 
     def explain(self) -> str:
         """`0.82: 'what about', refers back` for the route's reason."""
@@ -235,26 +245,36 @@ def follow_up_score(message: str) -> FollowUp:
         if pattern.search(text):
             weights.append(weight)
             cues.append(name)
-    pronouns = [w for w, cue in zip(weights, cues, strict=True) if cue == _REFERS_BACK]
+    # A pronoun that is a verb's object or follows a preposition ("simulate it in python", "a
+    # story about it") carries the last turn's subject into a new request and yields to the
+    # words' mode; as the subject ("it should skip archived folders", "is it too late") it is
+    # the thing the last turn was about, and the message asks about it there.
+    # what follows "ok now", "next", "then": the request itself, read as if it opened there
+    rest = _DISCOURSE.sub("", text, count=1)
+    on_it = _IMPERATIVE_ON_IT.match(rest) is not None
+    carried_over = _PRONOUN_SUBJECT.match(text) is None
+    pronouns = [
+        w for w, cue in zip(weights, cues, strict=True) if carried_over and cue == _REFERS_BACK
+    ]
     # "…" stands for material the message quotes (`core.values.framing`): "this" points at
     # it, and the message carries its own subject however few words its request has.
     material = PLACEHOLDER in message
     # a verb with an object of its own is a whole request however short ("restart the
     # nginx service"); its back-pointing words still count above ("make it shorter")
-    ordered = _IMPERATIVE.match(text) is not None
+    ordered = _IMPERATIVE.match(rest) is not None
     if len(words) <= SHORT_WORDS and not material and not ordered:
         weights.append(0.4)
         cues.append(f"{len(words)} word{'s' if len(words) != 1 else ''}")
     if (
         len(words) <= ELLIPTIC_WORDS
         and not material
-        and not _REQUEST_OPENER.match(text)
+        and not _REQUEST_OPENER.match(rest)
         and not ordered
         and not _FINITE_VERB.search(text)
     ):
         weights.append(ELLIPTIC_WEIGHT)
         cues.append("no request of its own")
-        if _IMPERATIVE_ON_IT.match(text):
+        if on_it:
             pronouns.append(ELLIPTIC_WEIGHT)  # its object is the pronoun: the same pull
     remaining = 1.0
     for weight in weights:
@@ -273,10 +293,13 @@ def follow_up_score(message: str) -> FollowUp:
         not material
         and not _ASKS.search(text)
         and not ordered
-        and not _IMPERATIVE_ON_IT.match(text)
-        and (_SUBJECT_OPENER.match(text) is not None or not _REQUEST_OPENER.match(text))
+        and not on_it
+        and (_SUBJECT_OPENER.match(rest) is not None or not _REQUEST_OPENER.match(rest))
     )
-    alone = not weights and len(words) > ELLIPTIC_WORDS and not statement
+    # "ok now write an email to my team about it": the opener orders the turns, and what
+    # follows is a request complete in itself
+    sequenced = set(cues) <= _SEQUENCING and len(_WORD.findall(rest)) > ELLIPTIC_WORDS
+    alone = len(words) > ELLIPTIC_WORDS and not statement and (not weights or sequenced)
     return FollowUp(
         round(score, 4), tuple(dict.fromkeys(cues)), alone, statement, round(pronoun, 4)
     )

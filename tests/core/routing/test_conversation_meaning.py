@@ -426,49 +426,6 @@ def test_a_statement_about_the_same_container_stays_in_shell_with_the_real_encod
 
 
 @pytest.mark.local
-def test_a_short_imperative_after_a_chat_turn_moves_to_its_own_mode_with_the_real_encoder() -> None:
-    """Found in the REPL: a verb the request list does not name read as an elliptic fragment,
-    so the chat turn before it held a plain shell request (chat by fallback at 0.48)."""
-    route = asyncio.run(
-        _default_router().route(
-            after(
-                [("what is a monad in haskell, briefly", "chat")],
-                "restart the nginx service on this box",
-            )
-        )
-    )
-    assert route.mode_name == "shell", route.reason
-
-
-@pytest.mark.local
-@pytest.mark.parametrize(
-    ("name", "switches", "follow_ups"),
-    [
-        ("imperative_heldout", 0.68, 1.0),
-        ("imperative_heldout_b", 0.63, 1.0),
-        ("backref_heldout", 0.55, 0.9),
-        ("statement_heldout", 0.75, 0.85),
-    ],
-)
-def test_requests_of_another_mode_move_and_follow_ups_stay(
-    name: str, switches: float, follow_ups: float, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Short requests after a turn in another mode, requests that name the last turn's subject
-    by a pronoun, statements after a turn; all but the first written before their change."""
-    import json
-    from pathlib import Path
-
-    from modes_tui.cli import main
-
-    eval_file = Path(__file__).resolve().parents[3] / f"bench/evals/{name}.jsonl"
-    assert main(["eval", str(eval_file), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
-    assert report["conversation"]["switch_accuracy"] >= switches, report["confusion"]
-    assert report["conversation"]["follow_up_accuracy"] >= follow_ups, report["confusion"]
-    assert report["wrong_sure"]["count"] <= 3, report["wrong_sure"]
-
-
-@pytest.mark.local
 def test_the_held_out_conversation_file_meets_its_floor(capsys: pytest.CaptureFixture[str]) -> None:
     """Written before the step was tuned, never tuned on (bench/evals/conversation_heldout.jsonl)."""
     import json

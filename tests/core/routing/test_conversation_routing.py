@@ -96,6 +96,8 @@ CONVERSATIONS = [
     # are sure of another mode they pick it; where they are unsure, the pronoun holds the turn
     ("write", "turn it into a python script", SURE_CODE, "code", "classifier"),
     ("write", "turn it into a python script", UNSURE_CODE, "write", "classifier"),
+    # as the subject, "it" is what the last turn made: a requirement for it stays there
+    ("code", "it should skip archived folders", SURE_SHELL, "code", "classifier"),
     # a self-contained message the classifier is unsure of still falls back: nothing to lean on
     ("code", "recommend a podcast about the history of Rome", UNSURE_CHAT, "chat", "fallback"),
 ]
@@ -210,6 +212,9 @@ def test_a_pronoun_pulls_back_to_the_last_mode_only_as_far_as_the_words_are_unsu
     assert carried(follow, 0.97) == 0
     shorter = follow_up_score("make it shorter")
     assert carried(shorter, 0.99) >= 0.7  # asks to rework the answer: stays a follow-up
+    for subject in ("it should skip archived folders", "is it too late to start at 45"):
+        follow = follow_up_score(subject)
+        assert follow.pronoun == 0 and carried(follow, 0.99) == follow.score > 0.4, subject
 
 
 # --------------------------------------------------------------------------- values
