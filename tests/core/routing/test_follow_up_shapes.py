@@ -6,15 +6,13 @@ closeness, an opener such as "ok now" orders the turns without pointing back."""
 from __future__ import annotations
 
 import asyncio
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from modes_tui.cli import main
 from modes_tui.core.routing.follow_up import follow_up_score
 from modes_tui.core.values.route import Decision
+from tests.core.evals.test_evaluation import _default_pack_report
 from tests.core.routing.test_conversation_meaning import (
     Vectored,
     _default_router,
@@ -22,8 +20,6 @@ from tests.core.routing.test_conversation_meaning import (
     pack,  # noqa: F401 - the fixture
     route_with,
 )
-
-REPO = Path(__file__).resolve().parents[3]
 
 BACKUP = "how do I back up my postgres database to s3 every night"
 EMAIL = "ok now write an email to my team about the new postgres backup to s3"
@@ -80,8 +76,7 @@ def test_requests_of_another_mode_move_and_follow_ups_stay(
     """Short requests after a turn in another mode, requests that name the last turn's subject
     by a pronoun, statements and "ok now …" after a turn; all but the first written before
     their change. Before it: 4 of 38, 14 of 30, 5 of 15, 11 of 14 and 2 of 8 moved."""
-    assert main(["eval", str(REPO / f"bench/evals/{name}.jsonl"), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    report = _default_pack_report(f"{name}.jsonl", capsys)
     assert report["conversation"]["switch_accuracy"] >= switches, report["confusion"]
     assert report["conversation"]["follow_up_accuracy"] >= follow_ups, report["confusion"]
     assert report["wrong_sure"]["count"] <= 3, report["wrong_sure"]
