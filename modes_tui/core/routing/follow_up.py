@@ -160,12 +160,21 @@ _NOT_A_VERB = (
     r"than|via|per|during|within|across|through|between|among|against|along|around|behind|"
     r"beyond|up|down|off|out|as|of|something|anything|everything|nothing|someone|anyone|"
     r"one|ones|it|they|we|you|he|she|there|here|next|last|first|second|third|else|yes|ok|"
-    r"okay|same|half|twice"
+    r"okay|same|half|twice|is|are|was|were|am|be|been|do|does|did|can|could|will|would|"
+    r"should|shall|may|might|must|has|have|had|what|why|how|when|where|which|who|whom|"
+    r"whose|if|i|i'm|i've|i'd|me|us"
 )
-_VERB_FIRST = rf"^(?!(?:{_NOT_A_VERB})\b)[a-z][a-z-]*(?<!ing)(?<![^p]ly) "
+# a verb, or a gerund or adverb form that is one ("ping", "bring", "apply", "tally")
+_VERB_FIRST = (
+    rf"^(?!(?:{_NOT_A_VERB})\b)(?:ping|bring|string|tally|rally|[a-z][a-z-]*(?<!ing)"
+    r"(?<![^p]ly)) "
+)
 _IMPERATIVE = re.compile(
     _VERB_FIRST + r"(?:(?:the|a|an|this|these|my|our|your|their|every|each|all|some|two|"
-    r"three|four|five|me|us|out|up|down|whether)\b|\d|\S*[./_*^(=])"
+    r"three|four|five|me|us|out|up|whether)\b"
+    # a number, a file name or a formula, in a request of three words or more ("factor 391
+    # into primes"; "node 18" and "python 3.12" answer a question)
+    r"|(?=\S+ \S)(?:\d|\S*[./_*^(=]))"
 )
 # The same verb with a pronoun for its object ("simulate it in python") leans on the last
 # turn for its object: it reads as elliptic, but that pull is the pronoun's (`carried`).
@@ -173,20 +182,28 @@ _IMPERATIVE_ON_IT = re.compile(_VERB_FIRST + r"(?:it|that|them|those)\b")
 _DISCOURSE = re.compile(
     r"^(?:(?:ok(?:ay)?|alright|right|so|and|but|also|plus|then|now|next|after that)\b[\s,:;.!-]*)+"
 )
+_SEQUENCING_OPENER = re.compile(
+    r"^(?:(?:ok(?:ay)?|alright|right|so|then|now|next|after that)\b[\s,:;.!-]*)+$"
+)
+"""An opener that orders the turns ("ok now", "next", "then") without pointing back; "and",
+"but", "also" add to the turn instead."""
 _SEQUENCING = {"carries on", "opens with a continuation"}
-"""Cues of an opener that orders the turns ("now", "next", "then") without pointing back."""
 _PRONOUN_SUBJECT = re.compile(
-    r"^(?:(?:how|why|what|when|where|who|which|so|but|and|then|now|ok|okay)\W+){0,2}"
+    r"^(?!do (?:it|that)\b)(?:(?:how|why|what|when|where|who|which)\W+){0,2}"
     r"(?:(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have|had)\W+)?"
     r"(?:it|its|it's|they|they're|their|that|that's|those|these|he|she|his|her)\b"
 )
 # Words that ask for something wherever they stand; a message with none of them, no question
 # mark and no request opener but a subject ("I", "my") only states something.
 _ASKS = re.compile(
-    r"\b(?:need|needs|want|wants|like|help|please|pls|can|could|would|how|what|why|which|"
-    r"where|when|who|whether)\b|\?"
+    r"\b(?:need|needs|want|wants|i'd like|help|please|pls|can(?!'t)|could|would|how|what|"
+    r"why|whether)\b|\?"
 )
-_SUBJECT_OPENER = re.compile(r"^(?:i|i'm|im|i've|my)\b")
+_SUBJECT_OPENER = re.compile(
+    r"^(?:i|i'm|im|i've|my|we|we're|our|he|she|his|her|they|their|it|it's|its|there)\b"
+)
+_PAST = re.compile(r"\b[a-z]{3,}ed\b")
+_NOUN_SUBJECT = re.compile(r"^(?:the|this|these|those|a|an|your|our|their|one|some|all|each)\b")
 # A statement with a finite verb of its own ("git rebase went wrong", "the build failed",
 # "my laptop keeps crashing") says what happened: it stands alone, however short.
 _FINITE_VERB = re.compile(
@@ -252,7 +269,7 @@ def follow_up_score(message: str) -> FollowUp:
     # what follows "ok now", "next", "then": the request itself, read as if it opened there
     rest = _DISCOURSE.sub("", text, count=1)
     on_it = _IMPERATIVE_ON_IT.match(rest) is not None
-    carried_over = _PRONOUN_SUBJECT.match(text) is None
+    carried_over = _PRONOUN_SUBJECT.match(rest) is None
     pronouns = [
         w for w, cue in zip(weights, cues, strict=True) if carried_over and cue == _REFERS_BACK
     ]
@@ -289,8 +306,11 @@ def follow_up_score(message: str) -> FollowUp:
         damping = 0.6
     score = (1.0 - remaining) * damping
     pronoun = score - (1.0 - without) * damping
+    # says something has a subject of its own or a verb that tells what happened
+    says = any(p.search(rest) for p in (_SUBJECT_OPENER, _NOUN_SUBJECT, _FINITE_VERB, _PAST))
     statement = (
-        not material
+        says
+        and not material
         and not _ASKS.search(text)
         and not ordered
         and not on_it
@@ -298,7 +318,11 @@ def follow_up_score(message: str) -> FollowUp:
     )
     # "ok now write an email to my team about it": the opener orders the turns, and what
     # follows is a request complete in itself
-    sequenced = set(cues) <= _SEQUENCING and len(_WORD.findall(rest)) > ELLIPTIC_WORDS
+    sequenced = (
+        _SEQUENCING_OPENER.match(text[: len(text) - len(rest)]) is not None
+        and set(cues) <= _SEQUENCING
+        and len(_WORD.findall(rest)) > ELLIPTIC_WORDS
+    )
     alone = len(words) > ELLIPTIC_WORDS and not statement and (not weights or sequenced)
     return FollowUp(
         round(score, 4), tuple(dict.fromkeys(cues)), alone, statement, round(pronoun, 4)

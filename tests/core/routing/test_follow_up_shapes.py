@@ -36,6 +36,33 @@ def test_an_opener_that_orders_the_turns_does_not_make_a_request_lean_back() -> 
         assert follow_up_score(fragment).score >= 0.5, fragment
 
 
+@pytest.mark.parametrize(
+    "answer", ["is this correct?", "does this work?", "node 18", "python 3.12", "step 3"]
+)
+def test_a_short_answer_or_question_is_no_imperative(answer: str) -> None:
+    """A question opens with an auxiliary, an answer to a question names a thing and its
+    number: neither is a verb with its object, so both still lean on the turn."""
+    assert follow_up_score(answer).score >= 0.4, follow_up_score(answer)
+
+
+def test_what_makes_a_statement_and_what_a_request() -> None:
+    """A request whose verb no list names is no statement: it stands alone. A statement has
+    a subject or says what happened; "can't" asks nothing."""
+    request = follow_up_score("brainstorm names for a coffee shop near the university campus")
+    assert request.stands_alone and not request.statement
+    for statement in (
+        "I can't reach the database from the container",
+        "the profiler puts 80 percent of the time in json.loads",
+    ):
+        assert follow_up_score(statement).statement, statement
+    assert follow_up_score("ping the staging host").score == 0  # "ping" is a verb
+    # the subject after an opener is still the subject; "or" adds to the turn
+    assert follow_up_score("next, it should skip archived folders").pronoun == 0
+    assert not follow_up_score(
+        "or should we just use a managed kafka cluster on aws for the whole pipeline?"
+    ).stands_alone
+
+
 def test_a_new_task_on_the_same_subject_moves_after_ok_now(pack: Any) -> None:  # noqa: F811
     """The words say write (0.8); the message shares the backup question's words. The
     opener used to keep closeness in play, and shell held the email."""
