@@ -14,6 +14,13 @@ a long message carries its own subject even when it says "it". The score is lexi
 purpose: it costs microseconds, works for every classifier backend, and its cues can be
 quoted in the route panel.
 
+Four readings keep the cues honest: an imperative whose verb no list names ("restart the
+nginx service") is a request, not an elliptic fragment; a pronoun that is not the message's
+subject ("simulate it in python") carries the last turn's subject but yields its mode to
+words sure of another (`carried`); a statement that asks nothing ("I'm on python 3.13") keeps
+its closeness to the last turn (`FollowUp.statement`); and an opener that orders the turns
+("ok now", "next", "then") before a complete request does not make it lean back.
+
 The router (`core.routing`) turns the score into a prior for the current mode:
 
     confidence'(current) = f + (1 - f) * confidence(current)
@@ -160,7 +167,7 @@ _NOT_A_VERB = (
     r"than|via|per|during|within|across|through|between|among|against|along|around|behind|"
     r"beyond|up|down|off|out|as|of|something|anything|everything|nothing|someone|anyone|"
     r"one|ones|it|they|we|you|he|she|there|here|next|last|first|second|third|else|yes|ok|"
-    r"okay|same|half|twice|is|are|was|were|am|be|been|do|does|did|can|could|will|would|"
+    r"okay|half|twice|is|are|was|were|am|be|been|do|does|did|can|could|will|would|"
     r"should|shall|may|might|must|has|have|had|what|why|how|when|where|which|who|whom|"
     r"whose|if|i|i'm|i've|i'd|me|us"
 )
@@ -238,8 +245,9 @@ class FollowUp:
     """It asks nothing: no question, no request verb, no imperative ("the server is behind a
     corporate VPN"). Close in meaning to the turn before, it gives that turn's context."""
     pronoun: float = 0.0
-    """The part of `score` that only a pronoun a new verb takes as its object gave ("turn it
-    into", "write that as"): it carries the last turn's subject over, not its mode."""
+    """The part of `score` that only a back-pointing pronoun gave when it is not the message's
+    subject ("turn it into", "a story about it"): it carries the last turn's subject over, not
+    its mode (`carried`)."""
 
     def explain(self) -> str:
         """`0.82: 'what about', refers back` for the route's reason."""
