@@ -33,7 +33,7 @@ from modes_tui.core.routing.calibration import (
     reliability,
 )
 from modes_tui.core.routing.ports import Classifier
-from modes_tui.core.routing.router import Router
+from modes_tui.core.routing.router import Router, routed_alone
 from modes_tui.core.values.doubt import doubt
 from modes_tui.core.values.route import Route
 
@@ -481,6 +481,9 @@ def _as_asked(route: Route, threshold: float | None, pack: Pack) -> Route:
         return route
     if confidence >= threshold:
         return route
+    own = routed_alone(route, threshold)  # as the router decides with the threshold on
+    if own is not None:
+        return own
     config = pack.router
     # the classifier's pick after the conversation step: the threshold comes before
     # stickiness, so a route stickiness kept still falls back and asks about that pick

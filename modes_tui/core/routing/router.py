@@ -35,7 +35,7 @@ from __future__ import annotations
 import inspect
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +49,7 @@ from modes_tui.core.routing.continuity import (
     warm_answer,
 )
 from modes_tui.core.routing.input import MessageLike, cut_middle, cut_tail, split_transcript
-from modes_tui.core.routing.steps import QuotedStep, in_conversation
+from modes_tui.core.routing.steps import QuotedStep, in_conversation, outweighed
 from modes_tui.core.routing.vague import nothing_to_route_on
 from modes_tui.core.values.doubt import doubt
 from modes_tui.core.values.entry import HistoryEntry
@@ -59,6 +59,7 @@ from modes_tui.core.values.route import ClassifierInfo, Decision, Route
 
 if TYPE_CHECKING:  # profiles pulls in YAML and Jinja2, which the app's first frame can do without
     from modes_tui.core.packs.profiles import Pack, Profile
+    from modes_tui.core.routing.continuity import Continuity
     from modes_tui.core.routing.ports import Classifier
 
 FRAMING_BACKENDS = frozenset({"embedding", "keyword"})
@@ -252,14 +253,8 @@ class Router:
                 self._routed_text(info.with_),
                 answer=latest_answer(source, current_mode),
             )
-        decision, follow_up, alone = in_conversation(
-            decision, message, current_mode, names, continuity
-        )
-        if follow_up is not None:
-            common.update(decision=decision, follow_up=follow_up, alone=alone)
-            if alone is not None:
-                common["runner_up"] = _runner_up(decision)
-        route = self._outcome(decision, current_mode, names, common, sticky=alone is not None)
+        route = self._in_conversation(decision, message, current_mode, names, continuity, common)
+        decision = route.decision or decision
         if route.decided_by == "fallback" and route.reason != REASON_BELOW:
             return route
         unsure = doubt(
@@ -286,6 +281,30 @@ class Router:
             )
 
         return routed
+
+    def _in_conversation(
+        self,
+        decision: Decision,
+        message: str,
+        current_mode: str | None,
+        names: set[str],
+        continuity: Continuity | None,
+        common: dict[str, Any],
+    ) -> Route:
+        """The route with the conversation weighed in (`steps.in_conversation`) and the
+        outcome table applied; a pull back under the threshold yields to the message's own
+        route (`routed_alone`)."""
+        decision, follow_up, alone = in_conversation(
+            decision, message, current_mode, names, continuity
+        )
+        if follow_up is not None:
+            common.update(decision=decision, follow_up=follow_up, alone=alone)
+            if alone is not None:
+                common["runner_up"] = _runner_up(decision)
+        route = self._outcome(decision, current_mode, names, common, sticky=alone is not None)
+        if route.reason == REASON_BELOW:
+            return routed_alone(route, self.pack.router.below_confidence, names) or route
+        return route
 
     def _outcome(
         self,
@@ -328,6 +347,38 @@ class Router:
             return None
         lead = probabilities[chosen] - probabilities[current]
         return current if lead < margin else None
+
+
+def routed_alone(
+    route: Route, threshold: float | None, names: Container[str] | None = None
+) -> Route | None:
+    """The message's own route, when the conversation pulled it back to the last turn's mode
+    (`route.alone` is the message's own decision, `route.decision` the pulled one) at a
+    confidence under `threshold` and the message alone clears it; else None.
+
+    A pull not sure enough to route the turn does not stop the route the message makes on
+    its own: "then show me how to run it with cron" after a function goes to shell, not to
+    the fallback. `eval` judges its routes the same way. `names`: the modes available."""
+    alone, pulled = route.alone, route.decision
+    if threshold is None or alone is None or pulled is None or alone.mode_name is None:
+        return None
+    if names is not None and alone.mode_name not in names:
+        return None
+    if alone.confidence is None or alone.confidence < threshold:
+        return None
+    if pulled.confidence is not None and pulled.confidence >= threshold:
+        return None
+    decision = replace(alone, reason=outweighed(alone, pulled))
+    return replace(
+        route,
+        mode_name=alone.mode_name,
+        decided_by="classifier",
+        reason=decision.reason,
+        decision=decision,
+        alone=None,
+        runner_up=pulled.mode_name,
+        sticky=False,
+    )
 
 
 def _runner_up(decision: Decision) -> str | None:

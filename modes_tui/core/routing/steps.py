@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from modes_tui.core.routing.follow_up import Weighed, leaning, weigh
 from modes_tui.core.routing.quoted import DECISIVE, KIND_TEXTS, QuotedEvidence
 from modes_tui.core.values.framing import Framing, QuotedKind
+from modes_tui.core.values.numbers import two_places
 
 if TYPE_CHECKING:
     from modes_tui.core.packs.profiles import Profile
@@ -213,3 +214,11 @@ def in_conversation(
         probabilities=weighed.probabilities,
     )
     return kept, weighed.follow_up, decision if weighed.mode != decision.mode_name else None
+
+
+def outweighed(alone: Decision, pulled: Decision) -> str:
+    """The reason of a message's own route when the conversation's pull back to the last
+    turn's mode (`pulled`) fell below the fallback threshold (`router.routed_alone`)."""
+    pull = "" if pulled.confidence is None else f" ({two_places(pulled.confidence)})"
+    note = f"the follow-up of {pulled.mode_name}{pull} fell below the threshold"
+    return f"{alone.reason}; {note}" if alone.reason else note

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -365,3 +366,45 @@ def test_the_conversation_eval_file_meets_its_targets(capsys: pytest.CaptureFixt
     assert report["cases"] >= 150
     assert report["conversation"]["follow_up_accuracy"] >= 0.95, report["confusion"]
     assert report["conversation"]["switch_accuracy"] >= 0.90, report["confusion"]
+
+
+# "then … it" pulls the message back to the function the last turn wrote, but not surely
+# enough to route it there (code ends under 0.7); alone, the message is shell at 0.72.
+CRON = "then show me how to run it every hour with cron"
+SHELL_ALONE = Decision(
+    "shell", 0.72, "closest: 'schedule a script'", {"shell": 0.72, "code": 0.2, "chat": 0.08}
+)
+
+
+def test_a_pull_back_under_the_threshold_does_not_stop_the_message_s_own_route(
+    pack: Pack,
+) -> None:
+    route = asyncio.run(Router(pack, Scripted(SHELL_ALONE)).route(conversation("code", CRON)))
+    assert (route.mode_name, route.decided_by) == ("shell", "classifier"), route.reason
+    assert route.confidence == 0.72 and route.runner_up == "code"
+    assert route.reason is not None and route.reason.startswith("closest: 'schedule a script'; ")
+    assert re.search(r"the follow-up of code \(0\.\d\d\) fell below the threshold", route.reason)
+    assert route.alone is None and route.follow_up is not None and route.follow_up > 0.4
+
+
+def test_the_fallback_stands_when_the_message_alone_is_under_the_threshold_too(
+    pack: Pack,
+) -> None:
+    unsure_shell = Decision("shell", 0.66, "closest: 'x'", {"shell": 0.66, "code": 0.2})
+    route = asyncio.run(Router(pack, Scripted(unsure_shell)).route(conversation("code", CRON)))
+    assert (route.mode_name, route.decided_by, route.reason) == ("chat", "fallback", REASON_BELOW)
+
+
+def test_eval_judges_a_pull_back_under_the_threshold_as_the_router_routes(pack: Pack) -> None:
+    """`eval` routes with the threshold off and applies it afterwards: the same rule there."""
+    history = [
+        {"role": "user", "content": "how do I reverse a list in Python?"},
+        {"role": "assistant", "content": "Use items[::-1].", "mode": "code"},
+    ]
+    case = EvalCase(CRON, "shell", tuple(history), 1, "code")
+    outcomes = asyncio.run(route_cases(pack, Scripted(SHELL_ALONE), [case]))
+    routed = asyncio.run(Router(pack, Scripted(SHELL_ALONE)).route(case.conversation()))
+    assert outcomes[0].route.mode_name == routed.mode_name == "shell"
+    report = evaluate(outcomes, pack.names, "chat", 0.7)
+    assert report.correct == 1 and report.fallback.routed == 0
+    assert (report.switches, report.switches_correct) == (1, 1)

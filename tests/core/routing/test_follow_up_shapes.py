@@ -107,3 +107,44 @@ def test_requests_of_another_mode_move_and_follow_ups_stay(
     assert report["conversation"]["switch_accuracy"] >= switches, report["confusion"]
     assert report["conversation"]["follow_up_accuracy"] >= follow_ups, report["confusion"]
     assert report["wrong_sure"]["count"] <= 3, report["wrong_sure"]
+
+
+@pytest.mark.local
+@pytest.mark.parametrize(
+    ("name", "accuracy", "switches", "follow_ups"),
+    [
+        # measured once before any change: 0.897 (61/68), switches 2 of 6; after: 62/68
+        ("plain_heldout_b", 0.88, 0.33, 0.75),
+        # a statement whose definite subject ("the logs …") is the last turn's: 28/30
+        ("definite_heldout", 0.9, 0.9, 0.8),
+        # requests that lean back ("then …", "it") but ask another mode: 20/30, then 21/30
+        ("leans_back_heldout", 0.66, 0.4, 0.875),
+    ],
+)
+def test_files_written_before_the_last_change_keep_their_floor(
+    name: str,
+    accuracy: float,
+    switches: float,
+    follow_ups: float,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report = _default_pack_report(f"{name}.jsonl", capsys)
+    assert report["accuracy"] >= accuracy, report["confusion"]
+    assert report["conversation"]["switch_accuracy"] >= switches, report["confusion"]
+    assert report["conversation"]["follow_up_accuracy"] >= follow_ups, report["confusion"]
+    assert report["wrong_sure"]["count"] <= 3, report["wrong_sure"]
+
+
+@pytest.mark.parametrize(
+    ("text", "asks_for_more"),
+    [
+        ("then show me how to run it every hour with cron", False),
+        ("show me how to list hidden files", False),
+        ("show me how it works", True),
+        ("can you show me how?", True),
+    ],
+)
+def test_show_me_how_to_is_a_request_not_more_of_the_answer(text: str, asks_for_more: bool) -> None:
+    """Seen on a fresh held-out file: "then show me how to run it with cron" after a function
+    counted "show me how" as asking for more of the last answer and fell back."""
+    assert ("asks for more of the answer" in follow_up_score(text).cues) is asks_for_more
