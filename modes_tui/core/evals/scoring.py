@@ -481,20 +481,19 @@ def _as_asked(route: Route, threshold: float | None, pack: Pack) -> Route:
         return route
     if confidence >= threshold:
         return route
-    own = routed_alone(route, threshold)  # as the router decides with the threshold on
-    if own is not None:
-        return own
     config = pack.router
+    own = routed_alone(route, threshold)
+    route = route if own is None else own  # as the router routes it with the threshold on
     # the classifier's pick after the conversation step: the threshold comes before
     # stickiness, so a route stickiness kept still falls back and asks about that pick
     decision = route.decision
     unsure = doubt(
         decision.mode_name if decision is not None and decision.mode_name else route.mode_name,
-        confidence,
+        route.confidence,
         decision.probabilities if decision is not None else None,
         ask_below=config.ask_below,
         ask_margin=config.ask_margin,
-        runs=config.fallback,
-        fell_below=threshold,
+        runs=config.fallback if own is None else own.mode_name,
+        fell_below=threshold if own is None else None,
     )
     return replace(route, unsure=unsure)

@@ -378,6 +378,7 @@ def routed_alone(
         alone=None,
         runner_up=pulled.mode_name,
         sticky=False,
+        unsure=None,
     )
 
 

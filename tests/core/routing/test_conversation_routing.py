@@ -405,6 +405,7 @@ def test_eval_judges_a_pull_back_under_the_threshold_as_the_router_routes(pack: 
     outcomes = asyncio.run(route_cases(pack, Scripted(SHELL_ALONE), [case]))
     routed = asyncio.run(Router(pack, Scripted(SHELL_ALONE)).route(case.conversation()))
     assert outcomes[0].route.mode_name == routed.mode_name == "shell"
+    assert (outcomes[0].route.reason, outcomes[0].route.unsure) == (routed.reason, routed.unsure)
     report = evaluate(outcomes, pack.names, "chat", 0.7)
     assert report.correct == 1 and report.fallback.routed == 0
     assert (report.switches, report.switches_correct) == (1, 1)
