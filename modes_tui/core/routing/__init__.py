@@ -38,10 +38,10 @@ from .classifiers.judge import LABELS, JudgeClassifier
 from .corrections import EMPTY_CORRECTIONS, MemoryCorrections
 from .input import split_transcript
 from .ports import Classifier, CorrectionSource, Encoder
-from .router import Router
+from .router import Router, routed_alone
 
 __all__ = ["ReliabilityBin", "expected_calibration_error", "reliability"]
 __all__ += ["BackendFactory", "CascadeClassifier", "ClassifierServices", "build_classifier"]
 __all__ += ["LABELS", "ChatClassifier", "EmbeddingCache", "EmbeddingClassifier", "JudgeClassifier"]
 __all__ += ["EMPTY_CORRECTIONS", "MemoryCorrections", "split_transcript"]
-__all__ += ["Classifier", "CorrectionSource", "Encoder", "Router"]
+__all__ += ["Classifier", "CorrectionSource", "Encoder", "Router", "routed_alone"]
