@@ -49,6 +49,7 @@ from modes_tui.core.routing.continuity import (
     warm_answer,
 )
 from modes_tui.core.routing.input import MessageLike, cut_middle, cut_tail, split_transcript
+from modes_tui.core.routing.made import made_head
 from modes_tui.core.routing.steps import QuotedStep, in_conversation, outweighed
 from modes_tui.core.routing.vague import nothing_to_route_on
 from modes_tui.core.values.doubt import doubt
@@ -132,7 +133,8 @@ class Router:
     def prepare(self, conversation: Iterable[MessageLike], draft: str) -> None:
         """Encode ahead, in the caller's thread, what routing `draft` after `conversation`
         reads that no earlier route encoded: the message, its request and the quoted step's
-        fixed texts when it quotes material, and the previous user message whole. The app
+        fixed texts when it quotes material, what it asks to be made (`made_head`), and the
+        previous user message whole. The app
         and the REPL call it while the user types (`TurnEngine.prepare`), so the route after
         Enter finds the vectors cached instead of waking a CPU that idled while the user
         typed. Best effort: nothing happens when the classifier cannot embed or is not
@@ -145,9 +147,14 @@ class Router:
         framing = split_message(message)
         texts = [message]
         framed = trace_of(self.classifier).with_ in FRAMING_BACKENDS
+        request = message
         if framing is not None and framed and framing.routed_on == "request":
-            texts = [*self._quoted.texts_for(framing, self.classifier), framing.request, message]
-        draft_vectors(texts)  # the message last: the newest draft, the last to go
+            request = framing.request
+            texts = [*self._quoted.texts_for(framing, self.classifier), request, message]
+        head = made_head(request) if framed else None
+        draft_vectors(
+            [*([head] if head else []), *texts]
+        )  # the message last: the newest draft, the last to go
         previous = next(
             (h.content for h in reversed(history) if h.role == "user" and h.content.strip()), None
         )
@@ -209,6 +216,9 @@ class Router:
                 decision = await self._quoted.weigh(
                     decision, framing, chosen, available, (message, history)
                 )
+            decision = await self._quoted.made(
+                decision, routed, chosen, available, framed=info.with_ in FRAMING_BACKENDS
+            )
         except Exception as error:  # noqa: BLE001 - any classifier failure routes to the fallback
             duration = (time.perf_counter() - started) * 1000
             if self.on_error is not None:

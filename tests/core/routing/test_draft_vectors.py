@@ -79,6 +79,17 @@ def test_a_draft_that_quotes_material_has_its_request_encoded_too(pack: Pack) ->
     assert encoder.texts[before:] == []
 
 
+def test_a_draft_that_asks_for_something_made_has_its_head_encoded_too(pack: Pack) -> None:
+    classifier, encoder = hashing_backend(pack)
+    router = Router(pack, classifier)
+    draft = "write a go function that estimates pi by throwing random darts"
+    router.prepare([], draft)
+    assert "write a go function" in encoder.texts
+    before = len(encoder.texts)
+    asyncio.run(router.route([Message("user", draft)]))
+    assert encoder.texts[before:] == []
+
+
 def test_a_draft_edited_after_its_pause_is_encoded_by_the_route(pack: Pack) -> None:
     classifier, encoder = hashing_backend(pack)
     router = Router(pack, classifier)

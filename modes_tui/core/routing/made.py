@@ -1,0 +1,93 @@
+"""What a request asks to be made decides over what it is about.
+
+"write a go function that estimates pi by throwing random darts" asks for code about
+probability; "draft an email to the caretaker about the lift" asks for prose about a
+building. The encoder reads the whole sentence, and the words of its subject (pi, darts,
+the lift) often outweigh the few that name what is wanted. A request that opens with a verb
+of making and its object, followed by a clause about that object ("write a go function" |
+"that estimates pi ..."), is therefore also read by its head alone (`made_head`), and where
+the two readings disagree the head's counts as far as it is sure of its mode
+(`weigh_made`, from nothing at 0.8 to all at 0.95, the span in which a pronoun yields to a
+message's own words in `follow_up.carried`): a sure head decides, an unsure one ("write a
+bash loop", code at 0.76) leaves the decision to the whole message. Pure functions; `steps.QuotedStep.made` asks the classifier.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from modes_tui.core.routing.follow_up import PRONOUN_YIELDS, sureness
+from modes_tui.core.values.numbers import two_places
+
+if TYPE_CHECKING:
+    from modes_tui.core.values.route import Decision
+
+_OPENER = r"(?:(?:ok(?:ay)?|alright|right|so|then|now|next|after that|and|also)\b[\s,:;.!-]*)*"
+_ASKING = r"(?:(?:please|can you|could you|would you|i need you to|help me)\s+)?"
+_MAKING = (
+    r"(?:write|draft|compose|create|generate|make|build|code|implement|produce|prepare|"
+    r"put together|sketch|outline|come up with)"
+)
+_OBJECT = r"(?:a|an|the|some|one|two|three|four|five|\d+)\s+(?:[\w'+#./-]+\s+){0,3}?[\w'+#./-]+"
+_ABOUT = (
+    r"that|which|who|to|for|about|on|of|in|with|from|where|when|so|using|explaining|"
+    r"describing|announcing|telling|asking|listing|showing|comparing|covering|mentioning|"
+    r"summari[sz]ing"
+)
+_HEAD = re.compile(
+    rf"^{_OPENER}{_ASKING}(?P<head>{_MAKING}\s+(?:(?:me|us)\s+)?{_OBJECT})(?=\s+(?:{_ABOUT})\s+\S)"
+)
+
+
+def made_head(request: str) -> str | None:
+    """The verb of making and its object when a clause about the object follows ("write a
+    go function" of "write a go function that estimates pi"), else None."""
+    found = _HEAD.match(" ".join(request.lower().split()))
+    return found.group("head") if found else None
+
+
+def weigh_made(decision: Decision, head: Decision, text: str) -> Decision:
+    """`decision` (on the whole request) with the reading of its head `head` (of `text`)
+    weighed in where the two disagree: the head's probabilities count as much as its top
+    one (how sure it is of its mode), the whole request's for the rest. The in-scope chance
+    is the larger of the two readings' (a request for something a mode makes is in scope
+    whatever it is about)."""
+    whole, own = dict(decision.probabilities or {}), dict(head.probabilities or {})
+    if not whole or not own or decision.confidence is None or head.confidence is None:
+        return decision
+    if head.mode_name is None or head.mode_name == decision.mode_name:
+        return decision
+    weight = sureness(max(own.values()), PRONOUN_YIELDS)
+    if weight <= 0:
+        return decision
+    pooled = {
+        name: weight * own.get(name, 0.0) + (1.0 - weight) * whole.get(name, 0.0)
+        for name in dict.fromkeys([*whole, *own])
+    }
+    mode = max(pooled, key=lambda name: pooled[name])
+    gate = max(_gate(decision, whole), _gate(head, own))
+    confidence = round(pooled[mode] * gate, 4)
+    note = (
+        f"asks for what '{text}' makes ({head.mode_name} {two_places(head.confidence)}); "
+        f"the whole request read {decision.mode_name} {two_places(decision.confidence)}"
+    )
+    source = head if mode == head.mode_name else decision
+    reason = f"{source.reason}; {note}" if source.reason else note
+    return replace(
+        decision,
+        mode_name=mode,
+        confidence=confidence,
+        reason=reason,
+        probabilities={name: round(p, 4) for name, p in pooled.items()},
+        evidence=source.evidence,
+    )
+
+
+def _gate(decision: Decision, probabilities: dict[str, float]) -> float:
+    """The decision's in-scope chance: its confidence over its top probability."""
+    top = probabilities.get(decision.mode_name or "", 0.0)
+    if decision.confidence is None or top <= 0:
+        return 0.0
+    return min(decision.confidence / top, 1.0)

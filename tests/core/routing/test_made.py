@@ -1,0 +1,162 @@
+"""What a request asks to be made decides over what it is about (`core.routing.made`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from modes_tui.core.history.conversation import Message
+from modes_tui.core.packs.profiles import Pack, Profile, load_pack
+from modes_tui.core.routing.made import made_head, weigh_made
+from modes_tui.core.routing.router import Router
+from modes_tui.core.values.entry import HistoryEntry
+from modes_tui.core.values.route import ClassifierInfo, Decision
+from tests.conftest import PackWriter
+from tests.core.routing.test_conversation_meaning import _default_router
+
+
+@pytest.mark.parametrize(
+    ("request_text", "head"),
+    [
+        ("write a go function that estimates pi by throwing random darts", "write a go function"),
+        ("draft an email to the caretaker about the lift", "draft an email"),
+        (
+            "next, write a javascript function that rolls two dice and sums them",
+            "write a javascript function",
+        ),
+        ("ok now draft a short review of Dune for my newsletter", "draft a short review"),
+        ("can you write me a poem about the sea", "write me a poem"),
+        ("write a cover letter paragraph that mentions my CLI", "write a cover letter paragraph"),
+    ],
+)
+def test_the_head_is_the_verb_of_making_and_its_object(request_text: str, head: str) -> None:
+    assert made_head(request_text) == head
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "write a python script",  # nothing said about the object: the whole is the head
+        "write it as a python script instead",  # no object of its own
+        "how do I write a function that returns a list",  # a question, not a request to make
+        "explain a function that sorts in place",  # not a verb of making
+        "give me the gist of this thread",  # asks for information, not for a thing made
+        "write a really quite long and winding sort of letter to my aunt",  # object too long
+    ],
+)
+def test_no_head_where_the_request_makes_nothing_with_a_clause(request_text: str) -> None:
+    assert made_head(request_text) is None
+
+
+WHOLE = Decision("reason", 0.9, "like 'odds of two sixes'", {"reason": 0.92, "code": 0.06})
+SURE_CODE = Decision("code", 0.97, "like 'a Python function'", {"code": 0.98, "reason": 0.01})
+
+
+def test_a_sure_head_decides_where_the_two_readings_disagree() -> None:
+    weighed = weigh_made(WHOLE, SURE_CODE, "write a javascript function")
+    assert weighed.mode_name == "code"
+    assert weighed.confidence is not None and weighed.confidence > 0.9
+    assert weighed.reason == (
+        "like 'a Python function'; asks for what 'write a javascript function' makes "
+        "(code 0.97); the whole request read reason 0.90"
+    )
+
+
+def test_a_head_under_0_8_leaves_the_whole_request_as_it_was() -> None:
+    unsure = Decision("code", 0.76, "like 'a loop'", {"code": 0.76, "reason": 0.2})
+    assert weigh_made(WHOLE, unsure, "write a bash loop") == WHOLE
+
+
+def test_readings_that_agree_change_nothing() -> None:
+    agrees = Decision("reason", 0.95, "x", {"reason": 0.95, "code": 0.05})
+    assert weigh_made(WHOLE, agrees, "work out a budget") == WHOLE
+
+
+class ByText:
+    """A classifier that answers by the text it reads (the head or the whole request)."""
+
+    def __init__(self, answers: Mapping[str, Decision]) -> None:
+        self.answers = answers
+        self.read: list[str] = []
+
+    def classify(
+        self,
+        message: str,
+        history: Sequence[HistoryEntry],
+        modes: Sequence[Profile],
+        instructions: str,
+        inputs: Mapping[str, Any],
+    ) -> Decision:
+        self.read.append(message)
+        return self.answers[message]
+
+    def trace(self) -> ClassifierInfo:
+        return ClassifierInfo("embedding", None)
+
+
+DICE = "write a javascript function that rolls two dice and sums them"
+
+
+@pytest.fixture
+def pack(write_pack: PackWriter) -> Pack:
+    folder = write_pack(
+        router={"classifier": "embedding", "fallback": "chat", "below_confidence": 0.65},
+        modes={
+            "chat": {"description": "Everyday chat."},
+            "code": {"description": "Code."},
+            "reason": {"description": "Working things out."},
+        },
+    )
+    return load_pack(profiles_dir=folder)
+
+
+def test_the_router_routes_on_what_the_request_asks_to_be_made(pack: Pack) -> None:
+    classifier = ByText({DICE: WHOLE, "write a javascript function": SURE_CODE})
+    route = asyncio.run(Router(pack, classifier).route([Message("user", DICE)]))
+    assert (route.mode_name, route.decided_by) == ("code", "classifier"), route.reason
+    assert classifier.read == [DICE, "write a javascript function"]
+    assert route.reason is not None and "asks for what 'write a javascript function' makes" in (
+        route.reason
+    )
+
+
+def test_a_model_backend_reads_the_whole_request_itself(pack: Pack) -> None:
+    class Judge(ByText):
+        def trace(self) -> ClassifierInfo:
+            return ClassifierInfo("judge", None)
+
+    classifier = Judge({DICE: WHOLE})
+    route = asyncio.run(Router(pack, classifier).route([Message("user", DICE)]))
+    assert route.mode_name == "reason" and classifier.read == [DICE]
+
+
+@pytest.mark.local
+@pytest.mark.parametrize(
+    ("history", "text", "expected"),
+    [
+        (
+            [("what's the expected value of the sum of two dice", "reason")],
+            "next, write a javascript function that rolls two dice and sums them",
+            "code",
+        ),
+        ([], "write a python script that tells me when Jupiter is visible tonight", "code"),
+        (
+            [("how do I compress a folder with tar", "shell")],
+            "now write an email to the team explaining where the archive is",
+            "write",
+        ),
+    ],
+)
+def test_requests_for_code_or_prose_about_another_mode_s_subject_with_the_real_encoder(
+    history: list[tuple[str, str]], text: str, expected: str
+) -> None:
+    """Seen on fresh eval files (plain_heldout_b, leans_back_heldout): the subject's words
+    (dice, a planet, an archive) outweighed what was asked for."""
+    conversation: list[Message] = []
+    for said, mode in history:
+        conversation += [Message("user", said), Message("assistant", "(answer)", mode=mode)]
+    route = asyncio.run(_default_router().route([*conversation, Message("user", text)]))
+    assert route.mode_name == expected, route.reason
