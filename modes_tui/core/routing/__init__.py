@@ -14,13 +14,16 @@ and what they learn from (corrections, calibration, learning).
                     before it
     learning.py     How the backends learn from corrections: examples for the embedding backend,
                     the most similar corrections for the chat and judge prompts
+    made.py         What a request asks to be made ("write a go function that ...") decides
+                    over what it is about
     ports.py        What routing needs from outside it: an encoder for the embedding backend, a
                     classifier, and a source of corrections to learn from
     prompt.py       The routing prompt, built from the roster and never written by hand per pack
     quoted.py       Weak evidence beside a request's decision: what a message quotes counts by
                     its kind
     router.py       The router: which mode takes this turn, who decided, how sure, and why
-    steps.py        The router's steps after the classifier: quoted evidence, the conversation
+    steps.py        The router's steps after the classifier: quoted evidence, what is made, the
+                    conversation
     vague.py        First messages that point at nothing ("fix it"): sent to the fallback
     classifiers/    Classifier backends and the one place that builds them from `router.yaml`
 
