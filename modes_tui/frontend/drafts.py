@@ -1,7 +1,9 @@
 """The message being typed, prepared for its route (`TurnEngine.prepare`) by the app and the
 REPL alike: after a pause in typing, its text goes to the engine in a thread, which encodes
 what the route will read; the route after Enter then finds the vectors cached instead of
-encoding them on a CPU that idled while the user typed (see `bench/framing.py --idle`)."""
+encoding them on a CPU that idled while the user typed (see `bench/framing.py --idle`).
+Text that arrives whole (a paste, a line recalled from history, a completion) is prepared at
+once: no more keys are coming, and Enter may follow within the pause."""
 
 from __future__ import annotations
 
@@ -18,3 +20,9 @@ def routed_text(text: str) -> str | None:
     if not text.strip() or is_command(text):
         return None
     return message_text(text)
+
+
+def arrived_whole(before: str, after: str) -> bool:
+    """Whether an edit from `before` to `after` added more than one character at once (a
+    paste, a recalled line, a completion): the text need not wait for a pause in typing."""
+    return len(after) - len(before) > 1

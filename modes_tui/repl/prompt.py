@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modes_tui.frontend.commands import commands_for, mode_settings, one_shot_modes
-from modes_tui.frontend.drafts import DRAFT_PAUSE, routed_text
+from modes_tui.frontend.drafts import DRAFT_PAUSE, arrived_whole, routed_text
 from modes_tui.repl.commands import run_line
 
 if TYPE_CHECKING:
@@ -106,8 +106,9 @@ def input_history(path: Path, printer: Printer) -> Any:
 
 
 class DraftPreparer:
-    """A buffer's `on_text_changed` handler: after a pause in typing, the text goes to
-    `engine.prepare` in a thread (`frontend.drafts`). `attach` also cancels the pause in the
+    """A buffer's `on_text_changed` handler: after a pause in typing, or at once for text that
+    arrived whole (a bracketed paste, a recalled line), the text goes to `engine.prepare` in a
+    thread (`frontend.drafts`). `attach` also cancels the pause in the
     buffer's accept handler, in the key press that sends the line: prompt-toolkit keeps the
     sent text in the buffer until the next prompt, and on a loaded machine the prompt's
     teardown after Enter can outlast the pause."""
@@ -115,6 +116,7 @@ class DraftPreparer:
     def __init__(self, engine: TurnEngine) -> None:
         self.engine = engine
         self._paused: asyncio.TimerHandle | None = None
+        self._before = ""  # the buffer's text before the last edit
 
     def attach(self, buffer: Any) -> None:
         accept = buffer.accept_handler
@@ -128,9 +130,9 @@ class DraftPreparer:
 
     def changed(self, buffer: Any) -> None:
         self.cancel()
-        self._paused = asyncio.get_running_loop().call_later(
-            DRAFT_PAUSE, self._prepare, buffer.text
-        )
+        before, self._before = self._before, buffer.text
+        pause = 0.0 if arrived_whole(before, buffer.text) else DRAFT_PAUSE
+        self._paused = asyncio.get_running_loop().call_later(pause, self._prepare, buffer.text)
 
     def cancel(self) -> None:
         if self._paused is not None:

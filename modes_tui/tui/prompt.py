@@ -21,7 +21,7 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
-from modes_tui.frontend.drafts import DRAFT_PAUSE, routed_text
+from modes_tui.frontend.drafts import DRAFT_PAUSE, arrived_whole, routed_text
 from modes_tui.tui.early_prompt import LINE_BREAK_KEYS
 
 if TYPE_CHECKING:
@@ -113,6 +113,7 @@ class PromptInput(TextArea):
         self.engine: Callable[[], TurnEngine | None] = lambda: None
         """The engine once built, which prepares the route of the text typed."""
         self._paused: Timer | None = None
+        self._before = ""  # the text before the last edit
 
     # ---------------------------------------------------------------- value
 
@@ -149,9 +150,15 @@ class PromptInput(TextArea):
         self._draft = ""
 
     def on_text_area_changed(self) -> None:
-        """Every edit: the text goes to the engine after a pause in typing."""
+        """Every edit: the text goes to the engine after a pause in typing, or at once when
+        it arrived whole (a paste, a recalled line)."""
         if self._paused is not None:
             self._paused.stop()
+            self._paused = None
+        before, self._before = self._before, self.text
+        if arrived_whole(before, self.text):
+            self._prepare_draft()
+            return
         self._paused = self.set_timer(DRAFT_PAUSE, self._prepare_draft)
 
     def _prepare_draft(self) -> None:

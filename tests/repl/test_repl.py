@@ -321,6 +321,19 @@ async def test_a_line_sent_before_the_pause_is_not_prepared_after_it(
     assert await prepared_while(script) == []
 
 
+async def test_a_bracketed_paste_is_prepared_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in the app: pasted text arrives whole and is prepared without waiting for a pause
+    (here a minute, so only the paste can have been prepared)."""
+    monkeypatch.setattr("modes_tui.repl.prompt.DRAFT_PAUSE", 60.0)
+
+    async def script(pipe: Any, out: io.StringIO, prepared: list[str]) -> None:
+        pipe.send_text("\x1b[200~summarise this: the build broke twice\x1b[201~")
+        await eventually(lambda: bool(prepared))
+        pipe.send_text("\x15\x04")
+
+    assert await prepared_while(script) == ["summarise this: the build broke twice"]
+
+
 async def eventually(check: Callable[[], bool], seconds: float = 10.0) -> None:
     deadline = asyncio.get_running_loop().time() + seconds
     while not check():

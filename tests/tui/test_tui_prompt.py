@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC
 
+import pytest
 from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Button
@@ -62,6 +63,23 @@ async def test_what_is_typed_is_prepared_for_its_route_after_a_pause_but_not_a_c
         await type_word(pilot, "/mode shell", lambda: app.conversation.prompt.value != "")
         await pilot.pause(0.3)
         assert engine.prepared == []
+
+
+async def test_a_paste_is_prepared_at_once_and_a_key_typed_after_it_waits_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A paste arrives whole: no more keys are coming and Enter may follow within the pause,
+    so it goes to the engine at once; typing on waits for a pause again (here a minute)."""
+    monkeypatch.setattr("modes_tui.tui.prompt.DRAFT_PAUSE", 60.0)
+    engine = ScriptEngine()
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        pasted = "why does this fail: KeyError: 'user'"
+        app.post_message(events.Paste(pasted))
+        await until(pilot, lambda: engine.prepared == [pasted])
+        await pilot.press("x")
+        await pilot.pause(0.3)
+        assert engine.prepared == [pasted] and app.conversation.prompt.value == pasted + "x"
 
 
 # --------------------------------------------------------------------------- multi-line
