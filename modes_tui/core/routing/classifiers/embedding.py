@@ -330,11 +330,10 @@ class EmbeddingClassifier:
         return heads[-1].last if heads else None
 
     def _query(self, text: str) -> Vector:
-        with self._lock:
-            vector = self._queries.get(text)
-            encoder = self._encoder
+        vector = self._queries.settled(text, self._lock)  # a draft may be encoding it now
         if vector is not None:
             return vector
+        encoder = self._encoder
         assert encoder is not None
         vector = np.asarray(encoder.encode([text]), dtype=np.float32)[0]
         with self._lock:
@@ -344,15 +343,9 @@ class EmbeddingClassifier:
     def draft_vectors(self, texts: Sequence[str]) -> None:
         """Encode what a message being typed will be routed on, before it is sent; kept apart
         from routed messages (`RecentVectors.put_draft`). Nothing happens until loaded."""
-        with self._lock:
-            encoder = self._encoder if self.ready else None
-            missing = [t for t in dict.fromkeys(texts) if not self._queries.refresh(t)]
-        if encoder is None:
-            return
-        for text in missing:  # one at a time, as a route encodes: a batch may differ a bit
-            vector = np.asarray(encoder.encode([text]), dtype=np.float32)[0]
-            with self._lock:
-                self._queries.put_draft(text, vector)
+        encoder = self._encoder if self.ready else None  # set once, when loaded
+        if encoder is not None:
+            self._queries.encode_drafts(texts, encoder, self._lock)
 
     # ----------------------------------------------------------------- routing
 
