@@ -18,6 +18,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from modes_tui.core.routing.classifiers.head import NEAR_IDENTICAL
 from modes_tui.core.routing.follow_up import PRONOUN_YIELDS, sureness
 from modes_tui.core.values.numbers import two_places
 
@@ -25,27 +26,52 @@ if TYPE_CHECKING:
     from modes_tui.core.values.route import Decision
 
 _OPENER = r"(?:(?:ok(?:ay)?|alright|right|so|then|now|next|after that|and|also)\b[\s,:;.!-]*)*"
-_ASKING = r"(?:(?:please|can you|could you|would you|i need you to|help me)\s+)?"
+_ASKING = (
+    r"(?:(?:please|pls|hey|hi|hello|can you|could you|would you|will you|i need you to|"
+    r"help me)\b[\s,:;.!-]*)*"
+)
 _MAKING = (
     r"(?:write|draft|compose|create|generate|make|build|code|implement|produce|prepare|"
-    r"put together|sketch|outline|come up with)"
+    r"put together|sketch|come up with)"
 )
-_OBJECT = r"(?:a|an|the|some|one|two|three|four|five|\d+)\s+(?:[\w'+#./-]+\s+){0,3}?[\w'+#./-]+"
+_ARTIFACT = (
+    # things code makes
+    r"function|method|class|script|program|query|regex|regular expression|test|module|"
+    r"snippet|component|endpoint|app|application|game|parser|cli|bot|macro|decorator|"
+    r"struct|interface|library|plugin|extension|handler|middleware|migration|simulation|"
+    # commands
+    r"command|alias|cron job|crontab entry|"
+    # texts
+    r"email|e-mail|letter|note|message|post|article|essay|story|poem|haiku|limerick|sonnet|"
+    r"song|lyrics|speech|toast|eulogy|review|announcement|newsletter|paragraph|bio|headline|"
+    r"tagline|slogan|caption|description|blurb|reply|invitation|card|memo|press release|"
+    r"pitch|proposal|abstract|intro|introduction"
+)
+"""What a request may ask to be made: nouns whose kind the pack can tell from the head alone.
+A container ("a list", "a table", "an example", "a one-liner", "a plan", "a proof") says
+nothing of its kind by itself ("make a list" reads as a list comprehension), so a request for
+one has no head and is read whole."""
+_OBJECT = (
+    rf"(?:a|an|the|some|one|two|three|four|five|\d+)\s+(?:[\w'+#./-]+\s+){{0,3}}?"
+    rf"(?:{_ARTIFACT})s?"
+)
 _ABOUT = (
     r"that|which|who|to|for|about|on|of|in|with|from|where|when|so|using|explaining|"
     r"describing|announcing|telling|asking|listing|showing|comparing|covering|mentioning|"
     r"summari[sz]ing"
 )
 _HEAD = re.compile(
-    rf"^{_OPENER}{_ASKING}(?P<head>{_MAKING}\s+(?:(?:me|us)\s+)?{_OBJECT})(?=\s+(?:{_ABOUT})\s+\S)"
+    rf"^{_OPENER}{_ASKING}(?P<verb>{_MAKING})\s+(?:(?:me|us)\s+)?(?P<object>{_OBJECT})"
+    rf"(?=\s+(?:{_ABOUT})\s+\S)"
 )
 
 
 def made_head(request: str) -> str | None:
-    """The verb of making and its object when a clause about the object follows ("write a
-    go function" of "write a go function that estimates pi"), else None."""
+    """The verb of making and its object when the object names a kind of thing made and a
+    clause about it follows ("write a go function" of "write me a go function that estimates
+    pi"), else None."""
     found = _HEAD.match(" ".join(request.lower().split()))
-    return found.group("head") if found else None
+    return f"{found.group('verb')} {found.group('object')}" if found else None
 
 
 def weigh_made(decision: Decision, head: Decision, text: str) -> Decision:
@@ -59,6 +85,9 @@ def weigh_made(decision: Decision, head: Decision, text: str) -> Decision:
         return decision
     if head.mode_name is None or head.mode_name == decision.mode_name:
         return decision
+    said = decision.evidence
+    if said is not None and said.kind == "correction" and said.similarity >= NEAR_IDENTICAL:
+        return decision  # the user said where this very message belongs
     weight = sureness(max(own.values()), PRONOUN_YIELDS)
     if weight <= 0:
         return decision

@@ -237,3 +237,20 @@ def test_a_route_waits_for_the_draft_encode_of_its_text_instead_of_running_a_sec
     assert len(routed) == 1 and routed[0].mode_name in pack.names
     assert encoder.texts[before:].count(PASTED) == 1  # by the draft, or by the route after it
     assert len(failed) == (1 if fails else 0)
+
+
+def test_a_failed_draft_encode_leaves_no_text_claimed(pack: Pack) -> None:
+    """The texts after the one that failed were claimed too: a route would wait a second for
+    each, and they would never be prepared again."""
+    classifier, encoder = hashing_backend(pack)
+
+    class Broken:
+        def encode(self, texts: Sequence[str]) -> Any:
+            raise RuntimeError("the encoder broke")
+
+    queries = classifier._queries
+    with pytest.raises(RuntimeError):
+        queries.encode_drafts(["request", "message"], Broken(), classifier._lock)
+    # neither is left claimed: a route finds nothing to wait for, and a draft may encode both
+    assert queries.settled("message", classifier._lock, seconds=60) is None
+    assert queries.claim("request") and queries.claim("message")

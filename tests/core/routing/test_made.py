@@ -28,7 +28,8 @@ from tests.core.routing.test_conversation_meaning import _default_router
             "write a javascript function",
         ),
         ("ok now draft a short review of Dune for my newsletter", "draft a short review"),
-        ("can you write me a poem about the sea", "write me a poem"),
+        ("can you write me a poem about the sea", "write a poem"),
+        ("please, write me a blog post about docker", "write a blog post"),
         ("write a cover letter paragraph that mentions my CLI", "write a cover letter paragraph"),
     ],
 )
@@ -45,6 +46,13 @@ def test_the_head_is_the_verb_of_making_and_its_object(request_text: str, head: 
         "explain a function that sorts in place",  # not a verb of making
         "give me the gist of this thread",  # asks for information, not for a thing made
         "write a really quite long and winding sort of letter to my aunt",  # object too long
+        # a container says nothing of its kind: "make a list" reads as a list comprehension
+        "make a list of prime numbers below 100",
+        "create a list of pros and cons for moving to berlin",
+        "write a one-liner to find large files on my disk",
+        "write a docstring for the parse_date function",
+        "write an example of a python decorator",
+        "write a proof that there are infinitely many primes",
     ],
 )
 def test_no_head_where_the_request_makes_nothing_with_a_clause(request_text: str) -> None:

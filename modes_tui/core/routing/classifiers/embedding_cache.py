@@ -141,15 +141,15 @@ class RecentVectors:
         route encodes (a batch may differ a bit), holding `lock` around every change."""
         with lock:
             claimed = [text for text in dict.fromkeys(texts) if self.claim(text)]
-        for text in claimed:
-            try:
-                vector = np.asarray(encoder.encode([text]), dtype=np.float32)[0]
-            except BaseException:
+        try:
+            while claimed:
+                vector = np.asarray(encoder.encode([claimed[0]]), dtype=np.float32)[0]
                 with lock:
-                    self.release(text)  # a route waiting for it encodes it itself
-                raise
-            with lock:
-                self.put_draft(text, vector)  # and wakes a route waiting for it
+                    self.put_draft(claimed.pop(0), vector)  # wakes a route waiting for it
+        finally:
+            with lock:  # a failed encode: the routes waiting for these encode them themselves
+                for text in claimed:
+                    self.release(text)
 
     def claim(self, text: str) -> bool:
         """Whether the caller should encode draft `text`: it is neither kept (`refresh`) nor
