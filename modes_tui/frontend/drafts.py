@@ -24,5 +24,7 @@ def routed_text(text: str) -> str | None:
 
 def arrived_whole(before: str, after: str) -> bool:
     """Whether an edit from `before` to `after` added more than one character at once (a
-    paste, a recalled line, a completion): the text need not wait for a pause in typing."""
+    paste, a recalled line, a completion): the text need not wait for a pause in typing. For
+    the REPL, where prompt-toolkit applies typed keys one at a time; the app flags a paste
+    where it arrives, since a burst of keys reaches it as one change."""
     return len(after) - len(before) > 1

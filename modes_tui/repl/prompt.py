@@ -128,6 +128,12 @@ class DraftPreparer:
         buffer.on_text_changed += self.changed
         buffer.accept_handler = accept_and_cancel
 
+    def new_line(self, text: str = "") -> None:
+        """A new prompt starts with `text` in the buffer (prompt-toolkit resets the buffer
+        without a change event): the next edit is measured from it."""
+        self.cancel()
+        self._before = text
+
     def changed(self, buffer: Any) -> None:
         self.cancel()
         before, self._before = self._before, buffer.text
@@ -175,7 +181,9 @@ async def run_interactive(
     interrupted = False
     while True:
         try:
-            line = await session.prompt_async("› ", default=context.typed_ahead.take())
+            default = context.typed_ahead.take()
+            drafts.new_line(default)
+            line = await session.prompt_async("› ", default=default)
         except KeyboardInterrupt:
             if interrupted:
                 return 0

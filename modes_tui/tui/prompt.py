@@ -21,7 +21,7 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
-from modes_tui.frontend.drafts import DRAFT_PAUSE, arrived_whole, routed_text
+from modes_tui.frontend.drafts import DRAFT_PAUSE, routed_text
 from modes_tui.tui.early_prompt import LINE_BREAK_KEYS
 
 if TYPE_CHECKING:
@@ -113,7 +113,9 @@ class PromptInput(TextArea):
         self.engine: Callable[[], TurnEngine | None] = lambda: None
         """The engine once built, which prepares the route of the text typed."""
         self._paused: Timer | None = None
-        self._before = ""  # the text before the last edit
+        # The next change brings the text whole (a paste, a recalled line), set where that
+        # happens: a burst of typed keys also changes many characters at once, and is typing.
+        self._whole = False
 
     # ---------------------------------------------------------------- value
 
@@ -124,6 +126,7 @@ class PromptInput(TextArea):
 
     @value.setter
     def value(self, text: str) -> None:
+        self._whole = True
         self.load_text(text)
         self.move_cursor(self.document.end)
 
@@ -155,8 +158,8 @@ class PromptInput(TextArea):
         if self._paused is not None:
             self._paused.stop()
             self._paused = None
-        before, self._before = self._before, self.text
-        if arrived_whole(before, self.text):
+        whole, self._whole = self._whole, False
+        if whole:
             self._prepare_draft()
             return
         self._paused = self.set_timer(DRAFT_PAUSE, self._prepare_draft)
@@ -174,6 +177,10 @@ class PromptInput(TextArea):
             exclusive=True,
             exit_on_error=False,
         )
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        """Flags the paste; TextArea's own handler inserts it (Textual calls each class's)."""
+        self._whole = True
 
     # ---------------------------------------------------------------- keys
 

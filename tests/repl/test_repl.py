@@ -334,6 +334,23 @@ async def test_a_bracketed_paste_is_prepared_at_once(monkeypatch: pytest.MonkeyP
     assert await prepared_while(script) == ["summarise this: the build broke twice"]
 
 
+async def test_a_paste_shorter_than_the_line_sent_before_it_is_prepared_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """prompt-toolkit empties the buffer for the next prompt without a change event: the
+    paste is measured from the new prompt's text, not from the line sent before it."""
+    monkeypatch.setattr("modes_tui.repl.prompt.DRAFT_PAUSE", 60.0)
+
+    async def script(pipe: Any, out: io.StringIO, prepared: list[str]) -> None:
+        pipe.send_text("how do I restart the docker container named web-frontend\r")
+        await eventually(lambda: "Done." in out.getvalue())
+        pipe.send_text("\x1b[200~git log --oneline | head\x1b[201~")
+        await eventually(lambda: bool(prepared))
+        pipe.send_text("\x15\x04")
+
+    assert await prepared_while(script) == ["git log --oneline | head"]
+
+
 async def eventually(check: Callable[[], bool], seconds: float = 10.0) -> None:
     deadline = asyncio.get_running_loop().time() + seconds
     while not check():

@@ -82,6 +82,23 @@ async def test_a_paste_is_prepared_at_once_and_a_key_typed_after_it_waits_again(
         assert engine.prepared == [pasted] and app.conversation.prompt.value == pasted + "x"
 
 
+async def test_a_burst_of_typed_keys_waits_for_the_pause_like_typing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Keys queued while the app was busy (a slow link) reach the prompt before its change
+    event: many characters change at once, but it is typing, not a paste."""
+    monkeypatch.setattr("modes_tui.tui.prompt.DRAFT_PAUSE", 60.0)
+    engine = ScriptEngine()
+    async with build_app(services(engine), tz=UTC).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        prompt = app.conversation.prompt
+        for key in "restart nginx":
+            prompt.post_message(events.Key("space" if key == " " else key, key))
+        await until(pilot, lambda: prompt.value == "restart nginx")
+        await pilot.pause(0.3)
+        assert engine.prepared == []
+
+
 # --------------------------------------------------------------------------- multi-line
 
 

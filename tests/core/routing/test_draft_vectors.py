@@ -242,7 +242,7 @@ def test_a_route_waits_for_the_draft_encode_of_its_text_instead_of_running_a_sec
 def test_a_failed_draft_encode_leaves_no_text_claimed(pack: Pack) -> None:
     """The texts after the one that failed were claimed too: a route would wait a second for
     each, and they would never be prepared again."""
-    classifier, encoder = hashing_backend(pack)
+    classifier, _ = hashing_backend(pack)
 
     class Broken:
         def encode(self, texts: Sequence[str]) -> Any:
