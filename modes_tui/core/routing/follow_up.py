@@ -106,8 +106,7 @@ _BACK: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
             _REFERS_BACK,
         ),
         (
-            # "show me how it works" asks for more; "show me how to run it" is a request
-            r"\b(?:show|walk me through|break down|give) (?:me )?(?:the|your|how(?! to\b)|an?)\b",
+            r"\b(?:show|walk me through|break down|give) (?:me )?(?:the|your|how|an?)\b",
             0.4,
             "asks for more of the answer",
         ),

@@ -135,18 +135,3 @@ def test_files_written_before_the_last_change_keep_their_floor(
     assert report["conversation"]["switch_accuracy"] >= switches, report["confusion"]
     assert report["conversation"]["follow_up_accuracy"] >= follow_ups, report["confusion"]
     assert report["wrong_sure"]["count"] <= 3, report["wrong_sure"]
-
-
-@pytest.mark.parametrize(
-    ("text", "asks_for_more"),
-    [
-        ("then show me how to run it every hour with cron", False),
-        ("show me how to list hidden files", False),
-        ("show me how it works", True),
-        ("can you show me how?", True),
-    ],
-)
-def test_show_me_how_to_is_a_request_not_more_of_the_answer(text: str, asks_for_more: bool) -> None:
-    """Seen on a fresh held-out file: "then show me how to run it with cron" after a function
-    counted "show me how" as asking for more of the last answer and fell back."""
-    assert ("asks for more of the answer" in follow_up_score(text).cues) is asks_for_more
