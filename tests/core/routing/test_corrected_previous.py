@@ -1,6 +1,7 @@
 """A follow-up after a message the user corrected: the correction counts once, as the turn's
 mode in the conversation step, and not again inside the classifier's reading of the
-follow-up (found in the app, 2026-12-07)."""
+follow-up, which mixes in the previous message's words but not the verdict on them (found in
+the app, 2026-12-07)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def after(previous: str, mode: str, text: str) -> list[Message]:
 
 
 @pytest.mark.local
-def test_a_request_after_a_corrected_message_routes_on_its_own_words_and_fragments_stay() -> None:
+def test_after_a_corrected_message_a_request_reads_its_own_words_and_follow_ups_stay() -> None:
     from modes_tui.llm.encoders import MiniLMEncoder
 
     pack = load_pack("default")
@@ -50,11 +51,18 @@ def test_a_request_after_a_corrected_message_routes_on_its_own_words_and_fragmen
     corrections.add(Correction(CRON, "shell", routed_mode="chat"))
     corrections.add(Correction(BUILD, "shell", routed_mode="chat"))
     route = asyncio.run(router.route(after(CRON, "shell", script)))
-    assert route.mode_name == "code", route.reason  # was shell at 0.84
-    assert "follows up on the previous message" not in (route.reason or "")
-    for previous, fragment in [
+    # the message's own reading stays code: the user's verdict on the cron line no longer
+    # stands in for its words (it was shell at 0.84, "like your correction … (1.00)")
+    assert route.alone is not None and route.alone.mode_name == "code", route.reason
+    assert "like your correction" not in (route.reason or "")
+    assert route.confidence is not None and route.confidence < 0.8
+    follow_ups = [
         (CRON, "and only the ones that run at night"),
+        (CRON, "can you make it shorter"),
+        (CRON, "why?"),
+        (CRON, "what does that do?"),
         (BUILD, "and the cache folder too"),
-    ]:
-        stays = asyncio.run(router.route(after(previous, "shell", fragment)))
-        assert stays.mode_name == "shell", stays.reason
+    ]
+    for previous, follow_up in follow_ups:
+        stays = asyncio.run(router.route(after(previous, "shell", follow_up)))
+        assert stays.mode_name == "shell", (follow_up, stays.reason)

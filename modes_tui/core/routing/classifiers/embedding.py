@@ -382,12 +382,6 @@ class EmbeddingClassifier:
         scored = head.score_rows(query[None, :], logits, near)[0]
         decided_by, lead = query, ""
         previous = _previous_user_message(history)
-        # A previous message the user corrected has their verdict, which the router's
-        # conversation step carries already (it is the turn's mode): mixed in here too, the
-        # verdict counted twice ("now put that in a python script" after a cron line the
-        # user sent to shell went to shell at 0.84; alone it is code at 0.85).
-        if previous is not None and self._recall(modes, self._query(previous)) is not None:
-            previous = None
         if self.params.follow_up and previous is not None:
             before = int(np.argmax(scored.probabilities))
             previous_query = self._query(previous)
@@ -397,7 +391,9 @@ class EmbeddingClassifier:
             scored = head.score_rows(
                 query[None, :],
                 _mix(logits, head.logits(earlier), weight),
-                _mix_near(near, head.nearness(earlier), weight),
+                # its words, not the user's verdict on it: a correction of that very message
+                # is the turn's mode, which the conversation step weighs already
+                _mix_near(near, head.nearness(earlier, twins=False), weight),
             )[0]
             if int(np.argmax(scored.probabilities)) != before:
                 # The previous message decided it: its nearest row is the evidence.

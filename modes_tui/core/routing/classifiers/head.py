@@ -181,10 +181,13 @@ class Head:
         result: Matrix = np.asarray(vectors, dtype=np.float64) @ self.weights + self.bias
         return result
 
-    def nearness(self, vectors: Any) -> Nearness:
-        """Each vector's nearest row per class."""
+    def nearness(self, vectors: Any, *, twins: bool = True) -> Nearness:
+        """Each vector's nearest row per class; without `twins`, not counting a correction
+        near-identical to the vector (the user's verdict on that very text)."""
         q = np.asarray(vectors, dtype=np.float32)
         sims = (q @ self.rows.T).astype(np.float64) if len(self.rows) else np.zeros((len(q), 0))
+        if not twins:
+            sims = np.where((sims >= NEAR_IDENTICAL) & self.learned[None, :], -1.0, sims)
         classes = [*range(self.modes), NONE]
         per_class = np.full((len(q), len(classes)), -1.0)
         for column, label in enumerate(classes):
