@@ -482,7 +482,7 @@ def _as_asked(route: Route, threshold: float | None, pack: Pack) -> Route:
     if confidence >= threshold:
         return route
     config = pack.router
-    own = routed_alone(route, threshold)
+    own = routed_alone(route, threshold, pack.names)
     route = route if own is None else own  # as the router routes it with the threshold on
     # the classifier's pick after the conversation step: the threshold comes before
     # stickiness, so a route stickiness kept still falls back and asks about that pick
