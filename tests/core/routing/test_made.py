@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 from modes_tui.core.history.conversation import Message
-from modes_tui.core.packs.profiles import Pack, Profile, load_pack
+from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.made import made_head, weigh_made
 from modes_tui.core.routing.router import Router
-from modes_tui.core.values.entry import HistoryEntry
 from modes_tui.core.values.route import ClassifierInfo, Decision
 from tests.conftest import PackWriter
 from tests.core.routing.test_conversation_meaning import _default_router
+from tests.core.routing.test_router import Scripted
 
 
 @pytest.mark.parametrize(
@@ -83,21 +83,15 @@ def test_readings_that_agree_change_nothing() -> None:
     assert weigh_made(WHOLE, agrees, "work out a budget") == WHOLE
 
 
-class ByText:
+class ByText(Scripted):
     """A classifier that answers by the text it reads (the head or the whole request)."""
 
     def __init__(self, answers: Mapping[str, Decision]) -> None:
+        super().__init__(None)
         self.answers = answers
         self.read: list[str] = []
 
-    def classify(
-        self,
-        message: str,
-        history: Sequence[HistoryEntry],
-        modes: Sequence[Profile],
-        instructions: str,
-        inputs: Mapping[str, Any],
-    ) -> Decision:
+    def classify(self, message: str, *args: Any, **kwargs: Any) -> Any:
         self.read.append(message)
         return self.answers[message]
 
