@@ -4,12 +4,13 @@
 probability; "draft an email to the caretaker about the lift" asks for prose about a
 building. The encoder reads the whole sentence, and the words of its subject (pi, darts,
 the lift) often outweigh the few that name what is wanted. A request that opens with a verb
-of making and its object, followed by a clause about that object ("write a go function" |
-"that estimates pi ..."), is therefore also read by its head alone (`made_head`), and where
-the two readings disagree the head's counts as far as it is sure of its mode
-(`weigh_made`, from nothing at 0.8 to all at 0.95, the span in which a pronoun yields to a
-message's own words in `follow_up.carried`): a sure head decides, an unsure one ("write a
-bash loop", code at 0.76) leaves the decision to the whole message. Pure functions; `steps.QuotedStep.made` asks the classifier.
+of making and an object naming a kind of thing made (`_ARTIFACT`), followed by a clause
+about that object ("write a go function" | "that estimates pi ..."), is therefore also read
+by its head alone (`made_head`). Where the two readings disagree the head's counts as far
+as it is sure of its mode (`weigh_made`): nothing at 0.8, all at 0.95, the span in which a
+pronoun yields to a message's own words (`follow_up.carried`). A sure head decides; an
+unsure one ("write a bash loop", code at 0.76) leaves the decision to the whole message.
+Pure functions; `steps.QuotedStep.made` asks the classifier.
 """
 
 from __future__ import annotations

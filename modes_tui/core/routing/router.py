@@ -134,10 +134,9 @@ class Router:
         """Encode ahead, in the caller's thread, what routing `draft` after `conversation`
         reads that no earlier route encoded: the message, its request and the quoted step's
         fixed texts when it quotes material, what it asks to be made (`made_head`), and the
-        previous user message whole. The app
-        and the REPL call it while the user types (`TurnEngine.prepare`), so the route after
-        Enter finds the vectors cached instead of waking a CPU that idled while the user
-        typed. Best effort: nothing happens when the classifier cannot embed or is not
+        previous user message whole. The app and the REPL call it while the user types
+        (`TurnEngine.prepare`), so the route after Enter finds the vectors cached instead of
+        waking a CPU that idled while the user typed. Best effort: nothing happens when the classifier cannot embed or is not
         loaded."""
         source = vector_source(self.classifier)
         draft_vectors = getattr(source, "draft_vectors", None)
@@ -152,9 +151,8 @@ class Router:
             request = framing.request
             texts = [*self._quoted.texts_for(framing, self.classifier), request, message]
         head = made_head(request) if framed else None
-        draft_vectors(
-            [*([head] if head else []), *texts]
-        )  # the message last: the newest draft, the last to go
+        texts = [*([head] if head else []), *texts]
+        draft_vectors(texts)  # the message last: the newest draft, the last to go
         previous = next(
             (h.content for h in reversed(history) if h.role == "user" and h.content.strip()), None
         )
