@@ -67,12 +67,26 @@ _HEAD = re.compile(
 )
 
 
+_RECAST = re.compile(
+    rf"^{_OPENER}{_ASKING}(?:{_MAKING}|turn|put|rewrite|redo|convert|recast|format|wrap)\s+"
+    r"(?:it|that|this|them|those|these)(?:\s+[a-z]+)?\s+(?:(?:as|into|in|to)\s+)?"
+    rf"(?P<object>{_OBJECT})(?=\s+(?:{_ABOUT}|instead|please|too)\b|\s*[.!?]*$)"
+)
+"""The last turn's material made into a thing of a kind: "write it as a python script",
+"turn that into a short email to my landlord", "make it a rust function instead"."""
+
+
 def made_head(request: str) -> str | None:
     """The verb of making and its object when the object names a kind of thing made and a
     clause about it follows ("write a go function" of "write me a go function that estimates
-    pi"), else None."""
-    found = _HEAD.match(" ".join(request.lower().split()))
-    return f"{found.group('verb')} {found.group('object')}" if found else None
+    pi"), or the thing the last turn's material is to be made into ("write a python script"
+    of "write it as a python script instead"); else None."""
+    text = " ".join(request.lower().split())
+    if found := _HEAD.match(text):
+        return f"{found.group('verb')} {found.group('object')}"
+    if found := _RECAST.match(text):
+        return f"write {found.group('object')}"
+    return None
 
 
 def weigh_made(decision: Decision, head: Decision, text: str) -> Decision:

@@ -121,6 +121,8 @@ def test_requests_of_another_mode_move_and_follow_ups_stay(
         ("leans_back_heldout", 0.73, 0.5, 0.875),
         # requests for code or prose about another mode's subject: 25/36, then 32/36
         ("object_heldout", 0.86, 0.8, 0.5),
+        # the last turn's material made into a thing ("write it as a sql query"): 18/24, 21/24
+        ("as_made_heldout", 0.83, 0.85, 0.7),
     ],
 )
 def test_files_written_before_the_last_change_keep_their_floor(

@@ -30,6 +30,11 @@ from tests.core.routing.test_router import Scripted
         ("ok now draft a short review of Dune for my newsletter", "draft a short review"),
         ("can you write me a poem about the sea", "write a poem"),
         ("please, write me a blog post about docker", "write a blog post"),
+        # the last turn's material made into a thing of a kind
+        ("write it as a python script instead", "write a python script"),
+        ("turn that into a short email to my landlord", "write a short email"),
+        ("can you make it a rust function instead", "write a rust function"),
+        ("turn those steps into a shell script", "write a shell script"),
         ("write a cover letter paragraph that mentions my CLI", "write a cover letter paragraph"),
     ],
 )
@@ -41,7 +46,10 @@ def test_the_head_is_the_verb_of_making_and_its_object(request_text: str, head: 
     "request_text",
     [
         "write a python script",  # nothing said about the object: the whole is the head
-        "write it as a python script instead",  # no object of its own
+        "make it shorter",  # no thing made
+        "turn it into a list",  # a container
+        "put it in the summary too",
+        "write it in french",
         "how do I write a function that returns a list",  # a question, not a request to make
         "explain a function that sorts in place",  # not a verb of making
         "give me the gist of this thread",  # asks for information, not for a thing made
@@ -145,6 +153,11 @@ def test_a_model_backend_reads_the_whole_request_itself(pack: Pack) -> None:
             "code",
         ),
         ([], "write a python script that tells me when Jupiter is visible tonight", "code"),
+        (
+            [("what's the sum of the numbers from 1 to 100", "reason")],
+            "write it as a python script instead",
+            "code",
+        ),
         (
             [("how do I compress a folder with tar", "shell")],
             "now write an email to the team explaining where the archive is",
