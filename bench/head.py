@@ -394,7 +394,8 @@ def print_task(task: OpenSet, runs: dict[str, Run], stream: int) -> None:
             ms = f"{percentile(run.times, 50) or 0:.1f} / {percentile(run.times, 95) or 0:.1f}"
             print(
                 f"| {name} | {stage} | {n.accuracy:.3f} | {n.at_threshold:.3f} | "
-                f"{n.oos_recall:.3f} | {n.ece:.3f} | {n.wrong_confident} | {n.at_80:.3f} | "
+                f"{n.oos_recall:.3f} | {n.ece:.3f} | {n.wrong_confident} | "
+                f"{n.at_80:.3f} / {n.at_85:.3f} | "
                 f"{run.threshold:.2f} | {ms} |"
             )
     print("\nper 100 corrected turns: in-scope at threshold / OOS recall (corrections)\n")
