@@ -123,17 +123,21 @@ def test_requests_of_another_mode_move_and_follow_ups_stay(
         ("object_heldout", 0.86, 0.8, 0.5),
         # the last turn's material made into a thing ("write it as a sql query"): 18/24, 21/24
         ("as_made_heldout", 0.83, 0.85, 0.7),
+        # short imperative requests, first messages and switches only: 28/40 (examples for
+        # them, tried, gave 29/40 and cost the 29 other files 17 routes: not kept)
+        ("imperative_heldout_c", 0.7, 0.69, None),
     ],
 )
 def test_files_written_before_the_last_change_keep_their_floor(
     name: str,
     accuracy: float,
     switches: float,
-    follow_ups: float,
+    follow_ups: float | None,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     report = _default_pack_report(f"{name}.jsonl", capsys)
     assert report["accuracy"] >= accuracy, report["confusion"]
     assert report["conversation"]["switch_accuracy"] >= switches, report["confusion"]
-    assert report["conversation"]["follow_up_accuracy"] >= follow_ups, report["confusion"]
+    if follow_ups is not None:
+        assert report["conversation"]["follow_up_accuracy"] >= follow_ups, report["confusion"]
     assert report["wrong_sure"]["count"] <= 3, report["wrong_sure"]
