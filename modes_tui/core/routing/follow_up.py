@@ -15,7 +15,8 @@ purpose: it costs microseconds, works for every classifier backend, and its cues
 quoted in the route panel.
 
 Four readings keep the cues honest: an imperative whose verb no list names ("restart the
-nginx service") is a request, not an elliptic fragment; a pronoun that is not the message's
+nginx service"), or a verb that is seldom anything else before a bare object ("purge old
+docker images"), is a request, not an elliptic fragment; a pronoun that is not the message's
 subject ("simulate it in python") carries the last turn's subject but yields its mode to
 words sure of another (`carried`); a statement that asks nothing ("I'm on python 3.13") keeps
 its closeness to the last turn (`FollowUp.statement`); and an opener that orders the turns
@@ -183,6 +184,18 @@ _IMPERATIVE = re.compile(
     # into primes"; "node 18" and "python 3.12" answer a question)
     r"|(?=\S+ \S)(?:\d|\S*[./_*^(=]))"
 )
+# A verb that is seldom anything else, then a bare object ("purge old docker images",
+# "brainstorm taglines for a coffee shop"): a request, though no determiner opens its object.
+# (A first word only `_VERB_FIRST` reads as a verb may be a noun: "recursive version please".)
+_TASK_VERB = re.compile(
+    r"^(?:purge|restart|reboot|flush|wipe|mount|unmount|encrypt|decrypt|enable|disable|rename|"
+    r"compress|extract|unzip|deploy|revert|uninstall|reinstall|downgrade|prune|migrate|"
+    r"configure|upload|download|resume|retry|optimi[sz]e|memoi[sz]e|paginate|validate|"
+    r"saniti[sz]e|(?:de)?seriali[sz]e|encode|decode|throttle|debounce|brainstorm|respond|"
+    r"compose|paraphrase|reword|condense|integrate|differentiate|simplify|evaluate|derive|"
+    r"multiply|divide|teach|narrate|critique) "
+    rf"(?!(?:{_NOT_A_VERB})\b)[a-z0-9]"
+)
 # The same verb with a pronoun for its object ("simulate it in python") leans on the last
 # turn for its object: it reads as elliptic, but that pull is the pronoun's (`carried`).
 _IMPERATIVE_ON_IT = re.compile(_VERB_FIRST + r"(?:it|that|them|those)\b")
@@ -286,7 +299,7 @@ def follow_up_score(message: str) -> FollowUp:
     material = PLACEHOLDER in message
     # a verb with an object of its own is a whole request however short ("restart the
     # nginx service"); its back-pointing words still count above ("make it shorter")
-    ordered = _IMPERATIVE.match(rest) is not None
+    ordered = _IMPERATIVE.match(rest) is not None or _TASK_VERB.match(rest) is not None
     if len(words) <= SHORT_WORDS and not material and not ordered:
         weights.append(0.4)
         cues.append(f"{len(words)} word{'s' if len(words) != 1 else ''}")
