@@ -193,8 +193,19 @@ _TASK_VERB = re.compile(
     r"configure|upload|download|resume|retry|optimi[sz]e|memoi[sz]e|paginate|validate|"
     r"saniti[sz]e|(?:de)?seriali[sz]e|encode|decode|throttle|debounce|brainstorm|respond|"
     r"compose|paraphrase|reword|condense|integrate|differentiate|simplify|evaluate|derive|"
-    r"multiply|divide|teach|narrate|critique) "
-    rf"(?!(?:{_NOT_A_VERB})\b)[a-z0-9]"
+    r"multiply|divide|teach|narrate|critique|rotate|unstage|soften|rephrase|weigh|"
+    r"reorgani[sz]e|restructure|rearrange|reformat|capitali[sz]e|transpose|invert|shuffle|"
+    r"dedupe|deduplicate|normali[sz]e|tokeni[sz]e|visuali[sz]e|diagnose|troubleshoot|"
+    r"investigate|inspect|detect|automate|containeri[sz]e|dockeri[sz]e|publish|apologi[sz]e|"
+    r"congratulate|invite|introduce|announce|persuade|justify|verify|approximate|quantify|"
+    r"priorit[iy][sz]e|allocate|minimi[sz]e|maximi[sz]e|choose|decide|"
+    # the request list's verbs that are seldom nouns ("recommend cozy mystery novels"; not
+    # "make" or "give": "make shorter", "give examples" rework the last answer)
+    r"write|tell|find|explain|describe|create|draft|translate|summari[sz]e|"
+    r"implement|generate|compare|calculate|compute|convert|install|remove|delete|kill|"
+    r"estimate|recommend|suggest|solve|prove|define|debug|refactor|proofread|rewrite|edit|"
+    r"upgrade|parse|send|reply) "
+    rf"(?!(?:{_NOT_A_VERB}|them)\b)[a-z0-9]"
 )
 # The same verb with a pronoun for its object ("simulate it in python") leans on the last
 # turn for its object: it reads as elliptic, but that pull is the pronoun's (`carried`).

@@ -71,6 +71,8 @@ def test_what_makes_a_statement_and_what_a_request() -> None:
         "brainstorm taglines for a coffee shop",
         "respond politely to a refund complaint email",
         "debounce scroll events in react",
+        "recommend cozy mystery novels",  # on the request list, but short: it leaned at 0.4
+        "weigh renting against buying over ten years",
     ],
 )
 def test_a_verb_with_a_bare_object_is_a_request(request_: str) -> None:
@@ -86,6 +88,12 @@ def test_a_verb_with_a_bare_object_is_a_request(request_: str) -> None:
 def test_the_same_verbs_without_an_object_of_their_own_still_lean_back(fragment: str) -> None:
     """A pronoun or an adverb after the verb, or a first word that may be a noun: elliptic."""
     assert "no request of its own" in follow_up_score(fragment).cues, follow_up_score(fragment)
+
+
+@pytest.mark.parametrize("fragment", ["make shorter", "compare them", "give examples"])
+def test_a_short_rework_of_the_last_answer_still_leans_back(fragment: str) -> None:
+    """A verb with an adjective, a pronoun or "examples" after it asks to rework the answer."""
+    assert follow_up_score(fragment).score >= 0.5, follow_up_score(fragment)
 
 
 def test_a_new_task_on_the_same_subject_moves_after_ok_now(pack: Any) -> None:  # noqa: F811
@@ -161,12 +169,16 @@ def test_requests_of_another_mode_move_and_follow_ups_stay(
         ("object_heldout", 0.86, 0.8, 0.5),
         # the last turn's material made into a thing ("write it as a sql query"): 18/24, 21/24
         ("as_made_heldout", 0.83, 0.85, 0.7),
-        # short imperative requests, first messages and switches only: 28/40 (examples for
-        # them, tried, gave 29/40 and cost the 29 other files 17 routes: not kept)
-        ("imperative_heldout_c", 0.7, 0.69, None),
-        # written by a helper that read neither the code nor the eval files: 26 bare imperatives
-        # after another mode's turn, 14 fragments; 27/40 before verbs with bare objects, 31/40
-        ("imperative_heldout_d", 0.775, 0.65, 1.0),
+        # short imperative requests, first messages and switches only: 28/40, 29/40 with verbs
+        # before bare objects (examples for them, tried, gave 29/40 and cost the 29 other
+        # files 17 routes: not kept)
+        ("imperative_heldout_c", 0.725, 0.72, None),
+        # written by helpers that read neither the code nor the eval files: 26 bare imperatives
+        # after another mode's turn, 14 fragments each. _d: 27/40 before verbs with bare
+        # objects, 31/40 with the first list, 37/40 with the list it then grew on (dev);
+        # _e (held out for the grown list): 29 -> 30 -> 31/40
+        ("imperative_heldout_d", 0.925, 0.88, 1.0),
+        ("imperative_heldout_e", 0.775, 0.65, 1.0),
     ],
 )
 def test_files_written_before_the_last_change_keep_their_floor(
