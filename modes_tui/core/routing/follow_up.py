@@ -187,25 +187,26 @@ _IMPERATIVE = re.compile(
 # A verb that is seldom anything else, then a bare object ("purge old docker images",
 # "brainstorm taglines for a coffee shop"): a request, though no determiner opens its object.
 # (A first word only `_VERB_FIRST` reads as a verb may be a noun: "recursive version please".)
+# Not verbs that are nouns in a compound ("restart policy", "resume template", "compose
+# file", "download link") or that often ask about the last answer ("explain", "remove",
+# "solve": "explain line 3", "remove comments"); not before "please", a part of the last
+# answer or an adverb that ends the message ("simplify step two", "shuffle randomly").
 _TASK_VERB = re.compile(
-    r"^(?:purge|restart|reboot|flush|wipe|mount|unmount|encrypt|decrypt|enable|disable|rename|"
-    r"compress|extract|unzip|deploy|revert|uninstall|reinstall|downgrade|prune|migrate|"
-    r"configure|upload|download|resume|retry|optimi[sz]e|memoi[sz]e|paginate|validate|"
-    r"saniti[sz]e|(?:de)?seriali[sz]e|encode|decode|throttle|debounce|brainstorm|respond|"
-    r"compose|paraphrase|reword|condense|integrate|differentiate|simplify|evaluate|derive|"
-    r"multiply|divide|teach|narrate|critique|rotate|unstage|soften|rephrase|weigh|"
-    r"reorgani[sz]e|restructure|rearrange|reformat|capitali[sz]e|transpose|invert|shuffle|"
-    r"dedupe|deduplicate|normali[sz]e|tokeni[sz]e|visuali[sz]e|diagnose|troubleshoot|"
+    r"^(?:purge|flush|wipe|unmount|encrypt|decrypt|enable|disable|rename|compress|unzip|"
+    r"deploy|revert|uninstall|reinstall|downgrade|prune|migrate|configure|optimi[sz]e|"
+    r"memoi[sz]e|paginate|validate|saniti[sz]e|(?:de)?seriali[sz]e|throttle|debounce|"
+    r"brainstorm|respond|paraphrase|reword|condense|integrate|differentiate|simplify|"
+    r"evaluate|derive|multiply|divide|teach|narrate|critique|rotate|unstage|soften|rephrase|"
+    r"weigh|reorgani[sz]e|restructure|rearrange|reformat|capitali[sz]e|transpose|invert|"
+    r"shuffle|dedupe|deduplicate|normali[sz]e|tokeni[sz]e|visuali[sz]e|diagnose|troubleshoot|"
     r"investigate|inspect|detect|automate|containeri[sz]e|dockeri[sz]e|publish|apologi[sz]e|"
-    r"congratulate|invite|introduce|announce|persuade|justify|verify|approximate|quantify|"
+    r"congratulate|invite|introduce|announce|persuade|justify|verify|quantify|"
     r"priorit[iy][sz]e|allocate|minimi[sz]e|maximi[sz]e|choose|decide|"
-    # the request list's verbs that are seldom nouns ("recommend cozy mystery novels"; not
-    # "make" or "give": "make shorter", "give examples" rework the last answer)
-    r"write|tell|find|explain|describe|create|draft|translate|summari[sz]e|"
-    r"implement|generate|compare|calculate|compute|convert|install|remove|delete|kill|"
-    r"estimate|recommend|suggest|solve|prove|define|debug|refactor|proofread|rewrite|edit|"
-    r"upgrade|parse|send|reply) "
-    rf"(?!(?:{_NOT_A_VERB}|them)\b)[a-z0-9]"
+    # the request list's verbs that seldom ask about the last answer (not "make", "give")
+    r"recommend|suggest|proofread|implement) "
+    rf"(?!(?:{_NOT_A_VERB}|them|him|everyone|please|pls|back|further|step|steps|line|lines|"
+    r"part|parts|output)\b)"
+    r"(?![a-z]+(?:ly|wise)\b\W*(?:(?:please|pls)\W*)?$)[a-z0-9]"  # "explain briefly"
 )
 # The same verb with a pronoun for its object ("simulate it in python") leans on the last
 # turn for its object: it reads as elliptic, but that pull is the pronoun's (`carried`).
