@@ -136,8 +136,8 @@ class Router:
         fixed texts when it quotes material, what it asks to be made (`made_head`), and the
         previous user message whole. The app and the REPL call it while the user types
         (`TurnEngine.prepare`), so the route after Enter finds the vectors cached instead of
-        waking a CPU that idled while the user typed. Best effort: nothing happens when the classifier cannot embed or is not
-        loaded."""
+        waking a CPU that idled while the user typed. Best effort: nothing happens when the
+        classifier cannot embed or is not loaded."""
         source = vector_source(self.classifier)
         draft_vectors = getattr(source, "draft_vectors", None)
         if source is None or draft_vectors is None or not draft.strip():
