@@ -6,10 +6,12 @@ building. The encoder reads the whole sentence, and the words of its subject (pi
 the lift) often outweigh the few that name what is wanted. A request that opens with a verb
 of making and an object naming a kind of thing made (`_ARTIFACT`), followed by a clause
 about that object ("write a go function" | "that estimates pi ..."), is therefore also read
-by its head alone (`made_head`). Where the two readings disagree the head's counts as far
-as it is sure of its mode (`weigh_made`): nothing at 0.8, all at 0.95, the span in which a
-pronoun yields to a message's own words (`follow_up.carried`). A sure head decides; an
-unsure one ("write a bash loop", code at 0.76) leaves the decision to the whole message.
+by its head alone (`made_head`). Where the two readings disagree, or agree with the head
+the surer, the head's counts as far as it is sure of its mode (`weigh_made`): nothing at
+0.8, all at 0.95, the span in which a pronoun yields to a message's own words
+(`follow_up.carried`). A sure head decides, and lifts a whole reading of its own mode that
+the subject left unsure; an unsure one ("write a bash loop", code at 0.76) leaves the
+decision to the whole message.
 Pure functions; `steps.QuotedStep.made` asks the classifier.
 """
 
@@ -91,15 +93,19 @@ def made_head(request: str) -> str | None:
 
 def weigh_made(decision: Decision, head: Decision, text: str) -> Decision:
     """`decision` (on the whole request) with the reading of its head `head` (of `text`)
-    weighed in where the two disagree: the head's probabilities count as much as its top
-    one (how sure it is of its mode), the whole request's for the rest. The in-scope chance
+    weighed in where the two disagree, or where they agree and the head is surer ("write a
+    polite email" at 0.99 of a request whose topic, a mortgage, pulls the whole to 0.62):
+    the head's probabilities count as much as its top one (how sure it is of its mode), the
+    whole request's for the rest. The in-scope chance
     is the larger of the two readings' (a request for something a mode makes is in scope
     whatever it is about)."""
     whole, own = dict(decision.probabilities or {}), dict(head.probabilities or {})
     if not whole or not own or decision.confidence is None or head.confidence is None:
         return decision
-    if head.mode_name is None or head.mode_name == decision.mode_name:
+    if head.mode_name is None:
         return decision
+    if head.mode_name == decision.mode_name and head.confidence <= decision.confidence:
+        return decision  # they agree, and the head is no surer: nothing to add
     said = decision.evidence
     if said is not None and said.kind == "correction" and said.similarity >= NEAR_IDENTICAL:
         return decision  # the user said where this very message belongs

@@ -409,6 +409,34 @@ def test_a_proof_after_a_quoted_git_command_does_not_lean_on_it_with_the_real_en
 
 
 @pytest.mark.local
+@pytest.mark.parametrize(
+    ("turn", "mode", "message", "expected"),
+    [
+        # held-out lines (imperative_heldout_e, related_heldout): the request is sure of its
+        # mode alone, and the last turn's topic (a tree of commits, a mortgage) pulled it
+        # below the threshold
+        (
+            "how do i undo git add for one file?",
+            "shell",
+            "implement binary search tree deletion",
+            "code",
+        ),
+        (
+            "help me choose between a 30-year and a 15-year mortgage",
+            "reason",
+            "write a polite email asking my bank about refinancing options",
+            "write",
+        ),
+    ],
+)
+def test_a_whole_request_sure_of_its_mode_is_not_pulled_back_by_a_related_turn(
+    turn: str, mode: str, message: str, expected: str
+) -> None:
+    route = asyncio.run(_default_router().route(after([(turn, mode)], message)))
+    assert (route.mode_name, route.decided_by) == (expected, "classifier"), route.reason
+
+
+@pytest.mark.local
 @pytest.mark.xfail(
     strict=True,
     reason="known miss (issue 31 item 5): the statement reads alone as code 0.75 and MiniLM puts "

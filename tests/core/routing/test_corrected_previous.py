@@ -52,10 +52,11 @@ def test_after_a_corrected_message_a_request_reads_its_own_words_and_follow_ups_
     corrections.add(Correction(BUILD, "shell", routed_mode="chat"))
     route = asyncio.run(router.route(after(CRON, "shell", script)))
     # the message's own reading stays code: the user's verdict on the cron line no longer
-    # stands in for its words (it was shell at 0.84, "like your correction … (1.00)")
-    assert route.alone is not None and route.alone.mode_name == "code", route.reason
+    # stands in for its words (it was shell at 0.84, "like your correction … (1.00)"); what
+    # it asks to be made ("write a python script") decides it as a request of its own
+    reading = route.alone if route.alone is not None else route
+    assert (route.mode_name, reading.mode_name) == ("code", "code"), route.reason
     assert "like your correction" not in (route.reason or "")
-    assert route.confidence is not None and route.confidence < 0.8
     follow_ups = [
         (CRON, "and only the ones that run at night"),
         (CRON, "can you make it shorter"),

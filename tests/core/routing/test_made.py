@@ -86,9 +86,24 @@ def test_a_head_under_0_8_leaves_the_whole_request_as_it_was() -> None:
     assert weigh_made(WHOLE, unsure, "write a bash loop") == WHOLE
 
 
-def test_readings_that_agree_change_nothing() -> None:
-    agrees = Decision("reason", 0.95, "x", {"reason": 0.95, "code": 0.05})
+def test_readings_that_agree_change_nothing_when_the_head_is_no_surer() -> None:
+    agrees = Decision("reason", 0.85, "x", {"reason": 0.86, "code": 0.1})
     assert weigh_made(WHOLE, agrees, "work out a budget") == WHOLE
+
+
+def test_a_sure_head_lifts_a_whole_reading_of_its_own_mode_that_the_subject_left_unsure() -> None:
+    """Seen on a held-out conversation: "write a polite email asking my bank about
+    refinancing options" after a mortgage question read write 0.61 whole (under the pack's
+    0.65, so it fell back to chat) while its head "write a polite email" read write 0.99."""
+    unsure = Decision("write", 0.61, "like 'a complaint'", {"write": 0.62, "reason": 0.32})
+    sure = Decision("write", 0.99, "like 'a polite reply'", {"write": 0.99, "reason": 0.005})
+    weighed = weigh_made(unsure, sure, "write a polite email")
+    assert weighed.mode_name == "write"
+    assert weighed.confidence is not None and weighed.confidence > 0.9
+    assert weighed.reason == (
+        "like 'a polite reply'; asks for what 'write a polite email' makes (write 0.99); "
+        "the whole request read write 0.61"
+    )
 
 
 class ByText(Scripted):
