@@ -10,6 +10,8 @@ and what they learn from (corrections, calibration, learning).
     corrections.py  Corrections held in memory (`MemoryCorrections`, `EMPTY_CORRECTIONS`)
     follow_up.py    Follow-ups: how much a message leans on the turn before it, read from the
                     message alone
+    imperative.py   Whether a message opens with a verb and its object: a request complete in
+                    itself
     input.py        What a classifier sees of a conversation: the routed message and the history
                     before it
     learning.py     How the backends learn from corrections: examples for the embedding backend,

@@ -14,13 +14,15 @@ a long message carries its own subject even when it says "it". The score is lexi
 purpose: it costs microseconds, works for every classifier backend, and its cues can be
 quoted in the route panel.
 
-Four readings keep the cues honest: an imperative whose verb no list names ("restart the
-nginx service"), or a verb that is seldom anything else before a bare object ("purge old
-docker images"), is a request, not an elliptic fragment; a pronoun that is not the message's
-subject ("simulate it in python") carries the last turn's subject but yields its mode to
-words sure of another (`carried`); a statement that asks nothing ("I'm on python 3.13") keeps
-its closeness to the last turn (`FollowUp.statement`); and an opener that orders the turns
-("ok now", "next", "then") before a complete request does not make it lean back.
+Five readings keep the cues honest: a verb with an object of its own ("restart the nginx
+service", "purge old docker images") is a request, not an elliptic fragment
+(`core.routing.imperative`); a pronoun that is not the message's subject ("simulate it in
+python") carries the last turn's subject but yields its mode to words sure of another
+(`carried`); so does the pull of a few words that point nowhere, from a higher sureness
+("squash last three commits" after a haiku, shell 0.99 alone: `FollowUp.short`); a statement
+that asks nothing ("I'm on python 3.13") keeps its closeness to the last turn
+(`FollowUp.statement`); and an opener that orders the turns ("ok now", "next", "then")
+before a complete request does not make it lean back.
 
 The router (`core.routing`) turns the score into a prior for the current mode:
 
@@ -41,6 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from modes_tui.core.routing.imperative import on_its_object, orders
 from modes_tui.core.values.framing import PLACEHOLDER
 from modes_tui.core.values.numbers import two_places
 
@@ -153,64 +156,6 @@ _REQUEST_OPENER = re.compile(
     r"hi|hello|hey|if|debug|refactor|review|proofread|rewrite|edit|build|start|stop|open|"
     r"create|update|upgrade|search|count|sort|merge|split|parse|read|send|reply|book)\b"
 )
-# An imperative the list above does not name: a first word that is no function word, then
-# what a verb takes: a determiner or number opening its object, "me"/"us", a particle ("work
-# out", "set up"), a file name or a formula ("restart the nginx service", "profile my flask
-# endpoint", "teach me Italian", "unzip archive.zip", "factor 391"). A fragment opens with a
-# preposition, an adverb, a determiner, a pronoun or an -ing form instead ("only the tcp
-# ones", "with three dice", "skipping the first two rows"), which this does not match.
-_NOT_A_VERB = (
-    r"the|a|an|this|that|these|those|my|your|our|their|his|her|its|some|any|no|every|each|"
-    r"all|both|either|neither|another|other|same|such|more|less|most|least|much|many|few|"
-    r"only|just|even|also|still|maybe|perhaps|not|again|too|instead|rather|quite|very|now|"
-    r"then|so|and|but|or|nor|yet|because|though|although|while|unless|whether|in|on|at|"
-    r"for|with|without|from|to|by|about|under|over|after|before|into|onto|like|near|since|"
-    r"than|via|per|during|within|across|through|between|among|against|along|around|behind|"
-    r"beyond|up|down|off|out|as|of|something|anything|everything|nothing|someone|anyone|"
-    r"one|ones|it|they|we|you|he|she|there|here|next|last|first|second|third|else|yes|ok|"
-    r"okay|half|twice|is|are|was|were|am|be|been|do|does|did|can|could|will|would|"
-    r"should|shall|may|might|must|has|have|had|what|why|how|when|where|which|who|whom|"
-    r"whose|if|i|i'm|i've|i'd|me|us"
-)
-# a verb, or a gerund or adverb form that is one ("ping", "bring", "apply", "tally")
-_VERB_FIRST = (
-    rf"^(?!(?:{_NOT_A_VERB})\b)(?:ping|bring|string|tally|rally|[a-z][a-z-]*(?<!ing)"
-    r"(?<![^p]ly)) "
-)
-_IMPERATIVE = re.compile(
-    _VERB_FIRST + r"(?:(?:the|a|an|this|these|my|our|your|their|every|each|all|some|two|"
-    r"three|four|five|me|us|out|up|whether)\b"
-    # a number, a file name or a formula, in a request of three words or more ("factor 391
-    # into primes"; "node 18" and "python 3.12" answer a question)
-    r"|(?=\S+ \S)(?:\d|\S*[./_*^(=]))"
-)
-# A verb that is seldom anything else, then a bare object ("purge old docker images",
-# "brainstorm taglines for a coffee shop"): a request, though no determiner opens its object.
-# (A first word only `_VERB_FIRST` reads as a verb may be a noun: "recursive version please".)
-# Not verbs that are nouns in a compound ("restart policy", "resume template", "compose
-# file", "download link") or that often ask about the last answer ("explain", "remove",
-# "solve": "explain line 3", "remove comments"); not before "please", a part of the last
-# answer or an adverb that ends the message ("simplify step two", "shuffle randomly").
-_TASK_VERB = re.compile(
-    r"^(?:purge|flush|wipe|unmount|encrypt|decrypt|enable|disable|rename|compress|unzip|"
-    r"deploy|revert|uninstall|reinstall|downgrade|prune|migrate|configure|optimi[sz]e|"
-    r"memoi[sz]e|paginate|validate|saniti[sz]e|(?:de)?seriali[sz]e|throttle|debounce|"
-    r"brainstorm|respond|paraphrase|reword|condense|integrate|differentiate|simplify|"
-    r"evaluate|derive|multiply|divide|teach|narrate|critique|rotate|unstage|soften|rephrase|"
-    r"weigh|reorgani[sz]e|restructure|rearrange|reformat|capitali[sz]e|transpose|invert|"
-    r"shuffle|dedupe|deduplicate|normali[sz]e|tokeni[sz]e|visuali[sz]e|diagnose|troubleshoot|"
-    r"investigate|inspect|detect|automate|containeri[sz]e|dockeri[sz]e|publish|apologi[sz]e|"
-    r"congratulate|invite|introduce|announce|persuade|justify|verify|quantify|"
-    r"priorit[iy][sz]e|allocate|minimi[sz]e|maximi[sz]e|choose|decide|"
-    # the request list's verbs that seldom ask about the last answer (not "make", "give")
-    r"recommend|suggest|proofread|implement) "
-    rf"(?!(?:{_NOT_A_VERB}|them|him|everyone|please|pls|back|further|step|steps|line|lines|"
-    r"part|parts|output)\b)"
-    r"(?![a-z]+(?:ly|wise)\b\W*(?:(?:please|pls)\W*)?$)[a-z0-9]"  # "explain briefly"
-)
-# The same verb with a pronoun for its object ("simulate it in python") leans on the last
-# turn for its object: it reads as elliptic, but that pull is the pronoun's (`carried`).
-_IMPERATIVE_ON_IT = re.compile(_VERB_FIRST + r"(?:it|that|them|those)\b")
 _DISCOURSE = re.compile(
     r"^(?:(?:ok(?:ay)?|alright|right|so|and|but|also|plus|then|now|next|after that)\b[\s,:;.!-]*)+"
 )
@@ -273,6 +218,9 @@ class FollowUp:
     """The part of `score` that only a back-pointing pronoun gave when it is not the message's
     subject ("turn it into", "a story about it"): it carries the last turn's subject over, not
     its mode (`carried`)."""
+    short: float = 0.0
+    """The part of `score` that only its few words gave, when nothing in it points back and
+    it has two words or more ("squash last three commits"): sure words pick (`carried`)."""
 
     def explain(self) -> str:
         """`0.82: 'what about', refers back` for the route's reason."""
@@ -301,7 +249,7 @@ def follow_up_score(message: str) -> FollowUp:
     # the thing the last turn was about, and the message asks about it there.
     # what follows "ok now", "next", "then": the request itself, read as if it opened there
     rest = _DISCOURSE.sub("", text, count=1)
-    on_it = _IMPERATIVE_ON_IT.match(rest) is not None
+    on_it = on_its_object(rest)
     carried_over = _PRONOUN_SUBJECT.match(rest) is None
     pronouns = [
         w for w, cue in zip(weights, cues, strict=True) if carried_over and cue == _REFERS_BACK
@@ -311,10 +259,11 @@ def follow_up_score(message: str) -> FollowUp:
     material = PLACEHOLDER in message
     # a verb with an object of its own is a whole request however short ("restart the
     # nginx service"); its back-pointing words still count above ("make it shorter")
-    ordered = _IMPERATIVE.match(rest) is not None or _TASK_VERB.match(rest) is not None
+    ordered = orders(rest)
+    short_cues = [f"{len(words)} word{'s' if len(words) != 1 else ''}", "no request of its own"]
     if len(words) <= SHORT_WORDS and not material and not ordered:
         weights.append(0.4)
-        cues.append(f"{len(words)} word{'s' if len(words) != 1 else ''}")
+        cues.append(short_cues[0])
     if (
         len(words) <= ELLIPTIC_WORDS
         and not material
@@ -357,8 +306,14 @@ def follow_up_score(message: str) -> FollowUp:
         and len(_WORD.findall(rest)) > ELLIPTIC_WORDS
     )
     alone = len(words) > ELLIPTIC_WORDS and not statement and (not weights or sequenced)
+    short = score if len(words) > 1 and cues and set(cues) <= set(short_cues) else 0.0
     return FollowUp(
-        round(score, 4), tuple(dict.fromkeys(cues)), alone, statement, round(pronoun, 4)
+        round(score, 4),
+        tuple(dict.fromkeys(cues)),
+        alone,
+        statement,
+        round(pronoun, 4),
+        round(short, 4),
     )
 
 
@@ -450,6 +405,8 @@ def _confidences(decision: Weighed) -> dict[str, float]:
 PRONOUN_YIELDS = 0.8
 """From this confidence of the message's own words in a mode, a pronoun's pull back to the
 last turn's mode weakens; from `SURE_ELSEWHERE` on it is gone (`carried`)."""
+SHORT_YIELDS = 0.9
+"""The same for the pull of few words alone (`FollowUp.short`): from 0.9, gone from 0.95."""
 
 
 def sureness(confidence: float, unsure: float = UNSURE_ELSEWHERE) -> float:
@@ -463,8 +420,10 @@ def carried(follow: FollowUp, confidence: float) -> float:
     """The follow-up score of a message whose own words pick a mode at `confidence`: a
     pronoun carries the last turn's subject over, but where the words are sure of a mode
     they pick it ("write it as a python script instead" after a sum), so the pronoun's part
-    of the score counts only as far as they are unsure."""
-    return follow.score - follow.pronoun * sureness(confidence, PRONOUN_YIELDS)
+    of the score counts only as far as they are unsure; so does the pull of a few words that
+    point nowhere ("squash last three commits" after a haiku), from a higher sureness."""
+    pronoun = follow.pronoun * sureness(confidence, PRONOUN_YIELDS)
+    return follow.score - pronoun - follow.short * sureness(confidence, SHORT_YIELDS)
 
 
 def continued(
