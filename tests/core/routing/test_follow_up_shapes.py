@@ -244,10 +244,10 @@ def test_requests_of_another_mode_move_and_follow_ups_stay(
         ("imperative_heldout_e", 0.94, 0.9, 1.0),
         # written by helpers, committed before they were scored. Switches on the last turn's
         # topic and short or stated follow-ups: 39/46 before and after a whole request stopped
-        # leaning on a related turn at 0.3. Terse switches and follow-ups of 2-5 words: 29/46
-        # (switches 10 of 24), then 39/46 (20 of 24) when few words yield to sure ones
+        # leaning on a related turn at 0.3. Terse switches and follow-ups of 2-5 words: 28/45
+        # (switches 9 of 23), then 38/45 (19 of 23) when few words yield to sure ones
         ("related_heldout", 0.84, 0.7, 1.0),
-        ("short_heldout_f", 0.84, 0.83, 0.86),
+        ("short_heldout_f", 0.84, 0.82, 0.86),
     ],
 )
 def test_files_written_before_the_last_change_keep_their_floor(
