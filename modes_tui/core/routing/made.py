@@ -35,9 +35,7 @@ _ASKING = (
 )
 _MAKING = (
     r"(?:write|draft|compose|create|generate|make|build|code|implement|produce|prepare|"
-    r"put together|sketch|come up with|give|get|"
-    # a want names the thing made as well as a verb does ("need a python script that ...")
-    r"(?:i\s+)?(?:need|want|would like)|i'd like)"
+    r"put together|sketch|come up with)"
 )
 _ARTIFACT = (
     # things code makes
@@ -66,7 +64,7 @@ _ABOUT = (
     r"summari[sz]ing"
 )
 _HEAD = re.compile(
-    rf"^{_OPENER}{_ASKING}(?P<verb>{_MAKING})\s+(?P<whom>(?:me|us)\s+)?(?P<object>{_OBJECT})"
+    rf"^{_OPENER}{_ASKING}(?P<verb>{_MAKING})\s+(?:(?:me|us)\s+)?(?P<object>{_OBJECT})"
     rf"(?=\s+(?:{_ABOUT})\s+\S)"
 )
 
@@ -87,9 +85,7 @@ def made_head(request: str) -> str | None:
     of "write it as a python script instead"); else None."""
     text = " ".join(request.lower().split())
     if found := _HEAD.match(text):
-        verb, whom = found.group("verb"), found.group("whom") or ""
-        # "give me a regex", not "give a regex"; "write a go function" as before
-        return f"{verb} {whom if verb in ('give', 'get') else ''}{found.group('object')}"
+        return f"{found.group('verb')} {found.group('object')}"
     if found := _RECAST.match(text):
         return f"write {found.group('object')}"
     return None
