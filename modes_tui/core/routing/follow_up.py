@@ -193,7 +193,9 @@ ELLIPTIC_WORDS = 7
 """Up to this many words, a message with no request of its own reads as elliptic."""
 ELLIPTIC_WEIGHT = 0.45
 SHORT_WORDS = 4
-"""Up to this many words a message says too little to stand alone (the lone-word cue)."""
+"""Up to this many words a message says too little to stand alone (the lone-word cue)..."""
+TERSE_ORDER_WEIGHT = 0.3
+"""...and an order with an object of its own that short leans this much ("drop the hashtags")."""
 MEDIUM_WORDS = 7
 """Past this many words a message names some of its own subject: cues count 60%."""
 LONG_WORDS = 14
@@ -261,8 +263,9 @@ def follow_up_score(message: str) -> FollowUp:
     # nginx service"); its back-pointing words still count above ("make it shorter")
     ordered = orders(rest)
     short_cues = [f"{len(words)} word{'s' if len(words) != 1 else ''}", "no request of its own"]
-    if len(words) <= SHORT_WORDS and not material and not ordered:
-        weights.append(0.4)
+    if len(words) <= SHORT_WORDS and not material:
+        # a terse order with an object ("drop the hashtags") may be about the last answer
+        weights.append(TERSE_ORDER_WEIGHT if ordered else 0.4)
         cues.append(short_cues[0])
     if (
         len(words) <= ELLIPTIC_WORDS
@@ -306,7 +309,12 @@ def follow_up_score(message: str) -> FollowUp:
         and len(_WORD.findall(rest)) > ELLIPTIC_WORDS
     )
     alone = len(words) > ELLIPTIC_WORDS and not statement and (not weights or sequenced)
-    short = score if len(words) > 1 and cues and set(cues) <= set(short_cues) else 0.0
+    # a statement with a subject or a verb that tells what happened keeps its closeness
+    # (below; "underrated" alone makes no statement of "name underrated switch games"), and
+    # a pronoun has its own yield
+    said = statement and any(p.search(rest) for p in (_SUBJECT_OPENER, _NOUN_SUBJECT, _FINITE_VERB))
+    only_short = cues and set(cues) <= set(short_cues) and not pronouns and not said
+    short = score if len(words) > 1 and only_short else 0.0
     return FollowUp(
         round(score, 4),
         tuple(dict.fromkeys(cues)),
@@ -423,7 +431,7 @@ def carried(follow: FollowUp, confidence: float) -> float:
     of the score counts only as far as they are unsure; so does the pull of a few words that
     point nowhere ("squash last three commits" after a haiku), from a higher sureness."""
     pronoun = follow.pronoun * sureness(confidence, PRONOUN_YIELDS)
-    return follow.score - pronoun - follow.short * sureness(confidence, SHORT_YIELDS)
+    return max(follow.score - pronoun - follow.short * sureness(confidence, SHORT_YIELDS), 0.0)
 
 
 def continued(

@@ -462,9 +462,10 @@ def _follow_weight(confidence: float, related: bool, shape: FollowUp) -> float:
     its topic, as much as it cannot stand alone (`f / (1 - f)`, at most 4; `follow_up.carried`).
     """
     follow = carried(shape, confidence)
-    # nothing in its shape points back (a whole request, no cue): it leans only as far as
+    # nothing in its shape pulls back (a whole request with no cue, or a terse one whose
+    # words are sure: "poem about pasta" after a dinner question): it leans only as far as
     # it is unsure of itself
-    floor = 0.0 if shape.score == 0 and not shape.statement else FOLLOW_UP_MIN_WEIGHT
+    floor = 0.0 if follow <= 0 and not shape.statement else FOLLOW_UP_MIN_WEIGHT
     weight = max(1.0 - confidence, floor) if related else 0.0
     if follow >= FOLLOW_UP_LEAN:
         weight = max(weight, min(follow / max(1.0 - follow, 1e-9), FOLLOW_UP_MAX_WEIGHT))
