@@ -221,8 +221,10 @@ class FollowUp:
     subject ("turn it into", "a story about it"): it carries the last turn's subject over, not
     its mode (`carried`)."""
     short: float = 0.0
-    """The part of `score` that only its few words gave, when nothing in it points back and
-    it has two words or more ("squash last three commits"): sure words pick (`carried`)."""
+    """The part of `score` that only its few words gave, when it has two words or more,
+    nothing in it points back and it is no statement with a subject or a verb that tells what
+    happened ("squash last three commits", not "budget is tight"): sure words pick
+    (`carried`)."""
 
     def explain(self) -> str:
         """`0.82: 'what about', refers back` for the route's reason."""
@@ -259,8 +261,9 @@ def follow_up_score(message: str) -> FollowUp:
     # "…" stands for material the message quotes (`core.values.framing`): "this" points at
     # it, and the message carries its own subject however few words its request has.
     material = PLACEHOLDER in message
-    # a verb with an object of its own is a whole request however short ("restart the
-    # nginx service"); its back-pointing words still count above ("make it shorter")
+    # a verb with an object of its own is a request however short ("restart the nginx
+    # service"), though a terse one leans a little; its back-pointing words still count
+    # above ("make it shorter")
     ordered = orders(rest)
     short_cues = [f"{len(words)} word{'s' if len(words) != 1 else ''}", "no request of its own"]
     if len(words) <= SHORT_WORDS and not material:
