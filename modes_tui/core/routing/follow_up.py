@@ -137,6 +137,15 @@ _BACK: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
             "points at the last answer",
         ),
         (r"\b(?:example|examples|how so|else)\b", 0.3, "asks about it"),
+        # "add that i speak spanish", "mention that we close at 5": a clause to put into
+        # the text being written, which only the last turn can be
+        (
+            r"^(?:(?:and|also|please|pls|can you|could you|now)\s+)*(?:add|mention|include|say|"
+            r"state|point out|stress|emphasi[sz]e|clarify) that (?=(?:i|i'm|i've|we|we're|you|"
+            r"he|she|they|it|it's|the|my|our|his|her|their|there|this|all|every|no)\b)",
+            0.6,
+            "adds to the text",
+        ),
     )
 )
 _NEW_TOPIC = re.compile(

@@ -48,7 +48,8 @@ _ARTIFACT = (
     r"email|e-mail|letter|note|message|post|article|essay|story|poem|haiku|limerick|sonnet|"
     r"song|lyrics|speech|toast|eulogy|review|announcement|newsletter|paragraph|bio|headline|"
     r"tagline|slogan|caption|description|blurb|reply|invitation|card|memo|press release|"
-    r"pitch|proposal|abstract|intro|introduction"
+    r"pitch|proposal|abstract|intro|introduction|summary|recap|report|listing|ad|advert|"
+    r"flyer|notice|apology|complaint|tweet|cover letter|resume|cv"
 )
 """What a request may ask to be made: nouns whose kind the pack can tell from the head alone.
 A container ("a list", "a table", "an example", "a one-liner", "a plan", "a proof") says
@@ -78,6 +79,10 @@ _RECAST = re.compile(
 "turn that into a short email to my landlord", "make it a rust function instead"."""
 
 
+_INTO_EXISTING = re.compile(rf"^{_OPENER}{_ASKING}put\s+\S+(?:\s+[a-z]+)?\s+in(?:to)?\s+the\b")
+""""put it in the summary too": into a thing that exists already, not made into one."""
+
+
 def made_head(request: str) -> str | None:
     """The verb of making and its object when the object names a kind of thing made and a
     clause about it follows ("write a go function" of "write me a go function that estimates
@@ -86,7 +91,7 @@ def made_head(request: str) -> str | None:
     text = " ".join(request.lower().split())
     if found := _HEAD.match(text):
         return f"{found.group('verb')} {found.group('object')}"
-    if found := _RECAST.match(text):
+    if (found := _RECAST.match(text)) and not _INTO_EXISTING.match(text):
         return f"write {found.group('object')}"
     return None
 

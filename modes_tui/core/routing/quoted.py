@@ -61,10 +61,14 @@ _ASKS_ABOUT = re.compile(
 
 _TEXT_VERB = re.compile(
     r"^(?:please\s+|can you\s+|could you\s+)?"
-    r"(?P<verb>summari[sz]e|proofread|paraphrase|rephrase|reword|tl;?dr)\b"
+    r"(?:(?P<verb>summari[sz]e|proofread|paraphrase|rephrase|reword|tl;?dr|soften|tone down)\b"
+    r"|make\s+(?:this|it|that|these|them)(?:\s+[\w-]+){0,3}?\s+"
+    r"(?:sound|read\s+(?:better|more|less|like|as|well|naturally|smoother))\b)"
 )
 """Verbs that only ever ask for work on text: their reading says what the request wants done
-whatever the material is ("summarise this stack trace: …" is a summary)."""
+whatever the material is ("summarise this stack trace: …" is a summary). Making a text
+"sound" or "read" some way is a rewording ("make this sound friendlier for the group chat:
+'…'"), read as "rephrase"; "make this faster" and "make it read the config" are not."""
 
 
 class QuotedEvidence:
@@ -93,7 +97,9 @@ class QuotedEvidence:
     def text_verb(self) -> str | None:
         """The request's opening verb when it only ever asks for work on text."""
         found = _TEXT_VERB.match(self.framing.request.strip().lower())
-        return found.group("verb") if found else None
+        if not found:
+            return None
+        return found.group("verb") or "rephrase"
 
     def text_of(self, kind: QuotedKind) -> str:
         """What the classifier is asked about `kind`."""

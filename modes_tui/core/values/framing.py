@@ -81,126 +81,21 @@ _LOG_WORDS = re.compile(
     r"^\s*at [\w.$<>]+\(|^\s*File \"|\bpanic:|\bsegmentation fault\b|\bexit code \d+",
     re.MULTILINE,
 )
-_COMMANDS = frozenset(
-    [
-        "git",
-        "docker",
-        "kubectl",
-        "ls",
-        "cd",
-        "rm",
-        "cp",
-        "mv",
-        "tar",
-        "find",
-        "grep",
-        "sed",
-        "awk",
-        "chmod",
-        "chown",
-        "ssh",
-        "scp",
-        "rsync",
-        "curl",
-        "wget",
-        "npm",
-        "npx",
-        "yarn",
-        "pnpm",
-        "pip",
-        "pip3",
-        "apt",
-        "apt-get",
-        "brew",
-        "dnf",
-        "yum",
-        "pacman",
-        "systemctl",
-        "journalctl",
-        "sudo",
-        "make",
-        "cat",
-        "echo",
-        "ps",
-        "kill",
-        "killall",
-        "du",
-        "df",
-        "mkdir",
-        "touch",
-        "ln",
-        "head",
-        "tail",
-        "less",
-        "xargs",
-        "export",
-        "source",
-        "crontab",
-        "ping",
-        "dig",
-        "nc",
-        "lsof",
-        "top",
-        "htop",
-        "mount",
-        "umount",
-        "zip",
-        "unzip",
-        "gzip",
-        "python",
-        "python3",
-        "node",
-        "go",
-        "cargo",
-        "helm",
-        "terraform",
-        "ffmpeg",
-        "openssl",
-        "gpg",
-        "history",
-        "which",
-        "whereis",
-        "man",
-        "tee",
-        "sort",
-        "uniq",
-        "wc",
-    ]
+_COMMAND_NAMES = (
+    "git docker kubectl ls cd rm cp mv tar find grep sed awk chmod chown ssh scp "
+    "rsync curl wget npm npx yarn pnpm pip pip3 apt apt-get brew dnf yum pacman "
+    "systemctl journalctl sudo make cat echo ps kill killall du df mkdir touch ln "
+    "head tail less xargs export source crontab ping dig nc lsof top htop mount "
+    "umount zip unzip gzip python python3 node go cargo helm terraform ffmpeg openssl "
+    "gpg history which whereis man tee sort uniq wc "
 )
+_COMMANDS = frozenset(_COMMAND_NAMES.split())
 # Command names that are also English words: a command only with a shell mark beside them.
-_WORDLIKE_COMMANDS = frozenset(
-    [
-        "make",
-        "find",
-        "sort",
-        "head",
-        "tail",
-        "source",
-        "man",
-        "history",
-        "which",
-        "top",
-        "go",
-        "python",
-        "python3",
-        "node",
-        "export",
-        "touch",
-        "kill",
-        "cat",
-        "echo",
-        "less",
-        "mount",
-        "ping",
-        "dig",
-        "tee",
-        "uniq",
-        "wc",
-        "zip",
-        "cd",
-        "ls",
-    ]
+_WORDLIKE_NAMES = (
+    "make find sort head tail source man history which top go python python3 node "
+    "export touch kill cat echo less mount ping dig tee uniq wc zip cd ls "
 )
+_WORDLIKE_COMMANDS = frozenset(_WORDLIKE_NAMES.split())
 _SHELL_COMPOUND = re.compile(
     r"for\s+\w+\s+in\s.+\bdo\b.+\bdone\b|(?:while|until)\s.+;\s*do\b.+\bdone\b|if\s.+\bthen\b.+\bfi\b"
 )
@@ -494,7 +389,10 @@ def _introduced_inline(text: str, pieces: list[Quoted]) -> str:
     if match is None or not _is_introducer(match.group("head")):
         return text
     body = match.group("body")
-    if len(body.replace(PLACEHOLDER, "").strip()) < QUOTE_MIN_CHARS:
+    # "…: '<a note>'. what commands do i run": the quote is taken; what follows it is typed
+    if body.lstrip().startswith(PLACEHOLDER) or len(body.replace(PLACEHOLDER, "").strip()) < (
+        QUOTE_MIN_CHARS
+    ):
         return text
     pieces.append(Quoted(kind_of(body), len(body), "introduced"))
     return f"{match.group('head')}: {PLACEHOLDER}"

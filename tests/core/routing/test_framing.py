@@ -81,6 +81,18 @@ SPLITS = [
         "… - count the words in it in JavaScript",
         [("prose", "quoted")],
     ),
+    # what follows a closed quote is typed, not more of the material the head introduced
+    (
+        'our old sysadmin left this note: "backups are in /mnt/backup, owned by root". '
+        "what commands do i run",
+        "our old sysadmin left this note: … . what commands do i run",
+        [("prose", "quoted")],
+    ),
+    (
+        "translate this: 'git stash pop' into german",
+        "translate this: … into german",
+        [("command", "quoted")],
+    ),
 ]
 
 
@@ -792,26 +804,31 @@ TRACEBACK = (
 
 
 @pytest.mark.parametrize(
-    "opening",
-    ["summarise this stack trace for a bug report title", "please proofread this traceback note"],
+    ("opening", "verb"),
+    [
+        ("summarise this stack trace for a bug report title", "summarise"),
+        ("please proofread this traceback note", "proofread"),
+        # making a text sound or read some way is a rewording
+        ("can you make this stack trace sound less scary for the users", "rephrase"),
+        ("tone down this traceback note", "tone down"),
+    ],
 )
 def test_a_verb_that_only_works_on_text_decides_over_the_material_it_names(
-    pack: Pack, opening: str
+    pack: Pack, opening: str, verb: str
 ) -> None:
     head = _TopicWordsWin()
     routed = asyncio.run(Router(pack, head).route([Message("user", f"{opening}:\n{TRACEBACK}")]))
     assert routed.mode_name == "write", routed.to_dict()
-    verb = "summarise" if opening.startswith("summarise") else "proofread"
     assert f"its verb “{verb}” counted at" in routed.reason
     assert f"{verb} this text" in head.read
 
 
-def test_a_request_without_such_a_verb_keeps_its_own_reading(pack: Pack) -> None:
-    # "explain" and "fix" work on code as often as on text: no verb reading is asked for
+@pytest.mark.parametrize("opening", ["explain this stack trace", "make this stack trace shorter"])
+def test_a_request_without_such_a_verb_keeps_its_own_reading(pack: Pack, opening: str) -> None:
+    # "explain", "fix" and "make … shorter" work on code as often as on text: no verb
+    # reading is asked for
     head = _TopicWordsWin()
-    routed = asyncio.run(
-        Router(pack, head).route([Message("user", f"explain this stack trace:\n{TRACEBACK}")])
-    )
+    routed = asyncio.run(Router(pack, head).route([Message("user", f"{opening}:\n{TRACEBACK}")]))
     assert routed.mode_name == "code", routed.to_dict()
     assert not [text for text in head.read if text.endswith("this text")]
 
@@ -827,3 +844,32 @@ def test_summarising_a_pasted_traceback_is_writing_with_the_real_encoder() -> No
     ]:
         routed = asyncio.run(router.route([Message("user", text)]))
         assert routed.mode_name == mode, (text, routed.to_dict())
+
+
+@pytest.mark.local
+@pytest.mark.parametrize(
+    ("text", "mode"),
+    [
+        # the request's own words ("group chat") read chat; making a text sound some way
+        # is a rewording (mixed_dev_i)
+        (
+            "can you make this sound friendlier for the group chat: 'rules: no phones, loser "
+            "cleans up, be there at 7 sharp'",
+            "write",
+        ),
+        # the note is quoted; the question typed after it asks for commands
+        (
+            'our old sysadmin left this note: "backups are in /mnt/backup/clinic, owned by '
+            "root, you'll need to fix perms before the scanner user can write there\". what "
+            "commands do i run",
+            "shell",
+        ),
+    ],
+)
+def test_a_rewording_and_a_question_after_a_quote_go_by_the_request_with_the_real_encoder(
+    text: str, mode: str
+) -> None:
+    """Lines of mixed_dev_g and mixed_dev_i: before, the first went to chat at 0.78 and the
+    second to write at 0.93 (the typed question was taken as more of the note)."""
+    routed = asyncio.run(_default_router().route([Message("user", text)]))
+    assert routed.mode_name == mode, routed.to_dict()

@@ -36,6 +36,13 @@ from tests.core.routing.test_router import Scripted
         ("can you make it a rust function instead", "write a rust function"),
         ("turn those steps into a shell script", "write a shell script"),
         ("write a cover letter paragraph that mentions my CLI", "write a cover letter paragraph"),
+        # texts whose name says prose whatever they report on
+        (
+            "draft an incident summary for this morning's outage, api was down 40 min",
+            "draft an incident summary",
+        ),
+        ("write a marketplace listing for my old winter tires", "write a marketplace listing"),
+        ("write a short notice for the tenants about the water cut", "write a short notice"),
     ],
 )
 def test_the_head_is_the_verb_of_making_and_its_object(request_text: str, head: str) -> None:
