@@ -332,6 +332,8 @@ DEV_FILES = (
     "short_dev.jsonl",
     "conversation.jsonl",
     "imperative_dev_d.jsonl",  # held out for the first verb list, then the list grew on it
+    "mixed_dev_g.jsonl",
+    "mixed_dev_i.jsonl",
 )
 """The default pack's eval files that rules and examples were tuned on."""
 NEAR = 0.85
