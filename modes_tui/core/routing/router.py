@@ -17,7 +17,9 @@ asks the classifier, and applies the outcome table (first rule that applies):
 
 First the framing (`core.values.framing`): for the embedding and keyword backends the
 classifier reads the request, not what the message quotes; the quoted kinds count as weak
-evidence (`steps.weigh_quoted`) and the split is kept on the route (`framing`).
+evidence (`steps.weigh_quoted`) and the split is kept on the route (`framing`). It reads
+the request without an opener ("ok and how do i …": `follow_up.request_of`); the
+conversation step below reads the whole message, opener and all.
 Before the threshold rules, the conversation (`core.routing.follow_up`, `steps.in_conversation`):
 a follow-up stays in the mode that answered the previous turn unless another mode is clearly
 surer; a self-contained request switches at its own confidence. A follow-up is read from the
@@ -48,6 +50,7 @@ from modes_tui.core.routing.continuity import (
     vector_source,
     warm_answer,
 )
+from modes_tui.core.routing.follow_up import request_of
 from modes_tui.core.routing.input import MessageLike, cut_middle, cut_tail, split_transcript
 from modes_tui.core.routing.made import made_head
 from modes_tui.core.routing.steps import QuotedStep, in_conversation, outweighed
@@ -150,6 +153,9 @@ class Router:
         if framing is not None and framed and framing.routed_on == "request":
             request = framing.request
             texts = [*self._quoted.texts_for(framing, self.classifier), request, message]
+        if framed and request_of(request) != request:
+            request = request_of(request)
+            texts = [request, *texts]
         head = made_head(request) if framed else None
         texts = [*([head] if head else []), *texts]
         draft_vectors(texts)  # the message last: the newest draft, the last to go
@@ -204,6 +210,8 @@ class Router:
         routed = (
             framing.request if framing is not None and framing.routed_on == "request" else message
         )
+        if info.with_ in FRAMING_BACKENDS:
+            routed = request_of(routed)  # "ok and how do i …": the request, not its opener
         started = time.perf_counter()
         try:
             result = chosen.classify(routed, history, available, config.instructions, self.inputs)
@@ -283,8 +291,10 @@ class Router:
 
         def routed(text: str) -> str:
             text = cut_middle(text, limit)
-            framing = split_message(text) if backend in FRAMING_BACKENDS else None
-            return (
+            if backend not in FRAMING_BACKENDS:
+                return text
+            framing = split_message(text)
+            return request_of(
                 framing.request if framing is not None and framing.routed_on == "request" else text
             )
 

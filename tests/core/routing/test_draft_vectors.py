@@ -19,6 +19,7 @@ from modes_tui.core.history.conversation import Message
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.classifiers.embedding_cache import RecentVectors
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
+from modes_tui.core.routing.follow_up import request_of
 from modes_tui.core.routing.router import Router
 from modes_tui.core.values.route import Route
 from tests.conftest import PackWriter
@@ -60,7 +61,8 @@ def test_a_prepared_message_is_routed_without_encoding_and_decides_the_same(pack
     cold.turn_vectors([ANSWER[:400]])
     before = len(cold_encoder.texts)
     expected = asyncio.run(cold_router.route(transcript(DRAFT)))
-    assert DRAFT in cold_encoder.texts[before:]
+    # the classifier reads the request without its opener ("and")
+    assert request_of(DRAFT) in cold_encoder.texts[before:]
 
     router.prepare(transcript()[:2], DRAFT)
     before = len(encoder.texts)

@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 
 from modes_tui.core.history.conversation import Message
-from modes_tui.core.routing.follow_up import TERSE_ORDER_WEIGHT, carried, follow_up_score
+from modes_tui.core.routing.follow_up import (
+    TERSE_ORDER_WEIGHT,
+    carried,
+    follow_up_score,
+    request_of,
+)
 from modes_tui.core.values.route import Decision
 from tests.core.evals.test_evaluation import _default_pack_report
 from tests.core.routing.test_conversation_meaning import (
@@ -188,6 +193,51 @@ def test_a_terse_order_leans_a_little_and_sure_words_take_it_away() -> None:
     assert carried(terse, 0.99) == 0.0
     assert follow_up_score("purge old docker images").short == TERSE_ORDER_WEIGHT
     assert follow_up_score("implement binary search tree deletion").score == 0.0  # 5 words
+
+
+def test_the_classifier_reads_a_request_without_its_opener_and_a_fragment_with_it() -> None:
+    assert (
+        request_of("ok and how do i restart postgres on ubuntu after changing the config")
+        == "how do i restart postgres on ubuntu after changing the config"
+    )
+    assert request_of("Then commit it and push it") == "commit it and push it"  # case kept
+    assert request_of("so, next: write a haiku about rain") == "write a haiku about rain"
+    for fragment in ("and in Go?", "ok, shorter please", "then why?", "and for 3 dice"):
+        assert request_of(fragment) == fragment  # under four words left: the whole reads
+    assert request_of("andrew said the build is green") == "andrew said the build is green"
+
+
+@pytest.mark.local
+@pytest.mark.parametrize(
+    ("turn", "mode", "message", "expected"),
+    [
+        # "ok and" and "then" near no example lowered the request's in-scope chance: the first
+        # fell back at 0.45 (mixed_heldout_h), the others stayed in code (leans_back_heldout)
+        (
+            "how do i make this sql query faster, it joins orders and users on user_id",
+            "code",
+            "ok and how do i restart postgres on ubuntu after changing the config",
+            "shell",
+        ),
+        (
+            "write a function that validates IBANs",
+            "code",
+            "then commit it and push it to a new branch called iban-check",
+            "shell",
+        ),
+        (
+            "my flask app crashes on startup with ImportError",
+            "code",
+            "then how do I pin the package versions with pip freeze",
+            "shell",
+        ),
+    ],
+)
+def test_a_request_after_an_opener_moves_to_its_own_mode_with_the_real_encoder(
+    turn: str, mode: str, message: str, expected: str
+) -> None:
+    route = asyncio.run(_default_router().route(after([(turn, mode)], message)))
+    assert (route.mode_name, route.decided_by) == (expected, "classifier"), route.reason
 
 
 def test_a_clause_to_add_to_the_text_points_at_the_text_being_written() -> None:
