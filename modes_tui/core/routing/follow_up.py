@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from modes_tui.core.routing.imperative import on_its_object, orders
+from modes_tui.core.routing.imperative import named_thing, on_its_object, orders
 from modes_tui.core.values.framing import PLACEHOLDER
 from modes_tui.core.values.numbers import two_places
 
@@ -287,7 +287,7 @@ def follow_up_score(message: str) -> FollowUp:
     # a verb with an object of its own is a request however short ("restart the nginx
     # service"), though a terse one leans a little; its back-pointing words still count
     # above ("make it shorter")
-    ordered = orders(rest)
+    ordered = orders(rest) or named_thing(rest) is not None
     short_cues = [f"{len(words)} word{'s' if len(words) != 1 else ''}", "no request of its own"]
     if len(words) <= SHORT_WORDS and not material:
         # a terse order with an object ("drop the hashtags") may be about the last answer

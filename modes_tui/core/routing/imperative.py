@@ -6,6 +6,8 @@ rows", "recursive version please" continue the turn before them. With no part-of
 tagger, a first word is read as a verb by elimination (`_VERB_FIRST`: no function word, no
 -ing or -ly form) when a determiner, a number, a file name or a particle follows it, and by a
 list of verbs that are seldom anything else (`_TASK_VERB`) when a bare object follows.
+A message that only names the thing it wants, with a clause about it ("tweet announcing our
+launch", "regex for hex colours"), asks for it as surely (`named_thing`).
 `core.routing.follow_up` reads these as requests, not elliptic fragments.
 """
 
@@ -82,3 +84,43 @@ def orders(text: str) -> bool:
 def on_its_object(text: str) -> bool:
     """`text` opens with a verb whose object is a pronoun ("simulate it in python")."""
     return _IMPERATIVE_ON_IT.match(text) is not None
+
+
+OPENER = r"(?:(?:ok(?:ay)?|alright|right|so|then|now|next|after that|and|also)\b[\s,:;.!-]*)*"
+"""Openers that order or join the turns ("ok and", "next", "then")."""
+CODE_MADE = (
+    r"function|method|class|script|query|regex|regular expression|test|snippet|component|"
+    r"endpoint|parser|decorator|struct|migration|command|alias|cron job|crontab entry"
+)
+"""Things code and commands are made as (not a game, an app or a program: see `_NAMED`)."""
+TEXT_MADE = (
+    r"email|e-mail|letter|note|message|post|article|essay|story|poem|haiku|limerick|sonnet|"
+    r"song|lyrics|speech|toast|eulogy|review|announcement|newsletter|paragraph|bio|headline|"
+    r"tagline|slogan|caption|description|blurb|reply|invitation|card|memo|press release|"
+    r"pitch|proposal|abstract|intro|introduction|summary|recap|report|listing|ad|advert|"
+    r"flyer|notice|apology|complaint|tweet|cover letter|resume|cv"
+)
+"""Texts: things prose is made as."""
+_NAMED = re.compile(
+    rf"^{OPENER}(?!(?:the|my|our|your|his|her|their|this|that|these|those|its)\b)"
+    rf"(?P<object>(?:(?:a|an|some|one|two|three|\d+)\s+)?(?:(?!(?:a|an|the)\s)[\w'+#./-]+\s+){{0,2}}?"
+    rf"(?:{CODE_MADE}|{TEXT_MADE})s?)(?=\s+(?:to|for|about|announcing|telling|asking|"
+    r"explaining|thanking|inviting|apologi[sz]ing|that|which|on|in|with)\s+\S)"
+)
+"""A request that only names the thing it wants ("tweet announcing our launch", "email to
+parents about the retake test"): the thing, read as if asked for with "write". Not a game,
+an app or a program, which a message names as often to ask about one ("board game for 6
+players"), and not a thing of the user's ("the unit test for my parser fails")."""
+
+
+def named_thing(text: str) -> str | None:
+    """The thing a message that only names it asks for, with an article ("a tweet" of "tweet
+    announcing our launch"); None when the message does more than name a thing."""
+    text = " ".join(text.lower().split())
+    found = _NAMED.match(text)
+    if found is None or orders(text):  # "explain a function that …" asks with its verb
+        return None
+    thing = found.group("object")
+    if re.match(r"(?:a|an|some|one|two|three|\d+)\s", thing):
+        return thing
+    return f"{'an' if thing[0] in 'aeiou' else 'a'} {thing}"

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING
 
 from modes_tui.core.routing.classifiers.head import NEAR_IDENTICAL
 from modes_tui.core.routing.follow_up import PRONOUN_YIELDS, sureness
+from modes_tui.core.routing.imperative import CODE_MADE, OPENER, TEXT_MADE, named_thing
 from modes_tui.core.values.numbers import two_places
 
 if TYPE_CHECKING:
     from modes_tui.core.values.route import Decision
 
-_OPENER = r"(?:(?:ok(?:ay)?|alright|right|so|then|now|next|after that|and|also)\b[\s,:;.!-]*)*"
 _ASKING = (
     r"(?:(?:please|pls|hey|hi|hello|can you|could you|would you|will you|i need you to|"
     r"help me)\b[\s,:;.!-]*)*"
@@ -38,18 +38,9 @@ _MAKING = (
     r"put together|sketch|come up with)"
 )
 _ARTIFACT = (
-    # things code makes
-    r"function|method|class|script|program|query|regex|regular expression|test|module|"
-    r"snippet|component|endpoint|app|application|game|parser|cli|bot|macro|decorator|"
-    r"struct|interface|library|plugin|extension|handler|middleware|migration|simulation|"
-    # commands
-    r"command|alias|cron job|crontab entry|"
-    # texts
-    r"email|e-mail|letter|note|message|post|article|essay|story|poem|haiku|limerick|sonnet|"
-    r"song|lyrics|speech|toast|eulogy|review|announcement|newsletter|paragraph|bio|headline|"
-    r"tagline|slogan|caption|description|blurb|reply|invitation|card|memo|press release|"
-    r"pitch|proposal|abstract|intro|introduction|summary|recap|report|listing|ad|advert|"
-    r"flyer|notice|apology|complaint|tweet|cover letter|resume|cv"
+    rf"{CODE_MADE}|{TEXT_MADE}|"
+    r"program|module|app|application|game|cli|bot|macro|interface|library|plugin|extension|"
+    r"handler|middleware|simulation"
 )
 """What a request may ask to be made: nouns whose kind the pack can tell from the head alone.
 A container ("a list", "a table", "an example", "a one-liner", "a plan", "a proof") says
@@ -65,13 +56,13 @@ _ABOUT = (
     r"summari[sz]ing"
 )
 _HEAD = re.compile(
-    rf"^{_OPENER}{_ASKING}(?P<verb>{_MAKING})\s+(?:(?:me|us)\s+)?(?P<object>{_OBJECT})"
+    rf"^{OPENER}{_ASKING}(?P<verb>{_MAKING})\s+(?:(?:me|us)\s+)?(?P<object>{_OBJECT})"
     rf"(?=\s+(?:{_ABOUT})\s+\S)"
 )
 
 
 _RECAST = re.compile(
-    rf"^{_OPENER}{_ASKING}(?:{_MAKING}|turn|put|rewrite|redo|convert|recast|format|wrap)\s+"
+    rf"^{OPENER}{_ASKING}(?:{_MAKING}|turn|put|rewrite|redo|convert|recast|format|wrap)\s+"
     r"(?:it|that|this|them|those|these)(?:\s+[a-z]+)?\s+(?:(?:as|into|in|to)\s+)?"
     rf"(?P<object>{_OBJECT})(?=\s+(?:{_ABOUT}|instead|please|too)\b|\s*[.!?]*$)"
 )
@@ -79,7 +70,7 @@ _RECAST = re.compile(
 "turn that into a short email to my landlord", "make it a rust function instead"."""
 
 
-_INTO_EXISTING = re.compile(rf"^{_OPENER}{_ASKING}put\s+\S+(?:\s+[a-z]+)?\s+in(?:to)?\s+the\b")
+_INTO_EXISTING = re.compile(rf"^{OPENER}{_ASKING}put\s+\S+(?:\s+[a-z]+)?\s+in(?:to)?\s+the\b")
 """"put it in the summary too": into a thing that exists already, not made into one."""
 
 
@@ -93,6 +84,8 @@ def made_head(request: str) -> str | None:
         return f"{found.group('verb')} {found.group('object')}"
     if (found := _RECAST.match(text)) and not _INTO_EXISTING.match(text):
         return f"write {found.group('object')}"
+    if thing := named_thing(text):
+        return f"write {thing}"
     return None
 
 
