@@ -12,6 +12,11 @@ the surer, the head's counts as far as it is sure of its mode (`weigh_made`): no
 (`follow_up.carried`). A sure head decides, and lifts a whole reading of its own mode that
 the subject left unsure; an unsure one ("write a bash loop", code at 0.76) leaves the
 decision to the whole message.
+A message that only names the thing it wants ("tweet announcing our launch") asks for it as
+if with "write" (`imperative.named_thing`). A request that states two quantities or more
+and asks for one ("each pot is 15cm wide … how many pots fit?") asks for a problem worked
+out whatever its subject (`worked_problem`): its head is a fixed text (`WORKED`), weighed
+the same way unless the whole request is sure of another mode (0.8 or more).
 Pure functions; `steps.QuotedStep.made` asks the classifier.
 """
 
@@ -74,6 +79,23 @@ _INTO_EXISTING = re.compile(rf"^{OPENER}{_ASKING}put\s+\S+(?:\s+[a-z]+)?\s+in(?:
 """"put it in the summary too": into a thing that exists already, not made into one."""
 
 
+WORKED = "work out how many from these numbers"
+"""What a problem stated in numbers asks for, read in the pack's words."""
+_QUANTITY = re.compile(r"(?<![\w.])\d+(?:[.,/]\d+)?")
+_ASKS_A_QUANTITY = re.compile(
+    r"\b(?:how (?:many|much|long|far|often|fast|big|heavy|high|deep|wide)|"
+    r"what(?:'s| is| will be| would be) the (?:total|average|sum|difference|cost|price))\b"
+)
+
+
+def worked_problem(request: str) -> bool:
+    """Whether `request` states at least two quantities and asks for one ("each pot is 15cm
+    wide and i want 5cm between them. how many pots fit?"): a problem to work out whatever
+    its subject (pots on a windowsill, not gardening)."""
+    text = request.lower()
+    return len(_QUANTITY.findall(text)) >= 2 and _ASKS_A_QUANTITY.search(text) is not None
+
+
 def made_head(request: str) -> str | None:
     """The verb of making and its object when the object names a kind of thing made and a
     clause about it follows ("write a go function" of "write me a go function that estimates
@@ -86,6 +108,8 @@ def made_head(request: str) -> str | None:
         return f"write {found.group('object')}"
     if thing := named_thing(text):
         return f"write {thing}"
+    if worked_problem(text):
+        return WORKED
     return None
 
 
@@ -107,6 +131,12 @@ def weigh_made(decision: Decision, head: Decision, text: str) -> Decision:
     said = decision.evidence
     if said is not None and said.kind == "correction" and said.similarity >= NEAR_IDENTICAL:
         return decision  # the user said where this very message belongs
+    if (
+        text == WORKED
+        and head.mode_name != decision.mode_name
+        and decision.confidence >= PRONOUN_YIELDS
+    ):
+        return decision  # numbers in a request whose words are sure of another mode
     weight = sureness(max(own.values()), PRONOUN_YIELDS)
     if weight <= 0:
         return decision
@@ -117,8 +147,9 @@ def weigh_made(decision: Decision, head: Decision, text: str) -> Decision:
     mode = max(pooled, key=lambda name: pooled[name])
     gate = max(_gate(decision, whole), _gate(head, own))
     confidence = round(pooled[mode] * gate, 4)
+    asks = f"asks for what '{text}' makes" if text != WORKED else "states a problem in numbers"
     note = (
-        f"asks for what '{text}' makes ({head.mode_name} {two_places(head.confidence)}); "
+        f"{asks} ({head.mode_name} {two_places(head.confidence)}); "
         f"the whole request read {decision.mode_name} {two_places(decision.confidence)}"
     )
     source = head if mode == head.mode_name else decision

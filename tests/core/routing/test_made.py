@@ -12,7 +12,7 @@ from modes_tui.core.history.conversation import Message
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.follow_up import TERSE_ORDER_WEIGHT, follow_up_score
 from modes_tui.core.routing.imperative import named_thing
-from modes_tui.core.routing.made import made_head, weigh_made
+from modes_tui.core.routing.made import WORKED, made_head, weigh_made, worked_problem
 from modes_tui.core.routing.router import Router
 from modes_tui.core.values.route import ClassifierInfo, Decision
 from tests.conftest import PackWriter
@@ -90,6 +90,34 @@ def test_a_message_that_only_names_a_thing_asks_for_it(message: str, thing: str)
     assert named_thing(message) == thing
     assert made_head(message) == f"write {thing}"
     assert follow_up_score(message).score <= TERSE_ORDER_WEIGHT  # a request of its own
+
+
+@pytest.mark.parametrize(
+    ("message", "worked"),
+    [
+        ("each pot is 15cm wide with 5cm between them, how many fit on 1.2m?", True),
+        ("if i save 250 a month at 4%, how long until i have 10000", True),
+        ("what's the total if 3 people pay 12.50 each", True),
+        ("how many time zones does russia have", False),  # no quantity given
+        ("how many days until 2027", False),  # one quantity
+        ("i have 3 cats and 2 dogs", False),  # asks for nothing
+    ],
+)
+def test_a_problem_stated_in_numbers_is_read_as_one_to_work_out(message: str, worked: bool) -> None:
+    assert worked_problem(message) is worked
+    assert (made_head(message) == WORKED) is worked
+
+
+def test_numbers_do_not_move_a_request_whose_words_are_sure_of_another_mode() -> None:
+    sure_shell = Decision("shell", 0.9, "like 'docker images'", {"shell": 0.95, "reason": 0.05})
+    worked = Decision("reason", 0.97, "like 'the sum of …'", {"reason": 0.97, "shell": 0.01})
+    assert weigh_made(sure_shell, worked, WORKED) == sure_shell
+    unsure_chat = Decision("chat", 0.7, "like 'basil'", {"chat": 0.75, "reason": 0.2})
+    weighed = weigh_made(unsure_chat, worked, WORKED)
+    assert weighed.mode_name == "reason"
+    assert weighed.reason is not None and "states a problem in numbers (reason 0.97)" in (
+        weighed.reason
+    )
 
 
 @pytest.mark.parametrize(
@@ -233,6 +261,26 @@ def test_a_model_backend_reads_the_whole_request_itself(pack: Pack) -> None:
         ([("why is my jest test timing out", "code")], "tweet announcing our launch", "write"),
         # and a thing named to ask about one stays where it was
         ([], "board game for 6 players that takes under an hour?", "chat"),
+        # problems stated in numbers after a turn on their subject (mixed_dev_i,
+        # mixed_heldout_h): they stayed in chat at 0.81 and fell back at 0.44
+        (
+            [("is basil easy to grow indoors?", "chat")],
+            "i have a 1.2m windowsill, each pot is 15cm wide and i want 5cm between them. "
+            "how many pots fit?",
+            "reason",
+        ),
+        (
+            [("what's a good beginner houseplant that survives low light", "chat")],
+            "i have 14 tomato plants and each needs about 2.5 litres a week. my rain barrel "
+            "holds 120 litres, how many weeks until it runs dry if it doesn't rain",
+            "reason",
+        ),
+        # and numbers in a request sure of its own mode leave it there
+        (
+            [],
+            "my docker image is 1.2GB and the registry allows 500MB, how much do i need to cut",
+            "shell",
+        ),
     ],
 )
 def test_requests_for_code_or_prose_about_another_mode_s_subject_with_the_real_encoder(
