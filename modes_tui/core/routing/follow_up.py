@@ -137,6 +137,13 @@ _BACK: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
             "points at the last answer",
         ),
         (r"\b(?:example|examples|how so|else)\b", 0.3, "asks about it"),
+        # "give me 3 more", "a few more, shorter": more of what the last answer gave
+        (
+            r"\b(?:\d+|a few|a couple(?: of)?|some|two|three|four|five|ten) more\b"
+            r"(?=\s*(?:[,.!?;]|$|please|like (?:that|this|these|those|it|them)))",
+            0.5,
+            "asks for more of the same",
+        ),
         # "add that i speak spanish", "mention that we close at 5": a clause to put into
         # the text being written, which only the last turn can be
         (

@@ -240,6 +240,27 @@ def test_a_request_after_an_opener_moves_to_its_own_mode_with_the_real_encoder(
     assert (route.mode_name, route.decided_by) == (expected, "classifier"), route.reason
 
 
+def test_asking_for_more_of_the_same_leans_back_and_a_comparison_does_not() -> None:
+    for message in ("give me 3 more, less cheesy", "a few more please", "two more like that"):
+        assert "asks for more of the same" in follow_up_score(message).cues, message
+    for message in ("i stay 5 more months paying 300 more", "the bat costs 1 more than the ball"):
+        assert "asks for more of the same" not in follow_up_score(message).cues, message
+
+
+@pytest.mark.local
+def test_more_of_the_same_stays_with_the_captions_with_the_real_encoder() -> None:
+    """A line of mixed_heldout_h (read after it was scored): it fell back to chat at 0.56."""
+    route = asyncio.run(
+        _default_router().route(
+            after(
+                [("write an instagram caption for my sunset photo at the lake", "write")],
+                "give me 3 more, less cheesy",
+            )
+        )
+    )
+    assert (route.mode_name, route.decided_by) == ("write", "classifier"), route.reason
+
+
 def test_a_clause_to_add_to_the_text_points_at_the_text_being_written() -> None:
     """ "add that i speak portuguese" asks to put a clause into something already written,
     which only the last answer can be; "add that to my crontab" has "that" as an object."""
