@@ -139,7 +139,9 @@ _BACK: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
         (r"\b(?:example|examples|how so|else)\b", 0.3, "asks about it"),
         # "give me 3 more", "a few more, shorter": more of what the last answer gave
         (
-            r"\b(?:\d+|a few|a couple(?: of)?|some|two|three|four|five|ten) more\b"
+            r"(?:^|\b(?:give me|gimme|make|write|need|want|show me|list|generate|suggest|try|"
+            r"and|any|got|how about)\s+)(?:\d+|a few|a couple(?: of)?|some|two|three|four|five|"
+            r"ten) more\b"
             r"(?=\s*(?:[,.!?;]|$|please|like (?:that|this|these|those|it|them)))",
             0.5,
             "asks for more of the same",
