@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from modes_tui.core.routing.imperative import DISCOURSE as _DISCOURSE
 from modes_tui.core.routing.imperative import named_thing, on_its_object, orders
 from modes_tui.core.values.framing import PLACEHOLDER
 from modes_tui.core.values.numbers import two_places
@@ -174,23 +175,6 @@ _REQUEST_OPENER = re.compile(
     r"hi|hello|hey|if|debug|refactor|review|proofread|rewrite|edit|build|start|stop|open|"
     r"create|update|upgrade|search|count|sort|merge|split|parse|read|send|reply|book)\b"
 )
-_DISCOURSE = re.compile(
-    r"^(?:(?:ok(?:ay)?|alright|right|so|and|but|also|plus|then|now|next|after that)\b[\s,:;.!-]*)+"
-)
-_OPENER_ANY_CASE = re.compile(_DISCOURSE.pattern, re.IGNORECASE)
-REQUEST_MIN_WORDS = 4
-"""The words a message must keep after its opener for `request_of` to drop the opener."""
-
-
-def request_of(text: str) -> str:
-    """`text` without an opener ("ok and how do i restart postgres …" reads as "how do i
-    restart postgres …"): the classifier reads the request, and "ok and" near no example only
-    lowers its in-scope chance (shell 0.69 -> 0.58). A fragment ("and in Go?") keeps it."""
-    found = _OPENER_ANY_CASE.match(text.lstrip())
-    rest = text.lstrip()[found.end() :] if found else text
-    return rest if found and len(_WORD.findall(rest.lower())) >= REQUEST_MIN_WORDS else text
-
-
 _SEQUENCING_OPENER = re.compile(
     r"^(?:(?:ok(?:ay)?|alright|right|so|then|now|next|after that)\b[\s,:;.!-]*)+$"
 )

@@ -8,7 +8,8 @@ tagger, a first word is read as a verb by elimination (`_VERB_FIRST`: no functio
 list of verbs that are seldom anything else (`_TASK_VERB`) when a bare object follows.
 A message that only names the thing it wants, with a clause about it ("tweet announcing our
 launch", "regex for hex colours"), asks for it as surely (`named_thing`).
-`core.routing.follow_up` reads these as requests, not elliptic fragments.
+`core.routing.follow_up` reads these as requests, not elliptic fragments. The router's
+classifier reads a request without its opener (`request_of`: "ok and how do i …").
 """
 
 from __future__ import annotations
@@ -124,3 +125,22 @@ def named_thing(text: str) -> str | None:
     if re.match(r"(?:a|an|some|one|two|three|\d+)\s", thing):
         return thing
     return f"{'an' if thing[0] in 'aeiou' else 'a'} {thing}"
+
+
+DISCOURSE = re.compile(
+    r"^(?:(?:ok(?:ay)?|alright|right|so|and|but|also|plus|then|now|next|after that)\b[\s,:;.!-]*)+"
+)
+"""An opener that joins or orders the turns ("ok and", "but", "next")."""
+_OPENER_ANY_CASE = re.compile(DISCOURSE.pattern, re.IGNORECASE)
+REQUEST_MIN_WORDS = 4
+"""The words a message must keep after its opener for `request_of` to drop the opener."""
+
+
+def request_of(text: str) -> str:
+    """`text` without an opener ("ok and how do i restart postgres …" reads as "how do i
+    restart postgres …"): the classifier reads the request, and "ok and" near no example only
+    lowers its in-scope chance (shell 0.69 -> 0.58). A fragment ("and in Go?") keeps it."""
+    found = _OPENER_ANY_CASE.match(text.lstrip())
+    rest = text.lstrip()[found.end() :] if found else text
+    words = re.findall(r"[a-z0-9']+", rest.lower())
+    return rest if found and len(words) >= REQUEST_MIN_WORDS else text

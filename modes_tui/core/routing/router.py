@@ -18,7 +18,7 @@ asks the classifier, and applies the outcome table (first rule that applies):
 First the framing (`core.values.framing`): for the embedding and keyword backends the
 classifier reads the request, not what the message quotes; the quoted kinds count as weak
 evidence (`steps.weigh_quoted`) and the split is kept on the route (`framing`). It reads
-the request without an opener ("ok and how do i …": `follow_up.request_of`); the
+the request without an opener ("ok and how do i …": `imperative.request_of`); the
 conversation step below reads the whole message, opener and all.
 Before the threshold rules, the conversation (`core.routing.follow_up`, `steps.in_conversation`):
 a follow-up stays in the mode that answered the previous turn unless another mode is clearly
@@ -50,7 +50,7 @@ from modes_tui.core.routing.continuity import (
     vector_source,
     warm_answer,
 )
-from modes_tui.core.routing.follow_up import request_of
+from modes_tui.core.routing.imperative import request_of
 from modes_tui.core.routing.input import MessageLike, cut_middle, cut_tail, split_transcript
 from modes_tui.core.routing.made import made_head
 from modes_tui.core.routing.steps import QuotedStep, in_conversation, outweighed

@@ -19,7 +19,7 @@ from modes_tui.core.history.conversation import Message
 from modes_tui.core.packs.profiles import Pack, load_pack
 from modes_tui.core.routing.classifiers.embedding_cache import RecentVectors
 from modes_tui.core.routing.classifiers.keyword import KeywordClassifier
-from modes_tui.core.routing.follow_up import request_of
+from modes_tui.core.routing.imperative import request_of
 from modes_tui.core.routing.router import Router
 from modes_tui.core.values.route import Route
 from tests.conftest import PackWriter

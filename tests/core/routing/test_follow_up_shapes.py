@@ -11,12 +11,8 @@ from typing import Any
 import pytest
 
 from modes_tui.core.history.conversation import Message
-from modes_tui.core.routing.follow_up import (
-    TERSE_ORDER_WEIGHT,
-    carried,
-    follow_up_score,
-    request_of,
-)
+from modes_tui.core.routing.follow_up import TERSE_ORDER_WEIGHT, carried, follow_up_score
+from modes_tui.core.routing.imperative import request_of
 from modes_tui.core.values.route import Decision
 from tests.core.evals.test_evaluation import _default_pack_report
 from tests.core.routing.test_conversation_meaning import (
