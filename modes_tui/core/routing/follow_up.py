@@ -148,9 +148,10 @@ _BACK: tuple[tuple[re.Pattern[str], float, str], ...] = tuple(
             "asks for more of the same",
         ),
         # "add that i speak spanish", "mention that we close at 5": a clause to put into
-        # the text being written, which only the last turn can be
+        # the text being written, which only the last turn can be ("say that … in german"
+        # asks for a translation)
         (
-            r"^(?:(?:and|also|please|pls|can you|could you|now)\s+)*(?:add|mention|include|say|"
+            r"^(?:(?:and|also|please|pls|can you|could you|now)\s+)*(?:add|mention|include|"
             r"state|point out|stress|emphasi[sz]e|clarify) that (?=(?:i|i'm|i've|we|we're|you|"
             r"he|she|they|it|it's|the|my|our|his|her|their|there|this|all|every|no)\b)",
             0.6,

@@ -102,16 +102,35 @@ TEXT_MADE = (
     r"flyer|notice|apology|complaint|tweet|cover letter|resume|cv"
 )
 """Texts: things prose is made as."""
+_NAMED_ALONE = (
+    r"function|method|script|query|regex|regular expression|snippet|component|endpoint|"
+    r"parser|decorator|struct|migration|command|alias|cron job|crontab entry|email|e-mail|"
+    r"letter|message|post|essay|poem|haiku|limerick|sonnet|speech|toast|eulogy|announcement|"
+    r"newsletter|paragraph|bio|headline|tagline|slogan|caption|blurb|reply|invitation|memo|"
+    r"press release|pitch|proposal|summary|recap|report|listing|flyer|notice|apology|"
+    r"complaint|tweet|cover letter|resume|cv"
+)
 _NAMED = re.compile(
     rf"^{OPENER}(?!(?:the|my|our|your|his|her|their|this|that|these|those|its)\b)"
     rf"(?P<object>(?:(?:a|an|some|one|two|three|\d+)\s+)?(?:(?!(?:a|an|the)\s)[\w'+#./-]+\s+){{0,2}}?"
-    rf"(?:{CODE_MADE}|{TEXT_MADE})s?)(?=\s+(?:to|for|about|announcing|telling|asking|"
+    rf"(?:{_NAMED_ALONE})s?)(?=\s+(?:to|for|about|announcing|telling|asking|"
     r"explaining|thanking|inviting|apologi[sz]ing|that|which|on|in|with)\s+\S)"
 )
+_TELLS = re.compile(
+    r"\b(?:is|are|was|were|am|be|been|says|said|came|comes|got|gets|went|goes|has|have|had|"
+    r"does|did|do|don't|doesn't|didn't|isn't|aren't|wasn't|won't|can't|can|could|would|"
+    r"should|will|keeps|kept|returns|returned|fails|failed|crashes|crashed|bounced|shows|"
+    r"showed|looks|seems|works|worked|stopped|broke|lost|arrived|mean|means|what|why|how|"
+    r"who|where|when|which)\b"
+)
+"""Words that make a message a statement or a question of its own ("message in the log says
+detached head", "letter to the irs came back undelivered, what now")."""
 """A request that only names the thing it wants ("tweet announcing our launch", "email to
-parents about the retake test"): the thing, read as if asked for with "write". Not a game,
-an app or a program, which a message names as often to ask about one ("board game for 6
-players"), and not a thing of the user's ("the unit test for my parser fails")."""
+parents about the retake test"): the thing, read as if asked for with "write". Only the things
+a bare name asks for: not a game, an app, a class, a test, a story, a card, lyrics or notes,
+which a message names as often to ask about one ("board game for 6 players", "lyrics to
+bohemian rhapsody", "test for lactose intolerance"), and not a thing of the user's ("the unit
+test for my parser fails"); nor a message with a verb or a question of its own (`_TELLS`)."""
 
 
 def named_thing(text: str) -> str | None:
@@ -119,8 +138,8 @@ def named_thing(text: str) -> str | None:
     announcing our launch"); None when the message does more than name a thing."""
     text = " ".join(text.lower().split())
     found = _NAMED.match(text)
-    if found is None or orders(text):  # "explain a function that …" asks with its verb
-        return None
+    if found is None or orders(text) or "?" in text or _TELLS.search(text):
+        return None  # "explain a function that …" asks with its verb; "… says …" tells
     thing = found.group("object")
     if re.match(r"(?:a|an|some|one|two|three|\d+)\s", thing):
         return thing
@@ -131,7 +150,12 @@ DISCOURSE = re.compile(
     r"^(?:(?:ok(?:ay)?|alright|right|so|and|but|also|plus|then|now|next|after that)\b[\s,:;.!-]*)+"
 )
 """An opener that joins or orders the turns ("ok and", "but", "next")."""
-_OPENER_ANY_CASE = re.compile(DISCOURSE.pattern, re.IGNORECASE)
+_OPENER_ANY_CASE = re.compile(
+    r"^(?:(?:ok(?:ay)?|alright|right|so|and|but|also|plus|then|now|next|after that)"
+    r"(?![.(/-]\S)\b[\s,:;.!-]*)+",
+    re.IGNORECASE,
+)
+"""`DISCOURSE`, but not a name or a call it starts ("Next.js", "then()", "so-called")."""
 REQUEST_MIN_WORDS = 4
 """The words a message must keep after its opener for `request_of` to drop the opener."""
 

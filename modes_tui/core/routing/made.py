@@ -15,8 +15,9 @@ decision to the whole message.
 A message that only names the thing it wants ("tweet announcing our launch") asks for it as
 if with "write" (`imperative.named_thing`). A request that states two quantities or more
 and asks for one ("each pot is 15cm wide … how many pots fit?") asks for a problem worked
-out whatever its subject (`worked_problem`): its head is a fixed text (`WORKED`), weighed
-the same way unless the whole request is sure of another mode (0.8 or more).
+out whatever its subject (`worked_problem`): its head is a fixed text (`WORKED`). These two
+heads are read off the message's shape, not asked for in words: they count at most 0.8
+(`TENTATIVE_MOST`), and not against a whole request sure of another mode (0.8 or more).
 Pure functions; `steps.QuotedStep.made` asks the classifier.
 """
 
@@ -81,44 +82,74 @@ _INTO_EXISTING = re.compile(rf"^{OPENER}{_ASKING}put\s+\S+(?:\s+[a-z]+)?\s+in(?:
 
 WORKED = "work out how many from these numbers"
 """What a problem stated in numbers asks for, read in the pack's words."""
-_QUANTITY = re.compile(r"(?<![\w.])\d+(?:[.,/]\d+)?")
+_QUANTITY = re.compile(
+    r"(?<![\w.])(?!(?:19|20)\d\d\b)\d+(?:[.,/]\d+)?"
+    r"(?:cm|mm|m|km|kg|g|l|ml|h|hrs?|min|s|k|%)?(?![\w.])"
+)
+"""A quantity: not a year, a version ("22.04", "3.12.1") or a number glued to a name ("m3")."""
+_RATE = re.compile(
+    r"\b(?:each|per|every|apiece|times|a (?:day|week|month|year|hour|minute|second|night|"
+    r"piece|head|guest|person)|an hour)\b|%|/(?:h|hr|day|week|month|s|min)\b"
+)
+"""How quantities combine in a word problem: "each", "per", "a week", "at 4%"."""
 _ASKS_A_QUANTITY = re.compile(
     r"\b(?:how (?:many|much|long|far|often|fast|big|heavy|high|deep|wide)|"
     r"what(?:'s| is| will be| would be) the (?:total|average|sum|difference|cost|price))\b"
 )
+TENTATIVE_MOST = 0.8
+"""The most a head read off the message's shape (`named_thing`, `worked_problem`) counts for,
+against all for an explicit request ("write a polite email")."""
 
 
 def worked_problem(request: str) -> bool:
-    """Whether `request` states at least two quantities and asks for one ("each pot is 15cm
-    wide and i want 5cm between them. how many pots fit?"): a problem to work out whatever
-    its subject (pots on a windowsill, not gardening)."""
+    """Whether `request` states at least two quantities, how they combine, and asks for one
+    ("each pot is 15cm wide and i want 5cm between them. how many pots fit?"): a problem to
+    work out whatever its subject (pots on a windowsill, not gardening). A fact with numbers
+    in it ("how long is ubuntu 20.04 supported", "how many mg of caffeine in 2 shots") is
+    not one."""
     text = request.lower()
-    return len(_QUANTITY.findall(text)) >= 2 and _ASKS_A_QUANTITY.search(text) is not None
+    return (
+        len(_QUANTITY.findall(text)) >= 2
+        and _RATE.search(text) is not None
+        and _ASKS_A_QUANTITY.search(text) is not None
+    )
 
 
 def made_head(request: str) -> str | None:
+    """The head of `head_of`, without whether it is tentative."""
+    found = head_of(request)
+    return found[0] if found else None
+
+
+def head_of(request: str) -> tuple[str, bool] | None:
     """The verb of making and its object when the object names a kind of thing made and a
     clause about it follows ("write a go function" of "write me a go function that estimates
     pi"), or the thing the last turn's material is to be made into ("write a python script"
-    of "write it as a python script instead"); else None."""
+    of "write it as a python script instead"), or what a message that only names a thing or
+    states a problem in numbers asks for; else None. The flag says the head was read off the
+    message's shape (`named_thing`, `worked_problem`): tentative, so `weigh_made` counts it
+    less."""
     text = " ".join(request.lower().split())
     if found := _HEAD.match(text):
-        return f"{found.group('verb')} {found.group('object')}"
+        return f"{found.group('verb')} {found.group('object')}", False
     if (found := _RECAST.match(text)) and not _INTO_EXISTING.match(text):
-        return f"write {found.group('object')}"
+        return f"write {found.group('object')}", False
     if thing := named_thing(text):
-        return f"write {thing}"
+        return f"write {thing}", True
     if worked_problem(text):
-        return WORKED
+        return WORKED, True
     return None
 
 
-def weigh_made(decision: Decision, head: Decision, text: str) -> Decision:
+def weigh_made(
+    decision: Decision, head: Decision, text: str, *, tentative: bool = False
+) -> Decision:
     """`decision` (on the whole request) with the reading of its head `head` (of `text`)
     weighed in where the two disagree, or where they agree and the head is surer ("write a
     polite email" at 0.99 of a request whose topic, a mortgage, pulls the whole to 0.62):
     the head's probabilities count as much as its top one (how sure it is of its mode), the
-    whole request's for the rest. The in-scope chance
+    whole request's for the rest; a `tentative` head at most `TENTATIVE_MOST`, and not at all
+    against a whole request sure of another mode (0.8 or more). The in-scope chance
     is the larger of the two readings' (a request for something a mode makes is in scope
     whatever it is about)."""
     whole, own = dict(decision.probabilities or {}), dict(head.probabilities or {})
@@ -131,13 +162,11 @@ def weigh_made(decision: Decision, head: Decision, text: str) -> Decision:
     said = decision.evidence
     if said is not None and said.kind == "correction" and said.similarity >= NEAR_IDENTICAL:
         return decision  # the user said where this very message belongs
-    if (
-        text == WORKED
-        and head.mode_name != decision.mode_name
-        and decision.confidence >= PRONOUN_YIELDS
-    ):
-        return decision  # numbers in a request whose words are sure of another mode
+    if tentative and head.mode_name != decision.mode_name and decision.confidence >= PRONOUN_YIELDS:
+        return decision  # a shape read in a request whose words are sure of another mode
     weight = sureness(max(own.values()), PRONOUN_YIELDS)
+    if tentative:
+        weight = min(weight, TENTATIVE_MOST)
     if weight <= 0:
         return decision
     pooled = {

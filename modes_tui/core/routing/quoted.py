@@ -61,14 +61,18 @@ _ASKS_ABOUT = re.compile(
 
 _TEXT_VERB = re.compile(
     r"^(?:please\s+|can you\s+|could you\s+)?"
-    r"(?:(?P<verb>summari[sz]e|proofread|paraphrase|rephrase|reword|tl;?dr|soften|tone down)\b"
-    r"|make\s+(?:this|it|that|these|them)(?:\s+[\w-]+){0,3}?\s+"
-    r"(?:sound|read\s+(?:better|more|less|like|as|well|naturally|smoother))\b)"
+    r"(?P<verb>summari[sz]e|proofread|paraphrase|rephrase|reword|tl;?dr)\b"
 )
 """Verbs that only ever ask for work on text: their reading says what the request wants done
-whatever the material is ("summarise this stack trace: …" is a summary). Making a text
-"sound" or "read" some way is a rewording ("make this sound friendlier for the group chat:
-'…'"), read as "rephrase"; "make this faster" and "make it read the config" are not."""
+whatever the material is ("summarise this stack trace: …" is a summary)."""
+_TONE_VERB = re.compile(
+    r"^(?:please\s+|can you\s+|could you\s+)?"
+    r"(?:(?P<verb>soften|tone down)\b|make\s+(?:this|it|that|these|them)(?:\s+[\w-]+){0,3}?"
+    r"\s+sound\b)"
+)
+"""Verbs that rework a text's tone when the material is prose ("make this sound friendlier for
+the group chat: '…'", read as "rephrase"); on code or a command they mean something else
+("make this sound play on a loop: `…`", "soften this shadow: `box-shadow: …`")."""
 
 
 class QuotedEvidence:
@@ -96,10 +100,13 @@ class QuotedEvidence:
 
     def text_verb(self) -> str | None:
         """The request's opening verb when it only ever asks for work on text."""
-        found = _TEXT_VERB.match(self.framing.request.strip().lower())
-        if not found:
-            return None
-        return found.group("verb") or "rephrase"
+        request = self.framing.request.strip().lower()
+        if found := _TEXT_VERB.match(request):
+            return found.group("verb")
+        prose = all(piece.kind == "prose" for piece in self.framing.quoted)
+        if prose and self.framing.quoted and (found := _TONE_VERB.match(request)):
+            return found.group("verb") or "rephrase"
+        return None
 
     def text_of(self, kind: QuotedKind) -> str:
         """What the classifier is asked about `kind`."""

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from modes_tui.core.routing.follow_up import Weighed, leaning, weigh
-from modes_tui.core.routing.made import made_head, weigh_made
+from modes_tui.core.routing.made import head_of, weigh_made
 from modes_tui.core.routing.quoted import DECISIVE, KIND_TEXTS, QuotedEvidence
 from modes_tui.core.values.framing import Framing, QuotedKind
 from modes_tui.core.values.numbers import two_places
@@ -88,10 +88,12 @@ class QuotedStep:
         """`decision` (on `request`) with the reading of what the request asks to be made
         weighed in (`core.routing.made`), for the backends that route the request (`framed`);
         a model reads the whole request itself."""
-        head = made_head(request) if framed else None
-        if head is None or decision.mode_name is None:
+        found = head_of(request) if framed else None
+        if found is None or decision.mode_name is None:
             return decision
-        return weigh_made(decision, await self._decide(chosen, head, [], modes), head)
+        head, tentative = found
+        read = await self._decide(chosen, head, [], modes)
+        return weigh_made(decision, read, head, tentative=tentative)
 
     def texts_for(self, framing: Framing, chosen: Classifier) -> list[str]:
         """The fixed texts `weigh` may classify for `framing` (a kind's description, "<verb>

@@ -808,9 +808,6 @@ TRACEBACK = (
     [
         ("summarise this stack trace for a bug report title", "summarise"),
         ("please proofread this traceback note", "proofread"),
-        # making a text sound or read some way is a rewording
-        ("can you make this stack trace sound less scary for the users", "rephrase"),
-        ("tone down this traceback note", "tone down"),
     ],
 )
 def test_a_verb_that_only_works_on_text_decides_over_the_material_it_names(
@@ -823,7 +820,33 @@ def test_a_verb_that_only_works_on_text_decides_over_the_material_it_names(
     assert f"{verb} this text" in head.read
 
 
-@pytest.mark.parametrize("opening", ["explain this stack trace", "make this stack trace shorter"])
+GRUMPY = "'We will not review pull requests without tests, so stop asking us to.'"
+
+
+@pytest.mark.parametrize(
+    ("request_text", "verb"),
+    [("make this sound less grumpy", "rephrase"), ("tone down this reply", "tone down")],
+)
+def test_a_verb_that_reworks_a_tone_decides_when_the_material_is_prose(
+    pack: Pack, request_text: str, verb: str
+) -> None:
+    head = _TopicWordsWin()
+    routed = asyncio.run(Router(pack, head).route([Message("user", f"{request_text}: {GRUMPY}")]))
+    assert routed.mode_name == "write", routed.to_dict()
+    assert f"its verb “{verb}” counted at" in routed.reason
+
+
+@pytest.mark.parametrize(
+    "opening",
+    [
+        "explain this stack trace",
+        "make this stack trace shorter",
+        # a tone verb on material that is no prose means something else ("make this sound
+        # play on a loop: `…`", "soften this shadow: `box-shadow: …`"): a review's finding
+        "make this stack trace sound less scary",
+        "soften this traceback",
+    ],
+)
 def test_a_request_without_such_a_verb_keeps_its_own_reading(pack: Pack, opening: str) -> None:
     # "explain", "fix" and "make … shorter" work on code as often as on text: no verb
     # reading is asked for
