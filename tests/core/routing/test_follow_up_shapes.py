@@ -246,20 +246,6 @@ def test_asking_for_more_of_the_same_leans_back_and_a_comparison_does_not() -> N
         assert "asks for more of the same" not in follow_up_score(message).cues, message
 
 
-@pytest.mark.local
-def test_more_of_the_same_stays_with_the_captions_with_the_real_encoder() -> None:
-    """A line of mixed_heldout_h (read after it was scored): it fell back to chat at 0.56."""
-    route = asyncio.run(
-        _default_router().route(
-            after(
-                [("write an instagram caption for my sunset photo at the lake", "write")],
-                "give me 3 more, less cheesy",
-            )
-        )
-    )
-    assert (route.mode_name, route.decided_by) == ("write", "classifier"), route.reason
-
-
 def test_a_clause_to_add_to_the_text_points_at_the_text_being_written() -> None:
     """ "add that i speak portuguese" asks to put a clause into something already written,
     which only the last answer can be; "add that to my crontab" has "that" as an object."""
@@ -281,16 +267,22 @@ def test_a_clause_to_add_to_the_text_points_at_the_text_being_written() -> None:
 
 
 @pytest.mark.local
-def test_a_clause_to_add_stays_with_the_letter_it_goes_into_with_the_real_encoder() -> None:
-    """A line of mixed_dev_i: it read write 0.58 against chat 0.42 and fell back to chat."""
-    route = asyncio.run(
-        _default_router().route(
-            after(
-                [("write a cover letter for a medical receptionist job", "write")],
-                "add that i speak portuguese and spanish",
-            )
-        )
-    )
+@pytest.mark.parametrize(
+    ("turn", "message"),
+    [
+        # mixed_dev_i: it read write 0.58 against chat 0.42 and fell back to chat
+        ("write a cover letter for a medical receptionist job", "add that i speak portuguese"),
+        # mixed_heldout_h (read after it was scored): it fell back to chat at 0.56
+        (
+            "write an instagram caption for my sunset photo at the lake",
+            "give me 3 more, less cheesy",
+        ),
+    ],
+)
+def test_adding_to_the_text_or_asking_for_more_stays_in_write_with_the_real_encoder(
+    turn: str, message: str
+) -> None:
+    route = asyncio.run(_default_router().route(after([(turn, "write")], message)))
     assert (route.mode_name, route.decided_by) == ("write", "classifier"), route.reason
 
 
