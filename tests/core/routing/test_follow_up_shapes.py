@@ -359,10 +359,11 @@ def test_requests_of_another_mode_move_and_follow_ups_stay(
     assert report["wrong_sure"]["count"] <= 3, report["wrong_sure"]
 
 
-WRONG_SURE = {"related_heldout": 4}
+WRONG_SURE = {"related_heldout": 4, "mixed_heldout_k": 6}
 """Routes wrong at >= 0.9 a file may have, where not 3: related_heldout had 4 before this
 file's changes and has 4 after ("who owns github these days?" after an ssh-key question reads
-shell 0.99 on its topic word)."""
+shell 0.99 on its topic word); mixed_heldout_k had 8 before the rules it was written for and
+6 after ("python script that deletes result files older than 30 days" -> shell 0.91)."""
 
 
 @pytest.mark.local
@@ -406,6 +407,9 @@ shell 0.99 on its topic word)."""
         ("mixed_dev_g", 0.95, 0.9, 1.0),
         ("mixed_dev_i", 0.87, 0.8, 1.0),
         ("mixed_heldout_h", 0.8, 0.7, 0.95),
+        # _k, written after the rules in ten more domains and held out for the final code:
+        # 44/68 on the code before them, 49/68 after (switches 16 -> 19 of 31)
+        ("mixed_heldout_k", 0.72, 0.6, 0.89),
     ],
 )
 def test_files_written_before_the_last_change_keep_their_floor(
