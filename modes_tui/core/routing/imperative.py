@@ -102,13 +102,15 @@ TEXT_MADE = (
     r"flyer|notice|apology|complaint|tweet|cover letter|resume|cv"
 )
 """Texts: things prose is made as."""
-_NAMED_ALONE = (
-    r"function|method|script|query|regex|regular expression|snippet|component|endpoint|"
-    r"parser|decorator|struct|migration|command|alias|cron job|crontab entry|email|e-mail|"
-    r"letter|message|post|essay|poem|haiku|limerick|sonnet|speech|toast|eulogy|announcement|"
-    r"newsletter|paragraph|bio|headline|tagline|slogan|caption|blurb|reply|invitation|memo|"
-    r"press release|pitch|proposal|summary|recap|report|listing|flyer|notice|apology|"
-    r"complaint|tweet|cover letter|resume|cv"
+_TOPIC_NAMES = (
+    "class test note article story song lyrics review description card abstract intro "
+    "introduction ad advert"
+)
+_NAMED_TOPICS = frozenset(_TOPIC_NAMES.split())
+"""Things a message names as often to ask about one as to ask for one ("test for lactose
+intolerance", "lyrics to bohemian rhapsody", "card for her, or flowers?")."""
+_NAMED_ALONE = "|".join(
+    thing for thing in f"{CODE_MADE}|{TEXT_MADE}".split("|") if thing not in _NAMED_TOPICS
 )
 _NAMED = re.compile(
     rf"^{OPENER}(?!(?:the|my|our|your|his|her|their|this|that|these|those|its)\b)"
@@ -116,6 +118,12 @@ _NAMED = re.compile(
     rf"(?:{_NAMED_ALONE})s?)(?=\s+(?:to|for|about|announcing|telling|asking|"
     r"explaining|thanking|inviting|apologi[sz]ing|that|which|on|in|with)\s+\S)"
 )
+"""A request that only names the thing it wants ("tweet announcing our launch", "email to
+parents about the retake test"): the thing, read as if asked for with "write". Only the things
+a bare name asks for: not a game or an app (`CODE_MADE` leaves them out) nor `_NAMED_TOPICS`,
+which a message names as often to ask about one ("board game for 6 players", "lyrics to
+bohemian rhapsody", "test for lactose intolerance"), and not a thing of the user's ("the unit
+test for my parser fails"); nor a message with a verb or a question of its own (`_TELLS`)."""
 _TELLS = re.compile(
     r"\b(?:is|are|was|were|am|be|been|says|said|came|comes|got|gets|went|goes|has|have|had|"
     r"does|did|do|don't|doesn't|didn't|isn't|aren't|wasn't|won't|can't|can|could|would|"
@@ -125,12 +133,6 @@ _TELLS = re.compile(
 )
 """Words that make a message a statement or a question of its own ("message in the log says
 detached head", "letter to the irs came back undelivered, what now")."""
-"""A request that only names the thing it wants ("tweet announcing our launch", "email to
-parents about the retake test"): the thing, read as if asked for with "write". Only the things
-a bare name asks for: not a game, an app, a class, a test, a story, a card, lyrics or notes,
-which a message names as often to ask about one ("board game for 6 players", "lyrics to
-bohemian rhapsody", "test for lactose intolerance"), and not a thing of the user's ("the unit
-test for my parser fails"); nor a message with a verb or a question of its own (`_TELLS`)."""
 
 
 def named_thing(text: str) -> str | None:
