@@ -21,9 +21,11 @@ history was loaded from disk (then each old turn is encoded once).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import math
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -138,8 +140,28 @@ def warm_answer(classifier: object, answer: str) -> None:
             source.turn_vectors([excerpt])
         except Exception as error:  # noqa: BLE001 - the route encodes it then, as before
             log.warning("follow-ups: the last answer was not encoded ahead (%s)", error)
+        finally:
+            _WARMING.discard(threading.current_thread())
 
-    threading.Thread(target=warm, name="modes-tui-answer-vector", daemon=True).start()
+    thread = threading.Thread(target=warm, name="modes-tui-answer-vector", daemon=True)
+    _WARMING.add(thread)
+    thread.start()
+
+
+EXIT_WAIT = 10.0
+"""Seconds the process waits at exit for answers still being encoded (`_join_warming`)."""
+_WARMING: set[threading.Thread] = set()
+
+
+@atexit.register
+def _join_warming() -> None:
+    """Wait, at exit, for the answers still being encoded. A session piped in ends right after
+    its last answer; a daemon thread still inside the encoder's native code when the
+    interpreter finalizes aborted the process ("terminate called without an active
+    exception", exit status -6) on a loaded machine."""
+    deadline = time.monotonic() + EXIT_WAIT
+    for thread in list(_WARMING):
+        thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _fields(entry: Any) -> tuple[str, str, str | None]:

@@ -256,3 +256,36 @@ def test_a_failed_draft_encode_leaves_no_text_claimed(pack: Pack) -> None:
     # neither is left claimed: a route finds nothing to wait for, and a draft may encode both
     assert queries.settled("message", classifier._lock, seconds=60) is None
     assert queries.claim("request") and queries.claim("message")
+
+
+EXIT_SCRIPT = """
+import time
+from modes_tui.core.routing.continuity import warm_answer
+
+class SlowEncoder:
+    def turn_vectors(self, texts):
+        time.sleep(0.5)  # an encode on a loaded machine
+        print("encoded", texts[0], flush=True)
+        return [], 0.1
+
+warm_answer(SlowEncoder(), "the last answer")
+"""
+
+
+def test_a_session_that_ends_right_after_its_last_answer_waits_for_its_encoding() -> None:
+    """A piped session exits as soon as its last answer is printed, while the answer is still
+    being encoded ahead in a daemon thread; inside the encoder's native code at exit, that
+    thread aborted the process ("terminate called without an active exception", -6) on a
+    loaded CI machine. The exit now waits for it (up to `continuity.EXIT_WAIT`)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[3],
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "encoded the last answer"
