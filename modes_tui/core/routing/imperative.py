@@ -148,14 +148,11 @@ def named_thing(text: str) -> str | None:
     return f"{'an' if thing[0] in 'aeiou' else 'a'} {thing}"
 
 
-DISCOURSE = re.compile(
-    r"^(?:(?:ok(?:ay)?|alright|right|so|and|but|also|plus|then|now|next|after that)\b[\s,:;.!-]*)+"
-)
+_DISCOURSE_WORDS = r"ok(?:ay)?|alright|right|so|and|but|also|plus|then|now|next|after that"
+DISCOURSE = re.compile(rf"^(?:(?:{_DISCOURSE_WORDS})\b[\s,:;.!-]*)+")
 """An opener that joins or orders the turns ("ok and", "but", "next")."""
 _OPENER_ANY_CASE = re.compile(
-    r"^(?:(?:ok(?:ay)?|alright|right|so|and|but|also|plus|then|now|next|after that)"
-    r"(?![.(/-]\S)\b[\s,:;.!-]*)+",
-    re.IGNORECASE,
+    rf"^(?:(?:{_DISCOURSE_WORDS})(?![.(/-]\S)\b[\s,:;.!-]*)+", re.IGNORECASE
 )
 """`DISCOURSE`, but not a name or a call it starts ("Next.js", "then()", "so-called")."""
 REQUEST_MIN_WORDS = 4

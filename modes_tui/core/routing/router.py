@@ -153,9 +153,10 @@ class Router:
         if framing is not None and framed and framing.routed_on == "request":
             request = framing.request
             texts = [*self._quoted.texts_for(framing, self.classifier), request, message]
-        if framed and request_of(request) != request:
-            request = request_of(request)
-            texts = [request, *texts]
+        stripped = request_of(request) if framed else request
+        if stripped != request:  # the classifier reads the request without its opener
+            texts = [stripped if text == request else text for text in texts]
+            request = stripped
         head = made_head(request) if framed else None
         texts = [*([head] if head else []), *texts]
         draft_vectors(texts)  # the message last: the newest draft, the last to go
